@@ -1,0 +1,124 @@
+# jsmf — build the library (build/libjsmf.a), the program (build/jsmf), tests and man page.
+#   make                 library + program        make test        every test (installs deps)
+#   make check-asan      tests under ASan+UBSan   make example     the example end to end
+#   make install PREFIX=/usr/local DESTDIR=       make uninstall
+#   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found).
+# User CFLAGS/LDFLAGS add to the required flags, never replace them.
+
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+BUILD   ?= build
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+CUDA    ?= auto
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls $${CUDA_HOME:-/usr/local/cuda}/bin/nvcc 2>/dev/null)
+
+ifeq ($(CUDA),auto)
+  CUDA_ON := $(if $(NVCC),yes,no)
+else
+  CUDA_ON := $(CUDA)
+endif
+
+ifeq ($(V),1)
+  Q :=
+else
+  Q := @
+endif
+
+# OpenBLAS built for OpenMP: our own parallel regions call BLAS, the pthread build would
+# oversubscribe the cores.
+BLASDIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
+PKGS    := lmdb libzstd lapacke
+
+comma     := ,
+SAN_FLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
+OPT       := $(if $(SAN),-O1 -g,-O2 -g)
+FINAL_CFLAGS  := -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) \
+                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)
+LIBS          := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lopenblas -lm -lpthread $(LDLIBS)
+
+LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+CLI_SRC  := $(sort $(wildcard src/cli/*.c))
+CU_SRC   := $(sort $(wildcard src/*/*.cu))
+TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+
+ifeq ($(CUDA_ON),yes)
+  CUDA_HOME_DIR := $(patsubst %/bin/nvcc,%,$(NVCC))
+  FINAL_CFLAGS  += -DJSMF_WITH_CUDA -I$(CUDA_HOME_DIR)/include
+  LIBS          += -L$(CUDA_HOME_DIR)/lib64 -Wl,-rpath,$(CUDA_HOME_DIR)/lib64 -lcublas -lcurand -lcudart -lstdc++
+  CU_OBJ        := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
+  NVCCFLAGS     ?= -O2 -arch=sm_90 -Iinclude -Isrc -DJSMF_WITH_CUDA
+endif
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+DEPS_OK  := $(BUILD)/.deps-ok
+
+.PHONY: all deps test check check-asan asan example install uninstall clean features bench
+all: features $(BUILD)/jsmf $(TEST_BIN)
+
+features:
+	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON)"
+
+# Install the Debian packages the build and tests need, once per build directory.
+$(DEPS_OK): tools/install-deps.sh
+	$(Q)sh tools/install-deps.sh
+	$(Q)mkdir -p $(BUILD) && touch $@
+deps: $(DEPS_OK)
+
+$(BUILD)/obj/%.o: %.c $(DEPS_OK) $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(FINAL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu $(DEPS_OK) $(wildcard include/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libjsmf.a: $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/jsmf: $(CLI_OBJ) $(BUILD)/libjsmf.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libjsmf.a $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libjsmf.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libjsmf.a $(FINAL_LDFLAGS) $(LIBS)
+
+test check: all
+	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
+
+# Sanitizer build in its own directory; reruns the whole suite (LSan stays on).
+check-asan asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 CUDA=no test
+
+example: all
+	$(Q)sh examples/run.sh
+
+bench: all
+	$(Q)echo "see tools/bench/README.md"
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(BUILD)/jsmf $(DESTDIR)$(BINDIR)/jsmf
+	install -m 644 $(BUILD)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf.a
+	install -m 644 include/jsmf*.h $(DESTDIR)$(INCDIR)/
+	install -m 644 man/jsmf.1 $(DESTDIR)$(MANDIR)/man1/jsmf.1
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(MANDIR)/man1/jsmf.1
+	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
+
+clean:
+	rm -rf build build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,146 @@
+/* jsmf.h — the core of the jsmf library: error codes, version, and the matrix-source contract
+ * through which every stage reads the co-occurrence matrix C.
+ *
+ * jsmf learns topics and topic correlations from the word co-occurrence matrix C of a corpus
+ * (Joint Stochastic Matrix Factorization, the Rectified Anchor Word algorithm) and fits the
+ * Full Dependence Mixture model on pairs sampled from C. The library is split by pipeline stage;
+ * each stage has its own header and they meet only in the store and the model directory:
+ *
+ *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer
+ *   jsmf_store.h   the LMDB store: vocabulary, C rows, counters, input checkpoints
+ *   jsmf_ingest.h  vocabulary pass and co-occurrence accumulation into the store
+ *   jsmf_model.h   the MODEL directory: npy arrays, vocab.txt, summary.json
+ *   jsmf_fit.h     rectification, anchors, recovery of B, A, alpha, hierarchy
+ *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)
+ *   jsmf_eval.h    metrics, inference of topic mixtures, the HTML report
+ *
+ * CAVEATS
+ *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code. The detailed
+ *    message of the most recent failure in the calling thread (naming file, offset, problem) is
+ *    returned by jsmf_errmsg(); the library itself never prints.
+ *  - Handles are opaque and not safe for concurrent use from several threads unless a function
+ *    says otherwise. The library uses OpenMP internally.
+ *  - Matrices are dense row-major double arrays unless stated otherwise.
+ */
+#ifndef JSMF_H
+#define JSMF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define JSMF_VERSION_MAJOR 0
+#define JSMF_VERSION_MINOR 1
+#define JSMF_VERSION_PATCH 0
+#define JSMF_VERSION_STRING "0.1.0"
+
+/** Error codes. Every library call returns 0 or one of these (negative). */
+enum {
+    JSMF_OK        = 0,
+    JSMF_EINVAL    = -1,  /**< invalid argument or option value */
+    JSMF_ENOMEM    = -2,  /**< out of memory, or a budget (--mem) too small for the task */
+    JSMF_EIO       = -3,  /**< read/write error from the operating system (see errno text in message) */
+    JSMF_EFORMAT   = -4,  /**< malformed input: message names file, line or byte offset, problem */
+    JSMF_ESTORE    = -5,  /**< LMDB error not covered by a more specific code */
+    JSMF_EVERSION  = -6,  /**< store or model written by an incompatible format version */
+    JSMF_EEXIST    = -7,  /**< input already fully ingested (use force), or output exists */
+    JSMF_EBUSY     = -8,  /**< another writer holds the store */
+    JSMF_ENOSPC    = -9,  /**< disk full; the store is left at its last checkpoint */
+    JSMF_EMISMATCH = -10, /**< stores or models that must agree do not (e.g. vocabularies in merge) */
+    JSMF_ENOTSUP   = -11, /**< feature not compiled in (e.g. CUDA) or not supported for this input */
+    JSMF_ENUMERIC  = -12, /**< numerical failure (no convergence, singular system, NaN) */
+    JSMF_ENOTFOUND = -13, /**< store, model or file does not exist */
+    JSMF_EINTR     = -14  /**< interrupted by a signal; state is at the last checkpoint */
+};
+
+/** Short constant name of an error code, e.g. "invalid argument". Never NULL. */
+const char *jsmf_strerror(int code);
+
+/** The detailed message of the last error raised in this thread ("" if none). The buffer is
+ *  thread-local and overwritten by the next error. */
+const char *jsmf_errmsg(void);
+
+/** Record a detailed message for `code` in this thread's buffer and return `code`, so that a
+ *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)`. */
+int jsmf_error(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/** Prefix the current thread's message with more context ("while merging X: <old message>"),
+ *  returning `code` unchanged. */
+int jsmf_error_context(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)". */
+const char *jsmf_version(void);
+
+/** 1 if the CUDA back end was compiled in, 0 otherwise. */
+int jsmf_have_cuda(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
+ *
+ * A source visits each non-empty row once, in increasing row order, within one consistent
+ * snapshot; columns within a row are strictly increasing. Values are the normalised C
+ * (entries of the whole matrix sum to 1). A scan may be repeated; each repetition sees the same
+ * data. The store provides one (jsmf_store_source), and tests can wrap an in-memory CSR.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Called for each non-empty row; return 0 to continue, anything else stops the scan and is
+ *  returned by scan(). The arrays are valid only during the call. */
+typedef int (*jsmf_row_fn)(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
+                           uint32_t n);
+
+typedef struct jsmf_source {
+    uint32_t n;        /**< matrix dimension N (vocabulary size) */
+    uint64_t nnz;      /**< number of stored entries (both triangles) */
+    void *ctx;         /**< owner's state */
+    /** Visit all rows in order; returns 0, a JSMF_E* code, or the visitor's non-zero value. */
+    int (*scan)(void *ctx, jsmf_row_fn fn, void *arg);
+} jsmf_source;
+
+/** An in-memory CSR matrix wrapped as a source (no copy: arrays must outlive the source).
+ *  rowptr has n+1 entries; cols/vals have rowptr[n] entries. */
+typedef struct jsmf_csr {
+    uint32_t n;
+    const uint64_t *rowptr;
+    const uint32_t *cols;
+    const double *vals;
+} jsmf_csr;
+
+/** Make `out` a source that scans `csr`. */
+void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Vocabulary: words in row order, shared by the store and the model directory.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_vocab {
+    uint32_t n;        /**< number of words */
+    char **words;      /**< n NUL-terminated UTF-8 words, row order */
+    uint64_t *df;      /**< document frequency per word, or NULL when unknown */
+    uint64_t *tf;      /**< term frequency per word, or NULL when unknown */
+} jsmf_vocab;
+
+/** Free a vocabulary and everything it owns (NULL is fine). */
+void jsmf_vocab_free(jsmf_vocab *v);
+
+/** Read a vocabulary file (formats/vocab.md): "word", or "word<TAB>df<TAB>tf" per line, optional
+ *  '#' header lines. Errors name the file and line (JSMF_EFORMAT on duplicates or empty words). */
+int jsmf_vocab_read(const char *path, jsmf_vocab **out);
+
+/** Write a vocabulary file; with df/tf when present. */
+int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_H */

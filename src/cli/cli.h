@@ -1,0 +1,65 @@
+/* cli.h — what the command files share: the command table entry, exit codes, option helpers,
+ * error reporting and the stderr progress line. The CLI is a thin layer over the library. */
+#ifndef JSMF_CLI_H
+#define JSMF_CLI_H
+#include <stdint.h>
+#include <stdio.h>
+
+#include "jsmf.h"
+
+/* Exit codes (documented in jsmf.1). */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;
+} cli_command;
+
+/* Global switches shared by every command (set by cli_common_option). */
+extern int cli_quiet;    /* --quiet / -q: no progress, no informational messages */
+extern int cli_progress; /* 1 when progress may be drawn (stderr is a terminal, not quiet) */
+extern const char *cli_prog; /* "jsmf COMMAND" for messages */
+
+/* Print "jsmf CMD: <library message or strerror>" to stderr and return EXIT_FAIL. */
+int cli_fail(int rc);
+/* Print "jsmf CMD: <formatted>" and "Try 'jsmf CMD --help'." to stderr, return EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Informational line to stderr unless --quiet. */
+void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
+int cli_common_option(const char *arg);
+
+/* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
+int cli_parse_u32(const char *opt, const char *s, uint32_t *out);
+int cli_parse_double(const char *opt, const char *s, double *out);
+/* Sizes like 512M, 2G, 1.5g, 4096 (bytes). */
+int cli_parse_size(const char *opt, const char *s, uint64_t *out);
+
+/* Value of an option "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. Returns NULL
+ * if argv[*i] is not this option; prints a usage error and sets *err when VALUE is missing. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name, const char *alt,
+                          int *err);
+
+/* Progress on stderr: redrawn at most ~5 times a second, only when cli_progress. */
+void cli_progress_update(const char *what, double done, double total, const char *unit);
+void cli_progress_done(void);
+
+/* Close stdout and report a write error (full disk must not pass silently). */
+int cli_finish_stdout(void);
+
+/* One function per command (src/cli/cmd_*.c). */
+int cmd_vocab(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_fdm(int argc, char **argv);
+int cmd_topics(int argc, char **argv);
+int cmd_infer(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+#endif

@@ -1,0 +1,187 @@
+/* common.c — option parsing, messages, exit codes and the progress line shared by all commands. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_quiet = 0;
+int cli_progress = -1;
+const char *cli_prog = "jsmf";
+
+int cli_fail(int rc)
+{
+    const char *msg = jsmf_errmsg();
+    fprintf(stderr, "%s: %s\n", cli_prog, msg && *msg ? msg : jsmf_strerror(rc));
+    return rc == JSMF_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", cli_prog);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help'.\n", cli_prog);
+    return EXIT_USAGE;
+}
+
+void cli_info(const char *fmt, ...)
+{
+    if (cli_quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", cli_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_common_option(const char *arg)
+{
+    if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+        cli_quiet = 1;
+        cli_progress = 0;
+        return 1;
+    }
+    if (!strcmp(arg, "--progress")) {
+        cli_progress = 1;
+        return 1;
+    }
+    if (!strcmp(arg, "--no-progress")) {
+        cli_progress = 0;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s || *s == '-')
+        return cli_usage_error("%s expects a non-negative integer, got '%s'", opt, s ? s : "");
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return cli_usage_error("%s expects a non-negative integer, got '%s'", opt, s);
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u32(const char *opt, const char *s, uint32_t *out)
+{
+    uint64_t v;
+    int rc = cli_parse_u64(opt, s, &v);
+    if (rc)
+        return rc;
+    if (v > UINT32_MAX)
+        return cli_usage_error("%s: %s is too large", opt, s);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || errno || *end || !isfinite(v))
+        return cli_usage_error("%s expects a number, got '%s'", opt, s ? s : "");
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || errno || v < 0 || !isfinite(v))
+        return cli_usage_error("%s expects a size like 512M or 2G, got '%s'", opt, s ? s : "");
+    double mult = 1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': mult = 1024.0; end++; break;
+    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: end = (char *)"?";
+    }
+    if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B' && end++))
+        end++;
+    if (*end)
+        return cli_usage_error("%s expects a size like 512M or 2G, got '%s'", opt, s);
+    *out = (uint64_t)(v * mult);
+    return 0;
+}
+
+const char *cli_opt_value(int argc, char **argv, int *i, const char *name, const char *alt,
+                          int *err)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (!strncmp(a, name, n) && a[n] == '=') {
+        return a + n + 1;
+    }
+    if (strcmp(a, name) && (!alt || strcmp(a, alt)))
+        return NULL;
+    if (*i + 1 >= argc) {
+        *err = cli_usage_error("option %s needs a value", name);
+        return NULL;
+    }
+    *i += 1;
+    return argv[*i];
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double progress_last;
+static int progress_drawn;
+
+void cli_progress_update(const char *what, double done, double total, const char *unit)
+{
+    if (cli_progress < 0)
+        cli_progress = !cli_quiet && isatty(STDERR_FILENO);
+    if (!cli_progress)
+        return;
+    double t = now_seconds();
+    if (t - progress_last < 0.2 && done < total)
+        return;
+    progress_last = t;
+    if (total > 0) {
+        int width = 30, fill = (int)(width * (done / total > 1 ? 1 : done / total));
+        fprintf(stderr, "\r%s: %-12s [%.*s%*s] %5.1f%% %.0f/%.0f %s\x1b[K", cli_prog, what, fill,
+                "##############################", width - fill, "", 100.0 * done / total, done,
+                total, unit);
+    } else {
+        fprintf(stderr, "\r%s: %-12s %.0f %s\x1b[K", cli_prog, what, done, unit);
+    }
+    progress_drawn = 1;
+}
+
+void cli_progress_done(void)
+{
+    if (progress_drawn)
+        fputs("\r\x1b[K", stderr);
+    progress_drawn = 0;
+}
+
+int cli_finish_stdout(void)
+{
+    if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
+        fprintf(stderr, "%s: error writing standard output: %s\n", cli_prog, strerror(errno));
+        return EXIT_FAIL;
+    }
+    return EXIT_OK;
+}

@@ -1,0 +1,57 @@
+/* main.c — the jsmf program: global options, then dispatch to one command through the table
+ * below (one source file per command, as git does). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_command commands[] = {
+    {"vocab", cmd_vocab, "count words and write a curated vocabulary"},
+    {"ingest", cmd_ingest, "accumulate word co-occurrence of inputs into a store"},
+    {"info", cmd_info, "describe a store"},
+    {"merge", cmd_merge, "combine stores built with the same vocabulary"},
+    {"export", cmd_export, "write the normalised co-occurrence matrix as npy or MatrixMarket"},
+    {"fit", cmd_fit, "fit topics with the rectified anchor word algorithm"},
+    {"fdm", cmd_fdm, "fit the full dependence mixture model (CPU or CUDA)"},
+    {"topics", cmd_topics, "print the topics of a model"},
+    {"infer", cmd_infer, "topic mixtures of documents"},
+    {"eval", cmd_eval, "quality metrics of a model"},
+    {"report", cmd_report, "write a self-contained HTML report of a model"},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: jsmf [--version] [--help] COMMAND [ARGS...]\n\n"
+               "Topics and topic correlations from corpora larger than memory.\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'jsmf COMMAND --help' describes a command; 'man jsmf' the whole program.\n"
+               "exit status: 0 success, 1 failure (bad input, I/O, numerics), 2 usage error.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return cli_finish_stdout();
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("jsmf %s\n", jsmf_version());
+        return cli_finish_stdout();
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        static char prog[64];
+        snprintf(prog, sizeof prog, "jsmf %s", commands[i].name);
+        cli_prog = prog;
+        return commands[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "jsmf: '%s' is not a command. See 'jsmf --help'.\n", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,75 @@
+/* error.c — error codes, the thread-local detailed message, and the version string.
+ * The library never prints: it records why a call failed here and returns a code. */
+#include "jsmf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char errbuf[1024];
+
+const char *jsmf_strerror(int code)
+{
+    switch (code) {
+    case JSMF_OK: return "success";
+    case JSMF_EINVAL: return "invalid argument";
+    case JSMF_ENOMEM: return "out of memory";
+    case JSMF_EIO: return "input/output error";
+    case JSMF_EFORMAT: return "malformed input";
+    case JSMF_ESTORE: return "store error";
+    case JSMF_EVERSION: return "unsupported format version";
+    case JSMF_EEXIST: return "already exists";
+    case JSMF_EBUSY: return "store is busy";
+    case JSMF_ENOSPC: return "no space left on device";
+    case JSMF_EMISMATCH: return "mismatch";
+    case JSMF_ENOTSUP: return "not supported";
+    case JSMF_ENUMERIC: return "numerical failure";
+    case JSMF_ENOTFOUND: return "not found";
+    case JSMF_EINTR: return "interrupted";
+    default: return "unknown error";
+    }
+}
+
+const char *jsmf_errmsg(void)
+{
+    return errbuf;
+}
+
+int jsmf_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int jsmf_error_context(int code, const char *fmt, ...)
+{
+    char prefix[512], old[sizeof errbuf];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, errbuf, sizeof old);
+    snprintf(errbuf, sizeof errbuf, "%s: %s", prefix, old[0] ? old : jsmf_strerror(code));
+    return code;
+}
+
+int jsmf_have_cuda(void)
+{
+#ifdef JSMF_WITH_CUDA
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+const char *jsmf_version(void)
+{
+    return JSMF_VERSION_STRING " (openmp openblas lmdb zstd"
+#ifdef JSMF_WITH_CUDA
+           " cuda"
+#endif
+           ")";
+}

@@ -1,0 +1,16 @@
+#!/bin/sh
+# install-deps.sh — install the Debian packages jsmf builds and tests with, if any are missing.
+# Runs as part of `make` so a fresh machine needs no manual step (CI runs as root).
+set -e
+PKGS="build-essential pkg-config liblmdb-dev lmdb-utils libzstd-dev zstd libopenblas-openmp-dev
+liblapacke-dev python3-numpy"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
