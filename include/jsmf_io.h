@@ -1,0 +1,109 @@
+/* jsmf_io.h — reading corpora: byte streams (memory-mapped files, zstd frames decoded in
+ * streaming chunks, stdin) and the three document formats (formats/inputs.md), yielding one
+ * document at a time with the byte offset needed to resume after it.
+ *
+ * CAVEATS
+ *  - Offsets are positions in the *decoded* byte stream (the text a user would see after
+ *    `zstd -dc`), so a checkpoint is the same whether the file is compressed or not.
+ *  - Resuming a compressed input decodes and discards the bytes before the offset (zstd frames
+ *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
+ *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
+ *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
+ */
+#ifndef JSMF_IO_H
+#define JSMF_IO_H
+
+#include "jsmf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum jsmf_format {
+    JSMF_FORMAT_AUTO = 0, /**< sniff: UCI (3 lines of one integer), LDA-C ("N id:c ..."), else text */
+    JSMF_FORMAT_TEXT = 1, /**< one document per line, tokenised by jsmf_tokenize() */
+    JSMF_FORMAT_UCI = 2,  /**< docword file: D, W, NNZ lines, then "doc word count" (1-based) */
+    JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
+} jsmf_format;
+
+/** Name of a format ("text", "uci", "ldac", "auto"); jsmf_format_parse() is the inverse
+ *  (returns -1 for an unknown name). */
+const char *jsmf_format_name(jsmf_format f);
+int jsmf_format_parse(const char *name);
+
+/** Tokeniser settings for text input. Tokens are maximal runs of ASCII letters (lowercased)
+ *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
+ *  min_len bytes are dropped. */
+typedef struct jsmf_tokenizer {
+    uint32_t min_len;    /**< default 3 (the shared corpora's convention) */
+    uint32_t max_len;    /**< longer runs are dropped; default 64 */
+} jsmf_tokenizer;
+
+#define JSMF_TOKENIZER_DEFAULT {3, 64}
+
+typedef struct jsmf_read_opts {
+    jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
+    jsmf_tokenizer tok;       /**< text only */
+    const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]" */
+    uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
+    uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
+    uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages) */
+} jsmf_read_opts;
+
+/** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
+ *  appearance (repeats included). For UCI and LDA-C, ids/counts are the file's own word ids
+ *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
+typedef struct jsmf_doc {
+    uint64_t index;         /**< 0-based document number within the input */
+    uint64_t line;          /**< 1-based line where the document starts */
+    uint64_t offset;        /**< decoded byte offset where it starts */
+    uint64_t next_offset;   /**< decoded byte offset just after it: the resume point */
+    uint64_t next_line;     /**< line number at next_offset */
+    uint32_t ntokens;       /**< text: number of tokens */
+    const char *const *tok; /**< text: token starts */
+    const uint32_t *toklen; /**< text: token lengths */
+    uint32_t nids;          /**< uci/ldac: number of distinct ids */
+    const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
+    const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
+} jsmf_doc;
+
+typedef struct jsmf_docs jsmf_docs;
+
+/** Open `path` ("-" = stdin, refused if stdin is a terminal) for reading documents. Detects zstd
+ *  by its magic number. Validates the UCI header and loads its vocabulary file. */
+int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
+
+/** Next document: returns 1 and fills *doc, 0 at the end of input, or a negative JSMF_E* code
+ *  (message names file, line, byte offset). Empty lines are documents with no tokens. */
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc);
+
+/** The format actually being read (after sniffing). */
+jsmf_format jsmf_docs_format(const jsmf_docs *r);
+
+/** UCI: the words of the file's vocabulary (row i = id i); NULL for other formats. */
+const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
+
+/** Decoded bytes consumed so far, and the input's size in bytes on disk (0 when unknown, e.g.
+ *  stdin) — for progress. */
+uint64_t jsmf_docs_position(const jsmf_docs *r);
+uint64_t jsmf_docs_size(const jsmf_docs *r);
+
+/** A name for messages: the path, or "<stdin>". */
+const char *jsmf_docs_name(const jsmf_docs *r);
+
+void jsmf_docs_close(jsmf_docs *r);
+
+/** Content fingerprint of a file: a 64-bit hash of its bytes as stored (compressed or not) and
+ *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
+int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
+
+/** Streaming form of the same hash, for stdin: init, update with consecutive chunks, final. */
+typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[32]; uint32_t nbuf; } jsmf_hash;
+void jsmf_hash_init(jsmf_hash *h);
+void jsmf_hash_update(jsmf_hash *h, const void *data, size_t len);
+uint64_t jsmf_hash_final(const jsmf_hash *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_IO_H */
