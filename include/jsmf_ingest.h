@@ -21,7 +21,8 @@ extern "C" {
 #endif
 
 /** Progress callback: bytes of the current input consumed, its size (0 unknown). */
-typedef void (*jsmf_progress_fn)(void *arg, const char *input, uint64_t done, uint64_t total);
+typedef void (*jsmf_ingest_progress_fn)(void *arg, const char *input, uint64_t done,
+                                        uint64_t total);
 
 typedef struct jsmf_ingest_opts {
     uint64_t mem;             /**< memory budget in bytes (0 = 1 GiB) */
@@ -29,7 +30,10 @@ typedef struct jsmf_ingest_opts {
     int force;                /**< ingest inputs already fully ingested again */
     int format;               /**< jsmf_format of the inputs (0 = sniff each) */
     const char *uci_vocab;    /**< UCI vocabulary file (NULL = beside the docword file) */
-    jsmf_progress_fn progress;
+    int accumulator;          /**< 0 auto (dense upper triangle when it fits the budget), 1 hash
+                                   tables, 2 dense: for measurements; the result is the same */
+    double checkpoint_secs;   /**< also checkpoint after this much time (0 = 300 s, < 0 never) */
+    jsmf_ingest_progress_fn progress;
     void *progress_arg;
 } jsmf_ingest_opts;
 

@@ -69,7 +69,9 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
 static int apply_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f)
 {
     emit_ctx c = {s, t, 0, 0, 0};
-    int rc = f->rows ? f->rows(f->rows_arg, emit_row, &c) : 0;
+    int rc = rows_begin(s, t);
+    if (!rc && f->rows)
+        rc = f->rows(f->rows_arg, emit_row, &c);
     const jsmf_store_counts *k = &f->counts;
     if (!rc)
         rc = store_meta_add_u64(s, t, "docs", k->docs);
