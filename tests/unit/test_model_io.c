@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -344,6 +345,70 @@ static void test_validation(void)
     jsmf_model_free(m);
 }
 
+/* Run a Python snippet with numpy; returns its exit status, or -1 when numpy is unavailable. */
+static int run_python(const char *code)
+{
+    const char *py = getenv("PYTHON") ? getenv("PYTHON") : "/usr/bin/python3";
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numpy' 2>/dev/null", py);
+    if (system(cmd) != 0)
+        return -1;
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' -c \"%s\"", tmpdir, py, code);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 1;
+}
+
+/* What we write is byte for byte what numpy.save writes, and numpy's files read back here. */
+static void test_numpy_compat(void)
+{
+    double v[12];
+    for (int i = 0; i < 12; i++)
+        v[i] = i * 0.25 - 1;
+    uint32_t u[6] = {0, 1, 2, 3, 4, 4000000000u};
+    CHECK_OK(jsmf_npy_write_f64(tpath("c2.npy"), v, 3, 4));
+    CHECK_OK(jsmf_npy_write_f64(tpath("c1.npy"), v, 12, 0));
+    CHECK_OK(jsmf_npy_write_u32(tpath("cu.npy"), u, 2, 3));
+    int rc = run_python(
+        "import numpy as np, sys\n"
+        "x = np.arange(12) * 0.25 - 1\n"
+        "np.save('p2.npy', x.reshape(3, 4)); np.save('p1.npy', x)\n"
+        "np.save('pu.npy', np.array([0, 1, 2, 3, 4, 4000000000], dtype='<u4').reshape(2, 3))\n"
+        "for c, p in (('c2', 'p2'), ('c1', 'p1'), ('cu', 'pu')):\n"
+        "    a, b = open(c + '.npy', 'rb').read(), open(p + '.npy', 'rb').read()\n"
+        "    assert a == b, (c, a[:128], b[:128])\n"
+        "assert np.load('cu.npy').dtype == np.uint32 and np.load('cu.npy')[1, 2] == 4000000000\n"
+        "assert np.array_equal(np.load('c2.npy'), x.reshape(3, 4))\n"
+        "np.save('fort.npy', np.asfortranarray(x.reshape(3, 4)))\n"
+        "np.save('f32.npy', x.astype(np.float32))\n"
+        "np.save('big.npy', x.astype('>f8'))\n"
+        "np.save('three.npy', x.reshape(2, 2, 3))\n"
+        "np.save('wide.npy', np.linspace(0, 1, 7000).reshape(1, 7000))\n");
+    if (rc < 0) {
+        fprintf(stderr, "numpy not available: numpy compatibility not checked\n");
+        return;
+    }
+    CHECK(rc == 0);
+    double *d = NULL;
+    uint32_t r, c;
+    CHECK_OK(jsmf_npy_read_f64(tpath("p2.npy"), &d, &r, &c));
+    CHECK(r == 3 && c == 4 && d && memcmp(d, v, sizeof v) == 0);
+    free(d);
+    CHECK_OK(jsmf_npy_read_f64(tpath("p1.npy"), &d, &r, &c));
+    CHECK(r == 12 && c == 1 && d && d[11] == v[11]);
+    free(d);
+    CHECK_OK(jsmf_npy_read_f64(tpath("wide.npy"), &d, &r, &c));
+    CHECK(r == 1 && c == 7000 && d && d[6999] == 1.0);
+    free(d);
+    CHECK(jsmf_npy_read_f64(tpath("fort.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(strstr(jsmf_errmsg(), "fort.npy") && strstr(jsmf_errmsg(), "Fortran"));
+    CHECK(jsmf_npy_read_f64(tpath("f32.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(strstr(jsmf_errmsg(), "f32.npy") && strstr(jsmf_errmsg(), "<f4"));
+    CHECK(jsmf_npy_read_f64(tpath("big.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(strstr(jsmf_errmsg(), ">f8") != NULL);
+    CHECK(jsmf_npy_read_f64(tpath("three.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(strstr(jsmf_errmsg(), "2-D") != NULL);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/jsmf-model-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -352,6 +417,7 @@ int main(void)
         return 1;
     }
     test_npy();
+    test_numpy_compat();
     test_json();
     test_model_roundtrip();
     test_validation();

@@ -266,6 +266,9 @@ def write_corpus(args, rng, b, words, mixture, lengths):
     nnz = 0
     out = Output(args.output) if fmt != "uci" else None
     warr = np.array(words, dtype=object)
+    # Token order within a text document has its own generator, so the bags of words are the
+    # same in every format for the same seed.
+    shuffle = np.random.default_rng([args.seed, 2])
     d = 0
     for th, docs in generate(rng, b, mixture, lengths):
         if thetas is not None:
@@ -274,7 +277,7 @@ def write_corpus(args, rng, b, words, mixture, lengths):
         for ids, cnt in docs:
             tokens += int(cnt.sum())
             if fmt == "text":
-                toks = warr[rng.permutation(np.repeat(ids, cnt))]
+                toks = warr[shuffle.permutation(np.repeat(ids, cnt))]
                 lines.append(" ".join(toks))
             elif fmt == "ldac":
                 lines.append(" ".join([str(len(ids))] + [f"{i}:{c}" for i, c in zip(ids, cnt)]))
