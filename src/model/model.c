@@ -526,20 +526,32 @@ static int read_summary(const char *path, jsmf_model *m)
 
 static int check_matrices(const char *dir, const jsmf_model *m)
 {
-    for (uint32_t t = 0; t < m->k; t++) {
-        double s = 0;
-        for (uint32_t w = 0; w < m->n; w++) {
-            double v = m->B[(size_t)w * m->k + t];
-            if (!isfinite(v) || v < -1e-12)
-                return jsmf_error(JSMF_EFORMAT, "%s/B.npy: entry (%u, %u) = %g is not a probability",
-                                  dir, w, t, v);
-            s += v;
+    /* One pass in memory order (B is row-major), summing all columns at once. */
+    double *colsum = calloc(m->k, sizeof *colsum);
+    if (!colsum)
+        return JSMF_ENOMEM;
+    for (uint32_t w = 0; w < m->n; w++) {
+        const double *row = m->B + (size_t)w * m->k;
+        for (uint32_t t = 0; t < m->k; t++) {
+            if (!isfinite(row[t]) || row[t] < -1e-12) {
+                free(colsum);
+                return jsmf_error(JSMF_EFORMAT,
+                                  "%s/B.npy: entry (%u, %u) = %g is not a probability", dir, w, t,
+                                  row[t]);
+            }
+            colsum[t] += row[t];
         }
-        if (fabs(s - 1) > MODEL_SUM_TOL)
+    }
+    for (uint32_t t = 0; t < m->k; t++) {
+        if (fabs(colsum[t] - 1) > MODEL_SUM_TOL) {
+            double s = colsum[t];
+            free(colsum);
             return jsmf_error(JSMF_EFORMAT,
                               "%s/B.npy: column %u sums to %.9g, not 1 (tolerance %g)", dir, t, s,
                               MODEL_SUM_TOL);
+        }
     }
+    free(colsum);
     double s = 0;
     for (size_t i = 0; i < (size_t)m->k * m->k; i++) {
         if (!isfinite(m->A[i]))

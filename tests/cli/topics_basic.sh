@@ -105,6 +105,18 @@ grep -q "B.npy: column 3 sums to" "$T/err" || fail "damaged B message: $(cat "$T
 import numpy as np
 B = np.load('$T/m/B.npy'); B[0, 3] -= 0.01; np.save('$T/m/B.npy', B)"
 
+# a model without anchors and alpha (as fdm writes): no anchor column, json null
+cp -r "$T/m" "$T/f" && rm -r "$T/f/anchors.txt" "$T/f/alpha.npy" "$T/f/level1"
+"$JSMF" topics "$T/f" --top 2 > "$T/text" || fail "no-anchor text"
+[ "$(sed -n 2p "$T/text")" = "topic    size  top words" ] || fail "no-anchor header: $(sed -n 2p "$T/text")"
+"$JSMF" topics "$T/f" --format tsv | awk -F'\t' 'NR > 1 && ($3 != "" || $4 != "") { bad = 1 } END { exit bad }' \
+    || fail "no-anchor tsv"
+"$JSMF" topics "$T/f" --format json | "$PYTHON" -c "
+import json, sys
+o = json.load(sys.stdin)
+assert o['alpha'] is None and all(t['anchor'] is None and 'alpha' not in t for t in o['topics'])" \
+    || fail "no-anchor json"
+
 # a full disk on stdout is an error, not silence
 if [ -w /dev/full ]; then
     "$JSMF" topics "$T/m" > /dev/full 2>"$T/err"; [ $? -eq 1 ] || fail "/dev/full should exit 1"

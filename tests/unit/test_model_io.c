@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -276,6 +278,36 @@ static void test_model_roundtrip(void)
     jsmf_model_free(m);
 }
 
+/* A real write failure half-way through a save (file size limit: writes fail with EFBIG) leaves
+ * the old model as it was and no temporary directory behind. */
+static void test_failed_write(void)
+{
+    const char *dir = tpath("w");
+    jsmf_model *old = make_model(10, 2, 21), *big = make_model(2000, 8, 22);
+    CHECK_OK(jsmf_model_save(dir, old, 0));
+    struct rlimit saved, lim;
+    signal(SIGXFSZ, SIG_IGN);
+    getrlimit(RLIMIT_FSIZE, &saved);
+    lim = saved;
+    lim.rlim_cur = 64 * 1024; /* vocab.txt fits, B.npy (128 KB) does not */
+    setrlimit(RLIMIT_FSIZE, &lim);
+    int rc = jsmf_model_save(dir, big, 1);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    CHECK(rc == JSMF_EIO);
+    CHECK(strstr(jsmf_errmsg(), "B.npy: write error") != NULL);
+    jsmf_model *l = NULL;
+    CHECK_OK(jsmf_model_load(dir, &l));
+    CHECK(l && l->n == 10 && l->k == 2 && memcmp(l->B, old->B, 20 * sizeof(double)) == 0);
+    jsmf_model_free(l);
+    CHECK(count_leftovers("w.") == 0);
+    CHECK_OK(jsmf_model_save(dir, big, 1)); /* and with room again it goes through */
+    CHECK_OK(jsmf_model_load(dir, &l));
+    CHECK(l && l->n == 2000 && l->k == 8);
+    jsmf_model_free(l);
+    jsmf_model_free(old);
+    jsmf_model_free(big);
+}
+
 /* Damage one file of a saved model and expect a load error that names it. */
 static void expect_load_error(const char *dir, int code, const char *needle)
 {
@@ -421,6 +453,7 @@ int main(void)
     test_json();
     test_model_roundtrip();
     test_validation();
+    test_failed_write();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd)) {
