@@ -259,6 +259,8 @@ int cmd_topics(int argc, char **argv)
         return cli_fail(JSMF_ENOMEM);
     }
     jsmf_model_topic_sizes(m, pz);
+    if (o.top > m->n)
+        o.top = m->n; /* also bounds the word buffers below */
     if (o.format == FMT_JSON)
         print_json(m, &o, pz, levels);
     else if (o.matrix)
