@@ -165,9 +165,18 @@ static char *default_summary(const jsmf_model *m, const char *kind)
     return buf;
 }
 
+/* The base word inside a generated label "t3:church" (the label itself otherwise). */
+static const char *label_base(const char *label, int generated)
+{
+    const char *colon = generated && label[0] == 't' ? strchr(label, ':') : NULL;
+    return colon ? colon + 1 : label;
+}
+
 /* Labels for the vocabulary of a level: its rows are the topics of the level below, named by
- * their index and, when there is one, their anchor word ("t3:church"). */
-static int level_vocab(const jsmf_model *below, jsmf_vocab **out)
+ * their index and, when the level below has anchors, the word its anchor stands for
+ * ("t3:church", following anchors of anchors down to a word of the top vocabulary). */
+static int level_vocab(const jsmf_model *below, const jsmf_vocab *below_vocab,
+                       int below_generated, jsmf_vocab **out)
 {
     jsmf_vocab *v = calloc(1, sizeof *v);
     if (!v)
@@ -179,8 +188,9 @@ static int level_vocab(const jsmf_model *below, jsmf_vocab **out)
     }
     v->n = below->k;
     for (uint32_t t = 0; t < below->k; t++) {
-        const char *aw = below->anchors && below->vocab ? below->vocab->words[below->anchors[t]]
-                                                        : NULL;
+        const char *aw = below->anchors ? label_base(below_vocab->words[below->anchors[t]],
+                                                     below_generated)
+                                        : NULL;
         size_t cap = 24 + (aw ? strlen(aw) : 0);
         if (!(v->words[t] = malloc(cap))) {
             jsmf_vocab_free(v);
@@ -216,20 +226,14 @@ static int check_model_for_save(const jsmf_model *m, const jsmf_model *below, in
     return JSMF_OK;
 }
 
-/* Write the files of one level (no sub-directories) into the existing directory `dir`. */
-static int save_level(const char *dir, const jsmf_model *m, const jsmf_model *below, int level)
+/* Write the files of one level (no sub-directories) into the existing directory `dir`, with
+ * the vocabulary `vocab` (the model's own, or labels generated for a level). */
+static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vocab, int level)
 {
     char path[4096];
-    int rc = check_model_for_save(m, below, level);
-    if (rc)
-        return rc;
+    int rc;
     jsmf_model view = *m;
-    jsmf_vocab *labels = NULL;
-    if (!m->vocab) {
-        if ((rc = level_vocab(below, &labels)))
-            return rc;
-        view.vocab = labels;
-    }
+    view.vocab = (jsmf_vocab *)vocab;
     if (!(rc = path_join(path, sizeof path, dir, "vocab.txt")) &&
         !(rc = jsmf_vocab_write(path, view.vocab)))
         rc = model_fsync_path(path);
@@ -255,7 +259,6 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_model *be
             rc = model_fsync_path(path);
         free(own);
     }
-    jsmf_vocab_free(labels);
     return rc;
 }
 
@@ -273,23 +276,34 @@ static void remove_tree(const char *dir)
 
 static int save_tree(const char *tmp, const jsmf_model *m)
 {
-    int rc = save_level(tmp, m, NULL, 0);
+    int rc = check_model_for_save(m, NULL, 0);
+    if (!rc)
+        rc = save_level(tmp, m, m->vocab, 0);
     const jsmf_model *below = m;
+    const jsmf_vocab *below_vocab = m->vocab;
+    jsmf_vocab *labels = NULL; /* generated vocabulary of the level last written, if any */
     int level = 1;
     for (const jsmf_model *s = m->sub; s && !rc; s = s->sub, level++) {
         char sub[4096], name[32];
-        snprintf(name, sizeof name, "level%d", level);
-        if ((rc = path_join(sub, sizeof sub, tmp, name)))
+        jsmf_vocab *mine = NULL;
+        if ((rc = check_model_for_save(s, below, level)))
             break;
-        if (mkdir(sub, 0777))
+        if (!s->vocab && (rc = level_vocab(below, below_vocab, labels != NULL, &mine)))
+            break;
+        snprintf(name, sizeof name, "level%d", level);
+        if (!(rc = path_join(sub, sizeof sub, tmp, name)) && mkdir(sub, 0777))
             rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", sub,
                             strerror(errno));
         if (!rc)
-            rc = save_level(sub, s, below, level);
+            rc = save_level(sub, s, mine ? mine : s->vocab, level);
         if (!rc)
             rc = model_fsync_path(sub);
+        jsmf_vocab_free(labels);
+        labels = mine;
         below = s;
+        below_vocab = mine ? mine : s->vocab;
     }
+    jsmf_vocab_free(labels);
     if (!rc)
         rc = model_fsync_path(tmp);
     return rc;

@@ -204,7 +204,7 @@ static void test_model_roundtrip(void)
     jsmf_vocab_free(s1->vocab);
     s1->vocab = NULL; /* labels are generated from the topics below */
     s1->anchors = malloc(2 * sizeof *s1->anchors);
-    s1->anchors[0] = 2, s1->anchors[1] = 0;
+    s1->anchors[0] = 2, s1->anchors[1] = 0; /* topics 2 and 0 of the top: word7, word1 */
     m->sub = s1;
     jsmf_model *s2 = make_model(2, 1, 3);
     jsmf_vocab_free(s2->vocab);
@@ -227,7 +227,8 @@ static void test_model_roundtrip(void)
     CHECK(l && l->sub && l->sub->anchors && l->sub->anchors[0] == 2);
     CHECK(l && l->sub && memcmp(l->sub->B, s1->B, 8 * sizeof(double)) == 0);
     CHECK(l && l->sub && l->sub->sub && l->sub->sub->k == 1 && !l->sub->sub->sub);
-    CHECK(l && l->sub && l->sub->sub && !strcmp(l->sub->sub->vocab->words[0], "t0"));
+    CHECK(l && l->sub && l->sub->sub && !strcmp(l->sub->sub->vocab->words[0], "t0:word7"));
+    CHECK(l && l->sub && l->sub->sub && !strcmp(l->sub->sub->vocab->words[1], "t1:word1"));
     CHECK(l && l->sub && l->sub->summary_json && strstr(l->sub->summary_json, "jsmf-model"));
     jsmf_model_free(l);
 
