@@ -80,6 +80,9 @@ typedef struct jsmf_json {
     int pretty;
 } jsmf_json;
 
+/** Start writing to `f`; pretty = 1 indents by two spaces and ends each top-level value with a
+ *  newline, 0 writes compact JSON. Several top-level values may follow each other (JSON lines:
+ *  write '\n' after each in compact mode); they are not comma-separated. */
 void jsmf_json_init(jsmf_json *j, FILE *f, int pretty);
 void jsmf_json_begin_object(jsmf_json *j, const char *key); /* key NULL inside arrays/top */
 void jsmf_json_end_object(jsmf_json *j);

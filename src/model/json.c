@@ -53,8 +53,10 @@ static void json_newline(jsmf_json *j)
 /* Everything a value needs before it: the comma, the indentation and the key. */
 static void json_prefix(jsmf_json *j, const char *key)
 {
+    /* Top-level values are separate documents (JSON lines: one object per line), never
+     * comma-separated. */
     int d = j->depth < JSON_MAX_DEPTH ? j->depth : JSON_MAX_DEPTH - 1;
-    if (j->need_comma[d])
+    if (d > 0 && j->need_comma[d])
         fputc(',', j->f);
     j->need_comma[d] = 1;
     if (j->depth > 0)

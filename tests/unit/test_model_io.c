@@ -136,6 +136,21 @@ static void test_json(void)
     CHECK_OK(jsmf_json_get_string(c, "metrics.list.1", &s));
     CHECK(s && strcmp(s, "q") == 0);
     free(s);
+    /* JSON lines: consecutive top-level objects are not comma-separated. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    jsmf_json jl;
+    jsmf_json_init(&jl, f, 0);
+    for (int i = 0; i < 2; i++) {
+        jsmf_json_begin_object(&jl, NULL);
+        jsmf_json_int(&jl, "doc", i);
+        jsmf_json_end_object(&jl);
+        fputc('\n', f);
+    }
+    fclose(f);
+    CHECK(strcmp(buf, "{\"doc\":0}\n{\"doc\":1}\n") == 0);
+    free(buf);
     CHECK(!jsmf_json_valid("{\"a\":1,}"));
     CHECK(!jsmf_json_valid("{\"a\":1} x"));
     CHECK(!jsmf_json_valid("[1,2"));
