@@ -41,14 +41,30 @@ typedef struct jsmf_tokenizer {
 
 #define JSMF_TOKENIZER_DEFAULT {3, 64}
 
+/** Most tokens jsmf_tokenize() can produce from `len` bytes with minimum length `min_len`. */
+#define JSMF_TOKENS_MAX(len, min_len) ((len) / ((min_len) > 1 ? (min_len) + 1 : 2) + 1)
+
+/** Tokenise `len` bytes of `text`: the lowercased token bytes are written one after another to
+ *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
+ *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. */
+uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
+                       const char **tok, uint32_t *toklen);
+
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
     jsmf_tokenizer tok;       /**< text only */
-    const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]" */
+    const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]".
+                                   LDA-C: optional vocabulary (ids checked against its size) */
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
     uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
-    uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages) */
+    uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages; 0 = 1) */
+    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
+    uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
+                                   uci_vocab when that is given for LDA-C input) */
 } jsmf_read_opts;
+
+/** Defaults: AUTO format, default tokenizer, no resume, default limits. */
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0}
 
 /** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
  *  appearance (repeats included). For UCI and LDA-C, ids/counts are the file's own word ids
@@ -80,13 +96,18 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc);
 /** The format actually being read (after sniffing). */
 jsmf_format jsmf_docs_format(const jsmf_docs *r);
 
-/** UCI: the words of the file's vocabulary (row i = id i); NULL for other formats. */
+/** UCI (and LDA-C opened with a vocabulary): the words of the file's vocabulary (row i = id i);
+ *  NULL otherwise. Owned by the reader. */
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
 
 /** Decoded bytes consumed so far, and the input's size in bytes on disk (0 when unknown, e.g.
  *  stdin) — for progress. */
 uint64_t jsmf_docs_position(const jsmf_docs *r);
 uint64_t jsmf_docs_size(const jsmf_docs *r);
+
+/** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with
+ *  jsmf_docs_size() this gives a progress fraction also for compressed input. */
+uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
 
 /** A name for messages: the path, or "<stdin>". */
 const char *jsmf_docs_name(const jsmf_docs *r);
