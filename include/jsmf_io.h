@@ -124,6 +124,60 @@ void jsmf_hash_init(jsmf_hash *h);
 void jsmf_hash_update(jsmf_hash *h, const void *data, size_t len);
 uint64_t jsmf_hash_final(const jsmf_hash *h);
 
+/* ---------------------------------------------------------------------------------------------
+ * Vocabulary pass: one streaming pass over inputs counting, per word, its document frequency
+ * (df: counted documents containing it) and term frequency (tf), then curation. Memory is
+ * proportional to the number of distinct words, never to the corpus.
+ *
+ * A document is counted when it has at least min_doc_len tokens after stopword removal. The
+ * df filters depend on the final counts, so they cannot shorten documents within the same pass;
+ * ingest applies its own min_doc_len against the final vocabulary.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_vocab_opts {
+    const jsmf_vocab *stopwords; /**< never counted (ASCII-lowercased on load); NULL = none */
+    uint64_t min_df;             /**< keep words with df >= min_df (default 5) */
+    double max_df_frac;          /**< drop words with df > max_df_frac * counted docs (default 0.5;
+                                      >= 1 keeps all) */
+    uint32_t max_words;          /**< then keep the max_words highest df (ties: by word); 0 = all */
+    uint32_t min_doc_len;        /**< documents with fewer non-stopword tokens are skipped (default 5) */
+} jsmf_vocab_opts;
+
+#define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5}
+
+typedef struct jsmf_vocab_stats {
+    uint64_t docs_read;          /**< documents read from all inputs */
+    uint64_t docs_counted;       /**< M: documents long enough to be counted */
+    uint64_t docs_short;         /**< documents below min_doc_len after stopword removal */
+    uint64_t tokens_read;        /**< tokens (text) or summed counts (UCI, LDA-C) read */
+    uint64_t tokens_counted;     /**< non-stopword tokens of counted documents */
+    uint64_t words_seen;         /**< distinct non-stopwords in counted documents */
+    uint64_t dropped_min_df, dropped_max_df, dropped_max_words;
+    uint64_t words_kept;         /**< size of the curated vocabulary */
+} jsmf_vocab_stats;
+
+typedef struct jsmf_vocab_counter jsmf_vocab_counter;
+
+/** Progress callback: bytes of the current input consumed (as stored) and its size (0 unknown). */
+typedef void (*jsmf_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out);
+
+/** Count every document of `path` (any format; "-" = stdin). UCI words come from its
+ *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
+ *  `progress` may be NULL. Errors are those of jsmf_docs_open/next. */
+int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
+                           jsmf_progress_fn progress, void *arg);
+
+/** Curate and return the vocabulary (words with df and tf, sorted by df descending, ties by
+ *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error. */
+int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_vocab_stats *stats);
+
+void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
+
+/** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
+int jsmf_stopwords_en(jsmf_vocab **out);
+
 #ifdef __cplusplus
 }
 #endif
