@@ -66,8 +66,13 @@ typedef struct jsmf_read_opts {
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0}
 
+/** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
+ *  8-byte words (masking off what lies beyond its length). */
+#define JSMF_TOKEN_PAD 32
+
 /** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
- *  appearance (repeats included). For UCI and LDA-C, ids/counts are the file's own word ids
+ *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes.
+ *  For UCI and LDA-C, ids/counts are the file's own word ids
  *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
 typedef struct jsmf_doc {
     uint64_t index;         /**< 0-based document number within the input */

@@ -458,7 +458,7 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
         return rc;
     size_t ntok_max = JSMF_TOKENS_MAX(n, r->tok.min_len);
     size_t cap = r->tok_cap;
-    if (grow((void **)&r->tbuf, &r->tbuf_cap, n ? n : 1, 1) ||
+    if (grow((void **)&r->tbuf, &r->tbuf_cap, n + JSMF_TOKEN_PAD, 1) ||
         grow((void **)&r->toks, &cap, ntok_max, sizeof *r->toks))
         return oom(r);
     cap = r->tok_cap;
@@ -468,6 +468,7 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     d->offset = off;
     d->line = r->s->line - 1;
     d->ntokens = jsmf_tokenize(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens);
+    memset(r->tbuf + n, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
     d->tok = r->toks;
     d->toklen = r->toklens;
     return 1;

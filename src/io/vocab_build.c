@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One cache line per word: a lookup touches its slot and this line, and the arena only for
+ * words longer than the inline key. */
+#define KEY_BYTES 24
 typedef struct word_entry {
-    uint64_t hash;
+    uint64_t key[KEY_BYTES / 8]; /* the word's first 24 bytes, zero padded */
     uint64_t df, tf;
     uint64_t last_doc;   /* the counted document that last raised df (1-based; 0 = none) */
-    uint64_t off;        /* word bytes in the arena */
+    uint64_t off;        /* the whole word, NUL-terminated, in the arena */
     uint32_t len;
     uint32_t stop;       /* a stopword: never counted */
 } word_entry;
@@ -21,7 +24,7 @@ struct jsmf_vocab_counter {
     jsmf_vocab_opts opts;
     word_entry *e;
     uint32_t n, cap;
-    uint32_t *slot;      /* index+1 into e, 0 = empty; power-of-two size */
+    uint64_t *slot;      /* (hash >> 32) << 32 | (index + 1); 0 = empty; power-of-two size */
     uint64_t mask;
     char *arena;
     uint64_t arena_len, arena_cap;
@@ -33,39 +36,65 @@ struct jsmf_vocab_counter {
     jsmf_vocab_stats st;
 };
 
-/* A string hash for short words: 8 bytes per multiply, then a final mix. */
-static inline uint64_t word_hash(const unsigned char *p, size_t n)
+static inline uint64_t load8(const char *p)
 {
-    const uint64_t m = 0x9E3779B97F4A7C15ULL;
-    uint64_t h = 0x2545F4914F6CDD1DULL ^ (n * m);
-    while (n >= 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        h = (h ^ v) * m;
-        h ^= h >> 29;
-        p += 8, n -= 8;
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+/* The first 24 bytes of w, zero padded. `padded`: w may be read 24 bytes past its start. */
+static inline void make_key(uint64_t k[3], const char *w, size_t len, int padded)
+{
+    if (padded) {
+        k[0] = load8(w), k[1] = load8(w + 8), k[2] = load8(w + 16);
+        size_t keep = len < KEY_BYTES ? len : KEY_BYTES;
+        for (size_t i = 0; i < 3; i++) {
+            size_t bytes = keep > 8 * i ? keep - 8 * i : 0;
+            if (bytes < 8)
+                k[i] &= bytes ? ~0ULL >> (64 - 8 * bytes) : 0;
+        }
+    } else {
+        k[0] = k[1] = k[2] = 0;
+        memcpy(k, w, len < KEY_BYTES ? len : KEY_BYTES);
     }
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    h = (h ^ v) * m;
+}
+
+static inline uint64_t mix(uint64_t h)
+{
     h ^= h >> 32;
     h *= 0xD6E8FEB86659FD93ULL;
     h ^= h >> 32;
     return h;
 }
 
+/* Hash of the key words, and of the rest for long words. */
+static inline uint64_t word_hash(const uint64_t k[3], const char *w, size_t len)
+{
+    const uint64_t m = 0x9E3779B97F4A7C15ULL;
+    uint64_t h = (k[0] ^ (len * m)) * m;
+    h = (h ^ (h >> 29) ^ k[1]) * m;
+    h = (h ^ (h >> 29) ^ k[2]) * m;
+    for (size_t i = KEY_BYTES; i < len; i++)
+        h = (h ^ (unsigned char)w[i]) * m;
+    return mix(h);
+}
+
 static int table_grow(jsmf_vocab_counter *c)
 {
     uint64_t ns = (c->mask + 1) * 2;
-    uint32_t *slot = calloc(ns, sizeof *slot);
+    uint64_t *slot = calloc(ns, sizeof *slot);
     if (!slot)
         return jsmf_error(JSMF_ENOMEM, "out of memory for the word table (%u words)", c->n);
-    for (uint32_t i = 0; i < c->n; i++) {
-        uint64_t h = c->e[i].hash & (ns - 1);
+    for (uint64_t i = 0; i <= c->mask; i++) {
+        uint64_t s = c->slot[i];
+        if (!s)
+            continue;
+        const word_entry *e = &c->e[(uint32_t)s - 1];
+        uint64_t h = word_hash(e->key, c->arena + e->off, e->len) & (ns - 1);
         while (slot[h])
             h = (h + 1) & (ns - 1);
-        slot[h] = i + 1;
+        slot[h] = s;
     }
     free(c->slot);
     c->slot = slot;
@@ -73,18 +102,9 @@ static int table_grow(jsmf_vocab_counter *c)
     return 0;
 }
 
-/* Entry of a word, inserted if new. Returns the index or a negative error. */
-static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len)
+static int64_t insert(jsmf_vocab_counter *c, const uint64_t k[3], const char *w, size_t len,
+                      uint64_t hv, uint64_t h)
 {
-    uint64_t hv = word_hash((const unsigned char *)w, len);
-    uint64_t h = hv & c->mask;
-    uint32_t s;
-    while ((s = c->slot[h]) != 0) {
-        const word_entry *e = &c->e[s - 1];
-        if (e->hash == hv && e->len == len && !memcmp(c->arena + e->off, w, len))
-            return s - 1;
-        h = (h + 1) & c->mask;
-    }
     if (c->n == UINT32_MAX - 1)
         return jsmf_error(JSMF_ENOMEM, "more than 4 billion distinct words");
     if (c->n == c->cap) {
@@ -107,19 +127,39 @@ static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len)
     }
     word_entry *e = &c->e[c->n];
     memset(e, 0, sizeof *e);
-    e->hash = hv;
+    memcpy(e->key, k, sizeof e->key);
     e->off = c->arena_len;
     e->len = (uint32_t)len;
     memcpy(c->arena + c->arena_len, w, len);
     c->arena[c->arena_len + len] = 0;
     c->arena_len += len + 1;
-    c->slot[h] = ++c->n;
+    c->slot[h] = (hv >> 32) << 32 | ++c->n;
     if ((uint64_t)c->n * 2 > c->mask + 1) {
         int rc = table_grow(c);
         if (rc)
             return rc;
     }
     return c->n - 1;
+}
+
+/* Entry of a word, inserted if new. Returns the index or a negative error. */
+static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, int padded)
+{
+    uint64_t k[3];
+    make_key(k, w, len, padded);
+    uint64_t hv = word_hash(k, w, len);
+    uint64_t tag = hv >> 32, h = hv & c->mask, s;
+    while ((s = c->slot[h]) != 0) {
+        if (s >> 32 == tag) {
+            const word_entry *e = &c->e[(uint32_t)s - 1];
+            if (e->len == len && e->key[0] == k[0] && e->key[1] == k[1] && e->key[2] == k[2] &&
+                (len <= KEY_BYTES ||
+                 !memcmp(c->arena + e->off + KEY_BYTES, w + KEY_BYTES, len - KEY_BYTES)))
+                return (uint32_t)s - 1;
+        }
+        h = (h + 1) & c->mask;
+    }
+    return insert(c, k, w, len, hv, h);
 }
 
 int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out)
@@ -149,7 +189,7 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
             unsigned char ch = (unsigned char)sw->words[i][k];
             buf[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
         }
-        int64_t idx = lookup(c, buf, len);
+        int64_t idx = lookup(c, buf, len, 0);
         if (idx < 0) {
             jsmf_vocab_counter_free(c);
             return (int)idx;
@@ -217,7 +257,7 @@ static int add_text_doc(jsmf_vocab_counter *c, const jsmf_doc *d)
         return rc;
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->ntokens; i++) {
-        int64_t idx = lookup(c, d->tok[i], d->toklen[i]);
+        int64_t idx = lookup(c, d->tok[i], d->toklen[i], 1);
         if (idx < 0)
             return (int)idx;
         if (!c->e[idx].stop)
@@ -253,7 +293,7 @@ static int64_t id_entry(jsmf_vocab_counter *c, const jsmf_vocab *v, uint32_t id)
     } else {
         len = (size_t)snprintf(num, sizeof num, "%u", id);
     }
-    int64_t idx = lookup(c, w, len);
+    int64_t idx = lookup(c, w, len, 0);
     if (idx >= 0)
         c->idmap[id] = (uint32_t)idx + 1;
     return idx;
