@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <strings.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -611,11 +612,15 @@ int main(void)
     test_tokenizer();
     test_hash();
     test_formats_agree();
-    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
-    test_sources_and_resume(path_in("corpus.txt"), &o);
-    test_sources_and_resume(path_in("corpus.ldac"), &o);
-    test_sources_and_resume(path_in("docword.c.txt"), &o);
-    test_bad_inputs();
+    /* zstd files are decoded on a second thread when OpenMP allows more than one; both ways */
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+        test_sources_and_resume(path_in("corpus.txt"), &o);
+        test_sources_and_resume(path_in("corpus.ldac"), &o);
+        test_sources_and_resume(path_in("docword.c.txt"), &o);
+        test_bad_inputs();
+    }
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!check_failures && system(cmd) != 0)
