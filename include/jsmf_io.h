@@ -9,6 +9,10 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 1 MiB chunks) when
+ *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
+ *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
+ *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.
  */
 #ifndef JSMF_IO_H
 #define JSMF_IO_H
@@ -35,8 +39,9 @@ int jsmf_format_parse(const char *name);
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
  *  min_len bytes are dropped. */
 typedef struct jsmf_tokenizer {
-    uint32_t min_len;    /**< default 3 (the shared corpora's convention) */
-    uint32_t max_len;    /**< longer runs are dropped; default 64 */
+    uint32_t min_len;    /**< default 3 (the shared corpora's convention); 0 acts as 1 */
+    uint32_t max_len;    /**< longer runs are dropped; default 64; 0 = no limit. A reader given
+                              {0, 0} uses the defaults. */
 } jsmf_tokenizer;
 
 #define JSMF_TOKENIZER_DEFAULT {3, 64}
