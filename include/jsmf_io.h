@@ -66,10 +66,12 @@ typedef struct jsmf_read_opts {
     uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
+    int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
+                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
-#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0}
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -91,6 +93,9 @@ typedef struct jsmf_doc {
     uint32_t nids;          /**< uci/ldac: number of distinct ids */
     const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
     const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
+    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
+                                 NUL-terminated; NULL for other formats */
+    size_t text_len;        /**< text: its length in bytes */
 } jsmf_doc;
 
 typedef struct jsmf_docs jsmf_docs;
