@@ -477,6 +477,9 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         Ar = Anext;
         if (rc)
             break;
+        /* the saver names a level's rows after the topics below ("t3:church") */
+        jsmf_vocab_free(sub->vocab);
+        sub->vocab = NULL;
         cur->sub = sub;
         cur = sub;
         level++;
