@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  --threads N             threads (default: all)\n"
             "  --seed S                seed of random starts and projections (default 1)\n"
             "  --json                  print summary.json to stdout\n"
+            "  --save-rectified        also write the dense rectified C as MODEL/rectified.npy\n"
             "  --force                 replace an existing MODEL\n"
             "  -q, --quiet             no progress or informational messages\n");
 }
@@ -39,7 +40,7 @@ static void usage(FILE *f)
 typedef struct {
     const char *input, *output;
     jsmf_fit_opts o;
-    int json, force, have_k;
+    int json, force, have_k, save_rect;
 } fit_args;
 
 static int parse_choice(const char *opt, const char *v, const char *const *names, int count,
@@ -87,6 +88,8 @@ static int parse_args(int argc, char **argv, fit_args *a)
             return -1;
         } else if (!strcmp(argv[i], "--json")) {
             a->json = 1;
+        } else if (!strcmp(argv[i], "--save-rectified")) {
+            a->save_rect = 1;
         } else if (!strcmp(argv[i], "--force")) {
             a->force = 1;
         } else if ((v = cli_opt_value(argc, argv, &i, "--topics", "-k", &err))) {
@@ -402,6 +405,15 @@ int cmd_fit(int argc, char **argv)
         for (jsmf_model *s = m; s; s = s->sub)
             s->summary_json = summary_text(&a, &in, rep, s, level++);
         rc = jsmf_model_save(a.output, m, a.force);
+    }
+    if (!rc && a.save_rect) {
+        /* the dense path's rectified C, for inspection and reference tests (N x N) */
+        double *X = NULL;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rectified.npy", a.output);
+        if (!(rc = jsmf_fit_rectify_dense(&in.src, &a.o, &X)))
+            rc = jsmf_npy_write_f64(path, X, in.src.n, in.src.n);
+        free(X);
     }
     if (!rc) {
         print_report(rep);
