@@ -423,6 +423,8 @@ static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, doubl
     g->train_acc = 0, g->train_cnt = 0;
     if ((rc = log_push(g, g->step, train, *held)))
         return rc;
+    if (isnan(*held)) /* no held-out pairs: no stopping rule */
+        return 0;
     if (*held < g->best - p->tol * fabs(g->best)) {
         g->best = *held;
         g->bad = 0;
