@@ -47,7 +47,8 @@ int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_re
     return 0;
 }
 
-/* UCI files number words by their own vocabulary file: translate once per input. */
+/* UCI files (and LDA-C files opened with a vocabulary) number words by their own vocabulary
+ * file: translate once per input. */
 static int map_uci_vocab(jsmf_docreader *r)
 {
     free(r->uci_to_row);
@@ -70,9 +71,7 @@ static int open_next_input(jsmf_docreader *r)
     int rc = jsmf_docs_open(r->paths[r->cur], &r->opts, &r->docs);
     if (rc)
         return rc;
-    if (jsmf_docs_format(r->docs) == JSMF_FORMAT_UCI)
-        return map_uci_vocab(r);
-    return 0;
+    return map_uci_vocab(r); /* UCI, or LDA-C given its vocabulary file: ids via words */
 }
 
 static void count_row(jsmf_docreader *r, uint32_t row, uint32_t c, uint64_t *doc_oov)

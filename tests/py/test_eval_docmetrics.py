@@ -84,7 +84,7 @@ def main():
     skip_if_placeholder()
     rng = np.random.default_rng(11)
     N, K = 70, 4
-    vocab = ["word%02d" % i for i in range(N)]
+    vocab = ["word" + "".join("abcdefghij"[int(c)] for c in "%02d" % i) for i in range(N)]
     B = rng.random((N, K)) ** 4 + 1e-3
     B /= B.sum(0)
     A = rng.random((K, K)); A = A + A.T; A /= A.sum()
@@ -98,7 +98,7 @@ def main():
             toks.insert(3, "oovword")
         docs.append(toks)
     docs.insert(10, [])                      # empty document
-    docs.insert(20, ["word05"])             # one token: no held-out half
+    docs.insert(20, [vocab[5]])             # one token: no held-out half
     with tempfile.TemporaryDirectory() as tmp:
         save_model(os.path.join(tmp, "m"), B, A, vocab)
         corpus = os.path.join(tmp, "corpus.txt")

@@ -39,7 +39,7 @@ def main():
     assert p.returncode == 0 and "usage" in p.stdout
     rng = np.random.default_rng(3)
     N, K, D, L = 300, 6, 120, 1500
-    vocab = ["t%03dx" % i for i in range(N)]
+    vocab = ["tok" + "".join("abcdefghij"[int(c)] for c in "%03d" % i) for i in range(N)]
     B = np.zeros((N, K))
     for k in range(K):                       # 15 words each topic owns, plus shared words
         B[15 * k:15 * (k + 1), k] = rng.random(15) + 0.5
