@@ -93,11 +93,11 @@ void jsmf_docbatch_free(jsmf_docbatch *b);
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct jsmf_infer_opts {
-    uint32_t max_iters;   /**< EM iterations per document at most (default 1000) */
-    double tol;           /**< stop when the duality gap per token is below (default 1e-6) */
+    uint32_t max_iters;   /**< EM steps per document at most (default 1000) */
+    double tol;           /**< stop when the duality gap per token is below (default 1e-5) */
 } jsmf_infer_opts;
 
-#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-6}
+#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5}
 
 /** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
  *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
