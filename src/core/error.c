@@ -52,7 +52,18 @@ int jsmf_error_context(int code, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, errbuf, sizeof old);
-    snprintf(errbuf, sizeof errbuf, "%s: %s", prefix, old[0] ? old : jsmf_strerror(code));
+    /* Truncation of an over-long message is acceptable; build it piecewise to say so. */
+    size_t n = strlen(prefix);
+    if (n > sizeof errbuf - 3)
+        n = sizeof errbuf - 3;
+    memcpy(errbuf, prefix, n);
+    memcpy(errbuf + n, ": ", 3);
+    const char *tail = old[0] ? old : jsmf_strerror(code);
+    size_t room = sizeof errbuf - n - 3, t = strlen(tail);
+    if (t > room)
+        t = room;
+    memcpy(errbuf + n + 2, tail, t);
+    errbuf[n + 2 + t] = 0;
     return code;
 }
 

@@ -1,0 +1,81 @@
+/* test_core_vocab.c — vocabulary file round trip and its error messages; error plumbing. */
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_round_trip(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/v.txt", dir);
+    write_file(path, "# comment\nalpha\t3\t10\nbeta\t2\t4\r\ngamma\t1\t1\n");
+    jsmf_vocab *v = NULL;
+    CHECK_OK(jsmf_vocab_read(path, &v));
+    CHECK(v && v->n == 3);
+    CHECK(v && !strcmp(v->words[1], "beta"));
+    CHECK(v && v->df && v->df[0] == 3 && v->tf[2] == 1);
+    char out[512];
+    snprintf(out, sizeof out, "%s/w.txt", dir);
+    CHECK_OK(jsmf_vocab_write(out, v));
+    jsmf_vocab *w = NULL;
+    CHECK_OK(jsmf_vocab_read(out, &w));
+    CHECK(w && w->n == 3 && !strcmp(w->words[2], "gamma") && w->tf[0] == 10);
+    jsmf_vocab_free(v);
+    jsmf_vocab_free(w);
+}
+
+static void test_plain_words(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/plain.txt", dir);
+    write_file(path, "one\ntwo\nthree");
+    jsmf_vocab *v = NULL;
+    CHECK_OK(jsmf_vocab_read(path, &v));
+    CHECK(v && v->n == 3 && v->df == NULL && !strcmp(v->words[2], "three"));
+    jsmf_vocab_free(v);
+}
+
+static void expect_error(const char *dir, const char *name, const char *text, int code,
+                         const char *needle)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    write_file(path, text);
+    jsmf_vocab *v = NULL;
+    int rc = jsmf_vocab_read(path, &v);
+    CHECK(rc == code);
+    CHECK(v == NULL);
+    CHECK(strstr(jsmf_errmsg(), needle) != NULL);
+    if (!strstr(jsmf_errmsg(), needle))
+        fprintf(stderr, "  message was: %s\n", jsmf_errmsg());
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/jsmf-test-vocab-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    test_round_trip(dir);
+    test_plain_words(dir);
+    expect_error(dir, "dup.txt", "a\nb\na\n", JSMF_EFORMAT, "appears twice");
+    expect_error(dir, "empty.txt", "", JSMF_EFORMAT, "empty");
+    expect_error(dir, "blank.txt", "a\n\nb\n", JSMF_EFORMAT, "blank.txt:2");
+    expect_error(dir, "badcount.txt", "a\tx\t1\n", JSMF_EFORMAT, "badcount.txt:1");
+    jsmf_vocab *v = NULL;
+    CHECK(jsmf_vocab_read("/nonexistent/v.txt", &v) == JSMF_ENOTFOUND);
+    CHECK(jsmf_error_context(JSMF_EIO, "while testing") == JSMF_EIO);
+    CHECK(!strncmp(jsmf_errmsg(), "while testing: ", 15));
+    CHECK(strstr(jsmf_version(), JSMF_VERSION_STRING) != NULL);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    CHECK_DONE();
+}
