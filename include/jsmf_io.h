@@ -9,6 +9,10 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 1 MiB chunks) when
+ *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
+ *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
+ *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.
  */
 #ifndef JSMF_IO_H
 #define JSMF_IO_H
@@ -35,23 +39,47 @@ int jsmf_format_parse(const char *name);
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
  *  min_len bytes are dropped. */
 typedef struct jsmf_tokenizer {
-    uint32_t min_len;    /**< default 3 (the shared corpora's convention) */
-    uint32_t max_len;    /**< longer runs are dropped; default 64 */
+    uint32_t min_len;    /**< default 3 (the shared corpora's convention); 0 acts as 1 */
+    uint32_t max_len;    /**< longer runs are dropped; default 64; 0 = no limit. A reader given
+                              {0, 0} uses the defaults. */
 } jsmf_tokenizer;
 
 #define JSMF_TOKENIZER_DEFAULT {3, 64}
 
+/** Most tokens jsmf_tokenize() can produce from `len` bytes with minimum length `min_len`. */
+#define JSMF_TOKENS_MAX(len, min_len) ((len) / ((min_len) > 1 ? (min_len) + 1 : 2) + 1)
+
+/** Tokenise `len` bytes of `text`: the lowercased token bytes are written one after another to
+ *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
+ *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. */
+uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
+                       const char **tok, uint32_t *toklen);
+
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
     jsmf_tokenizer tok;       /**< text only */
-    const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]" */
+    const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]".
+                                   LDA-C: optional vocabulary (ids checked against its size) */
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
     uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
-    uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages) */
+    uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages; 0 = 1) */
+    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
+    uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
+                                   uci_vocab when that is given for LDA-C input) */
+    int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
+                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
 } jsmf_read_opts;
 
+/** Defaults: AUTO format, default tokenizer, no resume, default limits. */
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0}
+
+/** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
+ *  8-byte words (masking off what lies beyond its length). */
+#define JSMF_TOKEN_PAD 32
+
 /** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
- *  appearance (repeats included). For UCI and LDA-C, ids/counts are the file's own word ids
+ *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes.
+ *  For UCI and LDA-C, ids/counts are the file's own word ids
  *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
 typedef struct jsmf_doc {
     uint64_t index;         /**< 0-based document number within the input */
@@ -65,6 +93,9 @@ typedef struct jsmf_doc {
     uint32_t nids;          /**< uci/ldac: number of distinct ids */
     const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
     const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
+    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
+                                 NUL-terminated; NULL for other formats */
+    size_t text_len;        /**< text: its length in bytes */
 } jsmf_doc;
 
 typedef struct jsmf_docs jsmf_docs;
@@ -80,13 +111,18 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc);
 /** The format actually being read (after sniffing). */
 jsmf_format jsmf_docs_format(const jsmf_docs *r);
 
-/** UCI: the words of the file's vocabulary (row i = id i); NULL for other formats. */
+/** UCI (and LDA-C opened with a vocabulary): the words of the file's vocabulary (row i = id i);
+ *  NULL otherwise. Owned by the reader. */
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
 
 /** Decoded bytes consumed so far, and the input's size in bytes on disk (0 when unknown, e.g.
  *  stdin) — for progress. */
 uint64_t jsmf_docs_position(const jsmf_docs *r);
 uint64_t jsmf_docs_size(const jsmf_docs *r);
+
+/** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with
+ *  jsmf_docs_size() this gives a progress fraction also for compressed input. */
+uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
 
 /** A name for messages: the path, or "<stdin>". */
 const char *jsmf_docs_name(const jsmf_docs *r);
@@ -102,6 +138,60 @@ typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[
 void jsmf_hash_init(jsmf_hash *h);
 void jsmf_hash_update(jsmf_hash *h, const void *data, size_t len);
 uint64_t jsmf_hash_final(const jsmf_hash *h);
+
+/* ---------------------------------------------------------------------------------------------
+ * Vocabulary pass: one streaming pass over inputs counting, per word, its document frequency
+ * (df: counted documents containing it) and term frequency (tf), then curation. Memory is
+ * proportional to the number of distinct words, never to the corpus.
+ *
+ * A document is counted when it has at least min_doc_len tokens after stopword removal. The
+ * df filters depend on the final counts, so they cannot shorten documents within the same pass;
+ * ingest applies its own min_doc_len against the final vocabulary.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_vocab_opts {
+    const jsmf_vocab *stopwords; /**< never counted (ASCII-lowercased on load); NULL = none */
+    uint64_t min_df;             /**< keep words with df >= min_df (default 5) */
+    double max_df_frac;          /**< drop words with df > max_df_frac * counted docs (default 0.5;
+                                      >= 1 keeps all) */
+    uint32_t max_words;          /**< then keep the max_words highest df (ties: by word); 0 = all */
+    uint32_t min_doc_len;        /**< documents with fewer non-stopword tokens are skipped (default 5) */
+} jsmf_vocab_opts;
+
+#define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5}
+
+typedef struct jsmf_vocab_stats {
+    uint64_t docs_read;          /**< documents read from all inputs */
+    uint64_t docs_counted;       /**< M: documents long enough to be counted */
+    uint64_t docs_short;         /**< documents below min_doc_len after stopword removal */
+    uint64_t tokens_read;        /**< tokens (text) or summed counts (UCI, LDA-C) read */
+    uint64_t tokens_counted;     /**< non-stopword tokens of counted documents */
+    uint64_t words_seen;         /**< distinct non-stopwords in counted documents */
+    uint64_t dropped_min_df, dropped_max_df, dropped_max_words;
+    uint64_t words_kept;         /**< size of the curated vocabulary */
+} jsmf_vocab_stats;
+
+typedef struct jsmf_vocab_counter jsmf_vocab_counter;
+
+/** Progress callback: bytes of the current input consumed (as stored) and its size (0 unknown). */
+typedef void (*jsmf_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out);
+
+/** Count every document of `path` (any format; "-" = stdin). UCI words come from its
+ *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
+ *  `progress` may be NULL. Errors are those of jsmf_docs_open/next. */
+int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
+                           jsmf_progress_fn progress, void *arg);
+
+/** Curate and return the vocabulary (words with df and tf, sorted by df descending, ties by
+ *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error. */
+int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_vocab_stats *stats);
+
+void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
+
+/** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
+int jsmf_stopwords_en(jsmf_vocab **out);
 
 #ifdef __cplusplus
 }

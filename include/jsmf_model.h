@@ -32,20 +32,43 @@ typedef struct jsmf_model {
     struct jsmf_model *sub; /**< next hierarchy level (super-topics over this level's topics), or NULL */
 } jsmf_model;
 
+/** Version of the MODEL directory format written by this library (summary.json "version").
+ *  Readers refuse a larger version with JSMF_EVERSION; additions that old readers can ignore
+ *  (new keys, new files) do not change it. */
+#define JSMF_MODEL_VERSION 1
+
 /** Allocate a model with zeroed B (N x K) and A (K x K); vocab, anchors, alpha unset. */
 int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out);
 void jsmf_model_free(jsmf_model *m);
 
-/** Write `m` (and its sub-levels as level1/, level2/, ...) to directory `dir`. */
+/** Write `m` (and its sub-levels as level1/, level2/, ...) to directory `dir`.
+ *  A sub-level with vocab NULL gets labels for the topics below it ("t3:anchorword" or "t3").
+ *  summary_json NULL writes a minimal summary (format, version, kind, k, n_words).
+ *  Errors: JSMF_EEXIST (dir exists and !overwrite, or exists and is not a model),
+ *  JSMF_ENOSPC / JSMF_EIO (naming the file), JSMF_EINVAL (inconsistent model). On error the
+ *  previous content of `dir`, if any, is untouched. */
 int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
 
-/** Read a model directory, including its levels. Errors name the file. */
+/** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
+ *  A K x K, anchors in range and matching their words), column sums of B and the total of A
+ *  (within 1e-6). Errors name the file: JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
 int jsmf_model_load(const char *dir, jsmf_model **out);
 
-/* .npy files (format version 1.0, little-endian float64 or uint32, C order). */
+/** p(z) = A 1: the topic sizes, K values into `pz`. */
+void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);
+
+/** The ids of the `top` most probable words of `topic` (by B column, decreasing; ties by lower
+ *  id), into `ids` (room for `top`). Returns how many were written (min(top, N)). */
+uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids);
+
+/* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes
+ * a 1-D array of `rows` values. Writers check every write and the close: JSMF_ENOSPC / JSMF_EIO
+ * with the path, and a failed write removes the partial file. */
 int jsmf_npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols);
 int jsmf_npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols);
-/** Read a float64 .npy with 1 or 2 dimensions (1-D gives cols = 1). Caller frees *data. */
+/** Read a float64 .npy with 1 or 2 dimensions (1-D gives cols = 1). Caller frees *data.
+ *  Accepts what numpy.save writes for '<f8' C-order arrays (format 1.0, 2.0, 3.0); Fortran order
+ *  and other dtypes are JSMF_EFORMAT with a message naming the file. */
 int jsmf_npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols);
 
 /* A small streaming JSON writer: enough for summary.json and --json outputs, with correct string
@@ -57,6 +80,9 @@ typedef struct jsmf_json {
     int pretty;
 } jsmf_json;
 
+/** Start writing to `f`; pretty = 1 indents by two spaces and ends each top-level value with a
+ *  newline, 0 writes compact JSON. Several top-level values may follow each other (JSON lines:
+ *  write '\n' after each in compact mode); they are not comma-separated. */
 void jsmf_json_init(jsmf_json *j, FILE *f, int pretty);
 void jsmf_json_begin_object(jsmf_json *j, const char *key); /* key NULL inside arrays/top */
 void jsmf_json_end_object(jsmf_json *j);
@@ -67,6 +93,21 @@ void jsmf_json_number(jsmf_json *j, const char *key, double value);
 void jsmf_json_int(jsmf_json *j, const char *key, int64_t value);
 void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value);
 void jsmf_json_bool(jsmf_json *j, const char *key, int value);
+void jsmf_json_null(jsmf_json *j, const char *key);
+
+/** The keys every summary.json starts with (inside an open object): format "jsmf-model",
+ *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
+void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
+
+/* A minimal JSON reader for values in summary.json. `path` is dotted: "metrics.specificity",
+ * array elements by index ("levels.0.k"); keys containing '.' cannot be addressed. */
+/** 1 if `text` is one well-formed JSON value (surrounding whitespace allowed), else 0. */
+int jsmf_json_valid(const char *text);
+/** The number at `path` (null reads as NaN). JSMF_ENOTFOUND if absent, JSMF_EFORMAT if the
+ *  value is not a number. Sets no error message (absence is often expected). */
+int jsmf_json_get_number(const char *text, const char *path, double *out);
+/** The string at `path`, unescaped, newly allocated (caller frees). Errors as above. */
+int jsmf_json_get_string(const char *text, const char *path, char **out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,140 @@
+/* jsmf_fit.h — the Rectified Anchor Word fit (seed 000 Sec. 3-4, seed 001, seed 003): rectify C,
+ * find anchor words, recover B (topics), A (topic co-occurrence) and alpha, and a hierarchy of
+ * super-topics; plus the quality metrics of seeds 000 Sec. 5.1 / 001 Sec. 4 for any model.
+ *
+ * CAVEATS
+ *  - C is read only through a jsmf_source (the store, or an in-memory CSR). The streaming path
+ *    never holds an N x N array: after the first projection each AP iterate is
+ *    max(U diag(l) U^T + s 11^T, 0), kept as (U, l, s) and generated row block by row block.
+ *    The dense path (N x N in memory, LAPACK dsyevr) is chosen automatically for small N and is
+ *    the in-library reference for the streaming one.
+ *  - Streaming anchors are found exactly in the (K+1)-dimensional factor space of the unclipped
+ *    final iterate U diag(l) U^T + s 11^T (row-normalised by the exact row sums of the clipped
+ *    one); B, A and every other quantity use the exact clipped iterate. The report records the
+ *    clip statistics so the effect can be judged.
+ *  - Output is identical for any thread count: per-word solves are independent, every reduction
+ *    over words runs in a fixed block order.
+ *  - Douglas-Rachford rectification exists only on the dense path (its iterate has no low-rank form).
+ */
+#ifndef JSMF_FIT_H
+#define JSMF_FIT_H
+
+#include "jsmf.h"
+#include "jsmf_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum jsmf_rectify { JSMF_RECTIFY_AP = 0, JSMF_RECTIFY_DR = 1, JSMF_RECTIFY_NONE = 2 };
+enum jsmf_anchors { JSMF_ANCHORS_QR = 0, JSMF_ANCHORS_FAST = 1 };
+enum jsmf_recover {
+    JSMF_RECOVER_ADMM = 0,     /**< ADMM Douglas-Rachford, seed 000 Alg. 3 */
+    JSMF_RECOVER_EXPGRAD = 1,  /**< exponentiated gradient, L2 loss (seed 002 App. D.2) */
+    JSMF_RECOVER_KL = 2,       /**< exponentiated gradient, KL loss (seed 002 Alg. 3) */
+    JSMF_RECOVER_ACTIVESET = 3 /**< exact primal active-set QP */
+};
+enum jsmf_recover_a {
+    JSMF_A_AUTO = 0, /**< diag, except pinv when rectify is none */
+    JSMF_A_DIAG = 1, /**< A = D^-1 C_SS D^-1 (seed 001 Eq. 6) */
+    JSMF_A_PINV = 2  /**< A = B^+ C B^+T (seed 002 Alg. 3, the 2013 baseline) */
+};
+enum jsmf_fit_mode { JSMF_MODE_AUTO = 0, JSMF_MODE_DENSE = 1, JSMF_MODE_STREAM = 2 };
+
+#define JSMF_FIT_MAX_LEVELS 8
+#define JSMF_FIT_MAX_TRACE 1024
+
+typedef struct jsmf_fit_opts {
+    uint32_t k;               /**< number of topics K (>= 2) */
+    int rectify;              /**< enum jsmf_rectify (default AP) */
+    uint32_t rectify_iters;   /**< AP/DR iterations (default 15) */
+    int anchors;              /**< enum jsmf_anchors (default QR) */
+    uint32_t fast_dim;        /**< random projection dimension of --anchors fast (default 1000) */
+    int recover;              /**< enum jsmf_recover (default ADMM) */
+    int recover_a;            /**< enum jsmf_recover_a (default AUTO) */
+    double admm_lambda;       /**< DR relaxation lambda (default 1.9) */
+    double admm_gamma;        /**< proximal gamma (default 3.0) */
+    double snls_tol;          /**< stop tolerance of the per-word solvers (default 1e-9) */
+    uint32_t snls_maxit;      /**< iteration cap of the per-word solvers (default 1000) */
+    uint64_t min_anchor_df;   /**< words with df below this are not anchor candidates (0: all) */
+    int threads;              /**< OpenMP threads (0: the OpenMP default) */
+    uint64_t seed;            /**< seed of the random starts / projections (default 1) */
+    uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
+    int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
+    uint64_t mem_bytes;       /**< memory budget for row blocks and the dense path (default 2 GiB) */
+    uint32_t dense_max_n;     /**< AUTO picks dense when N <= this (default: measured crossover) */
+    double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-9) */
+    uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */
+    /** Called between steps and during passes (may be NULL): what, done, total. */
+    void (*progress)(void *arg, const char *what, double done, double total);
+    void *progress_arg;
+} jsmf_fit_opts;
+
+/** Fill `o` with the defaults above for K topics. */
+void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
+
+/** Quality metrics (seed 000 Sec. 5.1, seed 001 Sec. 4). NaN where undefined. */
+typedef struct jsmf_metrics {
+    double recovery;        /**< (1/N) sum_i ||Cbar_i - sum_k p(z=k|x=i) Cbar_{s_k}||_2 (001 Sec. 4) */
+    double approximation;   /**< ||C - B A B^T||_F (001 Sec. 4) */
+    double dominancy;       /**< (1/K) sum_k A_kk / sum_l A_kl (001 Sec. 4) */
+    double specificity;     /**< (1/K) sum_k KL(B_k || p(x)) (001 Sec. 4) */
+    double dissimilarity;   /**< mean count of a topic's top-20 words in no other topic's top 20 */
+    double sparsity;        /**< (1/K) sum_k (sqrt N - |b_k|_1/|b_k|_2)/(sqrt N - 1) (000 Sec. 5.1) */
+    double entropy;         /**< (1/N) sum_i H(z|x=i)/log2 K (000 Sec. 5.1) */
+} jsmf_metrics;
+
+/** Metrics of any model against any co-occurrence source C of the same N (the unigram p(x) and
+ *  Cbar come from C; p(z|x) from B and the topic marginal A 1 by Bayes' rule). Recovery needs
+ *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest. */
+int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
+
+typedef struct jsmf_fit_trace {
+    double delta;       /**< relative Frobenius change of the iterate (stream: of its factored part) */
+    double shift;       /**< s added to every entry by the normalisation */
+    double neg_frac;    /**< fraction of entries clipped to 0 */
+    double neg_mass;    /**< sum of the clipped (negative) entries' magnitudes */
+    double lambda_min;  /**< smallest of the K kept eigenvalues (before max(.,0)) */
+    uint32_t eig_iters; /**< eigensolver passes this step (dense: 0) */
+} jsmf_fit_trace;
+
+typedef struct jsmf_fit_report {
+    int mode;                     /**< JSMF_MODE_DENSE or JSMF_MODE_STREAM, as run */
+    uint32_t n, k;
+    double t_load, t_rectify, t_anchors, t_recover_b, t_recover_a, t_metrics, t_total; /**< s */
+    uint32_t n_trace;
+    jsmf_fit_trace trace[JSMF_FIT_MAX_TRACE];
+    uint64_t passes;              /**< passes over C or generated row blocks */
+    uint64_t snls_iters;          /**< total per-word solver iterations */
+    uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */
+    double a_raw_sum;             /**< sum of A before normalising it to 1 */
+    double alpha0;                /**< recovered Dirichlet concentration (sum of alpha) */
+    double final_neg_frac, final_neg_mass; /**< clip of the final rectified C */
+    jsmf_metrics metrics;         /**< against the original C */
+    double recovery_rect;         /**< Recovery against the rectified C (000 Sec. 5.1, log not taken) */
+    double approximation_rect;    /**< ||C_rect - B A B^T||_F */
+    uint32_t levels;              /**< levels fitted (1 + super-topic levels) */
+} jsmf_fit_report;
+
+/** Fit K topics to C. `vocab` (may be NULL) names the words (copied into the model) and gives df
+ *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain
+ *  holds the super-topic levels; `rep` (may be NULL) is filled. summary_json is left NULL.
+ *  Errors: JSMF_EINVAL (K < 2 or K >= N, bad options), JSMF_ENOMEM (budget too small for a
+ *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN). */
+int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+             jsmf_model **out, jsmf_fit_report *rep);
+
+/** The rectified C of the dense path as an N x N array (tests compare it with a reference):
+ *  runs only step 1 with the given options. Caller frees *X. */
+int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
+
+/** Name of an enum value for messages and summary.json ("ap", "admm", ...). */
+const char *jsmf_fit_rectify_name(int v);
+const char *jsmf_fit_anchors_name(int v);
+const char *jsmf_fit_recover_name(int v);
+const char *jsmf_fit_mode_name(int v);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_FIT_H */

@@ -1,0 +1,665 @@
+/* fit.c — jsmf_fit: the Rectified Anchor Word pipeline end to end (seed 000 Sec. 3: rectify,
+ * anchors, B, A and alpha) and its recursion on A for super-topics (Sec. 4); chooses the dense or
+ * the streaming path and fills the report (timings, AP trace, clip statistics, metrics). */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "fit_internal.h"
+
+/* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
+ * faster than the streaming one. */
+#define FIT_DENSE_MAX_N 1000
+
+void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
+{
+    memset(o, 0, sizeof *o);
+    o->k = k;
+    o->rectify = JSMF_RECTIFY_AP;
+    o->rectify_iters = 15;
+    o->anchors = JSMF_ANCHORS_QR;
+    o->fast_dim = 1000;
+    o->recover = JSMF_RECOVER_ADMM;
+    o->recover_a = JSMF_A_AUTO;
+    o->admm_lambda = 1.9;
+    o->admm_gamma = 3.0;
+    o->snls_tol = 1e-9;
+    o->snls_maxit = 1000;
+    o->seed = 1;
+    o->mode = JSMF_MODE_AUTO;
+    o->mem_bytes = 2ull << 30;
+    o->dense_max_n = FIT_DENSE_MAX_N;
+    o->eig_tol = 1e-9;
+    o->eig_maxit = 50;
+}
+
+static const char *name_of(int v, const char *const *names, int count)
+{
+    return v >= 0 && v < count ? names[v] : "?";
+}
+const char *jsmf_fit_rectify_name(int v)
+{
+    static const char *const n[] = {"ap", "dr", "none"};
+    return name_of(v, n, 3);
+}
+const char *jsmf_fit_anchors_name(int v)
+{
+    static const char *const n[] = {"qr", "fast"};
+    return name_of(v, n, 2);
+}
+const char *jsmf_fit_recover_name(int v)
+{
+    static const char *const n[] = {"admm", "expgrad", "kl", "activeset"};
+    return name_of(v, n, 4);
+}
+const char *jsmf_fit_mode_name(int v)
+{
+    static const char *const n[] = {"auto", "dense", "stream"};
+    return name_of(v, n, 3);
+}
+
+static void step(const jsmf_fit_opts *o, const char *what)
+{
+    if (o->progress)
+        o->progress(o->progress_arg, what, 0, 1);
+}
+
+/* ---- row sums of the rectified matrix ---------------------------------------------------- */
+
+typedef struct {
+    uint32_t n;
+    double *c, *q2;
+} sums_ctx;
+
+static void sums_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    sums_ctx *s = arg;
+    (void)tid;
+    for (uint32_t i = 0; i < nb; i++) {
+        const double *x = rows + (size_t)i * s->n;
+        double a = 0, b = 0;
+        for (uint32_t j = 0; j < s->n; j++)
+            a += x[j], b += x[j] * x[j];
+        s->c[r0 + i] = a, s->q2[r0 + i] = b;
+    }
+}
+
+/* c_i = sum_j R_ij (the unigram of Alg. 3) and sum_j R_ij^2. A factored R is normalised here to
+ * sum to 1 (Alg. 1 line 9), with the exact sum of its clipped entries. */
+static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
+{
+    uint32_t n = R->n;
+    if (R->kind == FIT_SPARSE) {
+        for (uint32_t i = 0; i < n; i++) {
+            double a = 0, b = 0;
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                a += R->vals[e], b += R->vals[e] * R->vals[e];
+            c[i] = a, q2[i] = b;
+        }
+        return JSMF_OK;
+    }
+    sums_ctx s = {n, c, q2};
+    uint64_t nneg = 0;
+    double negmass = 0;
+    int rc = fit_mat_pass(R, sums_block, &s, &nneg, &negmass);
+    if (rc)
+        return rc;
+    if (R->kind == FIT_FACTOR) {
+        if (rep) {
+            rep->passes++;
+            rep->final_neg_frac = (double)nneg / ((double)n * n);
+            rep->final_neg_mass = negmass;
+            if (rep->n_trace) {
+                rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
+                rep->trace[rep->n_trace - 1].neg_mass = negmass;
+            }
+        }
+        double tot = fit_sum_ordered(c, n);
+        if (!(tot > 0))
+            return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
+        R->scale = 1.0 / tot;
+        for (uint32_t i = 0; i < n; i++)
+            c[i] /= tot, q2[i] /= tot * tot;
+    }
+    return JSMF_OK;
+}
+
+/* ---- anchor row representations --------------------------------------------------------- */
+
+typedef struct {
+    const fit_mat *R;
+    const double *M; /* explicit rows (dense X, or factor-space V), n x d */
+    uint32_t d;
+    const double *inv; /* per-row scale */
+} rows_ctx;
+
+static void rows_row(void *ctx, uint32_t i, double *out)
+{
+    rows_ctx *r = ctx;
+    if (r->M) {
+        for (uint32_t j = 0; j < r->d; j++)
+            out[j] = r->M[(size_t)i * r->d + j] * r->inv[i];
+    } else {
+        memset(out, 0, sizeof(double) * r->d);
+        for (uint64_t e = r->R->rowptr[i]; e < r->R->rowptr[i + 1]; e++)
+            out[r->R->cols[e]] = r->R->vals[e] * r->inv[i];
+    }
+}
+
+static int rows_dots(void *ctx, const double *q, double *out)
+{
+    rows_ctx *r = ctx;
+    uint32_t n = r->R->n;
+#pragma omp parallel for schedule(static)
+    for (uint32_t c = 0; c < (n + FIT_CHUNK - 1) / FIT_CHUNK; c++) {
+        uint32_t i0 = c * FIT_CHUNK, i1 = i0 + FIT_CHUNK < n ? i0 + FIT_CHUNK : n;
+        for (uint32_t i = i0; i < i1; i++) {
+            double s = 0;
+            if (r->M) {
+                s = cblas_ddot(r->d, r->M + (size_t)i * r->d, 1, q, 1);
+            } else {
+                for (uint64_t e = r->R->rowptr[i]; e < r->R->rowptr[i + 1]; e++)
+                    s += r->R->vals[e] * q[r->R->cols[e]];
+            }
+            out[i] = s * r->inv[i];
+        }
+    }
+    return JSMF_OK;
+}
+
+/* Factor space of the unclipped final iterate Y = W G W^T (scaled): with H = W^T W = E D E^T,
+ * v_i = H^1/2 G w_i * scale / c_i gives <v_i, v_j> = <Ybar_i, Ybar_j> exactly. */
+static double *factor_rows(const fit_mat *R, const double *c)
+{
+    uint32_t n = R->n, r = R->r;
+    double *H = malloc(sizeof(double) * r * r), *w = malloc(sizeof(double) * r);
+    double *Hh = calloc((size_t)r * r, sizeof(double)), *V = malloc(sizeof(double) * n * r);
+    double *T = malloc(sizeof(double) * r * r);
+    if (!H || !w || !Hh || !V || !T) {
+        free(H), free(w), free(Hh), free(V), free(T);
+        return NULL;
+    }
+    fit_gemm_tn(n, r, r, R->W, R->W, H);
+    fit_syev(r, H, w);
+    for (uint32_t a = 0; a < r; a++)
+        for (uint32_t b = 0; b < r; b++) {
+            double s = 0;
+            for (uint32_t e = 0; e < r; e++)
+                s += H[a * r + e] * sqrt(fmax(w[e], 0)) * H[b * r + e];
+            Hh[a * r + b] = s;
+        }
+    /* V = WG Hh (Hh symmetric), then per-row scale / c_i */
+    fit_gemm_nn(n, r, r, R->WG, Hh, V);
+    for (uint32_t i = 0; i < n; i++) {
+        double f = c[i] > 0 ? R->scale / c[i] : 0;
+        for (uint32_t a = 0; a < r; a++)
+            V[(size_t)i * r + a] *= f;
+    }
+    free(H), free(w), free(Hh), free(T);
+    return V;
+}
+
+static int find_anchors(const fit_mat *R, const double *c, const double *q2,
+                        const unsigned char *cand, const jsmf_fit_opts *o, uint32_t *S)
+{
+    uint32_t n = R->n, k = o->k;
+    double *inv = malloc(sizeof(double) * n), *nrm = malloc(sizeof(double) * n);
+    double *V = NULL, *P = NULL, *Pi = NULL;
+    int rc = JSMF_OK;
+    if (!inv || !nrm) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        inv[i] = c[i] > 0 ? 1.0 / c[i] : 0;
+        nrm[i] = q2[i] * inv[i] * inv[i];
+    }
+    rows_ctx rx = {R, NULL, n, inv};
+    if (R->kind == FIT_DENSE) {
+        rx.M = R->X;
+    } else if (R->kind == FIT_FACTOR) {
+        if (!(V = factor_rows(R, c))) {
+            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+            goto out;
+        }
+        rx.M = V, rx.d = R->r;
+        for (uint32_t i = 0; i < n; i++) {
+            inv[i] = 1.0;
+            nrm[i] = cblas_ddot(R->r, V + (size_t)i * R->r, 1, V + (size_t)i * R->r, 1);
+        }
+    }
+    if (o->anchors == JSMF_ANCHORS_QR) {
+        fit_rows_ops ops = {&rx, n, rx.d, rows_row, rows_dots, nrm, cand};
+        rc = fit_anchors_qr(&ops, k, S);
+        goto out;
+    }
+    /* FastAnchorWords: project the (normalised) rows on dp Gaussian directions */
+    uint32_t din = rx.d, dp = o->fast_dim < din ? o->fast_dim : din;
+    if (dp < k)
+        dp = k < din ? k : din;
+    Pi = malloc(sizeof(double) * din * dp);
+    P = malloc(sizeof(double) * n * dp);
+    if (!Pi || !P) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (random projection)");
+        goto out;
+    }
+    uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 7;
+    for (size_t e = 0; e < (size_t)din * dp; e++)
+        Pi[e] = fit_rng_gauss(&rng) / sqrt((double)dp);
+    if (rx.M) {
+        fit_gemm_nn(n, din, dp, rx.M, Pi, P);
+    } else {
+        for (uint32_t i = 0; i < n; i++) {
+            double *p = P + (size_t)i * dp;
+            memset(p, 0, sizeof(double) * dp);
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                cblas_daxpy(dp, R->vals[e], Pi + (size_t)R->cols[e] * dp, 1, p, 1);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        cblas_dscal(dp, inv[i], P + (size_t)i * dp, 1);
+    rc = fit_anchors_fast(n, dp, P, cand, k, S);
+out:
+    free(inv), free(nrm), free(V), free(P), free(Pi);
+    return rc;
+}
+
+/* ---- metrics against the rectified matrix ------------------------------------------------ */
+
+typedef struct {
+    uint32_t n, k;
+    const double *B;
+    double *RB;
+} rb_ctx;
+
+static void rb_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    rb_ctx *a = arg;
+    (void)tid;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->k, a->n, 1.0, rows, a->n, a->B,
+                a->k, 0.0, a->RB + (size_t)r0 * a->k, a->k);
+}
+
+/* ||R - B A B^T||_F = sqrt(|R|^2 - 2 tr(B^T R B A) + tr(B^T B A B^T B A)), one pass for R B. */
+static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const double *B,
+                       const double *A, double *out, jsmf_fit_report *rep)
+{
+    uint32_t n = R->n;
+    double *RB = malloc(sizeof(double) * n * k), *G = malloc(sizeof(double) * k * k);
+    double *M = malloc(sizeof(double) * k * k);
+    int rc = JSMF_OK;
+    if (!RB || !G || !M) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (approximation)");
+        goto out;
+    }
+    if (R->kind == FIT_SPARSE) {
+        for (uint32_t i = 0; i < n; i++) {
+            double *o = RB + (size_t)i * k;
+            memset(o, 0, sizeof(double) * k);
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                cblas_daxpy(k, R->vals[e], B + (size_t)R->cols[e] * k, 1, o, 1);
+        }
+    } else {
+        rb_ctx rc2 = {n, k, B, RB};
+        if ((rc = fit_mat_pass(R, rb_block, &rc2, NULL, NULL)))
+            goto out;
+        if (rep)
+            rep->passes++;
+    }
+    double r2 = fit_sum_ordered(q2, n);
+    fit_gemm_tn(n, k, k, B, RB, M); /* B^T R B */
+    double cross = 0;
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++)
+            cross += M[a * k + b] * A[b * k + a];
+    fit_gemm_tn(n, k, k, B, B, G);
+    /* tr(G A G A) */
+    double *GA = malloc(sizeof(double) * k * k);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0, G, k, A, k, 0.0, GA, k);
+    double quad = 0;
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++)
+            quad += GA[a * k + b] * GA[b * k + a];
+    free(GA);
+    *out = sqrt(fmax(r2 - 2 * cross + quad, 0));
+out:
+    free(RB), free(G), free(M);
+    return rc;
+}
+
+/* ---- the model ---------------------------------------------------------------------------- */
+
+static jsmf_model *model_alloc(uint32_t n, uint32_t k)
+{
+    jsmf_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->n = n, m->k = k;
+    m->B = calloc((size_t)n * k, sizeof(double));
+    m->A = calloc((size_t)k * k, sizeof(double));
+    m->anchors = calloc(k, sizeof(uint32_t));
+    m->alpha = calloc(k, sizeof(double));
+    if (!m->B || !m->A || !m->anchors || !m->alpha) {
+        free(m->B), free(m->A), free(m->anchors), free(m->alpha), free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static jsmf_vocab *vocab_copy(const jsmf_vocab *v, uint32_t n)
+{
+    jsmf_vocab *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->words = calloc(n, sizeof(char *));
+    if (!c->words) {
+        free(c);
+        return NULL;
+    }
+    c->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        char buf[32];
+        if (!v)
+            snprintf(buf, sizeof buf, "w%u", i);
+        if (!(c->words[i] = strdup(v ? v->words[i] : buf))) {
+            jsmf_vocab_free(c);
+            return NULL;
+        }
+    }
+    if (v && v->df && (c->df = malloc(sizeof(uint64_t) * n)))
+        memcpy(c->df, v->df, sizeof(uint64_t) * n);
+    if (v && v->tf && (c->tf = malloc(sizeof(uint64_t) * n)))
+        memcpy(c->tf, v->tf, sizeof(uint64_t) * n);
+    return c;
+}
+
+static void free_model_chain(jsmf_model *m)
+{
+    while (m) {
+        jsmf_model *s = m->sub;
+        jsmf_vocab_free(m->vocab);
+        free(m->B), free(m->A), free(m->anchors), free(m->alpha), free(m->summary_json);
+        free(m);
+        m = s;
+    }
+}
+
+/* A dense K x K matrix as a source, for the next hierarchy level. */
+typedef struct {
+    uint32_t n;
+    const double *A;
+    uint32_t *cols;
+} dense_src;
+
+static int dense_scan(void *ctx, jsmf_row_fn fn, void *arg)
+{
+    dense_src *d = ctx;
+    for (uint32_t i = 0; i < d->n; i++) {
+        int rc = fn(arg, i, d->cols, d->A + (size_t)i * d->n, d->n);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+                   int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect);
+
+int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+             jsmf_model **out, jsmf_fit_report *rep)
+{
+    *out = NULL;
+    if (!o || o->k < 2 || o->k >= C->n)
+        return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o ? o->k : 0,
+                          C->n);
+    if (vocab && vocab->n != C->n)
+        return jsmf_error(JSMF_EMISMATCH, "fit: vocabulary has %u words, C has %u rows", vocab->n,
+                          C->n);
+    if (o->rectify_iters < 1 && o->rectify != JSMF_RECTIFY_NONE)
+        return jsmf_error(JSMF_EINVAL, "fit: --rectify-iters must be at least 1");
+    uint32_t prev = o->k;
+    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
+        if (o->levels[l] < 2 || o->levels[l] >= prev)
+            return jsmf_error(JSMF_EINVAL, "fit: level %u topics must be in [2, %u)",
+                              o->levels[l], prev);
+        prev = o->levels[l];
+    }
+    /* Parallelism comes only from our own loops over fixed word blocks; BLAS and LAPACK run on
+     * one thread each, since their threaded kernels may sum in a thread-dependent order. */
+    int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    int nt = o->threads > 0 ? o->threads : saved;
+    omp_set_num_threads(nt);
+    openblas_set_num_threads(1);
+    if (rep)
+        memset(rep, 0, sizeof *rep);
+    double t0 = fit_now();
+    double *Ar = NULL;
+    jsmf_model *top = NULL;
+    int rc = fit_one(C, vocab, o, nt, &top, rep, &Ar);
+    jsmf_model *cur = top;
+    uint32_t level = 1;
+    for (int l = 0; !rc && l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
+        /* seed 000 Sec. 4: the rectified A of this level is the co-occurrence of the next */
+        uint32_t kk = cur->k;
+        dense_src ds = {kk, Ar, malloc(sizeof(uint32_t) * kk)};
+        jsmf_vocab *lab = calloc(1, sizeof *lab);
+        if (!ds.cols || !lab) {
+            free(ds.cols), free(lab);
+            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (hierarchy)");
+            break;
+        }
+        for (uint32_t i = 0; i < kk; i++)
+            ds.cols[i] = i;
+        lab->n = kk;
+        lab->words = calloc(kk, sizeof(char *));
+        for (uint32_t i = 0; i < kk && lab->words; i++) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "t%u", i);
+            lab->words[i] = strdup(buf);
+        }
+        jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan};
+        jsmf_fit_opts lo = *o;
+        lo.k = o->levels[l];
+        memset(lo.levels, 0, sizeof lo.levels);
+        lo.mode = JSMF_MODE_DENSE;
+        lo.min_anchor_df = 0;
+        lo.rectify = o->rectify == JSMF_RECTIFY_NONE ? JSMF_RECTIFY_NONE : JSMF_RECTIFY_AP;
+        double *Anext = NULL;
+        jsmf_model *sub = NULL;
+        rc = fit_one(&src, lab, &lo, nt, &sub, NULL, &Anext);
+        jsmf_vocab_free(lab);
+        free(ds.cols);
+        free(Ar);
+        Ar = Anext;
+        if (rc)
+            break;
+        /* the saver names a level's rows after the topics below ("t3:church") */
+        jsmf_vocab_free(sub->vocab);
+        sub->vocab = NULL;
+        cur->sub = sub;
+        cur = sub;
+        level++;
+    }
+    free(Ar);
+    omp_set_num_threads(saved);
+    openblas_set_num_threads(saved_blas);
+    if (rc) {
+        free_model_chain(top);
+        return rc;
+    }
+    if (rep) {
+        rep->levels = level;
+        rep->t_total = fit_now() - t0;
+    }
+    *out = top;
+    return JSMF_OK;
+}
+
+static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+                   int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect)
+{
+    uint32_t n = C->n, k = o->k;
+    fit_mat R = {0};
+    double *c = NULL, *q2 = NULL, *Yb = NULL, *XS = NULL;
+    unsigned char *cand = NULL;
+    jsmf_model *m = NULL;
+    int rc = JSMF_OK;
+    double t = fit_now();
+    uint64_t dense_bytes = 3ull * n * n * sizeof(double);
+    int dense = o->mode == JSMF_MODE_DENSE ||
+                (o->mode == JSMF_MODE_AUTO &&
+                 ((n <= o->dense_max_n || o->rectify == JSMF_RECTIFY_DR) &&
+                  dense_bytes <= o->mem_bytes));
+    if (o->rectify == JSMF_RECTIFY_DR && !dense)
+        return jsmf_error(JSMF_ENOTSUP,
+                          "fit: Douglas-Rachford needs the dense path (%.1f GB for N=%u; raise "
+                          "--mem or use --rectify ap)", dense_bytes / 1e9, n);
+    if (dense && o->mode == JSMF_MODE_DENSE && dense_bytes > o->mem_bytes && n > 2 * k + 64)
+        return jsmf_error(JSMF_ENOMEM, "fit: the dense path needs %.1f GB for N=%u (--mem)",
+                          dense_bytes / 1e9, n);
+    if (rep) {
+        rep->mode = dense ? JSMF_MODE_DENSE : JSMF_MODE_STREAM;
+        rep->n = n, rep->k = k;
+    }
+    /* step 1 */
+    step(o, "rectify");
+    if (dense) {
+        if ((rc = fit_load_dense(C, &R.X)))
+            goto out;
+        R.kind = FIT_DENSE, R.n = n;
+        if (rep)
+            rep->t_load = fit_now() - t, rep->passes++;
+        if (o->rectify != JSMF_RECTIFY_NONE && (rc = fit_rectify_dense(R.X, n, o, rep)))
+            goto out;
+        if (rep && rep->n_trace) {
+            rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
+            rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
+        }
+    } else if (o->rectify == JSMF_RECTIFY_NONE) {
+        if ((rc = fit_load_csr(C, &R)))
+            goto out;
+        if (rep)
+            rep->t_load = fit_now() - t, rep->passes++;
+    } else if ((rc = fit_rectify_stream(C, o, nt, &R, rep))) {
+        goto out;
+    }
+    R.threads = nt;
+    R.block = fit_block_rows(n, o->mem_bytes, nt);
+    c = malloc(sizeof(double) * n), q2 = malloc(sizeof(double) * n);
+    cand = malloc(n);
+    if (!c || !q2 || !cand) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+        goto out;
+    }
+    if ((rc = rect_sums(&R, c, q2, rep)))
+        goto out;
+    if (rep)
+        rep->t_rectify = fit_now() - t - rep->t_load;
+    /* step 2 */
+    t = fit_now();
+    step(o, "anchors");
+    for (uint32_t i = 0; i < n; i++)
+        cand[i] = c[i] > 0 && !(o->min_anchor_df && vocab && vocab->df &&
+                                vocab->df[i] < o->min_anchor_df);
+    if (!(m = model_alloc(n, k))) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the model");
+        goto out;
+    }
+    if ((rc = find_anchors(&R, c, q2, cand, o, m->anchors)))
+        goto out;
+    if (rep)
+        rep->t_anchors = fit_now() - t;
+    /* step 3 */
+    t = fit_now();
+    step(o, "topics");
+    Yb = malloc(sizeof(double) * n * k), XS = malloc(sizeof(double) * n * k);
+    if (!Yb || !XS) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+        goto out;
+    }
+    double rec_rect = NAN;
+    if ((rc = fit_recover_b(&R, c, q2, m->anchors, o, nt, m->B, Yb, XS, &rec_rect, rep)))
+        goto out;
+    if (rep) {
+        rep->t_recover_b = fit_now() - t;
+        rep->recovery_rect = rec_rect;
+    }
+    /* step 4 */
+    t = fit_now();
+    step(o, "correlations");
+    int am = o->recover_a;
+    if (am == JSMF_A_AUTO)
+        am = o->rectify == JSMF_RECTIFY_NONE ? JSMF_A_PINV : JSMF_A_DIAG;
+    if (am == JSMF_A_PINV)
+        rc = fit_recover_a_pinv(&R, k, m->B, m->A);
+    else
+        fit_recover_a_diag(n, k, m->B, XS, m->anchors, m->A);
+    if (rc)
+        goto out;
+    double asum = fit_sum_ordered(m->A, (uint64_t)k * k);
+    if (!(fabs(asum) > 0) || !isfinite(asum)) {
+        rc = jsmf_error(JSMF_ENUMERIC, "fit: recovered A sums to %g", asum);
+        goto out;
+    }
+    for (uint32_t e = 0; e < k * k; e++)
+        m->A[e] /= asum;
+    double a0 = fit_recover_alpha(k, m->A, m->alpha);
+    if (rep) {
+        rep->a_raw_sum = asum;
+        rep->alpha0 = a0;
+        rep->t_recover_a = fit_now() - t;
+    }
+    if (!(m->vocab = vocab_copy(vocab, n))) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+        goto out;
+    }
+    /* metrics */
+    if (rep) {
+        t = fit_now();
+        step(o, "metrics");
+        if ((rc = approx_rect(&R, q2, k, m->B, m->A, &rep->approximation_rect, rep)))
+            goto out;
+        if ((rc = jsmf_model_metrics(m, C, &rep->metrics)))
+            goto out;
+        rep->passes += 2;
+        rep->t_metrics = fit_now() - t;
+    }
+    if (Arect) {
+        *Arect = malloc(sizeof(double) * k * k);
+        if (*Arect)
+            memcpy(*Arect, m->A, sizeof(double) * k * k);
+    }
+out:
+    fit_mat_free(&R);
+    free(c), free(q2), free(cand), free(Yb), free(XS);
+    if (rc) {
+        free_model_chain(m);
+        m = NULL;
+    }
+    *out = m;
+    return rc;
+}
+
+int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X)
+{
+    *X = NULL;
+    if (o->k < 1 || o->k >= C->n)
+        return jsmf_error(JSMF_EINVAL, "fit: K=%u out of range for N=%u", o->k, C->n);
+    int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
+    omp_set_num_threads(o->threads > 0 ? o->threads : saved);
+    openblas_set_num_threads(1);
+    int rc = fit_load_dense(C, X);
+    if (!rc && o->rectify != JSMF_RECTIFY_NONE)
+        rc = fit_rectify_dense(*X, C->n, o, NULL);
+    omp_set_num_threads(saved);
+    openblas_set_num_threads(saved_blas);
+    if (rc) {
+        free(*X);
+        *X = NULL;
+    }
+    return rc;
+}

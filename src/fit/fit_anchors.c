@@ -1,0 +1,164 @@
+/* fit_anchors.c — step 2: anchor words. Alg. 2 of seed 000 (implicit column-pivoted QR: the rows
+ * are never modified, only their residual norms u are updated) over any row representation that
+ * can give one row and all inner products with a vector; and FastAnchorWords (seed 002 Alg. 4:
+ * random projection, greedy farthest-from-span, cleanup) on explicit projected points. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "fit_internal.h"
+
+int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
+{
+    uint32_t n = ops->n, d = ops->d;
+    double *u = malloc(sizeof(double) * n), *Q = calloc((size_t)k * d, sizeof(double));
+    double *p = malloc(sizeof(double) * d), *t = malloc(sizeof(double) * n);
+    int rc = JSMF_OK;
+    if (!u || !Q || !p || !t) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        u[i] = (!ops->cand || ops->cand[i]) ? ops->norms2[i] : -INFINITY;
+    for (uint32_t kk = 0; kk < k; kk++) {
+        uint32_t best = 0; /* Alg. 2 line 4: argmax u (first index on ties) */
+        double bu = -INFINITY;
+        for (uint32_t i = 0; i < n; i++)
+            if (u[i] > bu)
+                bu = u[i], best = i;
+        if (!(bu > 0)) {
+            rc = jsmf_error(JSMF_ENUMERIC,
+                            "fit: only %u independent anchor candidates for K=%u (lower "
+                            "--min-anchor-df or K)", kk, k);
+            goto out;
+        }
+        S[kk] = best;
+        ops->row(ops->ctx, best, p);
+        /* line 6: q_k = (p_n - sum_l <q_l, p_n> q_l) / r_k, re-orthogonalised once; normalised by
+         * its computed norm (r_k = sqrt(u_n) in exact arithmetic) */
+        double *q = Q + (size_t)kk * d;
+        memcpy(q, p, sizeof(double) * d);
+        for (int sweep = 0; sweep < 2; sweep++)
+            for (uint32_t l = 0; l < kk; l++) {
+                double c = cblas_ddot(d, Q + (size_t)l * d, 1, q, 1);
+                cblas_daxpy(d, -c, Q + (size_t)l * d, 1, q, 1);
+            }
+        double nq = cblas_dnrm2(d, q, 1);
+        if (!(nq > 0)) {
+            rc = jsmf_error(JSMF_ENUMERIC, "fit: anchor %u is dependent on the previous ones", kk);
+            goto out;
+        }
+        cblas_dscal(d, 1.0 / nq, q, 1);
+        /* line 7: u <- u - (q_k^T P) o (q_k^T P) */
+        if ((rc = ops->dots(ops->ctx, q, t)))
+            goto out;
+        for (uint32_t i = 0; i < n; i++)
+            u[i] -= t[i] * t[i];
+        u[best] = -INFINITY;
+    }
+out:
+    free(u), free(Q), free(p), free(t);
+    return rc;
+}
+
+/* Distances^2 of all points to span(rows of B) for an orthonormal B (m x d). */
+static void dist_to_span(uint32_t n, uint32_t d, const double *Y, const double *nrm2,
+                         const double *B, uint32_t m, double *dist, double *coef)
+{
+    if (m == 0) {
+        memcpy(dist, nrm2, sizeof(double) * n);
+        return;
+    }
+    double *Bt = malloc(sizeof(double) * d * m);
+    for (uint32_t a = 0; a < m; a++)
+        for (uint32_t j = 0; j < d; j++)
+            Bt[(size_t)j * m + a] = B[(size_t)a * d + j];
+    fit_gemm_nn(n, d, m, Y, Bt, coef);
+    for (uint32_t i = 0; i < n; i++) {
+        double s = 0;
+        for (uint32_t a = 0; a < m; a++)
+            s += coef[(size_t)i * m + a] * coef[(size_t)i * m + a];
+        dist[i] = nrm2[i] - s;
+    }
+    free(Bt);
+}
+
+/* Orthonormal basis (rows) of the points S (skipping index `skip`), Gram-Schmidt twice. */
+static uint32_t basis_of(uint32_t d, const double *Y, const uint32_t *S, uint32_t k, uint32_t skip,
+                         double *B)
+{
+    uint32_t m = 0;
+    for (uint32_t a = 0; a < k; a++) {
+        if (a == skip)
+            continue;
+        double *b = B + (size_t)m * d;
+        memcpy(b, Y + (size_t)S[a] * d, sizeof(double) * d);
+        for (int sweep = 0; sweep < 2; sweep++)
+            for (uint32_t l = 0; l < m; l++) {
+                double c = cblas_ddot(d, B + (size_t)l * d, 1, b, 1);
+                cblas_daxpy(d, -c, B + (size_t)l * d, 1, b, 1);
+            }
+        double nb = cblas_dnrm2(d, b, 1);
+        if (nb > 0) {
+            cblas_dscal(d, 1.0 / nb, b, 1);
+            m++;
+        }
+    }
+    return m;
+}
+
+static uint32_t farthest(uint32_t n, const double *dist, const unsigned char *cand,
+                         const uint32_t *S, uint32_t k, uint32_t skip)
+{
+    uint32_t best = UINT32_MAX;
+    double bd = -INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        if (cand && !cand[i])
+            continue;
+        int taken = 0;
+        for (uint32_t a = 0; a < k; a++)
+            if (a != skip && S[a] == i)
+                taken = 1;
+        if (!taken && dist[i] > bd)
+            bd = dist[i], best = i;
+    }
+    return best;
+}
+
+int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned char *cand,
+                     uint32_t k, uint32_t *S)
+{
+    double *nrm2 = malloc(sizeof(double) * n), *dist = malloc(sizeof(double) * n);
+    double *B = malloc(sizeof(double) * (size_t)k * d), *coef = malloc(sizeof(double) * n * k);
+    int rc = JSMF_OK;
+    if (!nrm2 || !dist || !B || !coef) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (FastAnchorWords)");
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        nrm2[i] = cblas_ddot(d, Y + (size_t)i * d, 1, Y + (size_t)i * d, 1);
+    /* first: farthest from the origin; then farthest from span(S) */
+    for (uint32_t a = 0; a < k; a++) {
+        uint32_t m = basis_of(d, Y, S, a, UINT32_MAX, B);
+        dist_to_span(n, d, Y, nrm2, B, m, dist, coef);
+        uint32_t j = farthest(n, dist, cand, S, a, UINT32_MAX);
+        if (j == UINT32_MAX) {
+            rc = jsmf_error(JSMF_ENUMERIC, "fit: fewer than K=%u anchor candidates", k);
+            goto out;
+        }
+        S[a] = j;
+    }
+    /* cleanup: each v_i replaced by the point farthest from span(S \ {v_i}) */
+    for (uint32_t a = 0; a < k; a++) {
+        uint32_t m = basis_of(d, Y, S, k, a, B);
+        dist_to_span(n, d, Y, nrm2, B, m, dist, coef);
+        uint32_t j = farthest(n, dist, cand, S, k, a);
+        if (j != UINT32_MAX)
+            S[a] = j;
+    }
+out:
+    free(nrm2), free(dist), free(B), free(coef);
+    return rc;
+}

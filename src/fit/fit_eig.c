@@ -1,0 +1,152 @@
+/* fit_eig.c — the K largest algebraic eigenpairs of a symmetric operator seen only through
+ * "multiply by a tall-skinny block": restarted block Krylov with Rayleigh-Ritz. The Krylov basis
+ * holds both ends of the spectrum, so large negative eigenvalues (C is indefinite) are resolved
+ * rather than mistaken for wanted ones; Ritz values are ranked algebraically. Warm-started from
+ * the previous AP step, a nearly converged subspace needs one pass. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit_internal.h"
+
+static void fill_random(uint32_t n, uint32_t p, uint32_t c0, double *Q, uint64_t *rng)
+{
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = c0; c < p; c++)
+            Q[(size_t)i * p + c] = fit_rng_gauss(rng);
+}
+
+/* X -= B (B^T X) for each earlier block B, twice (classical Gram-Schmidt, reorthogonalised). */
+static void orth_against(uint32_t n, uint32_t p, double **Vb, uint32_t nb, double *X, double *tmp,
+                         double *coef)
+{
+    for (int sweep = 0; sweep < 2; sweep++)
+        for (uint32_t b = 0; b < nb; b++) {
+            fit_gemm_tn(n, p, p, Vb[b], X, coef);
+            fit_gemm_nn(n, p, p, Vb[b], coef, tmp);
+            for (size_t e = 0; e < (size_t)n * p; e++)
+                X[e] -= tmp[e];
+        }
+}
+
+int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
+                 uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
+                 uint64_t seed, double *U, double *lam, uint32_t *iters)
+{
+    if (p > n)
+        p = n;
+    if (k > p)
+        return jsmf_error(JSMF_EINVAL, "fit: eigensolver block %u smaller than K=%u", p, k);
+    if (depth < 1)
+        depth = 1;
+    while (depth > 1 && (uint64_t)depth * p > n)
+        depth--;
+    uint32_t m = depth * p;
+    uint64_t rng = seed ^ 0x5DEECE66Dull;
+    size_t np = (size_t)n * p;
+    double **Vb = calloc(depth, sizeof *Vb), **Wb = calloc(depth, sizeof *Wb);
+    double *Y = malloc(sizeof(double) * np), *AY = malloc(sizeof(double) * np);
+    double *tmp = malloc(sizeof(double) * np), *T = malloc(sizeof(double) * m * m);
+    double *w = malloc(sizeof(double) * m), *coef = malloc(sizeof(double) * p * p);
+    double *Sj = malloc(sizeof(double) * p * p), *G = malloc(sizeof(double) * p * p);
+    int rc = JSMF_OK, fail = !Vb || !Wb || !Y || !AY || !tmp || !T || !w || !coef || !Sj || !G;
+    for (uint32_t j = 0; j < depth && !fail; j++)
+        fail = !(Vb[j] = malloc(sizeof(double) * np)) || !(Wb[j] = malloc(sizeof(double) * np));
+    if (fail) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", n,
+                        m);
+        goto out;
+    }
+    /* start: warm columns, random rest */
+    uint32_t pw = Q0 ? (p0 < p ? p0 : p) : 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < pw; c++)
+            Vb[0][(size_t)i * p + c] = Q0[(size_t)i * p0 + c];
+    fill_random(n, p, pw, Vb[0], &rng);
+    uint32_t rank = fit_orth(n, p, Vb[0]);
+    if (rank < p) {
+        fill_random(n, p, rank, Vb[0], &rng);
+        fit_orth(n, p, Vb[0]);
+    }
+    uint32_t it;
+    for (it = 0; it < maxit; it++) {
+        for (uint32_t j = 0; j < depth; j++) {
+            if ((rc = apply(ctx, Vb[j], p, Wb[j])))
+                goto out;
+            if (j + 1 < depth) {
+                memcpy(Vb[j + 1], Wb[j], sizeof(double) * np);
+                orth_against(n, p, Vb, j + 1, Vb[j + 1], tmp, coef);
+                uint32_t r = fit_orth(n, p, Vb[j + 1]);
+                if (r < p) { /* invariant subspace reached: extend randomly, stay orthogonal */
+                    fill_random(n, p, r, Vb[j + 1], &rng);
+                    orth_against(n, p, Vb, j + 1, Vb[j + 1], tmp, coef);
+                    fit_orth(n, p, Vb[j + 1]);
+                }
+            }
+        }
+        /* Rayleigh-Ritz on span(V): T = V^T (A V), symmetrised */
+        for (uint32_t a = 0; a < depth; a++)
+            for (uint32_t b = 0; b < depth; b++) {
+                fit_gemm_tn(n, p, p, Vb[a], Wb[b], coef);
+                for (uint32_t r = 0; r < p; r++)
+                    for (uint32_t c = 0; c < p; c++)
+                        T[(size_t)(a * p + r) * m + b * p + c] = coef[r * p + c];
+            }
+        for (uint32_t r = 0; r < m; r++)
+            for (uint32_t c = r + 1; c < m; c++) {
+                double v = 0.5 * (T[(size_t)r * m + c] + T[(size_t)c * m + r]);
+                T[(size_t)r * m + c] = T[(size_t)c * m + r] = v;
+            }
+        if (fit_syev(m, T, w)) {
+            rc = jsmf_error(JSMF_ENUMERIC, "fit: Rayleigh-Ritz eigenproblem failed");
+            goto out;
+        }
+        /* top p Ritz vectors, descending: Y = sum_j Vb[j] S_j, AY = sum_j Wb[j] S_j */
+        memset(Y, 0, sizeof(double) * np);
+        memset(AY, 0, sizeof(double) * np);
+        for (uint32_t j = 0; j < depth; j++) {
+            for (uint32_t r = 0; r < p; r++)
+                for (uint32_t c = 0; c < p; c++)
+                    Sj[r * p + c] = T[(size_t)(j * p + r) * m + (m - 1 - c)];
+            fit_gemm_nn(n, p, p, Vb[j], Sj, tmp);
+            for (size_t e = 0; e < np; e++)
+                Y[e] += tmp[e];
+            fit_gemm_nn(n, p, p, Wb[j], Sj, tmp);
+            for (size_t e = 0; e < np; e++)
+                AY[e] += tmp[e];
+        }
+        double amax = 0;
+        for (uint32_t c = 0; c < p; c++)
+            amax = fmax(amax, fabs(w[m - 1 - c]));
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t c = 0; c < p; c++)
+                tmp[(size_t)i * p + c] = AY[(size_t)i * p + c] - w[m - 1 - c] * Y[(size_t)i * p + c];
+        fit_gemm_tn(n, p, p, tmp, tmp, G);
+        double res = 0;
+        for (uint32_t c = 0; c < k; c++)
+            res = fmax(res, sqrt(fmax(G[c * p + c], 0)));
+        if (res <= tol * (amax > 0 ? amax : 1) || it + 1 == maxit)
+            break;
+        /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
+         * subspace iteration; Y itself would span the same space again) */
+        memcpy(Vb[0], AY, sizeof(double) * np);
+        rank = fit_orth(n, p, Vb[0]);
+        if (rank < p) {
+            fill_random(n, p, rank, Vb[0], &rng);
+            fit_orth(n, p, Vb[0]);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < k; c++)
+            U[(size_t)i * k + c] = Y[(size_t)i * p + c];
+    for (uint32_t c = 0; c < k; c++)
+        lam[c] = w[m - 1 - c];
+    if (iters)
+        *iters = (it < maxit ? it + 1 : maxit) * depth;
+out:
+    for (uint32_t j = 0; j < depth && Vb && Wb; j++)
+        free(Vb[j]), free(Wb[j]);
+    free(Vb), free(Wb), free(Y), free(AY), free(tmp), free(T), free(w), free(coef), free(Sj);
+    free(G);
+    return rc;
+}

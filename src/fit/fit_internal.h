@@ -1,0 +1,128 @@
+/* fit_internal.h — what the fit files share: the rectified matrix seen by row blocks (dense,
+ * factored or sparse), deterministic blocked reductions, and the small dense helpers. */
+#ifndef JSMF_FIT_INTERNAL_H
+#define JSMF_FIT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsmf.h"
+#include "jsmf_fit.h"
+
+/* Rows per chunk of every reduction over words: fixed, so sums never depend on thread count. */
+#define FIT_CHUNK 2048
+
+enum { FIT_DENSE = 0, FIT_FACTOR = 1, FIT_SPARSE = 2 };
+
+/* The matrix R (N x N) the later steps read, by rows:
+ *  dense:  X (n*n);
+ *  factor: R = scale * max(WG W^T, 0) with W = [U, 1] (n x r), WG = W diag(g);
+ *  sparse: CSR (the unrectified C of --rectify none). */
+typedef struct fit_mat {
+    int kind;
+    uint32_t n;
+    double *X;
+    uint32_t r;
+    double *W, *WG, *g;
+    double scale;
+    uint64_t *rowptr;
+    uint32_t *cols;
+    double *vals;
+    uint32_t block;   /* rows per generated block */
+    int threads;
+} fit_mat;
+
+void fit_mat_free(fit_mat *m);
+/* Rows r0 .. r0+nb-1 of R, dense, into out (nb x n). For FACTOR also counts clipped entries. */
+void fit_mat_rows(const fit_mat *m, uint32_t r0, uint32_t nb, double *out, uint64_t *nneg,
+                  double *negmass);
+
+/* A pass over R in row blocks, blocks in parallel; fn gets the dense rows of one block and the
+ * thread's scratch. Per-block outputs must go to disjoint places (per-row arrays). */
+typedef void (*fit_block_fn)(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid);
+int fit_mat_pass(const fit_mat *m, fit_block_fn fn, void *arg, uint64_t *nneg, double *negmass);
+
+/* Z = R V (V n x p), one pass. */
+int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
+                  double *negmass);
+
+/* Deterministic reductions over the long dimension n (fixed chunks, summed in order). */
+void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *B, double *C);
+/* C (n x q) = A (n x p) * S (p x q), rows in parallel. */
+void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C);
+double fit_sum_ordered(const double *x, uint64_t n);
+
+/* Orthonormalise the columns of Q (n x p) in place (SVQB twice); returns the rank kept (the
+ * columns beyond it are zeroed). */
+uint32_t fit_orth(uint32_t n, uint32_t p, double *Q);
+
+/* Symmetric eigendecomposition of a small p x p matrix: ascending values w, vectors in A's
+ * columns (row-major). Returns LAPACK info. */
+int fit_syev(uint32_t p, double *A, double *w);
+
+/* Top-K algebraic eigenpairs of the symmetric operator apply(ctx, V, p, Z) (Z = A V), by block
+ * Krylov (depth) with Rayleigh-Ritz and restarts, warm-started from Q0 (n x p0 columns, may be
+ * NULL). U (n x k), lam (k, descending). */
+typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
+int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
+                 uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
+                 uint64_t seed, double *U, double *lam, uint32_t *iters);
+
+/* Random numbers that do not depend on threads. */
+uint64_t fit_rng_next(uint64_t *s);
+double fit_rng_gauss(uint64_t *s);
+
+/* Euclidean projection onto the probability simplex (sort-based). */
+void fit_simplex_project(uint32_t k, const double *v, double *out, double *scratch);
+
+/* Per-word solvers of min 1/2 y^T H y - r^T y over the simplex. */
+typedef struct fit_snls {
+    uint32_t k;
+    const double *H;     /* k x k Gram of the anchor rows */
+    const double *Hinv;  /* pseudo-inverse of H (ADMM start) */
+    const double *F;     /* (gamma H + I)^-1 (ADMM) */
+    double lambda, gamma, tol;
+    uint32_t maxit;
+} fit_snls;
+uint32_t fit_snls_admm(const fit_snls *s, const double *r, double *y, double *work);
+uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work);
+uint32_t fit_snls_activeset(const fit_snls *s, const double *r, double *y, double *work);
+/* KL: min KL(v || T^T y) with T (k x n) the row-normalised anchor rows. */
+uint32_t fit_snls_kl(const fit_snls *s, const double *T, uint32_t n, const double *v, double *y,
+                     double *work);
+
+/* Anchors: Alg. 2 on the rows P_i (dim d) given by row(i) and dots(q) = (<q, P_i>)_i. */
+typedef struct fit_rows_ops {
+    void *ctx;
+    uint32_t n, d;
+    void (*row)(void *ctx, uint32_t i, double *out);     /* P_i, length d */
+    int (*dots)(void *ctx, const double *q, double *out); /* n values */
+    const double *norms2;                                /* ||P_i||^2 */
+    const unsigned char *cand;                           /* candidate flags */
+} fit_rows_ops;
+int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S);
+/* FastAnchorWords (seed 002 Alg. 4) on explicit points Y (n x d). */
+int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned char *cand,
+                     uint32_t k, uint32_t *S);
+
+double fit_now(void);
+
+/* Step 1 (fit_rectify.c). */
+int fit_load_dense(const jsmf_source *C, double **X);
+int fit_load_csr(const jsmf_source *C, fit_mat *m);
+uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt);
+int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
+int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                       jsmf_fit_report *rep);
+
+
+/* Steps 3-4 (fit_recover.c). XS receives the K anchor rows of R (k x n). */
+int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uint32_t *S,
+                  const jsmf_fit_opts *o, int nt, double *B, double *Ybreve, double *XS,
+                  double *recovery_rect, jsmf_fit_report *rep);
+void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
+                        const uint32_t *S, double *A);
+int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A);
+double fit_recover_alpha(uint32_t k, const double *A, double *alpha);
+
+#endif

@@ -1,0 +1,139 @@
+/* fit_linalg.c — dense helpers of the fit: reductions over words in a fixed chunk order (so the
+ * result never depends on the thread count), orthonormalisation, small eigenproblems, simplex
+ * projection and a seeded random generator. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "fit_internal.h"
+
+double fit_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* C (p x q) = A^T B with A (n x p), B (n x q): partial products per chunk of FIT_CHUNK rows,
+ * computed in parallel (single-threaded BLAS inside), summed in chunk order. */
+void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *B, double *C)
+{
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+    if (nch <= 1) {
+        memset(C, 0, sizeof(double) * p * q);
+        if (n)
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, q, n, 1.0, A, p, B, q, 0.0,
+                        C, q);
+        return;
+    }
+    double *part = malloc(sizeof(double) * (size_t)nch * p * q);
+#pragma omp parallel for schedule(static)
+    for (uint32_t c = 0; c < nch; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, q, nb, 1.0, A + (size_t)r0 * p,
+                    p, B + (size_t)r0 * q, q, 0.0, part + (size_t)c * p * q, q);
+    }
+    memcpy(C, part, sizeof(double) * p * q);
+    for (uint32_t c = 1; c < nch; c++)
+        for (size_t i = 0; i < (size_t)p * q; i++)
+            C[i] += part[(size_t)c * p * q + i];
+    free(part);
+}
+
+void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C)
+{
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+#pragma omp parallel for schedule(static)
+    for (uint32_t c = 0; c < nch; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, q, p, 1.0,
+                    A + (size_t)r0 * p, p, S, q, 0.0, C + (size_t)r0 * q, q);
+    }
+}
+
+double fit_sum_ordered(const double *x, uint64_t n)
+{
+    double s = 0;
+    for (uint64_t i = 0; i < n; i++)
+        s += x[i];
+    return s;
+}
+
+int fit_syev(uint32_t p, double *A, double *w)
+{
+    if (p == 0)
+        return 0;
+    return LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', p, A, p, w);
+}
+
+/* One SVQB sweep: G = Q^T Q = V D V^T, Q <- Q V D^-1/2 over the well-conditioned directions
+ * (robust to rank deficiency, unlike Cholesky QR). Returns the rank kept. */
+static uint32_t svqb(uint32_t n, uint32_t p, double *Q)
+{
+    double *G = malloc(sizeof(double) * p * p), *w = malloc(sizeof(double) * p);
+    double *S = calloc((size_t)p * p, sizeof(double)), *T = malloc(sizeof(double) * n * p);
+    fit_gemm_tn(n, p, p, Q, Q, G);
+    fit_syev(p, G, w);
+    double wmax = w[p - 1] > 0 ? w[p - 1] : 0;
+    uint32_t rank = 0;
+    /* keep directions by descending eigenvalue so the order is stable */
+    for (int32_t j = (int32_t)p - 1; j >= 0; j--) {
+        if (!(w[j] > wmax * 1e-24) || w[j] <= 0)
+            continue;
+        double f = 1.0 / sqrt(w[j]);
+        for (uint32_t i = 0; i < p; i++)
+            S[(size_t)i * p + rank] = G[(size_t)i * p + j] * f;
+        rank++;
+    }
+    fit_gemm_nn(n, p, p, Q, S, T);
+    memcpy(Q, T, sizeof(double) * n * p);
+    free(G), free(w), free(S), free(T);
+    return rank;
+}
+
+uint32_t fit_orth(uint32_t n, uint32_t p, double *Q)
+{
+    svqb(n, p, Q);
+    return svqb(n, p, Q);
+}
+
+uint64_t fit_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+double fit_rng_gauss(uint64_t *s)
+{
+    double u1 = ((fit_rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    double u2 = ((fit_rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Duchi et al. 2008: sort, find the threshold theta, clip. */
+void fit_simplex_project(uint32_t k, const double *v, double *out, double *scratch)
+{
+    memcpy(scratch, v, sizeof(double) * k);
+    qsort(scratch, k, sizeof(double), cmp_desc);
+    double cum = 0, theta = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        cum += scratch[j];
+        double t = (cum - 1.0) / (j + 1);
+        if (scratch[j] - t > 0)
+            theta = t;
+    }
+    for (uint32_t j = 0; j < k; j++)
+        out[j] = v[j] > theta ? v[j] - theta : 0.0;
+}

@@ -1,0 +1,128 @@
+/* fit_mat.c — the rectified matrix seen by row blocks: dense (in memory), factored
+ * (scale * max(W diag(g) W^T, 0), each block generated with one GEMM and consumed at once) or
+ * sparse (CSR). Passes run blocks in parallel; every per-block result lands in its own slot. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "fit_internal.h"
+
+void fit_mat_free(fit_mat *m)
+{
+    free(m->X), free(m->W), free(m->WG), free(m->g);
+    free(m->rowptr), free(m->cols), free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+void fit_mat_rows(const fit_mat *m, uint32_t r0, uint32_t nb, double *out, uint64_t *nneg,
+                  double *negmass)
+{
+    size_t n = m->n;
+    uint64_t cnt = 0;
+    double mass = 0;
+    if (m->kind == FIT_DENSE) {
+        memcpy(out, m->X + (size_t)r0 * n, sizeof(double) * nb * n);
+    } else if (m->kind == FIT_SPARSE) {
+        memset(out, 0, sizeof(double) * nb * n);
+        for (uint32_t i = 0; i < nb; i++)
+            for (uint64_t e = m->rowptr[r0 + i]; e < m->rowptr[r0 + i + 1]; e++)
+                out[i * n + m->cols[e]] = m->vals[e];
+    } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, m->r, 1.0,
+                    m->WG + (size_t)r0 * m->r, m->r, m->W, m->r, 0.0, out, n);
+        double sc = m->scale;
+        for (size_t e = 0; e < (size_t)nb * n; e++) {
+            double v = out[e];
+            if (v < 0) {
+                cnt++;
+                mass -= v;
+                out[e] = 0;
+            } else {
+                out[e] = v * sc;
+            }
+        }
+    }
+    if (nneg)
+        *nneg = cnt;
+    if (negmass)
+        *negmass = mass;
+}
+
+int fit_mat_pass(const fit_mat *m, fit_block_fn fn, void *arg, uint64_t *nneg, double *negmass)
+{
+    uint32_t n = m->n, b = m->block ? m->block : 64;
+    uint32_t nblk = (n + b - 1) / b;
+    int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
+    double **buf = calloc(nt, sizeof *buf);
+    uint64_t *cnt = calloc(nblk, sizeof *cnt);
+    double *mass = calloc(nblk, sizeof *mass);
+    int fail = !buf || !cnt || !mass;
+    for (int t = 0; t < nt && !fail && m->kind != FIT_DENSE; t++)
+        fail = !(buf[t] = malloc(sizeof(double) * (size_t)b * n));
+    if (!fail) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (uint32_t blk = 0; blk < nblk; blk++) {
+            int tid = omp_get_thread_num();
+            uint32_t r0 = blk * b, nb = n - r0 < b ? n - r0 : b;
+            const double *rows;
+            if (m->kind == FIT_DENSE) {
+                rows = m->X + (size_t)r0 * n;
+            } else {
+                fit_mat_rows(m, r0, nb, buf[tid], &cnt[blk], &mass[blk]);
+                rows = buf[tid];
+            }
+            fn(arg, r0, nb, rows, tid);
+        }
+    }
+    uint64_t c = 0;
+    double s = 0;
+    for (uint32_t blk = 0; blk < nblk && !fail; blk++)
+        c += cnt[blk], s += mass[blk];
+    if (nneg)
+        *nneg = c;
+    if (negmass)
+        *negmass = s;
+    for (int t = 0; t < nt && buf; t++)
+        free(buf[t]);
+    free(buf), free(cnt), free(mass);
+    return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory for %u-row blocks of %u words", b, n)
+                : JSMF_OK;
+}
+
+typedef struct {
+    uint32_t n, p;
+    const double *V;
+    double *Z;
+} apply_ctx;
+
+static void apply_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    apply_ctx *a = arg;
+    (void)tid;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->p, a->n, 1.0, rows, a->n, a->V,
+                a->p, 0.0, a->Z + (size_t)r0 * a->p, a->p);
+}
+
+int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
+                  double *negmass)
+{
+    if (m->kind == FIT_SPARSE) {
+#pragma omp parallel for schedule(dynamic, 256) num_threads(m->threads > 0 ? m->threads : omp_get_max_threads())
+        for (uint32_t i = 0; i < m->n; i++) {
+            double *z = Z + (size_t)i * p;
+            memset(z, 0, sizeof(double) * p);
+            for (uint64_t e = m->rowptr[i]; e < m->rowptr[i + 1]; e++)
+                cblas_daxpy(p, m->vals[e], V + (size_t)m->cols[e] * p, 1, z, 1);
+        }
+        if (nneg)
+            *nneg = 0;
+        if (negmass)
+            *negmass = 0;
+        return JSMF_OK;
+    }
+    apply_ctx a = {m->n, p, V, Z};
+    return fit_mat_pass(m, apply_block, &a, nneg, negmass);
+}

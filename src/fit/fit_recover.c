@@ -1,0 +1,310 @@
+/* fit_recover.c — steps 3 and 4: B by per-word simplex least squares on the row-normalised
+ * rectified C (right-hand sides Cbar_S Cbar_i^T for every word from one pass over row blocks,
+ * clip included) and Bayes' rule with the unigram (seed 000 Alg. 3); A = D^-1 C_SS D^-1 (seed 001
+ * Eq. 6) or the pseudo-inverse B^+ C B^+T (seed 002 Alg. 3); alpha by Alg. 4 RECOVER-ALPHA. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "fit_internal.h"
+
+/* Pseudo-inverse of a small symmetric matrix through its eigendecomposition. */
+static void sym_pinv(uint32_t k, const double *H, double *out)
+{
+    double *E = malloc(sizeof(double) * k * k), *w = malloc(sizeof(double) * k);
+    memcpy(E, H, sizeof(double) * k * k);
+    fit_syev(k, E, w);
+    double cut = fabs(w[k - 1]) * 1e-12 * k;
+    memset(out, 0, sizeof(double) * k * k);
+    for (uint32_t c = 0; c < k; c++) {
+        if (!(fabs(w[c]) > cut))
+            continue;
+        for (uint32_t i = 0; i < k; i++)
+            for (uint32_t j = 0; j < k; j++)
+                out[i * k + j] += E[i * k + c] * E[j * k + c] / w[c];
+    }
+    free(E), free(w);
+}
+
+typedef struct {
+    const fit_mat *R;
+    const double *c, *Tt; /* Tt = Cbar_S^T, n x k */
+    double *rhs;          /* n x k */
+    uint32_t k;
+    /* KL solves inside the pass */
+    const fit_snls *s;
+    double *Y;
+    double **work, **vrow;
+    uint32_t *iters;
+    const unsigned char *skip;
+} rhs_ctx;
+
+static void rhs_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    rhs_ctx *a = arg;
+    uint32_t n = a->R->n, k = a->k;
+    double *out = a->rhs + (size_t)r0 * k;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, k, n, 1.0, rows, n, a->Tt, k, 0.0,
+                out, k);
+    for (uint32_t i = 0; i < nb; i++) {
+        double ci = a->c[r0 + i];
+        for (uint32_t j = 0; j < k; j++)
+            out[(size_t)i * k + j] = ci > 0 ? out[(size_t)i * k + j] / ci : 0;
+        if (a->Y && !a->skip[r0 + i]) { /* KL needs the row itself */
+            double *v = a->vrow[tid];
+            for (uint32_t j = 0; j < n; j++)
+                v[j] = rows[(size_t)i * n + j] / ci;
+            a->iters[r0 + i] = fit_snls_kl(a->s, a->Tt, n, v, a->Y + (size_t)(r0 + i) * k,
+                                           a->work[tid]);
+        }
+    }
+}
+
+int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uint32_t *S,
+                  const jsmf_fit_opts *o, int nt, double *B, double *Ybreve, double *XS,
+                  double *recovery_rect, jsmf_fit_report *rep)
+{
+    uint32_t n = R->n, k = o->k;
+    double *Tt = calloc((size_t)n * k, sizeof(double)), *H = malloc(sizeof(double) * k * k);
+    double *Hinv = malloc(sizeof(double) * k * k), *F = malloc(sizeof(double) * k * k);
+    double *rhs = malloc(sizeof(double) * n * k);
+    uint32_t *iters = calloc(n, sizeof *iters);
+    unsigned char *skip = calloc(n, 1);
+    double *res = calloc(n, sizeof(double));
+    double **work = calloc(nt, sizeof *work), **vrow = calloc(nt, sizeof *vrow);
+    int rc = JSMF_OK;
+    if (!Tt || !H || !Hinv || !F || !rhs || !iters || !skip || !res || !work || !vrow) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
+        goto out;
+    }
+    for (int t = 0; t < nt; t++) {
+        work[t] = malloc(sizeof(double) * (8 * k + 2 * k * k));
+        if (o->recover == JSMF_RECOVER_KL)
+            vrow[t] = malloc(sizeof(double) * n);
+        if (!work[t] || (o->recover == JSMF_RECOVER_KL && !vrow[t])) {
+            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
+            goto out;
+        }
+    }
+    /* the anchor rows, exact (clip included), and their normalised transpose */
+    for (uint32_t a = 0; a < k; a++) {
+        fit_mat_rows(R, S[a], 1, XS + (size_t)a * n, NULL, NULL);
+        double cs = c[S[a]];
+        for (uint32_t j = 0; j < n; j++)
+            Tt[(size_t)j * k + a] = cs > 0 ? XS[(size_t)a * n + j] / cs : 0;
+    }
+    fit_gemm_tn(n, k, k, Tt, Tt, H); /* U^T U of Alg. 3 */
+    sym_pinv(k, H, Hinv);
+    /* F = (gamma H + I)^-1 (Alg. 3 line 3) */
+    {
+        double *G = malloc(sizeof(double) * k * k);
+        for (uint32_t i = 0; i < k * k; i++)
+            G[i] = o->admm_gamma * H[i];
+        for (uint32_t i = 0; i < k; i++)
+            G[i * k + i] += 1.0;
+        sym_pinv(k, G, F);
+        free(G);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        skip[i] = !(c[i] > 0);
+    for (uint32_t a = 0; a < k; a++)
+        skip[S[a]] = 1;
+    fit_snls s = {k, H, Hinv, F, o->admm_lambda, o->admm_gamma, o->snls_tol, o->snls_maxit};
+    rhs_ctx rx = {R, c, Tt, rhs, k, &s, NULL, work, vrow, iters, skip};
+    if (o->recover == JSMF_RECOVER_KL)
+        rx.Y = Ybreve;
+    if (R->kind == FIT_SPARSE && o->recover != JSMF_RECOVER_KL) {
+#pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
+        for (uint32_t i = 0; i < n; i++) {
+            double *out = rhs + (size_t)i * k;
+            memset(out, 0, sizeof(double) * k);
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                cblas_daxpy(k, R->vals[e], Tt + (size_t)R->cols[e] * k, 1, out, 1);
+            for (uint32_t j = 0; j < k; j++)
+                out[j] = c[i] > 0 ? out[j] / c[i] : 0;
+        }
+    } else {
+        fit_mat R2 = *R;
+        R2.threads = nt;
+        if ((rc = fit_mat_pass(&R2, rhs_block, &rx, NULL, NULL)))
+            goto out;
+        if (rep)
+            rep->passes++;
+    }
+    if (o->recover != JSMF_RECOVER_KL) {
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
+        for (uint32_t i = 0; i < n; i++) {
+            if (skip[i])
+                continue;
+            double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)i * k;
+            double *w = work[omp_get_thread_num()];
+            if (o->recover == JSMF_RECOVER_ADMM)
+                iters[i] = fit_snls_admm(&s, r, y, w);
+            else if (o->recover == JSMF_RECOVER_EXPGRAD)
+                iters[i] = fit_snls_expgrad(&s, r, y, w);
+            else
+                iters[i] = fit_snls_activeset(&s, r, y, w);
+        }
+    }
+    /* anchors: Alg. 3 line 2; massless words: uniform (they get no weight in B) */
+    for (uint32_t i = 0; i < n; i++)
+        if (skip[i])
+            for (uint32_t j = 0; j < k; j++)
+                Ybreve[(size_t)i * k + j] = 1.0 / k;
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t j = 0; j < k; j++)
+            Ybreve[(size_t)S[a] * k + j] = a == j;
+    /* residual |Cbar_i - y^T Cbar_S|^2 = q2_i/c_i^2 - 2 y^T r_i + y^T H y (rectified Recovery) */
+    double rec = 0;
+    uint64_t total = 0;
+    uint32_t unconv = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        total += iters[i];
+        if (iters[i] > o->snls_maxit)
+            unconv++;
+        if (!(c[i] > 0))
+            continue;
+        const double *y = Ybreve + (size_t)i * k;
+        double hy = 0, ry = 0;
+        for (uint32_t a = 0; a < k; a++) {
+            double t = 0;
+            for (uint32_t b = 0; b < k; b++)
+                t += H[a * k + b] * y[b];
+            hy += y[a] * t;
+            ry += y[a] * rhs[(size_t)i * k + a];
+        }
+        int anchor = 0;
+        for (uint32_t a = 0; a < k; a++)
+            anchor |= S[a] == i;
+        if (anchor)
+            ry = hy; /* the anchor's own row: exact zero residual */
+        res[i] = sqrt(fmax(q2[i] / (c[i] * c[i]) - 2 * ry + hy, 0));
+        if (anchor)
+            res[i] = 0;
+        rec += res[i];
+    }
+    *recovery_rect = rec / n;
+    if (rep) {
+        rep->snls_iters += total;
+        rep->snls_unconverged += unconv;
+    }
+    /* Bayes' rule (Alg. 3 lines 15-17) */
+    double *den = calloc(k, sizeof(double));
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < k; j++)
+            den[j] += Ybreve[(size_t)i * k + j] * c[i];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < k; j++)
+            B[(size_t)i * k + j] = den[j] > 0 ? Ybreve[(size_t)i * k + j] * c[i] / den[j] : 0;
+    free(den);
+out:
+    for (int t = 0; t < nt && work; t++)
+        free(work[t]), free(vrow[t]);
+    free(work), free(vrow);
+    free(Tt), free(H), free(Hinv), free(F), free(rhs), free(iters), free(skip), free(res);
+    return rc;
+}
+
+/* A = D^-1 C_SS D^-1 with D = diag(B_{s_k, k}) (seed 001 Eq. 6, seed 000 Alg. 4 RECOVER-A). */
+void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
+                        const uint32_t *S, double *A)
+{
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++) {
+            double da = B[(size_t)S[a] * k + a], db = B[(size_t)S[b] * k + b];
+            double css = XS[(size_t)a * n + S[b]];
+            A[a * k + b] = (da > 0 && db > 0) ? css / (da * db) : 0;
+        }
+}
+
+typedef struct {
+    uint32_t n, k;
+    const double *Bp; /* n x k: B (B^T B)^-1 */
+    double *out;
+} pinv_ctx;
+
+static void pinv_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    pinv_ctx *a = arg;
+    (void)tid;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->k, a->n, 1.0, rows, a->n, a->Bp,
+                a->k, 0.0, a->out + (size_t)r0 * a->k, a->k);
+}
+
+/* A = B^+ C B^+T with B^+ = (B^T B)^-1 B^T (seed 002 Alg. 3, R = A^+ Q A^+T). */
+int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A)
+{
+    uint32_t n = R->n;
+    double *G = malloc(sizeof(double) * k * k), *Gi = malloc(sizeof(double) * k * k);
+    double *Bp = malloc(sizeof(double) * n * k), *RB = malloc(sizeof(double) * n * k);
+    double *T = malloc(sizeof(double) * k * k);
+    int rc = JSMF_OK;
+    if (!G || !Gi || !Bp || !RB || !T) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (pseudo-inverse A)");
+        goto out;
+    }
+    fit_gemm_tn(n, k, k, B, B, G);
+    sym_pinv(k, G, Gi);
+    fit_gemm_nn(n, k, k, B, Gi, Bp);
+    if (R->kind == FIT_SPARSE) {
+        for (uint32_t i = 0; i < n; i++) {
+            double *o = RB + (size_t)i * k;
+            memset(o, 0, sizeof(double) * k);
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                cblas_daxpy(k, R->vals[e], Bp + (size_t)R->cols[e] * k, 1, o, 1);
+        }
+    } else {
+        pinv_ctx pc = {n, k, Bp, RB};
+        if ((rc = fit_mat_pass(R, pinv_block, &pc, NULL, NULL)))
+            goto out;
+    }
+    fit_gemm_tn(n, k, k, Bp, RB, T);
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++)
+            A[a * k + b] = 0.5 * (T[a * k + b] + T[b * k + a]);
+out:
+    free(G), free(Gi), free(Bp), free(RB), free(T);
+    return rc;
+}
+
+/* Alg. 4 RECOVER-ALPHA. With beta = alpha0/(alpha0+1) the row-normalised Dirichlet second moment
+ * is beta 1 a^T + (1-beta) I, so the fit |beta(1a^T - I) + I - Abar|_F^2 is quadratic in beta;
+ * its minimiser is where the gradient of lines 8-9 vanishes, taken here in closed form (the
+ * iteration of Alg. 4 converges to the same point), clamped to alpha0 >= 0. */
+double fit_recover_alpha(uint32_t k, const double *A, double *alpha)
+{
+    double *a = malloc(sizeof(double) * k), *Ab = malloc(sizeof(double) * k * k);
+    double tot = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        a[i] = 0;
+        for (uint32_t j = 0; j < k; j++)
+            a[i] += A[i * k + j];
+        tot += a[i];
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        for (uint32_t j = 0; j < k; j++)
+            Ab[i * k + j] = a[i] > 0 ? A[i * k + j] / a[i] : 0;
+        a[i] = tot > 0 ? a[i] / tot : 0;
+    }
+    double num = 0, den = 0;
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = 0; j < k; j++) {
+            double m = a[j] - (i == j);
+            num += m * (Ab[i * k + j] - (i == j));
+            den += m * m;
+        }
+    double beta = den > 0 ? num / den : 0;
+    if (beta < 0)
+        beta = 0;
+    if (beta > 1 - 1e-12)
+        beta = 1 - 1e-12;
+    double alpha0 = beta / (1 - beta);
+    for (uint32_t i = 0; i < k; i++)
+        alpha[i] = alpha0 * a[i];
+    free(a), free(Ab);
+    return alpha0;
+}

@@ -1,0 +1,483 @@
+/* fit_rectify.c — step 1: rectify C (seed 000 Alg. 1; seed 003 Sec. 3). Alternating projection
+ * (rank-K PSD, normalise, clip) on the dense path with LAPACK, or streaming: the iterate stays in
+ * factored form max(U diag(l) U^T + s 11^T, 0) and its eigenvectors come from block Krylov passes
+ * (the first one over the sparse rows of C as the source streams them). Cyclic Douglas-Rachford
+ * (seed 003) on the dense path. None: C itself, kept sparse. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "fit_internal.h"
+
+/* ---- reading the source ------------------------------------------------------------------ */
+
+typedef struct {
+    double *X;
+    uint32_t n;
+} dense_load;
+
+static int dense_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
+{
+    dense_load *d = arg;
+    if (row >= d->n)
+        return jsmf_error(JSMF_EFORMAT, "fit: source row %u outside N=%u", row, d->n);
+    for (uint32_t e = 0; e < nv; e++)
+        if (cols[e] < d->n)
+            d->X[(size_t)row * d->n + cols[e]] = vals[e];
+    return 0;
+}
+
+int fit_load_dense(const jsmf_source *C, double **X)
+{
+    size_t n = C->n;
+    dense_load d = {calloc(n * n, sizeof(double)), C->n};
+    if (!d.X)
+        return jsmf_error(JSMF_ENOMEM, "fit: no memory for a dense %zu x %zu C", n, n);
+    int rc = C->scan(C->ctx, dense_row, &d);
+    if (rc) {
+        free(d.X);
+        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    }
+    *X = d.X;
+    return JSMF_OK;
+}
+
+typedef struct {
+    fit_mat *m;
+    uint64_t cap, used;
+    uint32_t next;
+} csr_load;
+
+static int csr_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
+{
+    csr_load *c = arg;
+    fit_mat *m = c->m;
+    if (row >= m->n || row < c->next)
+        return jsmf_error(JSMF_EFORMAT, "fit: source rows out of order at %u", row);
+    while (c->used + nv > c->cap) {
+        uint64_t cap = c->cap ? c->cap * 2 : 1 << 16;
+        uint32_t *nc = realloc(m->cols, cap * sizeof *nc);
+        double *nvv = nc ? realloc(m->vals, cap * sizeof *nvv) : NULL;
+        if (nc)
+            m->cols = nc;
+        if (!nvv)
+            return jsmf_error(JSMF_ENOMEM, "fit: no memory for C (%llu entries)",
+                              (unsigned long long)cap);
+        m->vals = nvv;
+        c->cap = cap;
+    }
+    for (uint32_t i = c->next; i <= row; i++)
+        m->rowptr[i] = c->used;
+    memcpy(m->cols + c->used, cols, nv * sizeof *cols);
+    memcpy(m->vals + c->used, vals, nv * sizeof *vals);
+    c->used += nv;
+    c->next = row + 1;
+    return 0;
+}
+
+int fit_load_csr(const jsmf_source *C, fit_mat *m)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = FIT_SPARSE;
+    m->n = C->n;
+    m->rowptr = calloc((size_t)C->n + 1, sizeof *m->rowptr);
+    if (!m->rowptr)
+        return jsmf_error(JSMF_ENOMEM, "fit: no memory for C rows");
+    csr_load c = {m, 0, 0, 0};
+    int rc = C->scan(C->ctx, csr_row, &c);
+    if (rc) {
+        fit_mat_free(m);
+        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    }
+    for (uint32_t i = c.next; i <= C->n; i++)
+        m->rowptr[i] = c.used;
+    return JSMF_OK;
+}
+
+/* The first AP step streams C: rows are buffered as the source hands them over and each full
+ * buffer is multiplied in parallel. */
+typedef struct {
+    const jsmf_source *C;
+    const double *V;
+    double *Z;
+    uint32_t p;
+    uint32_t *brow;
+    uint64_t *boff;
+    uint32_t *bcol;
+    double *bval;
+    uint32_t nrows, rowcap;
+    uint64_t nnz, nnzcap;
+    int threads;
+    uint64_t passes;
+} src_apply;
+
+static void src_flush(src_apply *a)
+{
+#pragma omp parallel for schedule(dynamic, 64) num_threads(a->threads)
+    for (uint32_t r = 0; r < a->nrows; r++) {
+        double *z = a->Z + (size_t)a->brow[r] * a->p;
+        for (uint64_t e = a->boff[r]; e < a->boff[r + 1]; e++)
+            cblas_daxpy(a->p, a->bval[e], a->V + (size_t)a->bcol[e] * a->p, 1, z, 1);
+    }
+    a->nrows = 0;
+    a->nnz = 0;
+}
+
+static int src_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
+{
+    src_apply *a = arg;
+    if (a->nrows == a->rowcap || a->nnz + nv > a->nnzcap)
+        src_flush(a);
+    if (nv > a->nnzcap) { /* a row longer than the buffer: do it here */
+        double *z = a->Z + (size_t)row * a->p;
+        for (uint32_t e = 0; e < nv; e++)
+            cblas_daxpy(a->p, vals[e], a->V + (size_t)cols[e] * a->p, 1, z, 1);
+        return 0;
+    }
+    a->brow[a->nrows] = row;
+    a->boff[a->nrows] = a->nnz;
+    memcpy(a->bcol + a->nnz, cols, nv * sizeof *cols);
+    memcpy(a->bval + a->nnz, vals, nv * sizeof *vals);
+    a->nnz += nv;
+    a->nrows++;
+    a->boff[a->nrows] = a->nnz;
+    return 0;
+}
+
+static int src_apply_fn(void *ctx, const double *V, uint32_t p, double *Z)
+{
+    src_apply *a = ctx;
+    a->V = V, a->Z = Z, a->p = p;
+    memset(Z, 0, sizeof(double) * a->C->n * p);
+    a->passes++;
+    int rc = a->C->scan(a->C->ctx, src_row, a);
+    if (rc)
+        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    src_flush(a);
+    return JSMF_OK;
+}
+
+/* ---- factored iterates ------------------------------------------------------------------- */
+
+typedef struct {
+    fit_mat *F;
+    uint64_t nneg, calls;
+    double negmass;
+    uint64_t *passes;
+} fac_apply;
+
+static int fac_apply_fn(void *ctx, const double *V, uint32_t p, double *Z)
+{
+    fac_apply *a = ctx;
+    uint64_t c;
+    double s;
+    int rc = fit_mat_apply(a->F, V, p, Z, &c, &s);
+    if (!a->calls)
+        a->nneg = c, a->negmass = s;
+    a->calls++;
+    (*a->passes)++;
+    return rc;
+}
+
+/* W = [U, 1], g = [max(lam,0), s] with s = (1 - 1^T U diag(lam+) U^T 1) / n^2 (Alg. 1 lines
+ * 4-6, the sum exact in factor space). */
+static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, const double *lam)
+{
+    uint32_t r = k + 1;
+    double *ut1 = calloc(k, sizeof(double));
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t c = 0; c < k; c++) {
+            F->W[(size_t)i * r + c] = U[(size_t)i * k + c];
+        }
+        F->W[(size_t)i * r + k] = 1.0;
+    }
+    /* U^T 1 in fixed chunk order */
+    double *ones = malloc(sizeof(double) * n);
+    for (uint32_t i = 0; i < n; i++)
+        ones[i] = 1.0;
+    fit_gemm_tn(n, k, 1, U, ones, ut1);
+    free(ones);
+    double tot = 0;
+    for (uint32_t c = 0; c < k; c++) {
+        F->g[c] = lam[c] > 0 ? lam[c] : 0;
+        tot += F->g[c] * ut1[c] * ut1[c];
+    }
+    F->g[k] = (1.0 - tot) / ((double)n * n);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < r; c++)
+            F->WG[(size_t)i * r + c] = F->W[(size_t)i * r + c] * F->g[c];
+    free(ut1);
+}
+
+/* ||W1 G1 W1^T - W2 G2 W2^T||_F / ||W1 G1 W1^T||_F from (r x r) Gram matrices. */
+static double factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
+                           const double *W2, const double *g2)
+{
+    double *H11 = malloc(sizeof(double) * r * r), *H22 = malloc(sizeof(double) * r * r);
+    double *H12 = malloc(sizeof(double) * r * r);
+    fit_gemm_tn(n, r, r, W1, W1, H11);
+    fit_gemm_tn(n, r, r, W2, W2, H22);
+    fit_gemm_tn(n, r, r, W1, W2, H12);
+    double a = 0, b = 0, c = 0;
+    for (uint32_t i = 0; i < r; i++)
+        for (uint32_t j = 0; j < r; j++) {
+            a += g1[i] * H11[i * r + j] * g1[j] * H11[j * r + i];
+            c += g2[i] * H22[i * r + j] * g2[j] * H22[j * r + i];
+            b += g1[i] * H12[i * r + j] * g2[j] * H12[i * r + j];
+        }
+    free(H11), free(H22), free(H12);
+    double d2 = a - 2 * b + c;
+    return sqrt(fmax(d2, 0)) / (a > 0 ? sqrt(a) : 1);
+}
+
+static void progress(const jsmf_fit_opts *o, const char *what, double done, double total)
+{
+    if (o->progress)
+        o->progress(o->progress_arg, what, done, total);
+}
+
+static void add_trace(jsmf_fit_report *rep, const jsmf_fit_trace *t)
+{
+    if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
+        rep->trace[rep->n_trace++] = *t;
+}
+
+uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt)
+{
+    uint64_t b = mem / 4 / ((uint64_t)(nt > 0 ? nt : 1) * n * sizeof(double));
+    if (b > 256)
+        b = 256;
+    if (b < 8)
+        b = 8;
+    return (uint32_t)b;
+}
+
+int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                       jsmf_fit_report *rep)
+{
+    uint32_t n = C->n, k = o->k, r = k + 1;
+    uint32_t q1 = k / 2 > 10 ? k / 2 : 10, q = k / 5 > 8 ? k / 5 : 8;
+    uint64_t passes = 0;
+    memset(F, 0, sizeof *F);
+    F->kind = FIT_FACTOR, F->n = n, F->r = r, F->scale = 1.0, F->threads = nt;
+    F->block = fit_block_rows(n, o->mem_bytes, nt);
+    F->W = malloc(sizeof(double) * n * r);
+    F->WG = malloc(sizeof(double) * n * r);
+    F->g = malloc(sizeof(double) * r);
+    double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
+    double *Wold = malloc(sizeof(double) * n * r), *gold = malloc(sizeof(double) * r);
+    double *Q0 = malloc(sizeof(double) * n * r);
+    src_apply sa = {0};
+    sa.C = C, sa.threads = nt, sa.rowcap = 4096, sa.nnzcap = 1 << 20;
+    sa.brow = malloc(sizeof(uint32_t) * sa.rowcap);
+    sa.boff = malloc(sizeof(uint64_t) * (sa.rowcap + 1));
+    sa.bcol = malloc(sizeof(uint32_t) * sa.nnzcap);
+    sa.bval = malloc(sizeof(double) * sa.nnzcap);
+    int rc = JSMF_OK;
+    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !sa.brow || !sa.boff ||
+        !sa.bcol || !sa.bval) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factored iterate (N=%u)", n);
+        goto out;
+    }
+    uint32_t iters = 0;
+    progress(o, "rectify", 0, o->rectify_iters);
+    rc = fit_eig_topk(src_apply_fn, &sa, n, k, k + q1, 3, NULL, 0, o->eig_tol, o->eig_maxit,
+                      o->seed, U, lam, &iters);
+    if (rc)
+        goto out;
+    passes += sa.passes;
+    set_factor(F, n, k, U, lam);
+    jsmf_fit_trace tr = {NAN, F->g[k], 0, 0, lam[k - 1], iters};
+    for (uint32_t t = 1; t < o->rectify_iters; t++) {
+        progress(o, "rectify", t, o->rectify_iters);
+        for (uint32_t i = 0; i < n; i++) {
+            memcpy(Q0 + (size_t)i * r, U + (size_t)i * k, sizeof(double) * k);
+            Q0[(size_t)i * r + k] = 1.0 / sqrt((double)n);
+        }
+        fac_apply fa = {F, 0, 0, 0, &passes};
+        rc = fit_eig_topk(fac_apply_fn, &fa, n, k, k + q, 1, Q0, r, o->eig_tol, o->eig_maxit,
+                          o->seed + t, U, lam, &iters);
+        if (rc)
+            goto out;
+        tr.neg_frac = (double)fa.nneg / ((double)n * n);
+        tr.neg_mass = fa.negmass;
+        add_trace(rep, &tr);
+        memcpy(Wold, F->W, sizeof(double) * n * r);
+        memcpy(gold, F->g, sizeof(double) * r);
+        set_factor(F, n, k, U, lam);
+        tr = (jsmf_fit_trace){factor_delta(n, r, F->W, F->g, Wold, gold), F->g[k], 0, 0,
+                              lam[k - 1], iters};
+    }
+    /* the last iterate's clip statistics come from the sums pass (fit_rect_sums) */
+    add_trace(rep, &tr);
+    if (rep)
+        rep->passes += passes;
+out:
+    free(U), free(lam), free(Wold), free(gold), free(Q0);
+    free(sa.brow), free(sa.boff), free(sa.bcol), free(sa.bval);
+    if (rc)
+        fit_mat_free(F);
+    return rc;
+}
+
+/* ---- dense path -------------------------------------------------------------------------- */
+
+/* out = U diag(max(lam,0)) U^T for the K largest algebraic eigenpairs of X (X destroyed). */
+static int dense_psd(uint32_t n, uint32_t k, double *X, double *out, double *lam_min)
+{
+    double *w = malloc(sizeof(double) * n), *Z = malloc(sizeof(double) * n * k);
+    double *ZL = malloc(sizeof(double) * n * k);
+    int *isuppz = malloc(sizeof(int) * 2 * k);
+    lapack_int m = 0;
+    int rc = JSMF_OK;
+    if (!w || !Z || !ZL || !isuppz) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (dense eigenproblem, N=%u)", n);
+        goto out;
+    }
+    lapack_int info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', n, X, n, 0, 0, n - k + 1, n,
+                                     0.0, &m, w, Z, k, isuppz);
+    if (info || (uint32_t)m != k) {
+        rc = jsmf_error(JSMF_ENUMERIC, "fit: dsyevr failed (info %d, %d of %u eigenvalues)",
+                        (int)info, (int)m, k);
+        goto out;
+    }
+    *lam_min = w[0];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < k; c++)
+            ZL[(size_t)i * k + c] = Z[(size_t)i * k + c] * (w[c] > 0 ? w[c] : 0);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, k, 1.0, ZL, k, Z, k, 0.0, out, n);
+out:
+    free(w), free(Z), free(ZL), free(isuppz);
+    return rc;
+}
+
+static double dense_sum(size_t nn, const double *X)
+{
+    return fit_sum_ordered(X, nn);
+}
+
+/* Alg. 1 line 6 then 7: add the mean deficit, clip; returns clip statistics. */
+static double normalise_clip(uint32_t n, double *X, uint64_t *nneg, double *negmass)
+{
+    size_t nn = (size_t)n * n;
+    double s = (1.0 - dense_sum(nn, X)) / ((double)n * n);
+    uint64_t c = 0;
+    double m = 0;
+    for (size_t e = 0; e < nn; e++) {
+        double v = X[e] + s;
+        if (v < 0) {
+            c++, m -= v;
+            v = 0;
+        }
+        X[e] = v;
+    }
+    *nneg = c, *negmass = m;
+    return s;
+}
+
+static void normalise_nor(uint32_t n, double *X)
+{
+    size_t nn = (size_t)n * n;
+    double s = (1.0 - dense_sum(nn, X)) / ((double)n * n);
+    for (size_t e = 0; e < nn; e++)
+        X[e] += s;
+}
+
+static double rel_change(size_t nn, const double *a, const double *b)
+{
+    double d = 0, t = 0;
+    for (size_t e = 0; e < nn; e++)
+        d += (a[e] - b[e]) * (a[e] - b[e]), t += a[e] * a[e];
+    return sqrt(d) / (t > 0 ? sqrt(t) : 1);
+}
+
+int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep)
+{
+    size_t nn = (size_t)n * n;
+    uint32_t k = o->k;
+    double *old = malloc(sizeof(double) * nn), *a = NULL, *b = NULL;
+    int rc = JSMF_OK;
+    if (!old)
+        return jsmf_error(JSMF_ENOMEM, "fit: no memory for the dense path (N=%u)", n);
+    if (o->rectify == JSMF_RECTIFY_AP) {
+        a = malloc(sizeof(double) * nn);
+        for (uint32_t t = 0; t < o->rectify_iters; t++) {
+            progress(o, "rectify", t, o->rectify_iters);
+            memcpy(old, X, sizeof(double) * nn);
+            if (a)
+                memcpy(a, X, sizeof(double) * nn);
+            jsmf_fit_trace tr = {0};
+            if ((rc = dense_psd(n, k, old, X, &tr.lambda_min)))
+                goto out;
+            uint64_t c;
+            tr.shift = normalise_clip(n, X, &c, &tr.neg_mass);
+            tr.neg_frac = (double)c / nn;
+            tr.delta = a && t ? rel_change(nn, X, a) : NAN;
+            add_trace(rep, &tr);
+        }
+    } else if (o->rectify == JSMF_RECTIFY_DR) {
+        /* cyclic Douglas-Rachford (Borwein-Tam) over PSD_K, NOR, NN: x <- T31 T23 T12 x with
+         * T_AB x = x + P_B(2 P_A x - x) - P_A x. Two eigenproblems per cycle: seed 003 finds it
+         * about twice the cost of AP. The answer is the AP projection of the final x. */
+        a = malloc(sizeof(double) * nn), b = malloc(sizeof(double) * nn);
+        if (!a || !b) {
+            rc = jsmf_error(JSMF_ENOMEM, "fit: no memory for Douglas-Rachford (N=%u)", n);
+            goto out;
+        }
+        for (uint32_t t = 0; t < o->rectify_iters; t++) {
+            progress(o, "rectify", t, o->rectify_iters);
+            jsmf_fit_trace tr = {0};
+            memcpy(old, X, sizeof(double) * nn);
+            /* T12: A = PSD, B = NOR */
+            memcpy(b, X, sizeof(double) * nn);
+            if ((rc = dense_psd(n, k, b, a, &tr.lambda_min)))
+                goto out;
+            for (size_t e = 0; e < nn; e++)
+                b[e] = 2 * a[e] - X[e];
+            normalise_nor(n, b);
+            for (size_t e = 0; e < nn; e++)
+                X[e] += b[e] - a[e];
+            /* T23: A = NOR, B = NN */
+            memcpy(a, X, sizeof(double) * nn);
+            normalise_nor(n, a);
+            for (size_t e = 0; e < nn; e++) {
+                double y = 2 * a[e] - X[e];
+                X[e] += (y > 0 ? y : 0) - a[e];
+            }
+            /* T31: A = NN, B = PSD */
+            for (size_t e = 0; e < nn; e++) {
+                a[e] = X[e] > 0 ? X[e] : 0;
+                b[e] = 2 * a[e] - X[e];
+            }
+            double lm;
+            if ((rc = dense_psd(n, k, b, old, &lm)))
+                goto out;
+            for (size_t e = 0; e < nn; e++)
+                X[e] += old[e] - a[e];
+            tr.delta = NAN;
+            add_trace(rep, &tr);
+        }
+        /* final shadow: one AP step from the DR point */
+        memcpy(old, X, sizeof(double) * nn);
+        double lm;
+        if ((rc = dense_psd(n, k, old, X, &lm)))
+            goto out;
+        uint64_t c;
+        double m;
+        normalise_clip(n, X, &c, &m);
+    }
+    double s = dense_sum(nn, X);
+    if (!(s > 0)) {
+        rc = jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", s);
+        goto out;
+    }
+    for (size_t e = 0; e < nn; e++)
+        X[e] /= s;
+out:
+    free(old), free(a), free(b);
+    return rc;
+}

@@ -1,0 +1,269 @@
+/* fit_snls.c — per-word simplex-constrained least squares min 1/2 |U y - v|^2 = 1/2 y^T H y -
+ * r^T y + const over y in the simplex (H = U^T U and r = U^T v given; U = anchor rows of Cbar):
+ * ADMM by Douglas-Rachford (seed 000 Alg. 3), exponentiated gradient with the L2 or the KL loss
+ * and a KKT / duality-gap stop (seed 002 App. D.2, Alg. 5), and an exact primal active-set method
+ * that reuses H for every word. `work` holds at least 8k + 2k^2 doubles. */
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "fit_internal.h"
+
+uint32_t fit_snls_admm(const fit_snls *s, const double *r, double *y, double *work)
+{
+    uint32_t k = s->k;
+    double *f = work, *q = f + k, *p = q + k, *t = p + k, *yn = t + k, *scr = yn + k;
+    for (uint32_t j = 0; j < k; j++)
+        f[j] = s->gamma * r[j];
+    /* line 6: y0 = Pi((U^T U)^-1 f / gamma) */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->Hinv, k, r, 1, 0.0, t, 1);
+    fit_simplex_project(k, t, y, scr);
+    memcpy(q, y, sizeof(double) * k);
+    uint32_t it;
+    for (it = 1; it <= s->maxit; it++) {
+        for (uint32_t j = 0; j < k; j++) /* line 9: p = F (2y - q + f) */
+            t[j] = 2 * y[j] - q[j] + f[j];
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->F, k, t, 1, 0.0, p, 1);
+        for (uint32_t j = 0; j < k; j++) /* line 10 */
+            q[j] += s->lambda * (p[j] - y[j]);
+        fit_simplex_project(k, q, yn, scr); /* line 11 */
+        double ch = 0;
+        for (uint32_t j = 0; j < k; j++)
+            ch = fmax(ch, fabs(yn[j] - y[j]));
+        memcpy(y, yn, sizeof(double) * k);
+        if (ch <= s->tol) /* line 12: y has converged */
+            return it;
+    }
+    return s->maxit + 1;
+}
+
+static double quad(uint32_t k, const double *H, const double *r, const double *x, double *g)
+{
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, H, k, x, 1, 0.0, g, 1);
+    double f = 0.5 * cblas_ddot(k, x, 1, g, 1) - cblas_ddot(k, r, 1, x, 1);
+    for (uint32_t j = 0; j < k; j++)
+        g[j] -= r[j];
+    return f;
+}
+
+/* Multiplicative step x' = x exp(-eta (g - min g)) / Z. */
+static void eg_step(uint32_t k, const double *x, const double *g, double gmin, double eta,
+                    double *xn)
+{
+    double z = 0;
+    for (uint32_t j = 0; j < k; j++)
+        z += (xn[j] = x[j] * exp(-eta * (g[j] - gmin)));
+    for (uint32_t j = 0; j < k; j++)
+        xn[j] /= z;
+}
+
+uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work)
+{
+    uint32_t k = s->k;
+    double *g = work, *xn = g + k, *gn = xn + k;
+    for (uint32_t j = 0; j < k; j++)
+        y[j] = 1.0 / k; /* Alg. 5: start at the centre */
+    double f = quad(k, s->H, r, y, g), eta = 50.0; /* rate of seed 000 Sec. 5.1 */
+    uint32_t it;
+    for (it = 1; it <= s->maxit; it++) {
+        double gmin = g[0];
+        for (uint32_t j = 1; j < k; j++)
+            gmin = fmin(gmin, g[j]);
+        /* KKT: lambda = g - min g >= 0, converged when lambda^T x (the duality gap) is small */
+        double gap = cblas_ddot(k, y, 1, g, 1) - gmin;
+        if (gap < s->tol)
+            return it;
+        double fn = 0;
+        int ok = 0;
+        for (int bt = 0; bt < 60 && !ok; bt++) { /* Armijo backtracking on eta */
+            eg_step(k, y, g, gmin, eta, xn);
+            fn = quad(k, s->H, r, xn, gn);
+            double dec = 0;
+            for (uint32_t j = 0; j < k; j++)
+                dec += g[j] * (xn[j] - y[j]);
+            if (fn <= f + 1e-4 * dec)
+                ok = 1;
+            else
+                eta *= 0.5;
+        }
+        if (!ok)
+            return it;
+        memcpy(y, xn, sizeof(double) * k);
+        memcpy(g, gn, sizeof(double) * k);
+        f = fn;
+        eta *= 2.0;
+    }
+    return s->maxit + 1;
+}
+
+/* KL objective -sum_j v_j log (T^T x)_j over the support of v; Tt = T^T (n x k). */
+static double kl_eval(uint32_t k, const double *Tt, uint32_t n, const double *v, const double *x,
+                      double *g)
+{
+    double f = 0;
+    memset(g, 0, sizeof(double) * k);
+    for (uint32_t j = 0; j < n; j++) {
+        if (!(v[j] > 0))
+            continue;
+        const double *t = Tt + (size_t)j * k;
+        double z = cblas_ddot(k, t, 1, x, 1);
+        if (z < 1e-300)
+            z = 1e-300;
+        f -= v[j] * log(z);
+        cblas_daxpy(k, -v[j] / z, t, 1, g, 1);
+    }
+    return f;
+}
+
+uint32_t fit_snls_kl(const fit_snls *s, const double *Tt, uint32_t n, const double *v, double *y,
+                     double *work)
+{
+    uint32_t k = s->k;
+    double *g = work, *xn = g + k, *gn = xn + k;
+    for (uint32_t j = 0; j < k; j++)
+        y[j] = 1.0 / k;
+    double f = kl_eval(k, Tt, n, v, y, g), eta = 1.0;
+    uint32_t it;
+    for (it = 1; it <= s->maxit; it++) {
+        double gmin = g[0];
+        for (uint32_t j = 1; j < k; j++)
+            gmin = fmin(gmin, g[j]);
+        double gap = cblas_ddot(k, y, 1, g, 1) - gmin;
+        if (gap < s->tol)
+            return it;
+        double fn = 0;
+        int ok = 0;
+        for (int bt = 0; bt < 60 && !ok; bt++) {
+            eg_step(k, y, g, gmin, eta, xn);
+            fn = kl_eval(k, Tt, n, v, xn, gn);
+            double dec = 0;
+            for (uint32_t j = 0; j < k; j++)
+                dec += g[j] * (xn[j] - y[j]);
+            if (fn <= f + 1e-4 * dec)
+                ok = 1;
+            else
+                eta *= 0.5;
+        }
+        if (!ok)
+            return it;
+        memcpy(y, xn, sizeof(double) * k);
+        memcpy(g, gn, sizeof(double) * k);
+        f = fn;
+        eta *= 2.0;
+    }
+    return s->maxit + 1;
+}
+
+/* Equality-constrained subproblem on the passive set P (m indices): min 1/2 z^T H_PP z - r_P^T z
+ * with 1^T z = 1, by z = a + t b, H_PP a = r_P, H_PP b = 1. */
+static int solve_passive(const fit_snls *s, const double *r, const uint32_t *P, uint32_t m,
+                         double *z, double *M, double *ab)
+{
+    uint32_t k = s->k;
+    double ridge = 0;
+    for (uint32_t a = 0; a < m; a++)
+        ridge = fmax(ridge, s->H[(size_t)P[a] * k + P[a]]);
+    ridge *= 1e-13;
+    for (int attempt = 0; attempt < 6; attempt++, ridge = ridge > 0 ? ridge * 100 : 1e-300) {
+        for (uint32_t a = 0; a < m; a++) {
+            for (uint32_t b = 0; b < m; b++)
+                M[a * m + b] = s->H[(size_t)P[a] * k + P[b]];
+            M[a * m + a] += ridge;
+            ab[a * 2] = r[P[a]];
+            ab[a * 2 + 1] = 1.0;
+        }
+        if (LAPACKE_dposv(LAPACK_ROW_MAJOR, 'U', m, 2, M, m, ab, 2) == 0) {
+            double sa = 0, sb = 0;
+            for (uint32_t a = 0; a < m; a++)
+                sa += ab[a * 2], sb += ab[a * 2 + 1];
+            if (sb == 0)
+                continue;
+            double t = (1.0 - sa) / sb;
+            for (uint32_t a = 0; a < m; a++)
+                z[a] = ab[a * 2] + t * ab[a * 2 + 1];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+uint32_t fit_snls_activeset(const fit_snls *s, const double *r, double *y, double *work)
+{
+    uint32_t k = s->k;
+    double *g = work, *z = g + k, *ab = z + k, *M = ab + 2 * k;
+    uint32_t P[k ? k : 1];
+    unsigned char inP[k ? k : 1];
+    memset(inP, 0, k);
+    /* start at the best vertex */
+    uint32_t j0 = 0;
+    double best = INFINITY, hscale = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        double v = 0.5 * s->H[(size_t)j * k + j] - r[j];
+        hscale = fmax(hscale, s->H[(size_t)j * k + j]);
+        if (v < best)
+            best = v, j0 = j;
+    }
+    memset(y, 0, sizeof(double) * k);
+    y[j0] = 1.0;
+    P[0] = j0, inP[j0] = 1;
+    uint32_t m = 1, it;
+    double tol = s->tol * (hscale > 0 ? hscale : 1);
+    for (it = 1; it <= s->maxit; it++) {
+        quad(k, s->H, r, y, g);
+        double nu = 0;
+        for (uint32_t a = 0; a < m; a++)
+            nu += y[P[a]] * g[P[a]];
+        uint32_t add = UINT32_MAX;
+        double most = -tol;
+        for (uint32_t j = 0; j < k; j++)
+            if (!inP[j] && g[j] - nu < most)
+                most = g[j] - nu, add = j;
+        if (add == UINT32_MAX)
+            return it; /* KKT holds: g_j >= nu off P */
+        P[m++] = add, inP[add] = 1;
+        for (uint32_t inner = 0; inner < 4 * k + 8; inner++) {
+            if (solve_passive(s, r, P, m, z, M, ab))
+                return s->maxit + 1;
+            int feasible = 1;
+            for (uint32_t a = 0; a < m; a++)
+                if (z[a] <= 0)
+                    feasible = 0;
+            if (feasible) {
+                for (uint32_t a = 0; a < m; a++)
+                    y[P[a]] = z[a];
+                break;
+            }
+            double alpha = 1.0;
+            for (uint32_t a = 0; a < m; a++)
+                if (z[a] <= 0) {
+                    double den = y[P[a]] - z[a];
+                    double t = den > 0 ? y[P[a]] / den : 0;
+                    alpha = fmin(alpha, t);
+                }
+            for (uint32_t a = 0; a < m; a++)
+                y[P[a]] += alpha * (z[a] - y[P[a]]);
+            uint32_t w = 0;
+            for (uint32_t a = 0; a < m; a++) {
+                if (y[P[a]] <= 1e-15) {
+                    y[P[a]] = 0;
+                    inP[P[a]] = 0;
+                } else {
+                    P[w++] = P[a];
+                }
+            }
+            m = w;
+            if (m == 0) { /* numerical corner: restart at the best vertex */
+                y[j0] = 1.0, P[0] = j0, inP[j0] = 1, m = 1;
+                break;
+            }
+        }
+        double sum = 0;
+        for (uint32_t j = 0; j < k; j++)
+            sum += y[j];
+        for (uint32_t j = 0; j < k; j++)
+            y[j] /= sum;
+    }
+    return s->maxit + 1;
+}

@@ -1,0 +1,365 @@
+/* json.c — the streaming JSON writer behind summary.json and every --json output, and a small
+ * reader that looks up one value by dotted path (enough to read summary.json back). */
+#include "jsmf_model.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSON_MAX_DEPTH ((int)(sizeof(((jsmf_json *)0)->need_comma) / sizeof(int)))
+
+void jsmf_json_init(jsmf_json *j, FILE *f, int pretty)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+    j->pretty = pretty;
+}
+
+static void json_escape(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        default:
+            /* UTF-8 bytes (>= 0x80) pass through; other control characters are escaped, DEL too
+             * so that a terminal showing the output is never driven by it. */
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_newline(jsmf_json *j)
+{
+    if (!j->pretty)
+        return;
+    fputc('\n', j->f);
+    for (int i = 0; i < j->depth; i++)
+        fputs("  ", j->f);
+}
+
+/* Everything a value needs before it: the comma, the indentation and the key. */
+static void json_prefix(jsmf_json *j, const char *key)
+{
+    /* Top-level values are separate documents (JSON lines: one object per line), never
+     * comma-separated. */
+    int d = j->depth < JSON_MAX_DEPTH ? j->depth : JSON_MAX_DEPTH - 1;
+    if (d > 0 && j->need_comma[d])
+        fputc(',', j->f);
+    j->need_comma[d] = 1;
+    if (j->depth > 0)
+        json_newline(j);
+    if (key) {
+        json_escape(j->f, key);
+        fputs(j->pretty ? ": " : ":", j->f);
+    }
+}
+
+static void json_open(jsmf_json *j, const char *key, char bracket)
+{
+    json_prefix(j, key);
+    fputc(bracket, j->f);
+    j->depth++;
+    if (j->depth < JSON_MAX_DEPTH)
+        j->need_comma[j->depth] = 0;
+}
+
+static void json_close(jsmf_json *j, char bracket)
+{
+    int had_items = j->depth < JSON_MAX_DEPTH ? j->need_comma[j->depth] : 1;
+    if (j->depth > 0)
+        j->depth--;
+    if (had_items)
+        json_newline(j);
+    fputc(bracket, j->f);
+    if (j->depth == 0 && j->pretty)
+        fputc('\n', j->f);
+}
+
+void jsmf_json_begin_object(jsmf_json *j, const char *key) { json_open(j, key, '{'); }
+void jsmf_json_end_object(jsmf_json *j) { json_close(j, '}'); }
+void jsmf_json_begin_array(jsmf_json *j, const char *key) { json_open(j, key, '['); }
+void jsmf_json_end_array(jsmf_json *j) { json_close(j, ']'); }
+
+void jsmf_json_string(jsmf_json *j, const char *key, const char *value)
+{
+    json_prefix(j, key);
+    if (value)
+        json_escape(j->f, value);
+    else
+        fputs("null", j->f);
+}
+
+void jsmf_json_number(jsmf_json *j, const char *key, double value)
+{
+    json_prefix(j, key);
+    if (isfinite(value))
+        fprintf(j->f, "%.17g", value);
+    else
+        fputs("null", j->f);
+}
+
+void jsmf_json_int(jsmf_json *j, const char *key, int64_t value)
+{
+    json_prefix(j, key);
+    fprintf(j->f, "%" PRId64, value);
+}
+
+void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value)
+{
+    json_prefix(j, key);
+    fprintf(j->f, "%" PRIu64, value);
+}
+
+void jsmf_json_bool(jsmf_json *j, const char *key, int value)
+{
+    json_prefix(j, key);
+    fputs(value ? "true" : "false", j->f);
+}
+
+void jsmf_json_null(jsmf_json *j, const char *key)
+{
+    json_prefix(j, key);
+    fputs("null", j->f);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Reader: a recursive-descent skipper that validates as it goes and stops at the value a
+ * dotted path names. Not a general JSON library — summary.json is small and well formed.
+ * ---------------------------------------------------------------------------------------- */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* Skip a string starting at its opening quote; returns the position after it or NULL. */
+static const char *skip_string(const char *p)
+{
+    if (*p++ != '"')
+        return NULL;
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20)
+            return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!isxdigit((unsigned char)p[i]))
+                        return NULL;
+                p += 4;
+            } else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+                return NULL;
+            }
+        }
+        p++;
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *skip_value(const char *p, int depth);
+
+static const char *skip_container(const char *p, int depth)
+{
+    char close = *p == '{' ? '}' : ']';
+    int object = *p == '{';
+    p = skip_ws(p + 1);
+    if (*p == close)
+        return p + 1;
+    for (;;) {
+        if (object) {
+            p = skip_string(p);
+            if (!p)
+                return NULL;
+            p = skip_ws(p);
+            if (*p++ != ':')
+                return NULL;
+        }
+        p = skip_value(skip_ws(p), depth + 1);
+        if (!p)
+            return NULL;
+        p = skip_ws(p);
+        if (*p == close)
+            return p + 1;
+        if (*p++ != ',')
+            return NULL;
+        p = skip_ws(p);
+    }
+}
+
+static const char *skip_value(const char *p, int depth)
+{
+    if (depth > 256)
+        return NULL;
+    p = skip_ws(p);
+    if (*p == '{' || *p == '[')
+        return skip_container(p, depth);
+    if (*p == '"')
+        return skip_string(p);
+    if (!strncmp(p, "true", 4))
+        return p + 4;
+    if (!strncmp(p, "false", 5))
+        return p + 5;
+    if (!strncmp(p, "null", 4))
+        return p + 4;
+    if (*p == '-' || isdigit((unsigned char)*p)) {
+        char *end;
+        strtod(p, &end);
+        return end > p ? end : NULL;
+    }
+    return NULL;
+}
+
+/* Does the JSON string at p (at its quote, no escapes expected in keys we look up) equal the
+ * n bytes of key? */
+static int key_equals(const char *p, const char *key, size_t n)
+{
+    return p[0] == '"' && !strncmp(p + 1, key, n) && p[1 + n] == '"';
+}
+
+/* Position of the value at dotted `path` inside `text`, or NULL. Array elements are addressed
+ * by their index as a path component ("levels.0.k"). */
+static const char *json_find(const char *text, const char *path)
+{
+    const char *p = skip_ws(text);
+    while (*path) {
+        const char *dot = strchr(path, '.');
+        size_t n = dot ? (size_t)(dot - path) : strlen(path);
+        const char *found = NULL;
+        if (*p == '{') {
+            p = skip_ws(p + 1);
+            while (*p == '"') {
+                int match = key_equals(p, path, n);
+                p = skip_string(p);
+                if (!p)
+                    return NULL;
+                p = skip_ws(p);
+                if (*p++ != ':')
+                    return NULL;
+                p = skip_ws(p);
+                if (match) {
+                    found = p;
+                    break;
+                }
+                p = skip_value(p, 0);
+                if (!p)
+                    return NULL;
+                p = skip_ws(p);
+                if (*p == ',')
+                    p = skip_ws(p + 1);
+            }
+        } else if (*p == '[') {
+            char *end;
+            unsigned long idx = strtoul(path, &end, 10);
+            if (end != path + n || n == 0)
+                return NULL;
+            p = skip_ws(p + 1);
+            for (unsigned long i = 0; *p && *p != ']'; i++) {
+                if (i == idx) {
+                    found = p;
+                    break;
+                }
+                p = skip_value(p, 0);
+                if (!p)
+                    return NULL;
+                p = skip_ws(p);
+                if (*p == ',')
+                    p = skip_ws(p + 1);
+            }
+        }
+        if (!found)
+            return NULL;
+        p = found;
+        path += n + (dot ? 1 : 0);
+    }
+    return p;
+}
+
+int jsmf_json_valid(const char *text)
+{
+    const char *p = skip_value(text, 0);
+    return p && *skip_ws(p) == 0;
+}
+
+int jsmf_json_get_number(const char *text, const char *path, double *out)
+{
+    const char *p = json_find(text, path);
+    if (!p)
+        return JSMF_ENOTFOUND;
+    if (!strncmp(p, "null", 4)) {
+        *out = NAN;
+        return JSMF_OK;
+    }
+    if (*p != '-' && !isdigit((unsigned char)*p))
+        return JSMF_EFORMAT;
+    char *end;
+    *out = strtod(p, &end);
+    return end > p ? JSMF_OK : JSMF_EFORMAT;
+}
+
+/* Decode the JSON string at p (its opening quote) into a fresh UTF-8 string. */
+static int json_decode_string(const char *p, char **out)
+{
+    const char *end = skip_string(p);
+    if (!end)
+        return JSMF_EFORMAT;
+    char *s = malloc((size_t)(end - p)), *o = s;
+    if (!s)
+        return JSMF_ENOMEM;
+    for (p++; p < end - 1; p++) {
+        if (*p != '\\') {
+            *o++ = *p;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'u': {
+            unsigned cp = (unsigned)strtoul((char[5]){p[1], p[2], p[3], p[4], 0}, NULL, 16);
+            p += 4;
+            /* Basic plane only (surrogate pairs are not needed for our keys and values). */
+            if (cp < 0x80) {
+                *o++ = (char)cp;
+            } else if (cp < 0x800) {
+                *o++ = (char)(0xc0 | cp >> 6), *o++ = (char)(0x80 | (cp & 0x3f));
+            } else {
+                *o++ = (char)(0xe0 | cp >> 12), *o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+                *o++ = (char)(0x80 | (cp & 0x3f));
+            }
+            break;
+        }
+        default: *o++ = *p;
+        }
+    }
+    *o = 0;
+    *out = s;
+    return JSMF_OK;
+}
+
+int jsmf_json_get_string(const char *text, const char *path, char **out)
+{
+    const char *p = json_find(text, path);
+    if (!p)
+        return JSMF_ENOTFOUND;
+    if (*p != '"')
+        return JSMF_EFORMAT;
+    return json_decode_string(p, out);
+}

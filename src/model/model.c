@@ -1,0 +1,667 @@
+/* model.c — the MODEL directory (formats/model.md): allocate, save atomically (temporary sibling
+ * directory, fsync, rename into place) and load with validation of every shape and invariant. */
+#define _GNU_SOURCE /* renameat2, mkdtemp */
+#include "jsmf_model.h"
+#include "model_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Tolerance on the column sums of B and the total of A (formats/model.md). */
+#define MODEL_SUM_TOL 1e-6
+
+int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out)
+{
+    if (n == 0 || k == 0)
+        return jsmf_error(JSMF_EINVAL, "model needs at least one word and one topic (N=%u, K=%u)",
+                          n, k);
+    jsmf_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return JSMF_ENOMEM;
+    m->n = n, m->k = k;
+    m->B = calloc((size_t)n * k, sizeof *m->B);
+    m->A = calloc((size_t)k * k, sizeof *m->A);
+    if (!m->B || !m->A) {
+        jsmf_model_free(m);
+        return jsmf_error(JSMF_ENOMEM, "cannot allocate a model of %u words x %u topics", n, k);
+    }
+    *out = m;
+    return JSMF_OK;
+}
+
+void jsmf_model_free(jsmf_model *m)
+{
+    while (m) {
+        jsmf_model *sub = m->sub;
+        jsmf_vocab_free(m->vocab);
+        free(m->B);
+        free(m->A);
+        free(m->anchors);
+        free(m->alpha);
+        free(m->summary_json);
+        free(m);
+        m = sub;
+    }
+}
+
+void jsmf_model_topic_sizes(const jsmf_model *m, double *pz)
+{
+    for (uint32_t a = 0; a < m->k; a++) {
+        double s = 0;
+        for (uint32_t b = 0; b < m->k; b++)
+            s += m->A[(size_t)a * m->k + b];
+        pz[a] = s;
+    }
+}
+
+uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids)
+{
+    if (top > m->n)
+        top = m->n;
+    /* Keep the `top` best in a small sorted buffer (ties: lower word id first, so the order is
+     * reproducible): O(N top) worst case, O(N) typically. */
+    const double *col = m->B + topic;
+    uint32_t have = 0;
+    for (uint32_t w = 0; w < m->n && top; w++) {
+        double v = col[(size_t)w * m->k];
+        if (have == top && v <= col[(size_t)ids[have - 1] * m->k])
+            continue;
+        uint32_t pos = have < top ? have++ : have - 1;
+        while (pos > 0 && col[(size_t)ids[pos - 1] * m->k] < v) {
+            ids[pos] = ids[pos - 1];
+            pos--;
+        }
+        ids[pos] = w;
+    }
+    return have;
+}
+
+void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind)
+{
+    jsmf_json_string(j, "format", "jsmf-model");
+    jsmf_json_int(j, "version", JSMF_MODEL_VERSION);
+    jsmf_json_string(j, "kind", kind);
+    jsmf_json_uint(j, "k", m->k);
+    jsmf_json_uint(j, "n_words", m->n);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Saving
+ * ---------------------------------------------------------------------------------------- */
+
+static int path_join(char *buf, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(buf, cap, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= cap)
+        return jsmf_error(JSMF_EINVAL, "%s/%s: path too long", dir, name);
+    return JSMF_OK;
+}
+
+static int write_text_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
+                          strerror(errno));
+    size_t len = strlen(text);
+    int ok = fwrite(text, 1, len, f) == len;
+    if (ok && len && text[len - 1] != '\n')
+        ok = fputc('\n', f) != EOF;
+    int err = ok ? 0 : errno;
+    if (fclose(f) && ok)
+        ok = 0, err = errno;
+    if (!ok)
+        return jsmf_error(model_write_errcode(err), "%s: write error: %s", path,
+                          strerror(err ? err : EIO));
+    return JSMF_OK;
+}
+
+static int write_anchors(const char *path, const jsmf_model *m)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
+                          strerror(errno));
+    int ok = 1;
+    for (uint32_t t = 0; t < m->k && ok; t++) {
+        uint32_t w = m->anchors[t];
+        ok = fprintf(f, "%" PRIu32 "\t%" PRIu32 "\t%s\n", t, w, m->vocab->words[w]) > 0;
+    }
+    int err = ok ? 0 : errno;
+    if (fclose(f) && ok)
+        ok = 0, err = errno;
+    if (!ok)
+        return jsmf_error(model_write_errcode(err), "%s: write error: %s", path,
+                          strerror(err ? err : EIO));
+    return JSMF_OK;
+}
+
+/* The summary written when the caller gave none, so every saved directory names its format. */
+static char *default_summary(const jsmf_model *m, const char *kind)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    jsmf_json j;
+    jsmf_json_init(&j, f, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_model_summary_header(&j, m, kind);
+    jsmf_json_end_object(&j);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The base word inside a generated label "t3:church" (the label itself otherwise). */
+static const char *label_base(const char *label, int generated)
+{
+    const char *colon = generated && label[0] == 't' ? strchr(label, ':') : NULL;
+    return colon ? colon + 1 : label;
+}
+
+/* Labels for the vocabulary of a level: its rows are the topics of the level below, named by
+ * their index and, when the level below has anchors, the word its anchor stands for
+ * ("t3:church", following anchors of anchors down to a word of the top vocabulary). */
+static int level_vocab(const jsmf_model *below, const jsmf_vocab *below_vocab,
+                       int below_generated, jsmf_vocab **out)
+{
+    jsmf_vocab *v = calloc(1, sizeof *v);
+    if (!v)
+        return JSMF_ENOMEM;
+    v->words = calloc(below->k, sizeof *v->words);
+    if (!v->words) {
+        free(v);
+        return JSMF_ENOMEM;
+    }
+    v->n = below->k;
+    for (uint32_t t = 0; t < below->k; t++) {
+        const char *aw = below->anchors ? label_base(below_vocab->words[below->anchors[t]],
+                                                     below_generated)
+                                        : NULL;
+        size_t cap = 24 + (aw ? strlen(aw) : 0);
+        if (!(v->words[t] = malloc(cap))) {
+            jsmf_vocab_free(v);
+            return JSMF_ENOMEM;
+        }
+        if (aw)
+            snprintf(v->words[t], cap, "t%" PRIu32 ":%s", t, aw);
+        else
+            snprintf(v->words[t], cap, "t%" PRIu32, t);
+    }
+    *out = v;
+    return JSMF_OK;
+}
+
+static int check_model_for_save(const jsmf_model *m, const jsmf_model *below, int level)
+{
+    if (!m->B || !m->A || m->k == 0 || m->n == 0)
+        return jsmf_error(JSMF_EINVAL, "model level %d has no B or A", level);
+    if (m->vocab && m->vocab->n != m->n)
+        return jsmf_error(JSMF_EINVAL, "model level %d: vocabulary has %u words but B has %u rows",
+                          level, m->vocab->n, m->n);
+    if (!m->vocab && !below)
+        return jsmf_error(JSMF_EINVAL, "model has no vocabulary");
+    if (below && m->n != below->k)
+        return jsmf_error(JSMF_EINVAL,
+                          "hierarchy level %d has %u rows but the level below has %u topics",
+                          level, m->n, below->k);
+    if (m->anchors)
+        for (uint32_t t = 0; t < m->k; t++)
+            if (m->anchors[t] >= m->n)
+                return jsmf_error(JSMF_EINVAL, "model level %d: anchor %u of topic %u >= N=%u",
+                                  level, m->anchors[t], t, m->n);
+    return JSMF_OK;
+}
+
+/* Write the files of one level (no sub-directories) into the existing directory `dir`, with
+ * the vocabulary `vocab` (the model's own, or labels generated for a level). */
+static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vocab, int level)
+{
+    char path[4096];
+    int rc;
+    jsmf_model view = *m;
+    view.vocab = (jsmf_vocab *)vocab;
+    if (!(rc = path_join(path, sizeof path, dir, "vocab.txt")) &&
+        !(rc = jsmf_vocab_write(path, view.vocab)))
+        rc = model_fsync_path(path);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
+        !(rc = jsmf_npy_write_f64(path, m->B, m->n, m->k)))
+        rc = model_fsync_path(path);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy")) &&
+        !(rc = jsmf_npy_write_f64(path, m->A, m->k, m->k)))
+        rc = model_fsync_path(path);
+    if (!rc && m->anchors && !(rc = path_join(path, sizeof path, dir, "anchors.txt")) &&
+        !(rc = write_anchors(path, &view)))
+        rc = model_fsync_path(path);
+    if (!rc && m->alpha && !(rc = path_join(path, sizeof path, dir, "alpha.npy")) &&
+        !(rc = jsmf_npy_write_f64(path, m->alpha, m->k, 0)))
+        rc = model_fsync_path(path);
+    if (!rc) {
+        char *own = NULL;
+        const char *text = m->summary_json;
+        if (!text && !(text = own = default_summary(m, level ? "level" : "unknown")))
+            rc = JSMF_ENOMEM;
+        if (!rc && !(rc = path_join(path, sizeof path, dir, "summary.json")) &&
+            !(rc = write_text_file(path, text)))
+            rc = model_fsync_path(path);
+        free(own);
+    }
+    return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Remove a directory tree we created (temporary or replaced model). */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int save_tree(const char *tmp, const jsmf_model *m)
+{
+    int rc = check_model_for_save(m, NULL, 0);
+    if (!rc)
+        rc = save_level(tmp, m, m->vocab, 0);
+    const jsmf_model *below = m;
+    const jsmf_vocab *below_vocab = m->vocab;
+    jsmf_vocab *labels = NULL; /* generated vocabulary of the level last written, if any */
+    int level = 1;
+    for (const jsmf_model *s = m->sub; s && !rc; s = s->sub, level++) {
+        char sub[4096], name[32];
+        jsmf_vocab *mine = NULL;
+        if ((rc = check_model_for_save(s, below, level)))
+            break;
+        if (!s->vocab && (rc = level_vocab(below, below_vocab, labels != NULL, &mine)))
+            break;
+        snprintf(name, sizeof name, "level%d", level);
+        if (!(rc = path_join(sub, sizeof sub, tmp, name)) && mkdir(sub, 0777))
+            rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", sub,
+                            strerror(errno));
+        if (!rc)
+            rc = save_level(sub, s, mine ? mine : s->vocab, level);
+        if (!rc)
+            rc = model_fsync_path(sub);
+        jsmf_vocab_free(labels);
+        labels = mine;
+        below = s;
+        below_vocab = mine ? mine : s->vocab;
+    }
+    jsmf_vocab_free(labels);
+    if (!rc)
+        rc = model_fsync_path(tmp);
+    return rc;
+}
+
+/* An existing target may be replaced only if it looks like a model (or is empty): overwrite
+ * must never delete a directory of unrelated files because of a typo. */
+static int replaceable(const char *dir)
+{
+    char path[4096];
+    if (path_join(path, sizeof path, dir, "B.npy"))
+        return 0;
+    if (access(path, F_OK) == 0)
+        return 1;
+    return rmdir(dir) == 0 || errno == ENOENT; /* succeeds only when it was empty */
+}
+
+/* Publish `tmp` as `dir`, replacing an existing model atomically when allowed. */
+static int publish(const char *tmp, const char *dir, int overwrite)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (rename(tmp, dir))
+            return jsmf_error(errno == EEXIST || errno == ENOTEMPTY ? JSMF_EEXIST
+                                                                    : model_write_errcode(errno),
+                              "%s: cannot rename %s into place: %s", dir, tmp, strerror(errno));
+        return JSMF_OK;
+    }
+    if (!overwrite)
+        return jsmf_error(JSMF_EEXIST, "%s: already exists (use --force to replace it)", dir);
+    if (!S_ISDIR(st.st_mode))
+        return jsmf_error(JSMF_EEXIST, "%s: exists and is not a model directory", dir);
+    if (!replaceable(dir))
+        return jsmf_error(JSMF_EEXIST,
+                          "%s: exists and does not look like a model (no B.npy); not replacing it",
+                          dir);
+    if (stat(dir, &st) != 0) /* it was an empty directory and is gone now */
+        return rename(tmp, dir) ? jsmf_error(model_write_errcode(errno), "%s: rename: %s", dir,
+                                             strerror(errno))
+                                : JSMF_OK;
+    /* Swap old and new in one step; afterwards `tmp` holds the old model. */
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+        remove_tree(tmp);
+        return JSMF_OK;
+    }
+    if (errno != EINVAL && errno != ENOSYS)
+        return jsmf_error(model_write_errcode(errno), "%s: cannot swap in %s: %s", dir, tmp,
+                          strerror(errno));
+    /* No RENAME_EXCHANGE on this file system: old aside, new in, old removed. A reader may
+     * find no model for an instant, but never half of one. */
+    size_t len = strlen(dir) + 16;
+    char *old = malloc(len);
+    if (!old)
+        return JSMF_ENOMEM;
+    snprintf(old, len, "%s.old-XXXXXX", dir);
+    int rc = JSMF_OK;
+    if (!mkdtemp(old) || rename(dir, old)) {
+        rc = jsmf_error(model_write_errcode(errno), "%s: cannot move the old model aside: %s",
+                        dir, strerror(errno));
+    } else if (rename(tmp, dir)) {
+        rc = jsmf_error(model_write_errcode(errno), "%s: rename: %s", dir, strerror(errno));
+        rename(old, dir);
+    } else {
+        remove_tree(old);
+    }
+    free(old);
+    return rc;
+}
+
+static mode_t current_umask(void)
+{
+    mode_t u = umask(0);
+    umask(u);
+    return u;
+}
+
+int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
+{
+    if (!dir_in || !*dir_in || !m)
+        return jsmf_error(JSMF_EINVAL, "model save: no directory or model");
+    size_t len = strlen(dir_in);
+    char *dir = strdup(dir_in);
+    if (!dir)
+        return JSMF_ENOMEM;
+    while (len > 1 && dir[len - 1] == '/')
+        dir[--len] = 0;
+    struct stat st;
+    if (!overwrite && stat(dir, &st) == 0) {
+        free(dir);
+        return jsmf_error(JSMF_EEXIST, "%s: already exists (use --force to replace it)", dir_in);
+    }
+    char *tmp = malloc(len + 16);
+    if (!tmp) {
+        free(dir);
+        return JSMF_ENOMEM;
+    }
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", dir);
+    int rc;
+    if (!mkdtemp(tmp)) {
+        rc = jsmf_error(model_write_errcode(errno), "%s: cannot create a temporary directory: %s",
+                        tmp, strerror(errno));
+    } else {
+        chmod(tmp, 0777 & ~current_umask()); /* mkdtemp made it 0700 */
+        rc = save_tree(tmp, m);
+        if (!rc)
+            rc = publish(tmp, dir, overwrite);
+        if (rc)
+            remove_tree(tmp);
+    }
+    if (!rc) {
+        /* Make the rename itself durable. */
+        char *parent_buf = strdup(dir);
+        if (parent_buf) {
+            model_fsync_path(dirname(parent_buf));
+            free(parent_buf);
+        }
+    }
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Loading
+ * ---------------------------------------------------------------------------------------- */
+
+static int read_anchors(const char *path, jsmf_model *m)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return JSMF_OK; /* optional: FDM models have none */
+        return jsmf_error(JSMF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    m->anchors = malloc(m->k * sizeof *m->anchors);
+    if (!m->anchors) {
+        fclose(f);
+        return JSMF_ENOMEM;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    uint32_t lineno = 0, count = 0;
+    int rc = JSMF_OK;
+    while (!rc && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        if (line[0] == '#' || len == 0)
+            continue;
+        char *end, *word;
+        errno = 0;
+        unsigned long t = strtoul(line, &end, 10);
+        unsigned long w = (*end == '\t') ? strtoul(end + 1, &word, 10) : 0;
+        if (end == line || *end != '\t' || errno || (*word != '\t' && *word != 0)) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%u: expected topic<TAB>word_id<TAB>word", path,
+                            lineno);
+        } else if (t != count) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%u: topic %lu out of order (expected %u)", path,
+                            lineno, t, count);
+        } else if (count >= m->k) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%u: more anchors than the %u topics", path, lineno,
+                            m->k);
+        } else if (w >= m->n) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%u: word id %lu out of range (N=%u)", path, lineno,
+                            w, m->n);
+        } else if (*word == '\t' && strcmp(word + 1, m->vocab->words[w])) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%u: word '%s' is not word %lu of vocab.txt ('%s')",
+                            path, lineno, word + 1, w, m->vocab->words[w]);
+        } else {
+            m->anchors[count++] = (uint32_t)w;
+        }
+    }
+    if (!rc && ferror(f))
+        rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
+    if (!rc && count != m->k)
+        rc = jsmf_error(JSMF_EFORMAT, "%s: %u anchors for %u topics", path, count, m->k);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static int read_summary(const char *path, jsmf_model *m)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT)
+            return JSMF_OK;
+        return jsmf_error(JSMF_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = JSMF_OK;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                rc = JSMF_ENOMEM;
+                break;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (!rc && ferror(f))
+        rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
+    fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = 0;
+    double version;
+    char *format = NULL;
+    if (!jsmf_json_valid(buf))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: not valid JSON", path);
+    else if (jsmf_json_get_string(buf, "format", &format) == 0 && strcmp(format, "jsmf-model"))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: format is '%s', not 'jsmf-model'", path, format);
+    else if (jsmf_json_get_number(buf, "version", &version) == 0 && version > JSMF_MODEL_VERSION)
+        rc = jsmf_error(JSMF_EVERSION,
+                        "%s: model format version %g is newer than this jsmf reads (%d)", path,
+                        version, JSMF_MODEL_VERSION);
+    free(format);
+    if (rc)
+        free(buf);
+    else
+        m->summary_json = buf;
+    return rc;
+}
+
+static int check_matrices(const char *dir, const jsmf_model *m)
+{
+    /* One pass in memory order (B is row-major), summing all columns at once. */
+    double *colsum = calloc(m->k, sizeof *colsum);
+    if (!colsum)
+        return JSMF_ENOMEM;
+    for (uint32_t w = 0; w < m->n; w++) {
+        const double *row = m->B + (size_t)w * m->k;
+        for (uint32_t t = 0; t < m->k; t++) {
+            if (!isfinite(row[t]) || row[t] < -1e-12) {
+                free(colsum);
+                return jsmf_error(JSMF_EFORMAT,
+                                  "%s/B.npy: entry (%u, %u) = %g is not a probability", dir, w, t,
+                                  row[t]);
+            }
+            colsum[t] += row[t];
+        }
+    }
+    for (uint32_t t = 0; t < m->k; t++) {
+        if (fabs(colsum[t] - 1) > MODEL_SUM_TOL) {
+            double s = colsum[t];
+            free(colsum);
+            return jsmf_error(JSMF_EFORMAT,
+                              "%s/B.npy: column %u sums to %.9g, not 1 (tolerance %g)", dir, t, s,
+                              MODEL_SUM_TOL);
+        }
+    }
+    free(colsum);
+    double s = 0;
+    for (size_t i = 0; i < (size_t)m->k * m->k; i++) {
+        if (!isfinite(m->A[i]))
+            return jsmf_error(JSMF_EFORMAT, "%s/A.npy: entry %zu is not finite", dir, i);
+        s += m->A[i];
+    }
+    if (fabs(s - 1) > MODEL_SUM_TOL)
+        return jsmf_error(JSMF_EFORMAT, "%s/A.npy: entries sum to %.9g, not 1 (tolerance %g)", dir,
+                          s, MODEL_SUM_TOL);
+    if (m->alpha)
+        for (uint32_t t = 0; t < m->k; t++)
+            if (!isfinite(m->alpha[t]) || m->alpha[t] < 0)
+                return jsmf_error(JSMF_EFORMAT, "%s/alpha.npy: entry %u = %g is not >= 0", dir, t,
+                                  m->alpha[t]);
+    return JSMF_OK;
+}
+
+/* Load one level (no sub-directories). */
+static int load_level(const char *dir, jsmf_model **out)
+{
+    char path[4096];
+    jsmf_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return JSMF_ENOMEM;
+    uint32_t r, c;
+    int rc = path_join(path, sizeof path, dir, "vocab.txt");
+    if (!rc)
+        rc = jsmf_vocab_read(path, &m->vocab);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
+        !(rc = jsmf_npy_read_f64(path, &m->B, &r, &c))) {
+        m->n = r, m->k = c;
+        if (r != m->vocab->n)
+            rc = jsmf_error(JSMF_EFORMAT, "%s: %u rows but vocab.txt has %u words", path, r,
+                            m->vocab->n);
+        else if (c == 0)
+            rc = jsmf_error(JSMF_EFORMAT, "%s: no topics (0 columns)", path);
+    }
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy")) &&
+        !(rc = jsmf_npy_read_f64(path, &m->A, &r, &c)) && (r != m->k || c != m->k))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)", path,
+                        r, c, m->k, m->k);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "anchors.txt")))
+        rc = read_anchors(path, m);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "alpha.npy"))) {
+        rc = jsmf_npy_read_f64(path, &m->alpha, &r, &c);
+        if (rc == JSMF_ENOTFOUND)
+            rc = JSMF_OK; /* optional */
+        else if (!rc && (r != m->k || c != 1))
+            rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u values", path, r, c,
+                            m->k);
+    }
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "summary.json")))
+        rc = read_summary(path, m);
+    if (!rc)
+        rc = check_matrices(dir, m);
+    if (rc) {
+        jsmf_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return JSMF_OK;
+}
+
+int jsmf_model_load(const char *dir, jsmf_model **out)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: no such model: %s",
+                          dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return jsmf_error(JSMF_EFORMAT, "%s: a model is a directory, this is not one", dir);
+    jsmf_model *top = NULL;
+    int rc = load_level(dir, &top);
+    jsmf_model *below = top;
+    for (int level = 1; !rc; level++) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/level%d", dir, level);
+        if (stat(sub, &st) != 0)
+            break;
+        jsmf_model *s = NULL;
+        if ((rc = load_level(sub, &s)))
+            break;
+        if (s->n != below->k) {
+            jsmf_model_free(s);
+            rc = jsmf_error(JSMF_EFORMAT,
+                            "%s/B.npy: %u rows, but the level below has %u topics", sub, s->n,
+                            below->k);
+            break;
+        }
+        below->sub = s;
+        below = s;
+    }
+    if (rc) {
+        jsmf_model_free(top);
+        return rc;
+    }
+    *out = top;
+    return JSMF_OK;
+}
