@@ -44,6 +44,7 @@ typedef struct jsmf_ingest_summary {
     uint64_t flushes;         /**< checkpoints committed */
     uint32_t inputs_done;     /**< inputs read to the end */
     uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
+    uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */
     double seconds;
 } jsmf_ingest_summary;
 
@@ -75,8 +76,11 @@ void jsmf_ingest_abort(jsmf_ingest *g);
 /* ---- files ------------------------------------------------------------------------------- */
 
 /** Ingest inputs (paths, "-" = stdin) into a store opened for writing that has its vocabulary.
- *  A partial input resumes from its checkpoint; a complete one is refused with JSMF_EEXIST
- *  unless o->force. On error the store is at its last checkpoint. */
+ *  A partial input resumes from its checkpoint. An input the store holds completely (same
+ *  fingerprint) is not ingested again unless o->force: it is skipped (counted in
+ *  sum->inputs_skipped) so that rerunning an interrupted command resumes it, and when every
+ *  input is skipped the call fails with JSMF_EEXIST. On error the store is at its last
+ *  checkpoint. */
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 

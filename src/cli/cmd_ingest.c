@@ -258,6 +258,9 @@ int cmd_ingest(int argc, char **argv)
     free(a.inputs);
     if (rc)
         return cli_fail(rc);
+    if (r.inputs_skipped)
+        cli_info("%u input%s already in %s skipped (--force ingests them again)",
+                 r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);
     summary(&a, &r);
     return EXIT_OK;
 }

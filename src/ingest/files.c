@@ -122,6 +122,7 @@ static int pick_record(run *r, const char *path, uint64_t fp, uint64_t size, jsm
     if (complete && fp != 0 && !r->o->force)
         return jsmf_error(JSMF_EEXIST, "%s: already ingested into %s (fingerprint %016" PRIx64
                           "); use --force to add it again", path, jsmf_store_path(r->s), fp);
+
     memset(rec, 0, sizeof *rec);
     rec->fingerprint = fp;
     rec->occurrence = next_occ;
@@ -264,15 +265,27 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
         rc = jsmf_store_inputs(s, &r.recs, &r.nrecs);
     if (!rc)
         rc = jsmf_ingest_begin(s, r.o, &r.g);
-    for (uint32_t i = 0; i < n && !rc; i++)
+    /* complete inputs are skipped, so that rerunning an interrupted command over several
+     * inputs resumes it; only when nothing is left to do is that an error */
+    char first_skip[1024] = "";
+    for (uint32_t i = 0; i < n && !rc; i++) {
         rc = ingest_one(&r, paths[i], &local);
+        if (rc == JSMF_EEXIST) {
+            if (!local.inputs_skipped++)
+                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg());
+            rc = 0;
+        }
+    }
+    if (!rc && n && local.inputs_skipped == n)
+        rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
+                        n > 1 ? " (and so are all the other inputs)" : "");
     if (r.g) {
-        uint32_t resumed = local.inputs_resumed;
+        uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
         if (rc)
             jsmf_ingest_abort(r.g); /* the store stays at its last checkpoint */
         else
             rc = jsmf_ingest_finish(r.g, &local);
-        local.inputs_resumed = resumed;
+        local.inputs_resumed = resumed, local.inputs_skipped = skipped;
     }
     if (sum)
         *sum = local;

@@ -133,7 +133,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     /* the budget: tables get what the batch buffers and per-word arrays leave */
     uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
     uint64_t fixed = (uint64_t)N * 48 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16;
-    uint64_t tables = mem > fixed + (1u << 16) ? mem - fixed : (1u << 16);
+    uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
         (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
         jsmf_ingest_abort(g);

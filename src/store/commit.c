@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 typedef struct emit_ctx {
@@ -27,6 +28,13 @@ static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_s
                               c->s->path, row);
     c->started = 1, c->last_row = row;
     return rows_merge_row(c->s, c->t, row, cols, vals, n, &c->new_entries);
+}
+
+/* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
+static int disk_full(jsmf_store *s)
+{
+    struct statvfs v;
+    return statvfs(s->path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
 }
 
 static int add_wordstats(jsmf_store *s, MDB_txn *t, const uint64_t *df, const uint64_t *tf)
@@ -115,7 +123,7 @@ int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
         if (rc) {
             mdb_txn_abort(t);
         } else if ((rc = mdb_txn_commit(t))) {
-            rc = store_lmdb_error(s, rc, "commit");
+            rc = store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
         }
         if (rc && s->map_full) {
             /* no transaction is open now: grow and replay the same flush */
