@@ -284,7 +284,9 @@ static void test_lock_version_enospc(void)
     /* simulated full disk on the 3rd commit: the store stays at the 2nd checkpoint */
     dense *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     setenv("JSMF_TEST_ENOSPC_AT_COMMIT", "3", 1);
+    test_every = 1e-9; /* a checkpoint per document */
     CHECK(ingest_range("full", 0, DOCS, 1, 1, 0) == JSMF_ENOSPC);
+    test_every = 0;
     unsetenv("JSMF_TEST_ENOSPC_AT_COMMIT");
     CHECK_OK(read_dense("full", a));
     CHECK(a->st.docs > 0 && a->st.docs < 300);
