@@ -406,28 +406,45 @@ int accum_prepare_rows(accum *a)
     return JSMF_OK;
 }
 
-/* Dense mode: row r is column r of the rows above it, then its own upper part. */
+/* Dense mode: row r is column r of the rows above it, then its own upper part. The column
+ * parts are gathered a block of rows at a time, reading each row above as one contiguous
+ * segment (a column walk would miss the cache at every cell). */
 static int dense_rows(accum *a, jsmf_emit_row_fn emit, void *txnctx)
 {
     uint64_t N = a->n_words;
-    for (uint64_t r = 0; r < N; r++) {
-        uint32_t n = 0;
-        for (uint64_t i = 0; i < r; i++) {
-            jsmf_sum v = a->dense[tri_off(N, i) + r];
-            if (v)
-                a->cols[n] = (uint32_t)i, a->vals[n++] = v;
+    uint64_t B = (8u << 20) / (N * sizeof(jsmf_sum) + 1);
+    if (B < 1)
+        B = 1;
+    if (B > N)
+        B = N;
+    jsmf_sum *buf = malloc(B * N * sizeof *buf);
+    if (!buf)
+        return jsmf_error(JSMF_ENOMEM, "out of memory emitting rows");
+    int rc = JSMF_OK;
+    for (uint64_t r0 = 0; r0 < N && !rc; r0 += B) {
+        uint64_t r1 = r0 + B < N ? r0 + B : N;
+        /* buf[(r - r0) * r1 + i] = cell (i, r) for i < r */
+        for (uint64_t i = 0; i + 1 < r1; i++) {
+            const jsmf_sum *row = a->dense + tri_off(N, i);
+            for (uint64_t c = i + 1 > r0 ? i + 1 : r0; c < r1; c++)
+                buf[(c - r0) * r1 + i] = row[c];
         }
-        const jsmf_sum *row = a->dense + tri_off(N, r);
-        for (uint64_t j = r; j < N; j++)
-            if (row[j])
-                a->cols[n] = (uint32_t)j, a->vals[n++] = row[j];
-        if (n) {
-            int rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
-            if (rc)
-                return rc;
+        for (uint64_t r = r0; r < r1 && !rc; r++) {
+            uint32_t n = 0;
+            const jsmf_sum *low = buf + (r - r0) * r1;
+            for (uint64_t i = 0; i < r; i++)
+                if (low[i])
+                    a->cols[n] = (uint32_t)i, a->vals[n++] = low[i];
+            const jsmf_sum *row = a->dense + tri_off(N, r);
+            for (uint64_t j = r; j < N; j++)
+                if (row[j])
+                    a->cols[n] = (uint32_t)j, a->vals[n++] = row[j];
+            if (n)
+                rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
         }
     }
-    return JSMF_OK;
+    free(buf);
+    return rc;
 }
 
 int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
