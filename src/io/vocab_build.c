@@ -30,6 +30,7 @@ struct jsmf_vocab_counter {
     uint64_t arena_len, arena_cap;
     uint32_t *doc;       /* entries of the current document's counted tokens */
     uint32_t *doc_cnt;   /* their counts (UCI / LDA-C) */
+    uint64_t *hv;        /* hashes of the current document's tokens */
     size_t doc_cap;
     uint32_t *idmap;     /* UCI / LDA-C: file id -> entry + 1 (0 = not yet looked up) */
     size_t idmap_cap;
@@ -142,12 +143,10 @@ static int64_t insert(jsmf_vocab_counter *c, const uint64_t k[3], const char *w,
     return c->n - 1;
 }
 
-/* Entry of a word, inserted if new. Returns the index or a negative error. */
-static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, int padded)
+/* Entry of a word whose hash is hv, inserted if new. Returns the index or a negative error. */
+static inline int64_t lookup_hashed(jsmf_vocab_counter *c, const uint64_t k[3], const char *w,
+                                    size_t len, uint64_t hv)
 {
-    uint64_t k[3];
-    make_key(k, w, len, padded);
-    uint64_t hv = word_hash(k, w, len);
     uint64_t tag = hv >> 32, h = hv & c->mask, s;
     while ((s = c->slot[h]) != 0) {
         if (s >> 32 == tag) {
@@ -160,6 +159,13 @@ static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, i
         h = (h + 1) & c->mask;
     }
     return insert(c, k, w, len, hv, h);
+}
+
+static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, int padded)
+{
+    uint64_t k[3];
+    make_key(k, w, len, padded);
+    return lookup_hashed(c, k, w, len, word_hash(k, w, len));
 }
 
 int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out)
@@ -209,6 +215,7 @@ void jsmf_vocab_counter_free(jsmf_vocab_counter *c)
     free(c->arena);
     free(c->doc);
     free(c->doc_cnt);
+    free(c->hv);
     free(c->idmap);
     free(c);
 }
@@ -224,9 +231,12 @@ static int reserve_doc(jsmf_vocab_counter *c, size_t n)
     if (d)
         c->doc = d;
     uint32_t *k = d ? realloc(c->doc_cnt, nc * sizeof *k) : NULL;
-    if (!k)
+    if (k)
+        c->doc_cnt = k;
+    uint64_t *h = k ? realloc(c->hv, nc * sizeof *h) : NULL;
+    if (!h)
         return jsmf_error(JSMF_ENOMEM, "out of memory for a document of %zu words", n);
-    c->doc_cnt = k;
+    c->hv = h;
     c->doc_cap = nc;
     return 0;
 }
@@ -250,14 +260,25 @@ static void count_doc(jsmf_vocab_counter *c, uint32_t n, int weighted, uint64_t 
     }
 }
 
+/* Hash every token first and prefetch its slot, then look them up: the slot misses of a
+ * document overlap instead of following one another. */
 static int add_text_doc(jsmf_vocab_counter *c, const jsmf_doc *d)
 {
     int rc = reserve_doc(c, d->ntokens);
     if (rc)
         return rc;
+    uint64_t *hv = c->hv;
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->ntokens; i++) {
-        int64_t idx = lookup(c, d->tok[i], d->toklen[i], 1);
+        uint64_t k[3];
+        make_key(k, d->tok[i], d->toklen[i], 1);
+        hv[i] = word_hash(k, d->tok[i], d->toklen[i]);
+        __builtin_prefetch(&c->slot[hv[i] & c->mask]);
+    }
+    for (uint32_t i = 0; i < d->ntokens; i++) {
+        uint64_t k[3];
+        make_key(k, d->tok[i], d->toklen[i], 1);
+        int64_t idx = lookup_hashed(c, k, d->tok[i], d->toklen[i], hv[i]);
         if (idx < 0)
             return (int)idx;
         if (!c->e[idx].stop)
