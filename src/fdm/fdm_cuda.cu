@@ -1,6 +1,7 @@
 /* fdm_cuda.cu — the CUDA back end of FDM, the same algorithm as fdm_cpu.c in float: pairs drawn
  * on the device from the alias tables with cuRAND Philox, column softmax kernels, one cuBLAS GEMM
- * for [X; Y] alpha and one for X^T diag(w) Y, an atomic scatter of dL/dmu, and fused Adam. */
+ * for [X; Y] alpha and one for X^T diag(w) Y, an atomic scatter of dL/dmu, and fused Adam.
+ * Built as the plugin libjsmf_cuda.so; it reaches the library only through fdm_host_api. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
@@ -11,6 +12,13 @@
 #include <string.h>
 
 #include "fdm_internal.h"
+
+/* Calls into the library that loaded us (set by the plugin entry point at the end). */
+static fdm_host_api H;
+#define jsmf_error H.error
+#define jsmf_fdm_sampler_info_get H.sampler_info_get
+#define jsmf_fdm_sampler_tables_get H.sampler_tables_get
+#define jsmf_fdm_sampler_draw H.sampler_draw
 
 #define CU(call)                                                                               \
     do {                                                                                       \
@@ -582,7 +590,7 @@ static int gpu_setup(fdm_gpu *g, const fdm_setup *setup, fdm_state *st, fdm_back
     return 0;
 }
 
-extern "C" int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
+static int cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
 {
     memset(out, 0, sizeof *out);
     fdm_gpu *g = (fdm_gpu *)calloc(1, sizeof *g);
@@ -603,7 +611,7 @@ extern "C" int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fd
     return 0;
 }
 
-extern "C" int jsmf_fdm_cuda_probe(char *name, size_t len)
+static int cuda_probe(char *name, size_t len)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -618,11 +626,11 @@ extern "C" int jsmf_fdm_cuda_probe(char *name, size_t len)
     return 0;
 }
 
-extern "C" int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu,
-                                       const double *walpha, const uint32_t *u, const uint32_t *v,
-                                       uint32_t count, double *loss, double *gmu, double *galpha)
+static int cuda_loss_grad(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                          const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                          double *gmu, double *galpha)
 {
-    int rc = jsmf_fdm_cuda_probe(NULL, 0);
+    int rc = cuda_probe(NULL, 0);
     if (rc)
         return rc;
     if (!n || !k || !count)
@@ -670,4 +678,15 @@ extern "C" int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu
         cudaFree(dga);
     gpu_free(g);
     return rc;
+}
+
+/* The plugin's one exported symbol: take the host's callbacks, hand back ours. */
+extern "C" __attribute__((visibility("default"))) int jsmf_fdm_cuda_plugin_v1(
+    const fdm_host_api *host, fdm_cuda_api *out)
+{
+    H = *host;
+    out->probe = cuda_probe;
+    out->backend_create = cuda_backend_create;
+    out->loss_grad = cuda_loss_grad;
+    return 0;
 }
