@@ -51,8 +51,14 @@ ifeq ($(CUDA_ON),yes)
   FINAL_CFLAGS  += -DJSMF_WITH_CUDA -I$(CUDA_HOME_DIR)/include
   LIBS          += -L$(CUDA_HOME_DIR)/lib64 -Wl,-rpath,$(CUDA_HOME_DIR)/lib64 -lcublas -lcurand -lcudart -lstdc++
   CU_OBJ        := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
-  NVCCFLAGS     ?= -O2 -arch=sm_90 -Iinclude -Isrc -DJSMF_WITH_CUDA
+  # sm_90 machine code plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
+  NVCCFLAGS     ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+  FINAL_NVCCFLAGS := $(NVCCFLAGS) -std=c++17 -Iinclude -Isrc -DJSMF_WITH_CUDA -Xcompiler -Wall,-Wextra
 endif
+
+# Objects depend on the CUDA choice: switching CUDA=yes/no in one build directory rebuilds them
+# (the stubs and the .cu objects would not link together otherwise).
+CUDA_STAMP := $(BUILD)/.cuda-$(CUDA_ON)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -71,15 +77,18 @@ $(DEPS_OK): tools/install-deps.sh
 	$(Q)mkdir -p $(BUILD) && touch $@
 deps: $(DEPS_OK)
 
-$(BUILD)/obj/%.o: %.c $(DEPS_OK) $(wildcard include/*.h)
+$(CUDA_STAMP):
+	@mkdir -p $(BUILD) && rm -f $(BUILD)/.cuda-* && touch $@
+
+$(BUILD)/obj/%.o: %.c $(DEPS_OK) $(CUDA_STAMP) $(wildcard include/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(FINAL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu $(DEPS_OK) $(wildcard include/*.h)
+$(BUILD)/obj/%.o: %.cu $(DEPS_OK) $(CUDA_STAMP) $(wildcard include/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(Q)$(NVCC) $(FINAL_NVCCFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libjsmf.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")

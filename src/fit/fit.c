@@ -477,6 +477,9 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         Ar = Anext;
         if (rc)
             break;
+        /* the saver names a level's rows after the topics below ("t3:church") */
+        jsmf_vocab_free(sub->vocab);
+        sub->vocab = NULL;
         cur->sub = sub;
         cur = sub;
         level++;
@@ -532,6 +535,10 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             rep->t_load = fit_now() - t, rep->passes++;
         if (o->rectify != JSMF_RECTIFY_NONE && (rc = fit_rectify_dense(R.X, n, o, rep)))
             goto out;
+        if (rep && rep->n_trace) {
+            rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
+            rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
+        }
     } else if (o->rectify == JSMF_RECTIFY_NONE) {
         if ((rc = fit_load_csr(C, &R)))
             goto out;
