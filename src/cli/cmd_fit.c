@@ -1,9 +1,440 @@
-/* cmd_fit.c — 'jsmf fit' (placeholder until the fit stage lands; says so and fails). */
+/* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store (or of a
+ * matrix written by 'jsmf export' as .npy with FILE.vocab.txt beside it); metrics and timings to
+ * stderr, the model directory with summary.json via jsmf_model_save. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "cli.h"
+#include "jsmf_fit.h"
+#include "jsmf_model.h"
+#include "jsmf_store.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: jsmf fit INPUT -k K -o MODEL [options]\n"
+            "Fit K topics with the rectified anchor word algorithm. INPUT is a store directory\n"
+            "or an N x N .npy matrix written by 'jsmf export' (vocabulary in FILE.vocab.txt).\n\n"
+            "  -k, --topics K          number of topics (required)\n"
+            "  -o, --output MODEL      model directory to write (required)\n"
+            "  --rectify ap|dr|none    alternating projection (default), Douglas-Rachford, none\n"
+            "  --rectify-iters N       rectification iterations (default 15)\n"
+            "  --anchors qr|fast       sparse implicit pivoted QR (default) or FastAnchorWords\n"
+            "  --recover admm|expgrad|kl|activeset   solver for B (default admm)\n"
+            "  --recover-a auto|diag|pinv            A = D^-1 C_SS D^-1 or B^+ C B^+T\n"
+            "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
+            "  --snls-tol X, --snls-maxit N          per-word solver stop (1e-7, 1000)\n"
+            "  --eig-tol X             relative Ritz residual of the streaming eigensolver (1e-7)\n"
+            "  --levels K1,K2,...      super-topic levels below K (e.g. 25 -k then --levels 5)\n"
+            "  --min-anchor-df N       words in fewer than N documents are never anchors\n"
+            "  --mode auto|dense|stream  N x N in memory, or row blocks from factors (auto)\n"
+            "  --mem SIZE              memory budget for blocks / the dense path (default 2G)\n"
+            "  --threads N             threads (default: all)\n"
+            "  --seed S                seed of random starts and projections (default 1)\n"
+            "  --json                  print summary.json to stdout\n"
+            "  --save-rectified        also write the dense rectified C as MODEL/rectified.npy\n"
+            "  --force                 replace an existing MODEL\n"
+            "  -q, --quiet             no progress or informational messages\n");
+}
+
+typedef struct {
+    const char *input, *output;
+    jsmf_fit_opts o;
+    int json, force, have_k, save_rect;
+} fit_args;
+
+static int parse_choice(const char *opt, const char *v, const char *const *names, int count,
+                        int *out)
+{
+    for (int i = 0; i < count; i++)
+        if (!strcmp(v, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return cli_usage_error("%s: unknown value '%s'", opt, v);
+}
+
+static int parse_levels(const char *v, uint32_t *levels)
+{
+    memset(levels, 0, sizeof(uint32_t) * JSMF_FIT_MAX_LEVELS);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", v);
+    int n = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == JSMF_FIT_MAX_LEVELS)
+            return cli_usage_error("--levels: at most %d levels", JSMF_FIT_MAX_LEVELS);
+        if (cli_parse_u32("--levels", tok, &levels[n]))
+            return EXIT_USAGE;
+        n++;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, fit_args *a)
+{
+    static const char *const rect[] = {"ap", "dr", "none"}, *const anc[] = {"qr", "fast"};
+    static const char *const rec[] = {"admm", "expgrad", "kl", "activeset"};
+    static const char *const ra[] = {"auto", "diag", "pinv"};
+    static const char *const modes[] = {"auto", "dense", "stream"};
+    jsmf_fit_opts_init(&a->o, 0);
+    uint32_t levels_first = 0;
+    for (int i = 1; i < argc; i++) {
+        int err = 0, rc = 0;
+        const char *v;
+        if (cli_common_option(argv[i]))
+            continue;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return -1;
+        } else if (!strcmp(argv[i], "--json")) {
+            a->json = 1;
+        } else if (!strcmp(argv[i], "--save-rectified")) {
+            a->save_rect = 1;
+        } else if (!strcmp(argv[i], "--force")) {
+            a->force = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--topics", "-k", &err))) {
+            rc = cli_parse_u32("-k", v, &a->o.k), a->have_k = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err))) {
+            a->output = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify", NULL, &err))) {
+            rc = parse_choice("--rectify", v, rect, 3, &a->o.rectify);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify-iters", NULL, &err))) {
+            rc = cli_parse_u32("--rectify-iters", v, &a->o.rectify_iters);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--anchors", NULL, &err))) {
+            rc = parse_choice("--anchors", v, anc, 2, &a->o.anchors);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--recover", NULL, &err))) {
+            rc = parse_choice("--recover", v, rec, 4, &a->o.recover);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--recover-a", NULL, &err))) {
+            rc = parse_choice("--recover-a", v, ra, 3, &a->o.recover_a);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--admm-lambda", NULL, &err))) {
+            rc = cli_parse_double("--admm-lambda", v, &a->o.admm_lambda);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--admm-gamma", NULL, &err))) {
+            rc = cli_parse_double("--admm-gamma", v, &a->o.admm_gamma);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--snls-tol", NULL, &err))) {
+            rc = cli_parse_double("--snls-tol", v, &a->o.snls_tol);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--snls-maxit", NULL, &err))) {
+            rc = cli_parse_u32("--snls-maxit", v, &a->o.snls_maxit);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--eig-tol", NULL, &err))) {
+            rc = cli_parse_double("--eig-tol", v, &a->o.eig_tol);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--levels", NULL, &err))) {
+            rc = parse_levels(v, a->o.levels);
+            levels_first = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--min-anchor-df", NULL, &err))) {
+            rc = cli_parse_u64("--min-anchor-df", v, &a->o.min_anchor_df);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--mode", NULL, &err))) {
+            rc = parse_choice("--mode", v, modes, 3, &a->o.mode);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
+            rc = cli_parse_size("--mem", v, &a->o.mem_bytes);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
+            uint32_t t;
+            rc = cli_parse_u32("--threads", v, &t);
+            a->o.threads = (int)t;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--seed", NULL, &err))) {
+            rc = cli_parse_u64("--seed", v, &a->o.seed);
+        } else if (err) {
+            return err;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (!a->input) {
+            a->input = argv[i];
+        } else {
+            return cli_usage_error("unexpected argument '%s'", argv[i]);
+        }
+        if (err || rc)
+            return err ? err : rc;
+    }
+    (void)levels_first;
+    if (!a->input)
+        return cli_usage_error("missing INPUT (a store directory or a .npy matrix)");
+    if (!a->have_k)
+        return cli_usage_error("missing -k K");
+    if (!a->output)
+        return cli_usage_error("missing -o MODEL");
+    if (a->o.k < 2)
+        return cli_usage_error("-k must be at least 2");
+    return 0;
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+
+typedef struct {
+    jsmf_store *store;
+    jsmf_source src;
+    jsmf_vocab *vocab;
+    jsmf_csr csr;
+    uint64_t *rowptr;
+    uint32_t *cols;
+    double *vals;
+    int have_fp;
+    jsmf_store_stats stats;
+} fit_input;
+
+static int open_npy(const char *path, fit_input *in)
+{
+    double *X = NULL;
+    uint32_t rows, cols;
+    int rc = jsmf_npy_read_f64(path, &X, &rows, &cols);
+    if (rc)
+        return rc;
+    if (rows != cols || rows < 2) {
+        free(X);
+        return jsmf_error(JSMF_EFORMAT, "%s: expected a square N x N matrix, got %u x %u", path,
+                          rows, cols);
+    }
+    uint64_t nnz = 0;
+    for (size_t e = 0; e < (size_t)rows * rows; e++)
+        nnz += X[e] != 0;
+    in->rowptr = malloc(sizeof(uint64_t) * (rows + 1));
+    in->cols = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
+    in->vals = malloc(sizeof(double) * (nnz ? nnz : 1));
+    if (!in->rowptr || !in->cols || !in->vals) {
+        free(X);
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+    }
+    nnz = 0;
+    for (uint32_t i = 0; i < rows; i++) {
+        in->rowptr[i] = nnz;
+        for (uint32_t j = 0; j < rows; j++) {
+            double v = X[(size_t)i * rows + j];
+            if (v != 0)
+                in->cols[nnz] = j, in->vals[nnz++] = v;
+        }
+    }
+    in->rowptr[rows] = nnz;
+    free(X);
+    in->csr = (jsmf_csr){rows, in->rowptr, in->cols, in->vals};
+    jsmf_csr_source(&in->csr, &in->src);
+    /* the vocabulary beside it: FILE.vocab.txt (export's convention), else FILE without .npy */
+    char vpath[4096];
+    snprintf(vpath, sizeof vpath, "%s.vocab.txt", path);
+    struct stat st;
+    if (stat(vpath, &st)) {
+        size_t l = strlen(path);
+        if (l > 4 && !strcmp(path + l - 4, ".npy"))
+            snprintf(vpath, sizeof vpath, "%.*s.vocab.txt", (int)(l - 4), path);
+    }
+    if (!stat(vpath, &st)) {
+        if ((rc = jsmf_vocab_read(vpath, &in->vocab)))
+            return rc;
+        if (in->vocab->n != rows)
+            return jsmf_error(JSMF_EMISMATCH, "%s: %u words for a %u x %u matrix", vpath,
+                              in->vocab->n, rows, rows);
+    }
+    return JSMF_OK;
+}
+
+/* Weak until the store stage is merged: without it a store INPUT is refused, .npy still works. */
+#pragma weak jsmf_store_open
+#pragma weak jsmf_store_close
+#pragma weak jsmf_store_stats_get
+#pragma weak jsmf_store_vocab
+#pragma weak jsmf_store_source
+#pragma weak jsmf_store_source_release
+
+static int open_input(const char *path, fit_input *in)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return jsmf_error(JSMF_ENOTFOUND, "%s: no such store or matrix file", path);
+    if (!S_ISDIR(st.st_mode))
+        return open_npy(path, in);
+    if (!jsmf_store_open)
+        return jsmf_error(JSMF_ENOTSUP, "%s: this jsmf was built without the store", path);
+    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
+    if (!rc)
+        rc = jsmf_store_stats_get(in->store, &in->stats);
+    if (!rc)
+        in->have_fp = 1, rc = jsmf_store_vocab(in->store, &in->vocab);
+    if (!rc)
+        rc = jsmf_store_source(in->store, &in->src);
+    return rc;
+}
+
+static void close_input(fit_input *in)
+{
+    if (in->store) {
+        jsmf_store_source_release(in->store);
+        jsmf_store_close(in->store);
+    }
+    jsmf_vocab_free(in->vocab);
+    free(in->rowptr), free(in->cols), free(in->vals);
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit_report *r,
+                          const jsmf_model *m, uint32_t level)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    jsmf_json j;
+    jsmf_json_init(&j, f, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_model_summary_header(&j, m, "anchor");
+    jsmf_json_string(&j, "jsmf_version", jsmf_version());
+    jsmf_json_uint(&j, "level", level);
+    jsmf_json_begin_object(&j, "parameters");
+    jsmf_json_string(&j, "input", a->input);
+    jsmf_json_string(&j, "rectify", jsmf_fit_rectify_name(a->o.rectify));
+    jsmf_json_uint(&j, "rectify_iters", a->o.rectify_iters);
+    jsmf_json_string(&j, "anchors", jsmf_fit_anchors_name(a->o.anchors));
+    jsmf_json_string(&j, "recover", jsmf_fit_recover_name(a->o.recover));
+    jsmf_json_number(&j, "admm_lambda", a->o.admm_lambda);
+    jsmf_json_number(&j, "admm_gamma", a->o.admm_gamma);
+    jsmf_json_number(&j, "snls_tol", a->o.snls_tol);
+    jsmf_json_uint(&j, "snls_maxit", a->o.snls_maxit);
+    jsmf_json_number(&j, "eig_tol", a->o.eig_tol);
+    jsmf_json_uint(&j, "min_anchor_df", a->o.min_anchor_df);
+    jsmf_json_begin_array(&j, "levels");
+    jsmf_json_uint(&j, NULL, a->o.k);
+    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && a->o.levels[l]; l++)
+        jsmf_json_uint(&j, NULL, a->o.levels[l]);
+    jsmf_json_end_array(&j);
+    jsmf_json_string(&j, "mode", jsmf_fit_mode_name(a->o.mode));
+    jsmf_json_uint(&j, "seed", a->o.seed);
+    jsmf_json_int(&j, "threads", a->o.threads);
+    jsmf_json_end_object(&j);
+    if (level == 0) {
+        if (in->have_fp) {
+            char fp[32];
+            snprintf(fp, sizeof fp, "%016llx", (unsigned long long)in->stats.fingerprint);
+            jsmf_json_begin_object(&j, "store");
+            jsmf_json_string(&j, "path", a->input);
+            jsmf_json_string(&j, "fingerprint", fp);
+            jsmf_json_uint(&j, "docs", in->stats.docs);
+            jsmf_json_uint(&j, "tokens", in->stats.tokens);
+            jsmf_json_end_object(&j);
+        }
+        jsmf_json_string(&j, "mode_run", jsmf_fit_mode_name(r->mode));
+        jsmf_json_begin_object(&j, "metrics");
+        jsmf_json_number(&j, "recovery", r->metrics.recovery);
+        jsmf_json_number(&j, "approximation", r->metrics.approximation);
+        jsmf_json_number(&j, "recovery_rectified", r->recovery_rect);
+        jsmf_json_number(&j, "approximation_rectified", r->approximation_rect);
+        jsmf_json_number(&j, "dominancy", r->metrics.dominancy);
+        jsmf_json_number(&j, "specificity", r->metrics.specificity);
+        jsmf_json_number(&j, "dissimilarity", r->metrics.dissimilarity);
+        jsmf_json_number(&j, "sparsity", r->metrics.sparsity);
+        jsmf_json_number(&j, "entropy", r->metrics.entropy);
+        jsmf_json_end_object(&j);
+        jsmf_json_begin_object(&j, "timings");
+        jsmf_json_number(&j, "load", r->t_load);
+        jsmf_json_number(&j, "rectify", r->t_rectify);
+        jsmf_json_number(&j, "anchors", r->t_anchors);
+        jsmf_json_number(&j, "recover", r->t_recover_b);
+        jsmf_json_number(&j, "recover_a", r->t_recover_a);
+        jsmf_json_number(&j, "metrics", r->t_metrics);
+        jsmf_json_number(&j, "total", r->t_total);
+        jsmf_json_end_object(&j);
+        jsmf_json_begin_array(&j, "rectify_trace");
+        for (uint32_t t = 0; t < r->n_trace; t++) {
+            const jsmf_fit_trace *tr = &r->trace[t];
+            jsmf_json_begin_object(&j, NULL);
+            jsmf_json_number(&j, "delta", tr->delta);
+            jsmf_json_number(&j, "shift", tr->shift);
+            jsmf_json_number(&j, "neg_frac", tr->neg_frac);
+            jsmf_json_number(&j, "neg_mass", tr->neg_mass);
+            jsmf_json_number(&j, "lambda_min", tr->lambda_min);
+            jsmf_json_uint(&j, "eig_passes", tr->eig_iters);
+            jsmf_json_end_object(&j);
+        }
+        jsmf_json_end_array(&j);
+        jsmf_json_uint(&j, "passes", r->passes);
+        jsmf_json_uint(&j, "snls_iters", r->snls_iters);
+        jsmf_json_uint(&j, "snls_unconverged", r->snls_unconverged);
+        jsmf_json_number(&j, "a_raw_sum", r->a_raw_sum);
+        jsmf_json_number(&j, "alpha0", r->alpha0);
+        jsmf_json_number(&j, "final_neg_frac", r->final_neg_frac);
+        jsmf_json_number(&j, "final_neg_mass", r->final_neg_mass);
+    }
+    jsmf_json_end_object(&j);
+    fputc('\n', f);
+    fclose(f);
+    return buf;
+}
+
+static void fit_progress(void *arg, const char *what, double done, double total)
+{
+    (void)arg;
+    cli_progress_update(what, done, total, "");
+}
+
+static void print_report(const jsmf_fit_report *r)
+{
+    const jsmf_metrics *m = &r->metrics;
+    cli_info("N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k, jsmf_fit_mode_name(r->mode),
+             r->levels, (unsigned long long)r->passes);
+    cli_info("metrics: recovery %.4g  approximation %.4g (rectified: recovery %.4g, "
+             "approximation %.4g)", m->recovery, m->approximation, r->recovery_rect,
+             r->approximation_rect);
+    cli_info("metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f  sparsity %.4f  "
+             "entropy %.4f", m->dominancy, m->specificity, m->dissimilarity, m->sparsity,
+             m->entropy);
+    cli_info("timings (s): load %.3f  rectify %.3f  anchors %.3f  B %.3f  A %.3f  metrics %.3f  "
+             "total %.3f", r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
+             r->t_metrics, r->t_total);
+    if (r->n_trace)
+        cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
+                 r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
+    if (r->snls_unconverged)
+        cli_info("warning: %u words hit the solver's iteration cap", r->snls_unconverged);
+}
 
 int cmd_fit(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    fit_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        return cli_finish_stdout();
+    if (rc)
+        return rc;
+    struct stat st;
+    if (!a.force && !stat(a.output, &st))
+        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)",
+                                   a.output));
+    fit_input in = {0};
+    if ((rc = open_input(a.input, &in))) {
+        close_input(&in);
+        return cli_fail(rc);
+    }
+    a.o.progress = fit_progress;
+    jsmf_model *m = NULL;
+    jsmf_fit_report *rep = calloc(1, sizeof *rep);
+    if (!rep) {
+        close_input(&in);
+        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
+    }
+    rc = jsmf_fit(&in.src, in.vocab, &a.o, &m, rep);
+    cli_progress_done();
+    if (!rc) {
+        uint32_t level = 0;
+        for (jsmf_model *s = m; s; s = s->sub)
+            s->summary_json = summary_text(&a, &in, rep, s, level++);
+        rc = jsmf_model_save(a.output, m, a.force);
+    }
+    if (!rc && a.save_rect) {
+        /* the dense path's rectified C, for inspection and reference tests (N x N) */
+        double *X = NULL;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/rectified.npy", a.output);
+        if (!(rc = jsmf_fit_rectify_dense(&in.src, &a.o, &X)))
+            rc = jsmf_npy_write_f64(path, X, in.src.n, in.src.n);
+        free(X);
+    }
+    if (!rc) {
+        print_report(rep);
+        if (a.json && m->summary_json)
+            fputs(m->summary_json, stdout);
+    }
+    jsmf_model_free(m);
+    free(rep);
+    close_input(&in);
+    if (rc)
+        return cli_fail(rc);
+    return cli_finish_stdout();
 }

@@ -27,13 +27,13 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->recover_a = JSMF_A_AUTO;
     o->admm_lambda = 1.9;
     o->admm_gamma = 3.0;
-    o->snls_tol = 1e-9;
+    o->snls_tol = 1e-7;
     o->snls_maxit = 1000;
     o->seed = 1;
     o->mode = JSMF_MODE_AUTO;
     o->mem_bytes = 2ull << 30;
     o->dense_max_n = FIT_DENSE_MAX_N;
-    o->eig_tol = 1e-9;
+    o->eig_tol = 1e-7;
     o->eig_maxit = 50;
 }
 
@@ -477,6 +477,9 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         Ar = Anext;
         if (rc)
             break;
+        /* the saver names a level's rows after the topics below ("t3:church") */
+        jsmf_vocab_free(sub->vocab);
+        sub->vocab = NULL;
         cur->sub = sub;
         cur = sub;
         level++;
@@ -532,6 +535,10 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             rep->t_load = fit_now() - t, rep->passes++;
         if (o->rectify != JSMF_RECTIFY_NONE && (rc = fit_rectify_dense(R.X, n, o, rep)))
             goto out;
+        if (rep && rep->n_trace) {
+            rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
+            rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
+        }
     } else if (o->rectify == JSMF_RECTIFY_NONE) {
         if ((rc = fit_load_csr(C, &R)))
             goto out;

@@ -127,7 +127,9 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t
             res = fmax(res, sqrt(fmax(G[c * p + c], 0)));
         if (res <= tol * (amax > 0 ? amax : 1) || it + 1 == maxit)
             break;
-        memcpy(Vb[0], Y, sizeof(double) * np);
+        /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
+         * subspace iteration; Y itself would span the same space again) */
+        memcpy(Vb[0], AY, sizeof(double) * np);
         rank = fit_orth(n, p, Vb[0]);
         if (rank < p) {
             fill_random(n, p, rank, Vb[0], &rng);
