@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
             "  --snls-tol X, --snls-maxit N          per-word solver stop (1e-7, 1000)\n"
             "  --eig-tol X             relative Ritz residual of the streaming eigensolver (1e-7)\n"
+            "  --eig-step-maxit N      eigensolver passes per AP step after the first (default 50;\n"
+            "                          1 = one subspace iteration per AP step, fastest)\n"
             "  --levels K1,K2,...      super-topic levels below K (e.g. 25 -k then --levels 5)\n"
             "  --min-anchor-df N       words in fewer than N documents are never anchors\n"
             "  --mode auto|dense|stream  N x N in memory, or row blocks from factors (auto)\n"
@@ -116,6 +118,8 @@ static int parse_args(int argc, char **argv, fit_args *a)
             rc = cli_parse_double("--snls-tol", v, &a->o.snls_tol);
         } else if ((v = cli_opt_value(argc, argv, &i, "--snls-maxit", NULL, &err))) {
             rc = cli_parse_u32("--snls-maxit", v, &a->o.snls_maxit);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--eig-step-maxit", NULL, &err))) {
+            rc = cli_parse_u32("--eig-step-maxit", v, &a->o.eig_step_maxit);
         } else if ((v = cli_opt_value(argc, argv, &i, "--eig-tol", NULL, &err))) {
             rc = cli_parse_double("--eig-tol", v, &a->o.eig_tol);
         } else if ((v = cli_opt_value(argc, argv, &i, "--levels", NULL, &err))) {
