@@ -9,6 +9,10 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 1 MiB chunks) when
+ *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
+ *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
+ *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.
  */
 #ifndef JSMF_IO_H
 #define JSMF_IO_H
@@ -35,8 +39,9 @@ int jsmf_format_parse(const char *name);
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
  *  min_len bytes are dropped. */
 typedef struct jsmf_tokenizer {
-    uint32_t min_len;    /**< default 3 (the shared corpora's convention) */
-    uint32_t max_len;    /**< longer runs are dropped; default 64 */
+    uint32_t min_len;    /**< default 3 (the shared corpora's convention); 0 acts as 1 */
+    uint32_t max_len;    /**< longer runs are dropped; default 64; 0 = no limit. A reader given
+                              {0, 0} uses the defaults. */
 } jsmf_tokenizer;
 
 #define JSMF_TOKENIZER_DEFAULT {3, 64}
@@ -61,10 +66,12 @@ typedef struct jsmf_read_opts {
     uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
+    int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
+                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
-#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0}
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -86,6 +93,9 @@ typedef struct jsmf_doc {
     uint32_t nids;          /**< uci/ldac: number of distinct ids */
     const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
     const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
+    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
+                                 NUL-terminated; NULL for other formats */
+    size_t text_len;        /**< text: its length in bytes */
 } jsmf_doc;
 
 typedef struct jsmf_docs jsmf_docs;
@@ -122,6 +132,11 @@ void jsmf_docs_close(jsmf_docs *r);
 /** Content fingerprint of a file: a 64-bit hash of its bytes as stored (compressed or not) and
  *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
 int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
+
+/** The same fingerprint of the input a reader is reading, computed from the bytes it read —
+ *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
+ *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
 
 /** Streaming form of the same hash, for stdin: init, update with consecutive chunks, final. */
 typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[32]; uint32_t nbuf; } jsmf_hash;

@@ -13,6 +13,8 @@
 #ifndef JSMF_STORE_H
 #define JSMF_STORE_H
 
+#include <stdio.h>
+
 #include "jsmf.h"
 
 #ifdef __cplusplus
@@ -60,6 +62,104 @@ int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out);
  *  since an open reader keeps LMDB from reusing pages. */
 int jsmf_store_source(jsmf_store *s, jsmf_source *out);
 void jsmf_store_source_release(jsmf_store *s);
+
+
+/* ---------------------------------------------------------------------------------------------
+ * Write side: used by ingest and merge. A write handle (JSMF_STORE_WRITE) holds the store's
+ * writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The current store format version (formats/store.md). */
+#define JSMF_STORE_FORMAT_VERSION 1
+
+/** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
+#define JSMF_STORE_SCALE_BITS 90
+
+/** Settings fixed when a store is created. */
+typedef struct jsmf_store_params {
+    uint32_t min_doc_len;   /**< documents with fewer in-vocabulary tokens (and < 2) are dropped */
+    uint32_t tok_min_len;   /**< tokenizer settings used for text input (recorded, informative) */
+    uint32_t tok_max_len;
+} jsmf_store_params;
+
+/** Set the vocabulary and parameters of a store just created with JSMF_STORE_CREATE (the store
+ *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
+int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
+
+/** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
+int jsmf_store_has_vocab(jsmf_store *s);
+
+/** The parameters fixed at creation. */
+int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
+
+/** The directory a store was opened from (for messages). */
+const char *jsmf_store_path(const jsmf_store *s);
+
+/** Input record states. */
+enum { JSMF_INPUT_PARTIAL = 0, JSMF_INPUT_COMPLETE = 1 };
+
+/** How far one input was consumed, and what it contributed (the checkpoint record). */
+typedef struct jsmf_store_input {
+    uint64_t fingerprint;    /**< content hash (jsmf_fingerprint_file); 0 for stdin */
+    uint32_t occurrence;     /**< 0 for the first ingest of this content, 1 for a forced second ... */
+    uint32_t state;          /**< JSMF_INPUT_PARTIAL or JSMF_INPUT_COMPLETE */
+    uint32_t format;         /**< jsmf_format of the input */
+    uint64_t size;           /**< bytes on disk (0 unknown) */
+    uint64_t next_offset;    /**< decoded byte offset of the next unread document */
+    uint64_t next_line;      /**< its 1-based line number */
+    uint64_t next_doc;       /**< its 0-based document index */
+    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens; /**< contributed so far */
+    char path[1024];         /**< the path as given ("-" for stdin), for messages */
+} jsmf_store_input;
+
+/** All input records in key order (fingerprint, occurrence). Caller frees *out. */
+int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
+
+#if defined(__SIZEOF_INT128__)
+typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
+
+/** Counter increments of one flush. */
+typedef struct jsmf_store_counts {
+    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
+} jsmf_store_counts;
+
+/** Delivers the C increments of one flush, row by row in strictly increasing row order, columns
+ *  strictly increasing within a row (both triangles). Called as often as needed: each call must
+ *  deliver the same rows (a flush is replayed when the map must grow). emit() returns 0 or an
+ *  error that the producer must return. */
+typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols,
+                                const jsmf_sum *vals, uint32_t n);
+typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
+
+/** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
+ *  NULL), and the input records to write (replacing the records with the same key). */
+typedef struct jsmf_store_flush {
+    jsmf_rows_fn rows;                 /**< NULL when there is nothing to add to C */
+    void *rows_arg;
+    jsmf_store_counts counts;
+    const uint64_t *df, *tf;
+    const jsmf_store_input *inputs;
+    uint32_t n_inputs;
+} jsmf_store_flush;
+
+/** Apply a flush in one write transaction, commit and sync: the checkpoint. On MDB_MAP_FULL the
+ *  transaction is aborted, the map grown and the flush replayed. On any error the store stays
+ *  at its previous checkpoint (JSMF_ENOSPC for a full disk). */
+int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
+#endif
+
+/** Combine stores with identical vocabularies and parameters into a new store `out` (which must
+ *  not exist): C sums, counters, word statistics and input records add. JSMF_EMISMATCH names the
+ *  first differing word. */
+int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
+
+/** Write the normalised C as MatrixMarket coordinate real symmetric (lower triangle, 1-based),
+ *  streamed to `f`. */
+int jsmf_store_export_mm(jsmf_store *s, FILE *f);
+
+/** Write the normalised C as a dense N x N float64 .npy (C order), one row at a time.
+ *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
+int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
 
 #ifdef __cplusplus
 }

@@ -1,9 +1,347 @@
-/* cmd_eval.c — 'jsmf eval' (placeholder until the eval stage lands; says so and fails). */
+/* cmd_eval.c — 'jsmf eval': every quality metric of a model. Store-based ones through
+ * jsmf_model_metrics (jsmf_fit.h); coherence and held-out likelihood by one streamed pass over
+ * documents; l1 error against a ground-truth model after Hungarian matching. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "jsmf_eval.h"
+#include "jsmf_fit.h"
+#include "jsmf_store.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL] [options]\n"
+          "\n"
+          "Quality metrics of MODEL (seed papers: Lee et al. 2015/2019, Arora et al. 2013, FDM):\n"
+          "  --store STORE    Recovery, Approximation, Dominancy, Specificity, Dissimilarity,\n"
+          "                   Sparsity, Entropy against the co-occurrence C of STORE (same\n"
+          "                   vocabulary as the model)\n"
+          "  --corpus INPUT.. Coherence (top words, epsilon) and held-out log-likelihood per\n"
+          "                   token, in one streamed pass over the documents (paths, or - for\n"
+          "                   stdin; every following argument not starting with '-' is an input)\n"
+          "  --truth MODEL    l1 error against a ground-truth model after optimal (Hungarian)\n"
+          "                   matching of topics: (1/K) min_tau sum_t |mu_t - nu_tau(t)|_1\n"
+          "\n"
+          "options:\n"
+          "  --json         one JSON object on stdout instead of text\n"
+          "  --format F     corpus format: text, uci, ldac or auto (default auto)\n"
+          "  --uci-vocab F  vocabulary file of UCI corpus input\n"
+          "  --top N        top words per topic for coherence (default 20)\n"
+          "  --epsilon X    coherence smoothing (default 0.01)\n"
+          "  --iters N      EM iterations per document for held-out theta (default 1000)\n"
+          "  --tol X        duality-gap tolerance of that fit (default 1e-5)\n"
+          "  --threads N    OpenMP threads (default: all cores)\n"
+          "  -q, --quiet    no progress on stderr\n"
+          "\n"
+          "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's top words\n"
+          "of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in the corpus.\n"
+          "Held-out log-likelihood: each document's in-vocabulary tokens, ordered by word id,\n"
+          "are split alternately; theta is fitted on the even positions and the odd positions\n"
+          "are scored with log sum_k theta_k B_wk (documents of < 2 tokens skipped).\n",
+          f);
+}
+
+typedef struct {
+    const char *model, *store, *truth;
+    const char **corpus;
+    uint32_t ncorpus, top, threads;
+    double eps;
+    int json;
+    jsmf_read_opts read;
+    jsmf_infer_opts infer;
+} eval_args;
+
+/* --corpus takes every following argument that is not an option ("-" is stdin). */
+static int take_corpus(int argc, char **argv, int *i, eval_args *a)
+{
+    int first = *i + 1;
+    while (*i + 1 < argc && (argv[*i + 1][0] != '-' || !argv[*i + 1][1]))
+        a->corpus[a->ncorpus++] = argv[++*i];
+    if (*i + 1 == first)
+        return cli_usage_error("--corpus needs at least one INPUT");
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, eval_args *a)
+{
+    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
+    jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
+    a->read.tok = tok;
+    a->infer = io;
+    a->top = 20;
+    a->eps = 0.01;
+    a->corpus = calloc(argc, sizeof *a->corpus);
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int err = 0;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return -1;
+        } else if (cli_common_option(argv[i])) {
+        } else if (!strcmp(argv[i], "--json")) {
+            a->json = 1;
+        } else if (!strcmp(argv[i], "--corpus")) {
+            if ((err = take_corpus(argc, argv, &i, a)))
+                return err;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--store", NULL, &err))) {
+            a->store = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--truth", NULL, &err))) {
+            a->truth = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err))) {
+            int f = jsmf_format_parse(v);
+            if (f < 0)
+                return cli_usage_error("unknown --format '%s' (text, uci, ldac, auto)", v);
+            a->read.format = (jsmf_format)f;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--uci-vocab", NULL, &err))) {
+            a->read.uci_vocab = v;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--top", NULL, &err))) {
+            if ((err = cli_parse_u32("--top", v, &a->top)))
+                return err;
+            if (a->top < 2)
+                return cli_usage_error("--top must be at least 2");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--epsilon", NULL, &err))) {
+            if ((err = cli_parse_double("--epsilon", v, &a->eps)))
+                return err;
+            if (!(a->eps > 0))
+                return cli_usage_error("--epsilon must be positive");
+        } else if ((v = cli_opt_value(argc, argv, &i, "--iters", NULL, &err))) {
+            if ((err = cli_parse_u32("--iters", v, &a->infer.max_iters)))
+                return err;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--tol", NULL, &err))) {
+            if ((err = cli_parse_double("--tol", v, &a->infer.tol)))
+                return err;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
+            if ((err = cli_parse_u32("--threads", v, &a->threads)))
+                return err;
+        } else if (err) {
+            return err;
+        } else if (argv[i][0] == '-') {
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        } else if (!a->model) {
+            a->model = argv[i];
+        } else {
+            return cli_usage_error("unexpected argument '%s' (corpus inputs follow --corpus)",
+                                   argv[i]);
+        }
+    }
+    if (!a->model)
+        return cli_usage_error("needs a MODEL");
+    if (!a->store && !a->ncorpus && !a->truth)
+        return cli_usage_error("nothing to evaluate: give --store, --corpus and/or --truth");
+    return 0;
+}
+
+typedef struct {
+    int have_store, have_corpus, have_truth;
+    jsmf_metrics sm;
+    uint64_t store_docs;
+    jsmf_docmetrics *dm;
+    jsmf_docmetrics_result dr;
+    double l1;
+    uint32_t *match;
+    double *dist;
+} eval_results;
+
+/* The store's vocabulary must be the model's, row for row: C and B index the same words. */
+static int same_vocabulary(const jsmf_vocab *a, const jsmf_vocab *b, const char *store)
+{
+    if (a->n != b->n)
+        return jsmf_error(JSMF_EMISMATCH, "%s has %u words, the model %u", store, a->n, b->n);
+    for (uint32_t i = 0; i < a->n; i++)
+        if (strcmp(a->words[i], b->words[i]))
+            return jsmf_error(JSMF_EMISMATCH, "%s: word %u is '%s', the model's is '%s'", store,
+                              i, a->words[i], b->words[i]);
+    return 0;
+}
+
+static int eval_store(const eval_args *a, const jsmf_model *m, eval_results *res)
+{
+    jsmf_store *s = NULL;
+    jsmf_vocab *v = NULL;
+    jsmf_store_stats st;
+    jsmf_source src;
+    int rc = jsmf_store_open(a->store, JSMF_STORE_RDONLY, &s);
+    if (!rc)
+        rc = jsmf_store_vocab(s, &v);
+    if (!rc)
+        rc = same_vocabulary(v, m->vocab, a->store);
+    if (!rc)
+        rc = jsmf_store_stats_get(s, &st);
+    if (!rc)
+        rc = jsmf_store_source(s, &src);
+    if (!rc) {
+        cli_progress_update("store metrics", 0, 0, "");
+        rc = jsmf_model_metrics(m, &src, &res->sm);
+        jsmf_store_source_release(s);
+        cli_progress_done();
+    }
+    if (!rc)
+        res->have_store = 1, res->store_docs = st.docs;
+    jsmf_vocab_free(v);
+    jsmf_store_close(s);
+    return rc;
+}
+
+static int eval_corpus(const eval_args *a, const jsmf_model *m, eval_results *res)
+{
+    jsmf_docreader *r = NULL;
+    jsmf_docbatch b = {0};
+    int rc = jsmf_docmetrics_new(m, a->top, a->eps, &a->infer, &res->dm);
+    if (!rc)
+        rc = jsmf_docreader_open(a->corpus, a->ncorpus, &a->read, m->vocab, &r);
+    int n = 0;
+    while (!rc && (n = jsmf_docreader_next(r, &b, 4096)) > 0) {
+        rc = jsmf_docmetrics_add(res->dm, &b);
+        cli_progress_update("corpus", (double)jsmf_docreader_docs(r), 0, "documents");
+    }
+    if (!rc && n < 0)
+        rc = n;
+    cli_progress_done();
+    if (!rc)
+        rc = jsmf_docmetrics_result_get(res->dm, &res->dr);
+    if (!rc)
+        res->have_corpus = 1;
+    jsmf_docbatch_free(&b);
+    jsmf_docreader_close(r);
+    return rc;
+}
+
+static int eval_truth(const eval_args *a, const jsmf_model *m, eval_results *res)
+{
+    jsmf_model *t = NULL;
+    int rc = jsmf_model_load(a->truth, &t);
+    if (!rc) {
+        res->match = malloc(m->k * sizeof *res->match);
+        res->dist = malloc(m->k * sizeof *res->dist);
+        rc = res->match && res->dist ? jsmf_eval_l1_error(t, m, &res->l1, res->match, res->dist)
+                                     : jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    if (rc)
+        rc = jsmf_error_context(rc, "against --truth %s", a->truth);
+    else
+        res->have_truth = 1;
+    jsmf_model_free(t);
+    return rc;
+}
+
+static void print_text(const eval_args *a, const jsmf_model *m, const eval_results *r)
+{
+    printf("model %s: %u topics over %u words\n", a->model, m->k, m->n);
+    if (r->have_store) {
+        printf("\nagainst the co-occurrence of %s (%llu documents):\n", a->store,
+               (unsigned long long)r->store_docs);
+        printf("  %-28s %.6g\n", "recovery", r->sm.recovery);
+        printf("  %-28s %.6g\n", "approximation", r->sm.approximation);
+        printf("  %-28s %.6g\n", "dominancy", r->sm.dominancy);
+        printf("  %-28s %.6g\n", "specificity", r->sm.specificity);
+        printf("  %-28s %.6g\n", "dissimilarity", r->sm.dissimilarity);
+        printf("  %-28s %.6g\n", "sparsity", r->sm.sparsity);
+        printf("  %-28s %.6g\n", "entropy", r->sm.entropy);
+    }
+    if (r->have_corpus) {
+        const jsmf_docmetrics_result *d = &r->dr;
+        printf("\nover the corpus (%llu documents, %llu out-of-vocabulary tokens ignored):\n",
+               (unsigned long long)d->coherence_docs, (unsigned long long)d->oov_tokens);
+        printf("  %-28s %.6g   (top %u words, epsilon %g; mean over topics)\n", "coherence",
+               d->coherence, a->top, a->eps);
+        if (d->coherence_missing)
+            printf("  %-28s %llu top words never occur in the corpus (their pairs left out)\n",
+                   "", (unsigned long long)d->coherence_missing);
+        printf("  %-28s %.6g   (%llu tokens of %llu documents; even/odd token split)\n",
+               "heldout_loglik_per_token", d->heldout_ll, (unsigned long long)d->heldout_tokens,
+               (unsigned long long)d->heldout_docs);
+        if (d->heldout_zero)
+            printf("  %-28s %llu scored tokens have probability 0 under the model (left out)\n",
+                   "", (unsigned long long)d->heldout_zero);
+    }
+    if (r->have_truth)
+        printf("\nagainst the ground truth %s:\n  %-28s %.6g   (mean over %u matched topics)\n",
+               a->truth, "l1_error", r->l1, m->k);
+}
+
+static void print_json(const eval_args *a, const jsmf_model *m, const eval_results *r)
+{
+    jsmf_json j;
+    jsmf_json_init(&j, stdout, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_json_string(&j, "model", a->model);
+    jsmf_json_uint(&j, "k", m->k);
+    jsmf_json_uint(&j, "n_words", m->n);
+    if (r->have_store) {
+        jsmf_json_string(&j, "store", a->store);
+        jsmf_json_uint(&j, "store_docs", r->store_docs);
+        jsmf_json_number(&j, "recovery", r->sm.recovery);
+        jsmf_json_number(&j, "approximation", r->sm.approximation);
+        jsmf_json_number(&j, "dominancy", r->sm.dominancy);
+        jsmf_json_number(&j, "specificity", r->sm.specificity);
+        jsmf_json_number(&j, "dissimilarity", r->sm.dissimilarity);
+        jsmf_json_number(&j, "sparsity", r->sm.sparsity);
+        jsmf_json_number(&j, "entropy", r->sm.entropy);
+    }
+    if (r->have_corpus) {
+        const jsmf_docmetrics_result *d = &r->dr;
+        jsmf_json_uint(&j, "corpus_docs", d->coherence_docs);
+        jsmf_json_uint(&j, "corpus_oov_tokens", d->oov_tokens);
+        jsmf_json_number(&j, "coherence", d->coherence);
+        jsmf_json_uint(&j, "coherence_top", a->top);
+        jsmf_json_number(&j, "coherence_epsilon", a->eps);
+        jsmf_json_uint(&j, "coherence_missing_words", d->coherence_missing);
+        jsmf_json_begin_array(&j, "coherence_per_topic");
+        for (uint32_t t = 0; t < m->k; t++)
+            jsmf_json_number(&j, NULL, d->coherence_topic[t]);
+        jsmf_json_end_array(&j);
+        jsmf_json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
+        jsmf_json_uint(&j, "heldout_docs", d->heldout_docs);
+        jsmf_json_uint(&j, "heldout_tokens", d->heldout_tokens);
+        jsmf_json_uint(&j, "heldout_zero_prob_tokens", d->heldout_zero);
+        jsmf_json_string(&j, "heldout_split", "tokens ordered by word id; even positions fit theta, odd scored");
+    }
+    if (r->have_truth) {
+        jsmf_json_string(&j, "truth", a->truth);
+        jsmf_json_number(&j, "l1_error", r->l1);
+        jsmf_json_begin_array(&j, "l1_match");
+        for (uint32_t t = 0; t < m->k; t++)
+            jsmf_json_uint(&j, NULL, r->match[t]);
+        jsmf_json_end_array(&j);
+        jsmf_json_begin_array(&j, "l1_per_topic");
+        for (uint32_t t = 0; t < m->k; t++)
+            jsmf_json_number(&j, NULL, r->dist[t]);
+        jsmf_json_end_array(&j);
+    }
+    jsmf_json_end_object(&j);
+    fputc('\n', stdout);
+}
 
 int cmd_eval(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    eval_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc) {
+        free(a.corpus);
+        return rc < 0 ? cli_finish_stdout() : rc;
+    }
+    if (a.threads)
+        omp_set_num_threads((int)a.threads);
+    jsmf_model *m = NULL;
+    eval_results res = {0};
+    rc = jsmf_model_load(a.model, &m);
+    if (!rc && a.store)
+        rc = eval_store(&a, m, &res);
+    if (!rc && a.ncorpus)
+        rc = eval_corpus(&a, m, &res);
+    if (!rc && a.truth)
+        rc = eval_truth(&a, m, &res);
+    if (!rc) {
+        if (a.json)
+            print_json(&a, m, &res);
+        else
+            print_text(&a, m, &res);
+    }
+    jsmf_docmetrics_free(res.dm);
+    free(res.match), free(res.dist), free(a.corpus);
+    jsmf_model_free(m);
+    return rc ? cli_fail(rc) : cli_finish_stdout();
 }

@@ -1,6 +1,7 @@
 /* cmd_vocab.c — 'jsmf vocab': one counting pass over the inputs, curation, and the vocabulary
  * file (formats/vocab.md) written to a file or stdout. */
 #include <inttypes.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,8 @@ static void usage(FILE *f)
         "  --min-doc-len N       count only documents with >= N tokens after stopwords (default 5)\n"
         "  --min-word-len N      text: shortest token in bytes (default 3)\n"
         "  --max-word-len N      text: longest token in bytes (default 64)\n"
-        "  --threads N           accepted for symmetry with ingest; the pass is one thread\n"
+        "  --threads N           threads (default: OpenMP's); with 2 or more, zstd files are\n"
+        "                        decoded on a thread of their own while words are counted\n"
         "  -q, --quiet           no progress or summary\n"
         "  --progress, --no-progress\n"
         "\n"
@@ -100,6 +102,9 @@ static int parse_args(int argc, char **argv, vocab_args *a)
         } else if (!err && (v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
             if ((err = cli_parse_u32(arg, v, &u32)))
                 return err;
+            if (u32 == 0)
+                return cli_usage_error("--threads must be at least 1");
+            omp_set_num_threads((int)u32);
         } else if (err) {
             return err;
         } else if (arg[0] == '-' && arg[1]) {

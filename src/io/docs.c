@@ -15,6 +15,7 @@ struct jsmf_docs {
     io_stream *s;
     jsmf_format fmt;
     jsmf_tokenizer tok;
+    int raw;                   /* text: leave tokenising to the caller */
     uint64_t index;            /* number of the next document */
 
     char *tbuf;                /* text: lowercased token bytes of the current document */
@@ -367,6 +368,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     if (!r)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->tok = o->tok;
+    r->raw = o->raw_text;
     if (r->tok.min_len == 0 && r->tok.max_len == 0) {
         jsmf_tokenizer d = JSMF_TOKENIZER_DEFAULT;
         r->tok = d;
@@ -446,6 +448,11 @@ uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
 uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
 const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }
 
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
+{
+    return io_stream_fingerprint(r->s, hash, size);
+}
+
 /* ---- text --------------------------------------------------------------------------------- */
 
 static int next_text(jsmf_docs *r, jsmf_doc *d)
@@ -456,6 +463,12 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     int rc = io_stream_line(r->s, &line, &n, &off);
     if (rc <= 0)
         return rc;
+    d->offset = off;
+    d->line = r->s->line - 1;
+    d->text = (const char *)line;
+    d->text_len = n;
+    if (r->raw)
+        return 1;
     size_t ntok_max = JSMF_TOKENS_MAX(n, r->tok.min_len);
     size_t cap = r->tok_cap;
     if (grow((void **)&r->tbuf, &r->tbuf_cap, n + JSMF_TOKEN_PAD, 1) ||
@@ -465,8 +478,6 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     if (grow((void **)&r->toklens, &cap, ntok_max, sizeof *r->toklens))
         return oom(r);
     r->tok_cap = cap;
-    d->offset = off;
-    d->line = r->s->line - 1;
     d->ntokens = jsmf_tokenize(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens);
     memset(r->tbuf + n, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
     d->tok = r->toks;

@@ -11,10 +11,12 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <omp.h>
+#include <stdio.h>
 
 #include "jsmf.h"
+#include "jsmf_io.h"
 
-#define IO_CHUNK ((size_t)1 << 20) /* initial decoded window; grows only for long lines */
 
 static int is_zstd_magic(const unsigned char *p, size_t n)
 {
@@ -57,6 +59,9 @@ static ssize_t read_some(int fd, unsigned char *p, size_t n)
             return r;
     }
 }
+
+static int start_decoder(io_stream *s);
+static void stop_decoder(io_stream *s);
 
 static int open_mmap(io_stream *s)
 {
@@ -115,6 +120,7 @@ int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
     s->max_line = max_line ? max_line : IO_DEFAULT_MAX_LINE;
     s->line = 1;
     s->zret = 0;
+    jsmf_hash_init(&s->rawhash);
     int rc = JSMF_OK;
     if (!s->name) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
@@ -169,10 +175,14 @@ int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
         goto fail;
     }
     s->raw_read = (uint64_t)nhead;
+    jsmf_hash_update(&s->rawhash, head, (size_t)nhead);
     if ((size_t)nhead < sizeof head)
         s->in_eof = 1;
     rc = open_buffered(s, head, (size_t)nhead);
     if (rc)
+        goto fail;
+    if (s->kind == IO_ZSTD && S_ISREG(st.st_mode) && omp_get_max_threads() > 1 &&
+        (rc = start_decoder(s)))
         goto fail;
     if (s->kind == IO_PLAIN && s->in_eof)
         s->eof = 1;
@@ -187,6 +197,7 @@ void io_stream_close(io_stream *s)
 {
     if (!s)
         return;
+    stop_decoder(s);
     if (s->kind == IO_MMAP && s->len)
         munmap((void *)s->data, s->len);
     if (s->own_fd)
@@ -200,18 +211,17 @@ void io_stream_close(io_stream *s)
 
 uint64_t io_stream_disk_position(const io_stream *s)
 {
-    if (s->kind == IO_MMAP)
+    if (s->kind != IO_ZSTD)
         return s->base + s->pos;
-    if (s->kind == IO_PLAIN)
-        return s->base + s->pos;
-    return s->zin_base + s->zin_pos;
+    return __atomic_load_n(&s->disk_pos, __ATOMIC_RELAXED);
 }
 
-/* Decode zstd into buf[len..cap). Returns bytes produced (0 = end of input) or an error. */
-static long long fill_zstd(io_stream *s)
+/* Decode zstd into dst[*len..cap), advancing *len. Runs on the decoder thread when there is one
+ * (it then owns every z* field). Returns bytes produced (0 = end of input) or an error. */
+static long long zstd_decode(io_stream *s, unsigned char *dst, size_t cap, size_t *len)
 {
-    ZSTD_outBuffer out = {s->buf, s->cap, s->len};
-    size_t start = s->len;
+    ZSTD_outBuffer out = {dst, cap, *len};
+    size_t start = *len;
     while (out.pos < out.size) {
         if (s->zin_pos == s->zin_len && !s->in_eof) {
             if (out.pos > start)
@@ -223,6 +233,7 @@ static long long fill_zstd(io_stream *s)
             s->zin_len = (size_t)r;
             s->zin_pos = 0;
             s->raw_read += (uint64_t)r;
+            jsmf_hash_update(&s->rawhash, s->zin, (size_t)r);
             if (r == 0)
                 s->in_eof = 1;
         }
@@ -230,12 +241,12 @@ static long long fill_zstd(io_stream *s)
         ZSTD_inBuffer in = {s->zin, s->zin_len, s->zin_pos};
         size_t ret = ZSTD_decompressStream(s->dctx, &out, &in);
         s->zin_pos = in.pos;
+        uint64_t decoded = s->decoded + (out.pos - start);
         if (ZSTD_isError(ret))
             return jsmf_error(JSMF_EFORMAT,
                               "%s: corrupt zstd data near compressed byte %" PRIu64
                               " (decoded byte %" PRIu64 "): %s",
-                              s->name, s->zin_base + s->zin_pos, s->base + out.pos,
-                              ZSTD_getErrorName(ret));
+                              s->name, s->zin_base + s->zin_pos, decoded, ZSTD_getErrorName(ret));
         if (out.pos != before || s->zin_pos != in_before)
             s->zret = ret; /* an idle call after a frame's end would report the next header */
         if (s->in_eof && s->zin_pos == s->zin_len && out.pos == before) {
@@ -243,12 +254,148 @@ static long long fill_zstd(io_stream *s)
                 return jsmf_error(JSMF_EFORMAT,
                                   "%s: truncated zstd frame: input ends at compressed byte %" PRIu64
                                   " (decoded byte %" PRIu64 ") inside a frame",
-                                  s->name, s->zin_base + s->zin_len, s->base + out.pos);
+                                  s->name, s->zin_base + s->zin_len, decoded);
             break;
         }
     }
-    s->len = out.pos;
+    s->decoded += out.pos - start;
+    *len = out.pos;
+    __atomic_store_n(&s->disk_pos, s->zin_base + s->zin_pos, __ATOMIC_RELAXED);
     return (long long)(out.pos - start);
+}
+
+/* ---- the decoder thread: zstd decoding overlaps parsing, through a ring of IO_NCHUNK chunks
+ * (memory stays bounded). Errors travel in order, after the chunks decoded before them. ---- */
+
+static void *decoder_main(void *arg)
+{
+    io_stream *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (s->tail - s->head == IO_NCHUNK && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        int stop = s->stop;
+        unsigned slot = s->tail % IO_NCHUNK;
+        pthread_mutex_unlock(&s->mu);
+        if (stop)
+            break;
+        size_t len = 0;
+        long long got;
+        do /* a partial chunk is fine, an empty one only at the end */
+            got = zstd_decode(s, s->chunk[slot], IO_CHUNK, &len);
+        while (got > 0 && len < IO_CHUNK / 2);
+        pthread_mutex_lock(&s->mu);
+        if (got < 0) {
+            s->prod_rc = (int)got;
+            snprintf(s->prod_msg, sizeof s->prod_msg, "%s", jsmf_errmsg());
+        }
+        if (len > 0) {
+            s->chunk_len[slot] = len;
+            s->tail++;
+        }
+        if (got <= 0)
+            s->prod_done = 1;
+        pthread_cond_broadcast(&s->cv);
+        int done = s->prod_done;
+        pthread_mutex_unlock(&s->mu);
+        if (done)
+            break;
+    }
+    return NULL;
+}
+
+static int start_decoder(io_stream *s)
+{
+    for (int i = 0; i < IO_NCHUNK; i++) {
+        s->chunk[i] = malloc(IO_CHUNK);
+        if (!s->chunk[i])
+            return jsmf_error(JSMF_ENOMEM, "%s: out of memory for the decoder", s->name);
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->sync_init = 1;
+    if (pthread_create(&s->thread, NULL, decoder_main, s) != 0)
+        return JSMF_OK; /* no thread: decode inline */
+    s->threaded = 1;
+    return JSMF_OK;
+}
+
+static void stop_decoder(io_stream *s)
+{
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+    }
+    if (s->sync_init) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+    }
+    for (int i = 0; i < IO_NCHUNK; i++)
+        free(s->chunk[i]);
+}
+
+/* Take decoded bytes from the ring into buf[len..cap). */
+static long long take_chunk(io_stream *s)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->head == s->tail && !s->prod_done)
+        pthread_cond_wait(&s->cv, &s->mu);
+    if (s->head == s->tail) {
+        int rc = s->prod_rc;
+        pthread_mutex_unlock(&s->mu);
+        return rc ? jsmf_error(rc, "%s", s->prod_msg) : 0;
+    }
+    unsigned slot = s->head % IO_NCHUNK;
+    size_t avail = s->chunk_len[slot] - s->chunk_off;
+    pthread_mutex_unlock(&s->mu);
+    size_t n = avail < s->cap - s->len ? avail : s->cap - s->len;
+    memcpy(s->buf + s->len, s->chunk[slot] + s->chunk_off, n);
+    s->len += n;
+    s->chunk_off += n;
+    if (n == avail) {
+        pthread_mutex_lock(&s->mu);
+        s->head++;
+        s->chunk_off = 0;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return (long long)n;
+}
+
+int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
+{
+    if (s->kind == IO_MMAP) {
+        jsmf_hash h;
+        jsmf_hash_init(&h);
+        jsmf_hash_update(&h, s->data, s->len);
+        *hash = jsmf_hash_final(&h);
+        *size = s->len;
+        return JSMF_OK;
+    }
+    int done;
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        done = s->prod_done && !s->prod_rc;
+        pthread_mutex_unlock(&s->mu); /* the decoder has stopped touching rawhash */
+    } else {
+        done = s->in_eof;
+    }
+    if (!done)
+        return jsmf_error(JSMF_EINVAL, "%s: fingerprint asked for before the end of the input",
+                          s->name);
+    *hash = jsmf_hash_final(&s->rawhash);
+    *size = s->raw_read;
+    return JSMF_OK;
+}
+
+static long long fill_zstd(io_stream *s)
+{
+    if (s->threaded)
+        return take_chunk(s);
+    return zstd_decode(s, s->buf, s->cap, &s->len);
 }
 
 static long long fill_plain(io_stream *s)
@@ -259,6 +406,7 @@ static long long fill_plain(io_stream *s)
     if (r < 0)
         return read_error(s);
     s->raw_read += (uint64_t)r;
+    jsmf_hash_update(&s->rawhash, s->buf + s->len, (size_t)r);
     s->len += (size_t)r;
     if (r == 0)
         s->in_eof = 1;

@@ -153,21 +153,19 @@ static int parse_shape(const char *p, uint64_t dims[2])
 }
 
 /* Validate the header of a float64 array and return its shape. */
-static int npy_read_header(FILE *f, const char *path, uint64_t dims[2], int *ndim,
-                           long *data_off)
+static int npy_read_header(FILE *f, const char *path, uint64_t dims[2], int *ndim)
 {
     unsigned char pre[12];
     if (fread(pre, 1, 10, f) != 10 || memcmp(pre, NPY_MAGIC, 6))
         return jsmf_error(JSMF_EFORMAT, "%s: not a .npy file (bad magic)", path);
     unsigned major = pre[6];
-    size_t hlen, prelen;
+    size_t hlen;
     if (major == 1) {
-        hlen = pre[8] | (size_t)pre[9] << 8, prelen = 10;
+        hlen = pre[8] | (size_t)pre[9] << 8;
     } else if (major == 2 || major == 3) {
         if (fread(pre + 10, 1, 2, f) != 2)
             return jsmf_error(JSMF_EFORMAT, "%s: truncated .npy header", path);
         hlen = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-        prelen = 12;
     } else {
         return jsmf_error(JSMF_EVERSION, "%s: .npy format version %u.%u is not supported", path,
                           major, pre[7]);
@@ -208,7 +206,6 @@ static int npy_read_header(FILE *f, const char *path, uint64_t dims[2], int *ndi
                         path, shape);
     }
     free(dict);
-    *data_off = (long)(prelen + hlen);
     return rc;
 }
 
@@ -220,8 +217,7 @@ int jsmf_npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t 
                           path, strerror(errno));
     uint64_t dims[2] = {0, 1};
     int ndim = 0;
-    long off = 0;
-    int rc = npy_read_header(f, path, dims, &ndim, &off);
+    int rc = npy_read_header(f, path, dims, &ndim);
     if (!rc && (dims[0] > UINT32_MAX || dims[1] > UINT32_MAX))
         rc = jsmf_error(JSMF_EFORMAT, "%s: array too large (%" PRIu64 " x %" PRIu64 ")", path,
                         dims[0], dims[1]);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <strings.h>
 #include <inttypes.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -309,6 +310,85 @@ static void test_formats_agree(void)
     free(want.s), free(u.s), free(l.s), free(t.s);
 }
 
+/* raw_text: the caller tokenises the line itself and gets the same tokens as the reader's */
+static void test_raw_text(void)
+{
+    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT, raw = JSMF_READ_OPTS_DEFAULT;
+    raw.raw_text = 1;
+    jsmf_docs *a = NULL, *b = NULL;
+    CHECK_OK(jsmf_docs_open(path_in("corpus.txt"), &o, &a));
+    CHECK_OK(jsmf_docs_open(path_in("corpus.txt"), &raw, &b));
+    if (!a || !b)
+        return;
+    jsmf_doc da, db;
+    jsmf_tokenizer t = JSMF_TOKENIZER_DEFAULT;
+    int n = 0;
+    while (jsmf_docs_next(a, &da) == 1) {
+        CHECK(jsmf_docs_next(b, &db) == 1);
+        CHECK(db.ntokens == 0 && db.text && db.text_len == da.text_len);
+        CHECK(!memchr(db.text, '\n', db.text_len) &&
+              (db.text_len == 0 || db.text[db.text_len - 1] != '\r'));
+        char *out = malloc(db.text_len + 1);
+        size_t cap = JSMF_TOKENS_MAX(db.text_len, t.min_len);
+        const char **tok = malloc(cap * sizeof *tok);
+        uint32_t *len = malloc(cap * sizeof *len);
+        uint32_t k = jsmf_tokenize(&t, db.text, db.text_len, out, tok, len);
+        CHECK(k == da.ntokens);
+        for (uint32_t i = 0; i < k && i < da.ntokens; i++)
+            CHECK(len[i] == da.toklen[i] && !memcmp(tok[i], da.tok[i], len[i]));
+        free(out), free(tok), free(len);
+        n++;
+    }
+    CHECK(n == NDOCS && jsmf_docs_next(b, &db) == 0);
+    jsmf_docs_close(a);
+    jsmf_docs_close(b);
+}
+
+/* Random damage to every kind of input: each read ends in documents or a clean error (ASan and
+ * UBSan watch the rest), and an error always names the file. */
+static void test_mutations(void)
+{
+    const char *srcs[3] = {"docword.c.txt", "corpus.ldac", "corpus.txt"};
+    static const char junk[] = "\n\n 0:-19\r\0\t:x9999999999999999999999 ";
+    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+    int rejected = 0;
+    for (int round = 0; round < 300; round++) {
+        const char *src = srcs[round % 3];
+        FILE *f = fopen(path_in(src), "rb");
+        static char buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf - 64, f);
+        fclose(f);
+        int edits = 1 + (int)rnd(4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = rnd((uint32_t)n);
+            switch (rnd(3)) {
+            case 0: buf[at] = junk[rnd(sizeof junk - 1)]; break;          /* replace */
+            case 1: n = at + 1; break;                                      /* truncate */
+            default:                                                        /* insert */
+                memmove(buf + at + 1, buf + at, n - at);
+                buf[at] = junk[rnd(sizeof junk - 1)];
+                n++;
+            }
+        }
+        char name[64];
+        snprintf(name, sizeof name, "docword.m%d.txt", round % 3);
+        write_bytes(path_in(name), buf, n);
+        jsmf_read_opts m = o;
+        m.format = (jsmf_format)(round % 4);
+        m.uci_vocab = path_in("vocab.c.txt");
+        m.max_line = 4096;
+        sbuf s = {0};
+        int rc = read_all(path_in(name), &m, &s, 1);
+        CHECK(rc == 0 || rc == JSMF_EFORMAT || rc == JSMF_EINVAL || rc == JSMF_ENOTFOUND);
+        if (rc < 0)
+            CHECK(strstr(jsmf_errmsg(), name) != NULL);
+        rejected += rc < 0;
+        free(s.s);
+    }
+    fprintf(stderr, "mutations: %d of 300 damaged inputs rejected\n", rejected);
+    CHECK(rejected > 30 && rejected < 300);
+}
+
 /* Feed a file to our stdin through a pipe (a child process writes it). */
 static pid_t stdin_from(const char *path, int *saved)
 {
@@ -338,6 +418,38 @@ static void stdin_restore(pid_t pid, int saved)
     dup2(saved, 0);
     close(saved);
     waitpid(pid, NULL, 0);
+}
+
+/* The reader's fingerprint of what it read equals the file's, from a file, a .zst and stdin. */
+static void fingerprint_after_read(const char *path, const char *as, uint64_t want, uint64_t wsize)
+{
+    jsmf_docs *r;
+    CHECK_OK(jsmf_docs_open(as, NULL, &r));
+    if (!r)
+        return;
+    jsmf_doc d;
+    uint64_t h = 0, n = 0;
+    (void)path;
+    while (jsmf_docs_next(r, &d) == 1)
+        ;
+    CHECK_OK(jsmf_docs_fingerprint(r, &h, &n));
+    CHECK(h == want && n == wsize);
+    jsmf_docs_close(r);
+}
+
+static void test_reader_fingerprint(void)
+{
+    const char *files[2] = {"corpus.txt", "long.txt.zst"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = path_in(files[i]);
+        uint64_t want, size;
+        CHECK_OK(jsmf_fingerprint_file(p, &want, &size));
+        fingerprint_after_read(p, p, want, size);
+        int saved;
+        pid_t pid = stdin_from(p, &saved);
+        fingerprint_after_read(p, "-", want, size);
+        stdin_restore(pid, saved);
+    }
 }
 
 static void test_sources_and_resume(const char *plain, const jsmf_read_opts *base)
@@ -611,11 +723,18 @@ int main(void)
     test_tokenizer();
     test_hash();
     test_formats_agree();
-    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
-    test_sources_and_resume(path_in("corpus.txt"), &o);
-    test_sources_and_resume(path_in("corpus.ldac"), &o);
-    test_sources_and_resume(path_in("docword.c.txt"), &o);
-    test_bad_inputs();
+    test_raw_text();
+    test_mutations();
+    /* zstd files are decoded on a second thread when OpenMP allows more than one; both ways */
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+        test_sources_and_resume(path_in("corpus.txt"), &o);
+        test_sources_and_resume(path_in("corpus.ldac"), &o);
+        test_sources_and_resume(path_in("docword.c.txt"), &o);
+        test_bad_inputs();
+        test_reader_fingerprint(); /* after test_bad_inputs: it makes long.txt.zst */
+    }
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!check_failures && system(cmd) != 0)

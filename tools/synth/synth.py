@@ -199,19 +199,33 @@ def doc_lengths(rng, m, mean_len, min_len):
 
 
 def generate(rng, b, mixture, lengths, batch=2048):
-    """Yield (theta, [(word ids, counts)]) per batch: words are iid from B theta_d."""
-    m = len(lengths)
+    """Yield (theta, [(word ids, counts)]) per batch of documents. Each token draws its topic from
+    theta_d and its word from that topic's column of B (inverse CDF by binary search), so the
+    cost is O(tokens log N), not O(documents N)."""
+    m, (n, k) = len(lengths), b.shape
+    cum = np.ascontiguousarray(np.cumsum(b, axis=0).T)  # K x N
+    last = np.array([np.nonzero(b[:, t])[0].max() for t in range(k)])  # last possible word
     for start in range(0, m, batch):
         stop = min(m, start + batch)
-        th = mixture.draw(rng, stop - start)
-        p = th @ b.T
-        p = np.clip(p, 0, None)
-        p /= p.sum(axis=1, keepdims=True)
-        counts = rng.multinomial(lengths[start:stop], p)
-        docs = []
-        for row in counts:
-            ids = np.nonzero(row)[0]
-            docs.append((ids, row[ids]))
+        nd = stop - start
+        th = mixture.draw(rng, nd)
+        th = th / th.sum(axis=1, keepdims=True)
+        zc = rng.multinomial(lengths[start:stop], th)  # nd x K topic counts
+        flat = zc.ravel()
+        topic = np.repeat(np.tile(np.arange(k), nd), flat)
+        doc = np.repeat(np.repeat(np.arange(nd), k), flat)
+        u = rng.random(len(topic))
+        word = np.empty(len(topic), dtype=np.int64)
+        order = np.argsort(topic, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(zc.sum(axis=0))])
+        for t in range(k):
+            sel = order[bounds[t] : bounds[t + 1]]
+            w = np.searchsorted(cum[t], u[sel] * cum[t, -1], side="right")
+            word[sel] = np.minimum(w, last[t])
+        key, cnt = np.unique(doc * n + word, return_counts=True)
+        kd, kw = key // n, key % n
+        split = np.searchsorted(kd, np.arange(1, nd))
+        docs = list(zip(np.split(kw, split), np.split(cnt, split)))
         yield th, docs
 
 

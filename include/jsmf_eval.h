@@ -1,0 +1,174 @@
+/* jsmf_eval.h — using a fitted model: topic mixtures of documents (per-document convex fit),
+ * the document-based metrics (coherence, held-out log-likelihood), the l1 error against a
+ * ground-truth model after optimal (Hungarian) matching, and the self-contained HTML report.
+ * The store-based metrics (Recovery, Approximation, Dominancy, ...) live in jsmf_fit.h.
+ *
+ * CAVEATS
+ *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
+ *    B, counts are positive. jsmf_docbatch does that mapping for any input jsmf_io.h reads.
+ *  - theta is fitted by the EM fixed point of seed 004 App. E (maximise sum_w n_w log sum_k
+ *    theta_k B_wk over the simplex); convergence is certified by the Frank-Wolfe duality gap
+ *    max_k g_k - 1 (g = gradient per token), an upper bound on the distance to the optimum in
+ *    log-likelihood per token.
+ *  - Functions taking a batch run OpenMP-parallel over documents; results do not depend on the
+ *    thread count (each document is computed independently, reductions in document order).
+ */
+#ifndef JSMF_EVAL_H
+#define JSMF_EVAL_H
+
+#include <stdio.h>
+
+#include "jsmf.h"
+#include "jsmf_io.h"
+#include "jsmf_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Optimal assignment.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Minimum-cost perfect matching of an n x n cost matrix (row-major, finite values): the
+ *  O(n^3) Hungarian algorithm (shortest augmenting paths with potentials). On return
+ *  assign[i] is the column matched to row i, and *total (if not NULL) the cost of the matching.
+ *  Errors: JSMF_EINVAL (n == 0 or a non-finite cost), JSMF_ENOMEM. */
+int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
+
+/** l1 error of `est` against ground truth `truth` after optimal matching of topics (seed 004
+ *  Eq. 14): err = (1/K) min_tau sum_t || mu_t - nu_tau(t) ||_1. Words are aligned by their text,
+ *  so the two vocabularies may differ (a word missing from one model has probability 0 there).
+ *  Both models need the same K (else JSMF_EMISMATCH). match[t] (K entries, may be NULL) gets the
+ *  estimated topic matched to true topic t, and dist[t] (may be NULL) its l1 distance. */
+int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
+                       uint32_t *match, double *dist);
+
+/* ---------------------------------------------------------------------------------------------
+ * Word lookup: text -> row of a vocabulary.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_wordmap jsmf_wordmap;
+
+/** Hash map of the words of `v` (not copied: `v` must outlive the map). */
+int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
+/** Row of word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
+uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
+void jsmf_wordmap_free(jsmf_wordmap *m);
+
+/* ---------------------------------------------------------------------------------------------
+ * Documents in batches, in the model's vocabulary.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A batch of documents as sparse count vectors over model rows (ids unique and increasing
+ *  within a document). Document d has ids/counts [start[d], start[d+1]). */
+typedef struct jsmf_docbatch {
+    uint32_t ndocs;        /**< documents in this batch */
+    uint64_t first_index;  /**< running index (over all inputs) of the batch's first document */
+    uint64_t *start;       /**< ndocs + 1 offsets into ids/counts */
+    uint32_t *ids;         /**< model rows */
+    uint32_t *counts;      /**< in-vocabulary counts, >= 1 */
+    uint64_t *oov;         /**< per document: tokens not in the model's vocabulary */
+    uint64_t cap_docs, cap_ids; /* allocated sizes (internal) */
+} jsmf_docbatch;
+
+/** Reads the documents of one or more inputs in order and maps their words to a vocabulary.
+ *  Text tokens are looked up by text; UCI ids through the file's own vocabulary file; LDA-C ids
+ *  are taken to be rows of the model (ids >= N count as out-of-vocabulary). */
+typedef struct jsmf_docreader jsmf_docreader;
+
+int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
+                        const jsmf_vocab *vocab, jsmf_docreader **out);
+/** Fill `b` with up to max_docs next documents; returns the number read (0 at the end of all
+ *  inputs) or a negative JSMF_E* code. */
+int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs);
+/** Documents read so far and tokens outside the vocabulary (for progress and messages). */
+uint64_t jsmf_docreader_docs(const jsmf_docreader *r);
+uint64_t jsmf_docreader_oov(const jsmf_docreader *r);
+void jsmf_docreader_close(jsmf_docreader *r);
+void jsmf_docbatch_free(jsmf_docbatch *b);
+
+/* ---------------------------------------------------------------------------------------------
+ * Topic mixtures (seed 004 App. E).
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_infer_opts {
+    uint32_t max_iters;   /**< EM steps per document at most (default 1000) */
+    double tol;           /**< stop when the duality gap per token is below (default 1e-5) */
+} jsmf_infer_opts;
+
+#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5}
+
+/** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
+ *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
+ *  with no tokens (or only words whose rows of B are zero) gets the uniform theta and 0.
+ *  *gap (may be NULL) receives the final duality gap per token. */
+int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
+                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap);
+
+/** theta for every document of a batch (OpenMP over documents): theta is ndocs x K row-major.
+ *  Documents without in-vocabulary tokens get the uniform theta. */
+int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
+                     double *theta);
+
+/* ---------------------------------------------------------------------------------------------
+ * Document-based metrics: one streamed pass accumulates both.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Coherence (seed 002 Eq. 3 as used in seed 001 Sec. 4): for the `top` most probable words
+ *  W_k of each topic, C_k = sum over ordered pairs x1 != x2 in W_k of
+ *  log((D(x1,x2) + eps) / D(x2)), D = document frequencies in the evaluation corpus; the
+ *  metric is the mean of C_k over topics. Pairs whose D(x2) is 0 (word absent from the corpus)
+ *  are left out and counted.
+ *  Held-out log-likelihood per token (seed 004 App. E, document completion): each document's
+ *  in-vocabulary tokens, listed in increasing word id (a word's repeats together), are split
+ *  alternately: tokens at even positions fit theta_d, tokens at odd positions are scored with
+ *  log sum_k theta_dk B_wk. Documents with fewer than 2 tokens are skipped. */
+typedef struct jsmf_docmetrics jsmf_docmetrics;
+
+typedef struct jsmf_docmetrics_result {
+    double coherence;            /**< mean over topics of C_k */
+    double *coherence_topic;     /**< K values (owned by the accumulator) */
+    uint64_t coherence_docs;     /**< documents counted */
+    uint64_t coherence_missing;  /**< top words absent from the corpus (their pairs left out) */
+    double heldout_ll;           /**< held-out log-likelihood per token (natural log) */
+    uint64_t heldout_docs;       /**< documents scored */
+    uint64_t heldout_tokens;     /**< tokens scored */
+    uint64_t heldout_zero;       /**< scored tokens of probability 0 under the model (left out) */
+    uint64_t oov_tokens;         /**< tokens of the corpus outside the model's vocabulary */
+} jsmf_docmetrics_result;
+
+/** Accumulator for the model `m` (kept by reference), `top` words per topic, epsilon `eps`. */
+int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
+                        const jsmf_infer_opts *opts, jsmf_docmetrics **out);
+/** Add a batch (OpenMP over documents). */
+int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
+/** The metrics over everything added so far; `out` stays valid until the accumulator is freed. */
+int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
+void jsmf_docmetrics_free(jsmf_docmetrics *acc);
+
+/* ---------------------------------------------------------------------------------------------
+ * Report.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_report_opts {
+    uint32_t top;          /**< top words per topic shown (default 12) */
+    uint32_t max_points;   /**< most frequent words drawn in the 2-D projection (default 1500) */
+    const char *title;     /**< page title (default: the model path) */
+    const char *metrics_json; /**< extra metrics (e.g. `jsmf eval --json` output) or NULL */
+} jsmf_report_opts;
+
+#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL}
+
+/** 2-D principal-component projection of the rows of B-breve (p(topic | word), rows of B
+ *  weighted by topic size p(z) = A 1 and normalised): xy is N x 2. Anchors sit at the corners
+ *  of the simplex these rows fill (seed 001 Fig. 1). */
+int jsmf_report_projection(const jsmf_model *m, double *xy);
+
+/** Write the self-contained HTML report of `m` (all levels) to `f`. */
+int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_EVAL_H */

@@ -1,0 +1,160 @@
+/* jsmf_fdm.h — the Full Dependence Mixture model (seed 004, Alg. 2): stochastic gradient descent
+ * (Adam) on pairs of words sampled from the normalised co-occurrence C, with a CPU back end
+ * (OpenMP + OpenBLAS, double) and a CUDA back end (cuBLAS + cuRAND, float) running one algorithm.
+ *
+ * The model: M(mu, alpha)_uv = sum_ij alpha_ij mu_i(u) mu_j(v), where mu_t = softmax over words of
+ * the logits of topic t and alpha = softmax over all K x K entries of the symmetrised logits
+ * (W + W^T)/2. The loss of a batch of pairs is -mean log M_uv. The logits of mu are kept N x K
+ * (row = word, like B), so a pair gathers two contiguous rows.
+ *
+ * CAVEATS
+ *  - Sampling is counter based: pair i of training step s is a pure function of (seed, s, i), so
+ *    the pairs do not depend on the thread count, and a resumed run draws exactly the pairs an
+ *    uninterrupted one would. On the CPU a run is reproducible bit for bit for a fixed thread
+ *    count (OpenBLAS may sum in another order with another thread count), and a run resumed from
+ *    a checkpoint equals the uninterrupted run exactly.
+ *  - The CUDA back end works in float and uses atomics to scatter gradients: it is not bit
+ *    reproducible, and it samples with cuRAND (another stream than the CPU's).
+ *  - Checkpoints (formats/fdm-checkpoint.md) are written by atomic replace: write a temporary
+ *    sibling, fsync, rename, fsync the directory.
+ */
+#ifndef JSMF_FDM_H
+#define JSMF_FDM_H
+
+#include "jsmf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Pair sampler: a two-stage alias table built by one streaming pass over a source: a table over
+ * the N row marginals, then one table per row over that row's non-zeros. Memory: 16 bytes per
+ * row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
+ * When that exceeds the memory budget the sampler is *thinned*: a first pass histograms the
+ * values, a second keeps per row only the entries above a global threshold chosen to fit (each
+ * row keeps at least its largest entry). Row marginals stay exact; within a row the kept entries
+ * are renormalised. The mass dropped is reported.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
+
+typedef struct jsmf_fdm_sampler_info {
+    uint32_t n;            /**< rows (vocabulary size) */
+    uint64_t nnz;          /**< non-zeros seen in the source */
+    uint64_t kept;         /**< non-zeros in the table (== nnz unless thinned) */
+    int thinned;           /**< 1 when the budget forced thinning */
+    double dropped_mass;   /**< mass of C not represented in the within-row tables */
+    double total_mass;     /**< sum of all entries seen (1 for a normalised C) */
+    uint64_t bytes;        /**< memory of the tables */
+    double build_seconds;  /**< wall time of the build (all passes) */
+    uint64_t fingerprint;  /**< hash of the source content (rows, columns, values) */
+} jsmf_fdm_sampler_info;
+
+/** Build a sampler from `src` within `mem_budget` bytes (0 = no limit). Values must be finite
+ *  and non-negative (JSMF_EFORMAT otherwise); a source with no positive mass is JSMF_EINVAL. */
+int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
+void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s);
+void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
+
+/** Draw pairs number first .. first+count-1 of the stream (seed, stream) into u[], v[]. Each
+ *  pair is a pure function of (seed, stream, index). Thread safe (read only). */
+void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
+
+/** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler. */
+typedef struct jsmf_fdm_sampler_tables {
+    uint32_t n;
+    uint64_t kept;
+    const float *row_prob;     /**< N: alias probability of each row */
+    const uint32_t *row_alias; /**< N */
+    const uint64_t *rowptr;    /**< N+1: start of each row's entries */
+    const float *prob;         /**< kept: alias probability within the row */
+    const uint32_t *alias;     /**< kept: alias, as an index within the row */
+    const uint32_t *col;       /**< kept: column (the second word of the pair) */
+} jsmf_fdm_sampler_tables;
+void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * Training.
+ * ------------------------------------------------------------------------------------------- */
+
+enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA = 2 };
+
+/** Called after every training step (and at evaluations, with heldout >= 0; -1 otherwise).
+ *  Return non-zero to stop: jsmf_fdm_train then returns JSMF_EINTR after a final checkpoint. */
+typedef int (*jsmf_fdm_progress_fn)(void *arg, uint64_t step, uint64_t steps, double train_loss,
+                                    double heldout_loss);
+
+typedef struct jsmf_fdm_params {
+    uint32_t k;                /**< topics K (T in seed 004) */
+    int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
+    uint64_t seed;             /**< keys every random draw */
+    uint64_t steps;            /**< maximum number of Adam steps (default 5000) */
+    uint32_t batch;            /**< pairs per step (default 4096) */
+    double lr, beta1, beta2, eps; /**< Adam (1e-3, 0.9, 0.999, 1e-8) */
+    double init_scale;         /**< std. deviation of the random logits (default 1) */
+    int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
+    uint64_t eval_every;       /**< held-out loss (and the curve point) every E steps (default 100) */
+    uint32_t heldout;          /**< held-out pairs drawn once at the start (default 10000) */
+    uint32_t patience;         /**< stop after this many evaluations without improvement (default 10; 0 = never) */
+    double tol;                /**< relative improvement of the best held-out loss that counts (1e-4) */
+    uint64_t checkpoint_every; /**< steps between checkpoints, 0 = none */
+    const char *checkpoint;    /**< checkpoint path (resumed from when it exists), or NULL */
+    int restart;               /**< ignore (and replace) an existing checkpoint */
+    int fresh_on_mismatch;     /**< a checkpoint of another run (or corrupt) is replaced, not an error */
+    uint64_t mem_budget;       /**< bytes for the sampler tables (host and device), 0 = no limit */
+    const double *init_B;      /**< warm start: N x K, columns are distributions (or NULL) */
+    const double *init_A;      /**< warm start: K x K, entries sum to 1 (or NULL = uniform) */
+    double init_smooth;        /**< warm start mixes (1-s)*B + s/N before the log (default 1e-3) */
+    uint64_t stop_after;       /**< testing: behave as if killed right after step S (0 = off) */
+    jsmf_fdm_progress_fn progress;
+    void *progress_arg;
+} jsmf_fdm_params;
+
+/** Fill `p` with the defaults above (k = 0 must then be set). */
+void jsmf_fdm_params_default(jsmf_fdm_params *p);
+
+typedef struct jsmf_fdm_result {
+    uint32_t n, k;
+    double *B;                 /**< N x K, column t = mu_t (columns sum to 1) */
+    double *A;                 /**< K x K, alpha (entries sum to 1, symmetric) */
+    uint64_t steps;            /**< steps done in total (including before a resume) */
+    uint64_t resumed_from;     /**< step of the checkpoint resumed from, 0 for a fresh start */
+    int stopped_early;         /**< the held-out rule stopped the run */
+    char device[96];           /**< "cpu (N threads)" or "cuda (device name)" */
+    char note[256];            /**< e.g. why auto fell back to the CPU, or host-side sampling */
+    int host_sampling;         /**< CUDA only: pairs drawn on the host (tables did not fit) */
+    uint64_t n_curve;          /**< points of the loss curve */
+    uint64_t *curve_step;
+    double *curve_train;       /**< mean training loss of the batches since the previous point */
+    double *curve_heldout;     /**< held-out loss at that step */
+    double best_heldout;
+    double seconds_train;      /**< training wall time, summed over resumed pieces */
+    double pairs_per_second;   /**< training pairs per second (this process's steps) */
+    jsmf_fdm_sampler_info sampler;
+} jsmf_fdm_result;
+
+/** Fit the FDM model to the C of `src`. On JSMF_EINTR (progress callback or stop_after) the
+ *  checkpoint, when configured, holds the state and `out` is left empty. */
+int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out);
+void jsmf_fdm_result_free(jsmf_fdm_result *r);
+
+/** 0 when the CUDA back end is compiled in and a GPU answers (its name copied to `name`);
+ *  JSMF_ENOTSUP with a message otherwise. */
+int jsmf_fdm_cuda_probe(char *name, size_t len);
+
+/** Loss of one batch and gradients with respect to the logits (wmu N x K, walpha K x K), in
+ *  double on the CPU. Outputs gmu/galpha may be NULL to get the loss only. */
+int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                           const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                           double *gmu, double *galpha);
+/** The same computed by the CUDA back end (float on the device); JSMF_ENOTSUP without one. */
+int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                            double *gmu, double *galpha);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_FDM_H */

@@ -1,0 +1,90 @@
+/* jsmf_ingest.h — accumulating the co-occurrence estimator of documents into a store
+ * (formats/store.md): C = sum_m (h h^T - diag h) / (n (n - 1)) over in-vocabulary word counts h
+ * of each document m with n = sum h >= max(2, min_doc_len), as exact fixed-point sums, with
+ * checkpoints that make an interrupted ingest resumable.
+ *
+ * CAVEATS
+ *  - The result does not depend on the thread count, the memory budget or on where an ingest
+ *    was interrupted and resumed: every contribution is an integer and integer sums are exact.
+ *  - Every flush of the accumulator is a checkpoint (jsmf_store_commit): it carries the progress
+ *    of each input, so a resumed ingest neither skips nor double-counts a document.
+ *  - The memory budget bounds the accumulator tables and batch buffers; the store's own commit
+ *    (LMDB dirty pages, at most ~512 MiB) and the N-sized arrays come on top.
+ */
+#ifndef JSMF_INGEST_H
+#define JSMF_INGEST_H
+
+#include "jsmf_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Progress callback: bytes of the current input consumed, its size (0 unknown). */
+typedef void (*jsmf_ingest_progress_fn)(void *arg, const char *input, uint64_t done,
+                                        uint64_t total);
+
+typedef struct jsmf_ingest_opts {
+    uint64_t mem;             /**< memory budget in bytes (0 = 1 GiB) */
+    int threads;              /**< worker threads (0 = OpenMP default) */
+    int force;                /**< ingest inputs already fully ingested again */
+    int format;               /**< jsmf_format of the inputs (0 = sniff each) */
+    const char *uci_vocab;    /**< UCI vocabulary file (NULL = beside the docword file) */
+    int accumulator;          /**< 0 auto (dense upper triangle when it fits the budget), 1 hash
+                                   tables, 2 dense: for measurements; the result is the same */
+    double checkpoint_secs;   /**< also checkpoint after this much time (0 = 300 s, < 0 never) */
+    jsmf_ingest_progress_fn progress;
+    void *progress_arg;
+} jsmf_ingest_opts;
+
+/** What one ingest did (this run only). */
+typedef struct jsmf_ingest_summary {
+    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
+    uint64_t pairs;           /**< pair updates (upper triangle, diagonal included) */
+    uint64_t flushes;         /**< checkpoints committed */
+    uint32_t inputs_done;     /**< inputs read to the end */
+    uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
+    uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */
+    double seconds;
+} jsmf_ingest_summary;
+
+/* ---- feeding documents directly (tests, extractors linking the library) ------------------ */
+
+typedef struct jsmf_ingest jsmf_ingest;
+
+/** Start a session on a store opened for writing (with its vocabulary set). */
+int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
+
+/** Start (or resume) an input. `rec` is its record: a fresh one (state partial, counters zero),
+ *  or the partial record found in the store. Documents that follow belong to it. */
+int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
+
+/** One document as word ids of the store's vocabulary with counts (any order, repeats allowed),
+ *  plus its out-of-vocabulary token count and the resume point just after it. */
+int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
+                    uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
+
+/** The current input was read to its end (its record becomes complete at the next checkpoint). */
+int jsmf_ingest_input_done(jsmf_ingest *g);
+
+/** Commit what is buffered (the final checkpoint) and free the session. */
+int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
+
+/** Free the session without committing: the store stays at its last checkpoint. */
+void jsmf_ingest_abort(jsmf_ingest *g);
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+/** Ingest inputs (paths, "-" = stdin) into a store opened for writing that has its vocabulary.
+ *  A partial input resumes from its checkpoint. An input the store holds completely (same
+ *  fingerprint) is not ingested again unless o->force: it is skipped (counted in
+ *  sum->inputs_skipped) so that rerunning an interrupted command resumes it, and when every
+ *  input is skipped the call fails with JSMF_EEXIST. On error the store is at its last
+ *  checkpoint. */
+int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
+                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* JSMF_INGEST_H */

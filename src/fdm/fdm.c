@@ -1,0 +1,558 @@
+/* fdm.c — the FDM training driver: sampler, held-out pairs, initialisation (random or warm
+ * start), choice of back end, the Adam loop with its stopping rule and loss curve, and the
+ * checkpoint that makes a killed run resumable (formats/fdm-checkpoint.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fdm_internal.h"
+
+#define CKPT_MAGIC "JSMFFDMC"
+#define CKPT_VERSION 1u
+
+void jsmf_fdm_params_default(jsmf_fdm_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->device = JSMF_FDM_DEVICE_AUTO;
+    p->seed = 1;
+    p->steps = 5000;
+    p->batch = 4096;
+    p->lr = 1e-3, p->beta1 = 0.9, p->beta2 = 0.999, p->eps = 1e-8;
+    p->init_scale = 1.0;
+    p->eval_every = 100;
+    p->heldout = 10000;
+    p->patience = 10;
+    p->tol = 1e-4;
+    p->init_smooth = 1e-3;
+}
+
+int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k)
+{
+    size_t nk = (size_t)n * k, kk = (size_t)k * k;
+    memset(st, 0, sizeof *st);
+    st->n = n, st->k = k;
+    st->w = malloc(nk * sizeof(double));
+    st->mw = calloc(nk, sizeof(double));
+    st->vw = calloc(nk, sizeof(double));
+    st->a = malloc(kk * sizeof(double));
+    st->ma = calloc(kk, sizeof(double));
+    st->va = calloc(kk, sizeof(double));
+    if (!st->w || !st->mw || !st->vw || !st->a || !st->ma || !st->va) {
+        fdm_state_free(st);
+        return jsmf_error(JSMF_ENOMEM, "out of memory for FDM parameters (N = %u, K = %u)", n, k);
+    }
+    return 0;
+}
+
+void fdm_state_free(fdm_state *st)
+{
+    free(st->w), free(st->mw), free(st->vw), free(st->a), free(st->ma), free(st->va);
+    memset(st, 0, sizeof *st);
+}
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Standard normal number `index` of the initialisation stream (Box-Muller). */
+static double init_normal(uint64_t seed, uint64_t index)
+{
+    uint32_t r[4];
+    fdm_philox(seed, FDM_STREAM_INIT, index, r);
+    double u1 = (r[0] + 1.0) / 4294967297.0, u2 = r[1] / 4294967296.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static int state_init(fdm_state *st, const jsmf_fdm_params *p)
+{
+    uint32_t n = st->n, k = st->k;
+    double s = p->init_smooth;
+    if (p->init_B) {
+        for (size_t e = 0; e < (size_t)n * k; e++) {
+            double b = p->init_B[e];
+            if (!(b >= 0))
+                return jsmf_error(JSMF_EINVAL, "warm start: B has a negative or NaN entry");
+            st->w[e] = log((1 - s) * b + s / n);
+            if (!isfinite(st->w[e]))
+                return jsmf_error(JSMF_EINVAL, "warm start: B has a zero column entry and "
+                                  "no smoothing (init_smooth = 0)");
+        }
+    } else {
+        for (size_t e = 0; e < (size_t)n * k; e++)
+            st->w[e] = p->init_scale * init_normal(p->seed, e);
+    }
+    for (size_t e = 0; e < (size_t)k * k; e++) {
+        double a = p->init_A ? p->init_A[e] : 1.0 / ((double)k * k);
+        if (!(a >= 0))
+            return jsmf_error(JSMF_EINVAL, "warm start: A has a negative or NaN entry");
+        st->a[e] = log((1 - s) * a + s / ((double)k * k));
+        if (!isfinite(st->a[e]))
+            return jsmf_error(JSMF_EINVAL, "warm start: A has a zero entry and no smoothing");
+    }
+    return 0;
+}
+
+/* ---- loss curve and run bookkeeping (all of it goes into the checkpoint) ---- */
+
+typedef struct run_log {
+    uint64_t step;          /* steps done */
+    double best;            /* best held-out loss */
+    uint32_t bad;           /* evaluations since the last improvement */
+    uint32_t stopped;       /* the stopping rule fired */
+    double train_acc;       /* sum of batch losses since the last curve point */
+    uint64_t train_cnt;
+    double seconds;         /* training time so far */
+    uint64_t n_curve, cap_curve;
+    uint64_t *c_step;
+    double *c_train, *c_held;
+} run_log;
+
+static int log_push(run_log *g, uint64_t step, double train, double held)
+{
+    if (g->n_curve == g->cap_curve) {
+        uint64_t cap = g->cap_curve ? 2 * g->cap_curve : 64;
+        uint64_t *s = realloc(g->c_step, cap * sizeof *s);
+        if (s)
+            g->c_step = s;
+        double *t = realloc(g->c_train, cap * sizeof *t);
+        if (t)
+            g->c_train = t;
+        double *h = realloc(g->c_held, cap * sizeof *h);
+        if (h)
+            g->c_held = h;
+        if (!s || !t || !h)
+            return jsmf_error(JSMF_ENOMEM, "out of memory for the loss curve");
+        g->cap_curve = cap;
+    }
+    g->c_step[g->n_curve] = step;
+    g->c_train[g->n_curve] = train;
+    g->c_held[g->n_curve] = held;
+    g->n_curve++;
+    return 0;
+}
+
+static void log_free(run_log *g)
+{
+    free(g->c_step), free(g->c_train), free(g->c_held);
+}
+
+/* ---- checkpoint: a flat little-endian file with a trailing FNV-1a checksum ---- */
+
+typedef struct ckpt_io {
+    FILE *f;
+    uint64_t hash;
+    int err;
+} ckpt_io;
+
+static void hash_bytes(ckpt_io *io, const void *p, size_t len)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < len; i++)
+        io->hash = (io->hash ^ b[i]) * UINT64_C(0x100000001b3);
+}
+
+static void put(ckpt_io *io, const void *p, size_t len)
+{
+    if (io->err)
+        return;
+    hash_bytes(io, p, len);
+    if (len && fwrite(p, 1, len, io->f) != len)
+        io->err = errno ? errno : EIO;
+}
+
+static void get(ckpt_io *io, void *p, size_t len)
+{
+    if (io->err)
+        return;
+    if (len && fread(p, 1, len, io->f) != len) {
+        io->err = -1;
+        return;
+    }
+    hash_bytes(io, p, len);
+}
+
+/* The fields of a checkpoint header that must match the run resuming it. */
+typedef struct ckpt_header {
+    char magic[8];
+    uint32_t version, n, k, batch;
+    uint64_t seed, fingerprint, eval_every;
+    uint32_t heldout, patience;
+    double lr, beta1, beta2, eps, tol;
+} ckpt_header;
+
+static void header_fill(ckpt_header *h, const fdm_setup *s, const jsmf_fdm_params *p,
+                        uint64_t fingerprint)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, CKPT_MAGIC, 8);
+    h->version = CKPT_VERSION, h->n = s->n, h->k = s->k, h->batch = s->batch;
+    h->seed = s->seed, h->fingerprint = fingerprint, h->eval_every = p->eval_every;
+    h->heldout = p->heldout, h->patience = p->patience;
+    h->lr = p->lr, h->beta1 = p->beta1, h->beta2 = p->beta2, h->eps = p->eps, h->tol = p->tol;
+}
+
+static void put_header(ckpt_io *io, const ckpt_header *h)
+{
+    put(io, h->magic, 8);
+    put(io, &h->version, 4), put(io, &h->n, 4), put(io, &h->k, 4), put(io, &h->batch, 4);
+    put(io, &h->seed, 8), put(io, &h->fingerprint, 8), put(io, &h->eval_every, 8);
+    put(io, &h->heldout, 4), put(io, &h->patience, 4);
+    put(io, &h->lr, 8), put(io, &h->beta1, 8), put(io, &h->beta2, 8), put(io, &h->eps, 8);
+    put(io, &h->tol, 8);
+}
+
+static void get_header(ckpt_io *io, ckpt_header *h)
+{
+    get(io, h->magic, 8);
+    get(io, &h->version, 4), get(io, &h->n, 4), get(io, &h->k, 4), get(io, &h->batch, 4);
+    get(io, &h->seed, 8), get(io, &h->fingerprint, 8), get(io, &h->eval_every, 8);
+    get(io, &h->heldout, 4), get(io, &h->patience, 4);
+    get(io, &h->lr, 8), get(io, &h->beta1, 8), get(io, &h->beta2, 8), get(io, &h->eps, 8);
+    get(io, &h->tol, 8);
+}
+
+static void put_run(ckpt_io *io, const run_log *g)
+{
+    put(io, &g->step, 8), put(io, &g->best, 8), put(io, &g->bad, 4), put(io, &g->stopped, 4);
+    put(io, &g->train_acc, 8), put(io, &g->train_cnt, 8), put(io, &g->seconds, 8);
+    put(io, &g->n_curve, 8);
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st, const run_log *g)
+{
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return jsmf_error(JSMF_EINVAL, "checkpoint path too long: %s", path);
+    ckpt_io io = {fopen(tmp, "wb"), UINT64_C(0xcbf29ce484222325), 0};
+    if (!io.f)
+        return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: %s", tmp, strerror(errno));
+    size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
+    put_header(&io, h);
+    put_run(&io, g);
+    put(&io, st->w, nk * 8), put(&io, st->mw, nk * 8), put(&io, st->vw, nk * 8);
+    put(&io, st->a, kk * 8), put(&io, st->ma, kk * 8), put(&io, st->va, kk * 8);
+    put(&io, g->c_step, g->n_curve * 8), put(&io, g->c_train, g->n_curve * 8);
+    put(&io, g->c_held, g->n_curve * 8);
+    uint64_t sum = io.hash;
+    put(&io, &sum, 8);
+    int err = io.err;
+    if (!err && fflush(io.f))
+        err = errno;
+    if (!err && fsync(fileno(io.f)))
+        err = errno;
+    if (fclose(io.f) && !err)
+        err = errno;
+    if (!err && rename(tmp, path))
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        return jsmf_error(err == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "writing checkpoint %s: %s",
+                          path, strerror(err > 0 ? err : EIO));
+    }
+    fsync_dir_of(path);
+    return 0;
+}
+
+/* Load `path` into st/g after checking it belongs to this run. JSMF_ENOTFOUND when absent. */
+static int ckpt_load(const char *path, const ckpt_header *want, fdm_state *st, run_log *g)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT ? JSMF_ENOTFOUND
+                               : jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
+    ckpt_io io = {f, UINT64_C(0xcbf29ce484222325), 0};
+    ckpt_header h;
+    int rc = 0;
+    memset(&h, 0, sizeof h);
+    get_header(&io, &h);
+    if (io.err || memcmp(h.magic, CKPT_MAGIC, 8)) {
+        rc = jsmf_error(JSMF_EFORMAT, "%s: not an FDM checkpoint", path);
+        goto out;
+    }
+    if (h.version != CKPT_VERSION) {
+        rc = jsmf_error(JSMF_EVERSION, "%s: checkpoint version %u, this program reads %u", path,
+                        h.version, CKPT_VERSION);
+        goto out;
+    }
+    if (memcmp(&h, want, sizeof h)) {
+        const char *what = h.n != want->n || h.fingerprint != want->fingerprint ? "another input"
+                           : h.k != want->k ? "another number of topics"
+                           : h.seed != want->seed ? "another seed"
+                                                  : "other training options";
+        rc = jsmf_error(JSMF_EMISMATCH, "%s: checkpoint of a run with %s; rerun the same "
+                        "command to resume, or force a fresh start", path, what);
+        goto out;
+    }
+    get(&io, &g->step, 8), get(&io, &g->best, 8), get(&io, &g->bad, 4), get(&io, &g->stopped, 4);
+    get(&io, &g->train_acc, 8), get(&io, &g->train_cnt, 8), get(&io, &g->seconds, 8);
+    uint64_t nc = 0;
+    get(&io, &nc, 8);
+    if (io.err || nc > g->step + 1) {
+        rc = jsmf_error(JSMF_EFORMAT, "%s: truncated or corrupt checkpoint", path);
+        goto out;
+    }
+    size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
+    get(&io, st->w, nk * 8), get(&io, st->mw, nk * 8), get(&io, st->vw, nk * 8);
+    get(&io, st->a, kk * 8), get(&io, st->ma, kk * 8), get(&io, st->va, kk * 8);
+    g->n_curve = 0;
+    for (uint64_t i = 0; i < nc && !io.err; i++)
+        if ((rc = log_push(g, 0, 0, 0)))
+            goto out;
+    get(&io, g->c_step, nc * 8), get(&io, g->c_train, nc * 8), get(&io, g->c_held, nc * 8);
+    uint64_t expect = io.hash, sum = 0;
+    get(&io, &sum, 8);
+    if (io.err || sum != expect || fgetc(f) != EOF)
+        rc = jsmf_error(JSMF_EFORMAT, "%s: truncated or corrupt checkpoint (checksum)", path);
+out:
+    fclose(f);
+    return rc;
+}
+
+/* ---- back end choice ---- */
+
+static int backend_open(const jsmf_fdm_params *p, const fdm_setup *s, fdm_state *st,
+                        fdm_backend *be)
+{
+    char gpu[128] = "";
+    if (p->device == JSMF_FDM_DEVICE_CPU)
+        return fdm_cpu_backend_create(s, st, be);
+    int probe = jsmf_fdm_cuda_probe(gpu, sizeof gpu);
+    if (p->device == JSMF_FDM_DEVICE_CUDA) {
+        if (probe)
+            return jsmf_error_context(probe, "--device cuda");
+        return fdm_cuda_backend_create(s, st, be);
+    }
+    if (!probe) {
+        int rc = fdm_cuda_backend_create(s, st, be);
+        if (rc != JSMF_ENOMEM)
+            return rc;
+        char why[200];
+        snprintf(why, sizeof why, "%s", jsmf_errmsg());
+        rc = fdm_cpu_backend_create(s, st, be);
+        snprintf(be->note, sizeof be->note, "the GPU could not hold the model (%.100s); used the CPU",
+                 why);
+        return rc;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "%s", jsmf_errmsg());
+    int rc = fdm_cpu_backend_create(s, st, be);
+    snprintf(be->note, sizeof be->note, "%.130s; using the CPU", why);
+    return rc;
+}
+
+/* ---- the training loop ---- */
+
+static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
+{
+    if (p->k < 1)
+        return jsmf_error(JSMF_EINVAL, "the number of topics must be at least 1");
+    if (p->batch < 1 || p->steps < 1)
+        return jsmf_error(JSMF_EINVAL, "batch size and steps must be at least 1");
+    if (!(p->lr > 0) || !(p->beta1 >= 0 && p->beta1 < 1) || !(p->beta2 >= 0 && p->beta2 < 1) ||
+        !(p->eps > 0))
+        return jsmf_error(JSMF_EINVAL, "Adam needs lr > 0, 0 <= beta < 1, eps > 0");
+    if (p->eval_every < 1)
+        return jsmf_error(JSMF_EINVAL, "evaluation interval must be at least 1");
+    if (!(p->init_smooth >= 0 && p->init_smooth < 1))
+        return jsmf_error(JSMF_EINVAL, "warm-start smoothing must be in [0, 1)");
+    if ((uint64_t)src->n * p->k > UINT64_C(1) << 31)
+        return jsmf_error(JSMF_EINVAL, "N x K = %llu is too large",
+                          (unsigned long long)src->n * p->k);
+    return 0;
+}
+
+static int finish_result(const fdm_state *st, const run_log *g, jsmf_fdm_result *out)
+{
+    uint32_t n = st->n, k = st->k;
+    out->n = n, out->k = k;
+    out->B = malloc((size_t)n * k * sizeof(double));
+    out->A = malloc((size_t)k * k * sizeof(double));
+    out->curve_step = malloc((g->n_curve + 1) * sizeof(uint64_t));
+    out->curve_train = malloc((g->n_curve + 1) * sizeof(double));
+    out->curve_heldout = malloc((g->n_curve + 1) * sizeof(double));
+    if (!out->B || !out->A || !out->curve_step || !out->curve_train || !out->curve_heldout)
+        return jsmf_error(JSMF_ENOMEM, "out of memory for the FDM result");
+    int rc = fdm_cpu_softmax(n, k, st->w, st->a, out->B, out->A);
+    if (rc)
+        return rc;
+    memcpy(out->curve_step, g->c_step, g->n_curve * sizeof(uint64_t));
+    memcpy(out->curve_train, g->c_train, g->n_curve * sizeof(double));
+    memcpy(out->curve_heldout, g->c_held, g->n_curve * sizeof(double));
+    out->n_curve = g->n_curve;
+    out->steps = g->step;
+    out->stopped_early = (int)g->stopped;
+    out->best_heldout = g->best;
+    out->seconds_train = g->seconds;
+    return 0;
+}
+
+/* Evaluate, extend the curve and apply the stopping rule. */
+static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, double *held)
+{
+    int rc = be->heldout_loss(be->ctx, held);
+    if (rc)
+        return rc;
+    double train = g->train_cnt ? g->train_acc / g->train_cnt : NAN;
+    g->train_acc = 0, g->train_cnt = 0;
+    if ((rc = log_push(g, g->step, train, *held)))
+        return rc;
+    if (isnan(*held)) /* no held-out pairs: no stopping rule */
+        return 0;
+    if (*held < g->best - p->tol * fabs(g->best)) {
+        g->best = *held;
+        g->bad = 0;
+    } else {
+        if (*held < g->best)
+            g->best = *held;
+        g->bad++;
+        if (p->patience && g->bad >= p->patience)
+            g->stopped = 1;
+    }
+    return 0;
+}
+
+int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out)
+{
+    memset(out, 0, sizeof *out);
+    int rc = check_params(src, p);
+    if (rc)
+        return rc;
+    int saved_threads = omp_get_max_threads();
+    if (p->threads > 0)
+        omp_set_num_threads(p->threads);
+
+    jsmf_fdm_sampler *smp = NULL;
+    uint32_t *hu = NULL, *hv = NULL;
+    fdm_state st = {0};
+    run_log g = {0};
+    fdm_backend be = {0};
+    g.best = INFINITY;
+    if ((rc = jsmf_fdm_sampler_build(src, p->mem_budget, &smp)))
+        goto done;
+    jsmf_fdm_sampler_info_get(smp, &out->sampler);
+
+    fdm_setup s = {0};
+    s.sampler = smp, s.n = src->n, s.k = p->k, s.batch = p->batch, s.seed = p->seed;
+    s.lr = p->lr, s.beta1 = p->beta1, s.beta2 = p->beta2, s.eps = p->eps;
+    s.nheld = p->heldout, s.mem_budget = p->mem_budget;
+    hu = malloc(((size_t)p->heldout + 1) * sizeof *hu);
+    hv = malloc(((size_t)p->heldout + 1) * sizeof *hv);
+    if (!hu || !hv) {
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory for held-out pairs");
+        goto done;
+    }
+    jsmf_fdm_sampler_draw(smp, p->seed, FDM_STREAM_HELDOUT, 0, p->heldout, hu, hv);
+    s.hu = hu, s.hv = hv;
+
+    if ((rc = fdm_state_alloc(&st, s.n, s.k)))
+        goto done;
+    ckpt_header hdr;
+    header_fill(&hdr, &s, p, out->sampler.fingerprint);
+    rc = p->checkpoint && !p->restart ? ckpt_load(p->checkpoint, &hdr, &st, &g) : JSMF_ENOTFOUND;
+    if (p->fresh_on_mismatch && (rc == JSMF_EMISMATCH || rc == JSMF_EFORMAT || rc == JSMF_EVERSION))
+        rc = JSMF_ENOTFOUND;
+    if (rc == JSMF_ENOTFOUND) {
+        g.step = 0, g.n_curve = 0, g.best = INFINITY, g.bad = 0, g.stopped = 0;
+        g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
+        rc = state_init(&st, p);
+    } else if (!rc) {
+        out->resumed_from = g.step;
+    }
+    if (rc)
+        goto done;
+
+    if ((rc = backend_open(p, &s, &st, &be)))
+        goto done;
+    snprintf(out->device, sizeof out->device, "%s", be.name);
+    if (!strncmp(be.name, "cpu", 3))
+        snprintf(out->device, sizeof out->device, "cpu (%d threads)", omp_get_max_threads());
+    snprintf(out->note, sizeof out->note, "%s", be.note);
+    out->host_sampling = be.host_sampling;
+
+    double t_start = seconds_now(), t_piece = t_start;
+    uint64_t first_step = g.step;
+    while (!g.stopped && g.step < p->steps) {
+        double loss, held = -1;
+        g.step++;
+        if ((rc = be.train_step(be.ctx, g.step, &loss)))
+            goto done;
+        g.train_acc += loss, g.train_cnt++;
+        int eval_now = g.step % p->eval_every == 0 || g.step == p->steps;
+        if (eval_now && (rc = evaluate(&be, p, &g, &held)))
+            goto done;
+        double t = seconds_now();
+        g.seconds += t - t_piece, t_piece = t;
+        int stop = p->progress && p->progress(p->progress_arg, g.step, p->steps, loss, held);
+        int killed = stop || (p->stop_after && g.step == p->stop_after);
+        if (p->checkpoint && ((p->checkpoint_every && g.step % p->checkpoint_every == 0) || killed)) {
+            if ((rc = be.sync(be.ctx)) || (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
+                goto done;
+            t = seconds_now();
+            g.seconds += t - t_piece, t_piece = t;
+        }
+        if (killed) {
+            rc = jsmf_error(JSMF_EINTR, "stopped at step %llu%s", (unsigned long long)g.step,
+                            p->checkpoint ? " (checkpoint written)" : "");
+            goto done;
+        }
+    }
+    double run_seconds = seconds_now() - t_start;
+    out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
+                                            : 0;
+    if ((rc = be.sync(be.ctx)))
+        goto done;
+    /* Leave a checkpoint of the finished run, so a rerun after a crash while saving the model
+     * does not train again. */
+    if (p->checkpoint && p->checkpoint_every && (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
+        goto done;
+    rc = finish_result(&st, &g, out);
+done:
+    if (be.destroy)
+        be.destroy(be.ctx);
+    if (rc)
+        jsmf_fdm_result_free(out);
+    fdm_state_free(&st);
+    log_free(&g);
+    free(hu), free(hv);
+    jsmf_fdm_sampler_free(smp);
+    if (p->threads > 0)
+        omp_set_num_threads(saved_threads);
+    return rc;
+}
+
+void jsmf_fdm_result_free(jsmf_fdm_result *r)
+{
+    if (!r)
+        return;
+    free(r->B), free(r->A), free(r->curve_step), free(r->curve_train), free(r->curve_heldout);
+    r->B = r->A = NULL;
+    r->curve_step = NULL, r->curve_train = r->curve_heldout = NULL;
+    r->n_curve = 0;
+}

@@ -1,0 +1,101 @@
+/* fdm_internal.h — what the FDM driver, the CPU back end and the CUDA back end share: the
+ * counter-based RNG, the host copy of the optimiser state and the back-end interface. */
+#ifndef JSMF_FDM_INTERNAL_H
+#define JSMF_FDM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "jsmf_fdm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Philox4x32-10 (Salmon et al. 2011): four 32-bit words from a 128-bit counter and 64-bit key.
+ * Stateless, so a draw is a pure function of (seed, stream, index). */
+static inline void fdm_philox(uint64_t seed, uint64_t stream, uint64_t index, uint32_t out[4])
+{
+    uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32);
+    uint32_t c2 = (uint32_t)stream, c3 = (uint32_t)(stream >> 32);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c0 = n0, c1 = (uint32_t)p1, c2 = n2, c3 = (uint32_t)p0;
+        k0 += 0x9E3779B9u, k1 += 0xBB67AE85u;
+    }
+    out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+}
+
+/* Streams of the counter-based RNG: training step s uses stream s (s >= 1). */
+#define FDM_STREAM_HELDOUT UINT64_C(0xFFFFFFFFFFFFFFF0)
+#define FDM_STREAM_INIT    UINT64_C(0xFFFFFFFFFFFFFFF1)
+
+/* The optimiser state in double on the host: what a checkpoint holds. The CPU back end works on
+ * it directly; the CUDA back end copies it to the device and back (sync). */
+typedef struct fdm_state {
+    uint32_t n, k;
+    double *w, *mw, *vw; /* N x K logits of mu, Adam first and second moments */
+    double *a, *ma, *va; /* K x K logits of alpha, moments */
+} fdm_state;
+
+int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k);
+void fdm_state_free(fdm_state *st);
+
+/* Everything a back end needs besides the state. */
+typedef struct fdm_setup {
+    const jsmf_fdm_sampler *sampler;
+    uint32_t n, k, batch;
+    uint64_t seed;
+    double lr, beta1, beta2, eps;
+    const uint32_t *hu, *hv; /* held-out pairs */
+    uint32_t nheld;
+    uint64_t mem_budget;
+} fdm_setup;
+
+typedef struct fdm_backend {
+    void *ctx;
+    /* One Adam step (number `step`, from 1) on the batch of that step; mean loss of the batch. */
+    int (*train_step)(void *ctx, uint64_t step, double *loss);
+    int (*heldout_loss)(void *ctx, double *loss);
+    /* Make the host state current (the CUDA back end copies down; the CPU's is a no-op). */
+    int (*sync)(void *ctx);
+    void (*destroy)(void *ctx);
+    char name[96];
+    char note[160];
+    int host_sampling;
+} fdm_backend;
+
+int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+/* mu (N x K, column softmax of w) and alpha (K x K, softmax of (a + a^T)/2) in double. */
+int fdm_cpu_softmax(uint32_t n, uint32_t k, const double *w, const double *a, double *mu,
+                    double *alpha);
+/* The CUDA back end: loaded from the plugin libjsmf_cuda.so (fdm_cuda_load.c), or answering
+ * JSMF_ENOTSUP when jsmf is built without CUDA (fdm_cuda_stub.c). */
+int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+
+/* The plugin boundary. The plugin (fdm_cuda.cu) calls back into the library only through
+ * fdm_host_api, so it needs no symbols of the program that loads it. */
+typedef struct fdm_host_api {
+    int (*error)(int code, const char *fmt, ...);
+    void (*sampler_info_get)(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
+    void (*sampler_tables_get)(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+    void (*sampler_draw)(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                         uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
+} fdm_host_api;
+
+typedef struct fdm_cuda_api {
+    int (*probe)(char *name, size_t len);
+    int (*backend_create)(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+    int (*loss_grad)(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                     const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                     double *gmu, double *galpha);
+} fdm_cuda_api;
+
+#define FDM_CUDA_PLUGIN_SYMBOL "jsmf_fdm_cuda_plugin_v1"
+typedef int (*fdm_cuda_plugin_fn)(const fdm_host_api *host, fdm_cuda_api *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,335 @@
+/* sampler.c — pairs (u,v) drawn from C: a two-stage alias table (row marginals, then each row's
+ * non-zeros) built in one streaming pass over a source, thinned to fit a memory budget. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fdm_internal.h"
+
+struct jsmf_fdm_sampler {
+    uint32_t n;
+    float *row_prob;
+    uint32_t *row_alias;
+    uint64_t *rowptr;
+    float *prob;
+    uint32_t *alias;
+    uint32_t *col;
+    jsmf_fdm_sampler_info info;
+};
+
+#define BYTES_PER_ROW 16u  /* row_prob, row_alias, rowptr */
+#define BYTES_PER_NZ  12u  /* prob, alias, col */
+
+/* Histogram bins for the thinning threshold: 8 per octave of the value. */
+#define HIST_PER_OCTAVE 8
+#define HIST_OCTAVES 1100
+#define HIST_BINS (HIST_PER_OCTAVE * HIST_OCTAVES)
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int value_bin(double x)
+{
+    int b = (int)floor(log2(x) * HIST_PER_OCTAVE) + HIST_BINS; /* x <= 1 for a normalised C */
+    return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* Vose's alias method over w[0..n): prob[i] = chance to keep i, alias[i] otherwise. Zero weights
+ * are never drawn. `work` holds n doubles and `idx` 2n indices. Requires a positive total. */
+static void alias_build(const double *w, uint32_t n, double total, float *prob, uint32_t *alias,
+                        double *work, uint32_t *idx)
+{
+    uint32_t *small = idx, *large = idx + n;
+    uint32_t ns = 0, nl = 0, last_large = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        work[i] = w[i] * n / total;
+        if (work[i] < 1.0)
+            small[ns++] = i;
+        else
+            large[nl++] = i, last_large = i;
+    }
+    while (ns && nl) {
+        uint32_t s = small[--ns], l = large[nl - 1];
+        prob[s] = (float)work[s];
+        alias[s] = l;
+        work[l] -= 1.0 - work[s];
+        if (work[l] < 1.0)
+            nl--, small[ns++] = l;
+    }
+    while (nl) {
+        uint32_t l = large[--nl];
+        prob[l] = 1.0f, alias[l] = l;
+    }
+    /* Leftovers from rounding: positive ones are (nearly) full; zero weights must stay unreachable. */
+    while (ns) {
+        uint32_t s = small[--ns];
+        prob[s] = w[s] > 0 ? 1.0f : 0.0f;
+        alias[s] = w[s] > 0 ? s : last_large;
+    }
+}
+
+typedef struct build_ctx {
+    jsmf_fdm_sampler *s;
+    double threshold;    /* keep values >= threshold (0: keep every positive one) */
+    uint64_t capacity;   /* entries allocated */
+    uint64_t *hist;      /* first pass of a thinned build, else NULL */
+    double *row_sum;     /* N: full row sums (exact marginals) */
+    double *w;           /* scratch, N */
+    double *work;        /* scratch, N */
+    uint32_t *idx;       /* scratch, 2N */
+    uint32_t last_row;   /* rows filled so far (rowptr valid up to it) */
+    uint64_t fill;
+    uint64_t fingerprint;
+    double dropped;
+} build_ctx;
+
+static int check_row(uint32_t n, uint32_t row, const uint32_t *cols, const double *vals, uint32_t len)
+{
+    if (row >= n)
+        return jsmf_error(JSMF_EFORMAT, "row %u out of range (N = %u)", row, n);
+    for (uint32_t j = 0; j < len; j++) {
+        if (cols[j] >= n)
+            return jsmf_error(JSMF_EFORMAT, "row %u: column %u out of range (N = %u)", row,
+                              cols[j], n);
+        if (!(vals[j] >= 0) || !isfinite(vals[j]))
+            return jsmf_error(JSMF_EFORMAT, "row %u, column %u: value %g is not a finite "
+                              "non-negative number", row, cols[j], vals[j]);
+    }
+    return 0;
+}
+
+static int histogram_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
+                         uint32_t len)
+{
+    build_ctx *b = arg;
+    int rc = check_row(b->s->n, row, cols, vals, len);
+    if (rc)
+        return rc;
+    for (uint32_t j = 0; j < len; j++)
+        if (vals[j] > 0)
+            b->hist[value_bin(vals[j])]++;
+    return 0;
+}
+
+static int fill_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t len)
+{
+    build_ctx *b = arg;
+    jsmf_fdm_sampler *s = b->s;
+    int rc = check_row(s->n, row, cols, vals, len);
+    if (rc)
+        return rc;
+    if (row < b->last_row)
+        return jsmf_error(JSMF_EFORMAT, "rows out of order (%u after %u)", row, b->last_row - 1);
+    while (b->last_row <= row)
+        s->rowptr[b->last_row++] = b->fill;
+    b->fingerprint = fnv1a(b->fingerprint, &row, sizeof row);
+    b->fingerprint = fnv1a(b->fingerprint, cols, (size_t)len * sizeof *cols);
+    b->fingerprint = fnv1a(b->fingerprint, vals, (size_t)len * sizeof *vals);
+
+    double sum = 0, kept_sum = 0, best = 0;
+    uint32_t nk = 0, best_j = 0;
+    for (uint32_t j = 0; j < len; j++) {
+        double x = vals[j];
+        if (!(x > 0))
+            continue;
+        sum += x;
+        if (x > best)
+            best = x, best_j = j;
+        if (x >= b->threshold && b->fill + nk < b->capacity) {
+            b->w[nk] = x;
+            s->col[b->fill + nk] = cols[j];
+            nk++, kept_sum += x;
+        }
+    }
+    if (sum > 0 && nk == 0) { /* every entry under the threshold: keep the largest one */
+        if (b->fill >= b->capacity)
+            return jsmf_error(JSMF_ENOMEM, "sampler table overflow (internal)");
+        b->w[0] = best, s->col[b->fill] = cols[best_j], nk = 1, kept_sum = best;
+    }
+    b->row_sum[row] = sum;
+    b->dropped += sum - kept_sum;
+    if (nk) {
+        alias_build(b->w, nk, kept_sum, s->prob + b->fill, s->alias + b->fill, b->work, b->idx);
+        b->fill += nk;
+    }
+    return 0;
+}
+
+/* The smallest bin index whose entries (with all larger ones) fit `room`. */
+static double threshold_for(const uint64_t *hist, uint64_t room)
+{
+    uint64_t acc = 0;
+    int b = HIST_BINS - 1;
+    for (; b >= 0; b--) {
+        if (acc + hist[b] > room)
+            break;
+        acc += hist[b];
+    }
+    if (b < 0)
+        return 0;
+    /* Bin b is the first that does not fit: keep bins above it. */
+    return exp2((double)(b + 1 - HIST_BINS) / HIST_PER_OCTAVE);
+}
+
+static void sampler_release(jsmf_fdm_sampler *s)
+{
+    free(s->row_prob), free(s->row_alias), free(s->rowptr);
+    free(s->prob), free(s->alias), free(s->col);
+    free(s);
+}
+
+void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s)
+{
+    if (s)
+        sampler_release(s);
+}
+
+int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
+{
+    double t0 = seconds_now();
+    *out = NULL;
+    uint32_t n = src->n;
+    if (n == 0)
+        return jsmf_error(JSMF_EINVAL, "empty matrix (N = 0)");
+    uint64_t row_bytes = (uint64_t)BYTES_PER_ROW * n + 8;
+    uint64_t full_bytes = row_bytes + (uint64_t)BYTES_PER_NZ * src->nnz;
+    int thin = mem_budget && full_bytes > mem_budget;
+    uint64_t capacity = src->nnz;
+    if (thin) {
+        if (mem_budget < row_bytes + (uint64_t)BYTES_PER_NZ * n)
+            return jsmf_error(JSMF_ENOMEM, "a memory budget of %llu bytes cannot hold even one entry "
+                              "per row of the pair sampler (needs %llu)", (unsigned long long)mem_budget,
+                              (unsigned long long)(row_bytes + (uint64_t)BYTES_PER_NZ * n));
+        capacity = (mem_budget - row_bytes) / BYTES_PER_NZ;
+    }
+
+    jsmf_fdm_sampler *s = calloc(1, sizeof *s);
+    build_ctx b = {0};
+    if (!s)
+        return jsmf_error(JSMF_ENOMEM, "out of memory for the pair sampler");
+    s->n = n;
+    s->row_prob = malloc(n * sizeof *s->row_prob);
+    s->row_alias = malloc(n * sizeof *s->row_alias);
+    s->rowptr = malloc(((size_t)n + 1) * sizeof *s->rowptr);
+    s->prob = malloc((capacity ? capacity : 1) * sizeof *s->prob);
+    s->alias = malloc((capacity ? capacity : 1) * sizeof *s->alias);
+    s->col = malloc((capacity ? capacity : 1) * sizeof *s->col);
+    b.s = s;
+    b.capacity = capacity;
+    b.row_sum = calloc(n, sizeof *b.row_sum);
+    b.w = malloc(n * sizeof *b.w);
+    b.work = malloc(n * sizeof *b.work);
+    b.idx = malloc(2 * (size_t)n * sizeof *b.idx);
+    b.fingerprint = UINT64_C(0xcbf29ce484222325);
+    int rc = 0;
+    if (!s->row_prob || !s->row_alias || !s->rowptr || !s->prob || !s->alias || !s->col ||
+        !b.row_sum || !b.w || !b.work || !b.idx) {
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory for the pair sampler (%llu bytes)",
+                        (unsigned long long)(row_bytes + BYTES_PER_NZ * capacity));
+        goto done;
+    }
+    if (thin) {
+        /* Keep the largest values that fit, leaving room for one entry per row. */
+        b.hist = calloc(HIST_BINS, sizeof *b.hist);
+        if (!b.hist) {
+            rc = jsmf_error(JSMF_ENOMEM, "out of memory for the sampler histogram");
+            goto done;
+        }
+        rc = src->scan(src->ctx, histogram_row, &b);
+        if (rc)
+            goto done;
+        b.threshold = threshold_for(b.hist, capacity > n ? capacity - n : 0);
+    }
+    rc = src->scan(src->ctx, fill_row, &b);
+    if (rc)
+        goto done;
+    while (b.last_row <= n)
+        s->rowptr[b.last_row++] = b.fill;
+
+    double total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += b.row_sum[i];
+    if (!(total > 0)) {
+        rc = jsmf_error(JSMF_EINVAL, "the co-occurrence matrix has no positive entry");
+        goto done;
+    }
+    alias_build(b.row_sum, n, total, s->row_prob, s->row_alias, b.work, b.idx);
+
+    jsmf_fdm_sampler_info *in = &s->info;
+    in->n = n;
+    in->nnz = src->nnz;
+    in->kept = b.fill;
+    in->thinned = thin;
+    in->dropped_mass = b.dropped;
+    in->total_mass = total;
+    in->bytes = row_bytes + (uint64_t)BYTES_PER_NZ * capacity;
+    in->fingerprint = b.fingerprint;
+    in->build_seconds = seconds_now() - t0;
+done:
+    free(b.hist), free(b.row_sum), free(b.w), free(b.work), free(b.idx);
+    if (rc)
+        sampler_release(s);
+    else
+        *out = s;
+    return rc;
+}
+
+void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out)
+{
+    *out = s->info;
+}
+
+void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out)
+{
+    out->n = s->n;
+    out->kept = s->info.kept;
+    out->row_prob = s->row_prob;
+    out->row_alias = s->row_alias;
+    out->rowptr = s->rowptr;
+    out->prob = s->prob;
+    out->alias = s->alias;
+    out->col = s->col;
+}
+
+/* Index in [0, n) from 32 random bits, without division. */
+static inline uint32_t scale32(uint32_t r, uint64_t n)
+{
+    return (uint32_t)(((uint64_t)r * n) >> 32);
+}
+
+static inline double unit32(uint32_t r)
+{
+    return r * (1.0 / 4294967296.0);
+}
+
+void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v)
+{
+#pragma omp parallel for schedule(static) if (count > 4096)
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t r[4];
+        fdm_philox(seed, stream, first + i, r);
+        uint32_t row = scale32(r[0], s->n);
+        if (unit32(r[1]) >= s->row_prob[row])
+            row = s->row_alias[row];
+        uint64_t a = s->rowptr[row], len = s->rowptr[row + 1] - a;
+        uint32_t j = scale32(r[2], len);
+        if (unit32(r[3]) >= s->prob[a + j])
+            j = s->alias[a + j];
+        u[i] = row;
+        v[i] = s->col[a + j];
+    }
+}

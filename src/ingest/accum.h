@@ -1,0 +1,68 @@
+/* accum.h — the in-memory co-occurrence accumulator of ingest: exact fixed-point sums of
+ * per-document contributions over upper-triangle pairs, in per-thread hash tables that own
+ * disjoint row sets (row i belongs to thread i % T), so pair generation needs no locks. */
+#ifndef JSMF_ACCUM_H
+#define JSMF_ACCUM_H
+
+#include "jsmf_store.h"
+
+typedef struct accum accum;
+
+/* A batch of documents: ids sorted and unique per document, counts >= 1, q = 2^90/(n(n-1)). */
+typedef struct doc_batch {
+    uint32_t ndocs, cap_docs;
+    uint64_t nids, cap_ids;
+    uint64_t *start;  /* ndocs + 1 offsets into ids/counts */
+    uint32_t *ids, *counts;
+    double *q;
+    uint64_t *pairs;  /* per thread: upper bound of new entries this batch adds */
+} doc_batch;
+
+enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2 };
+
+/* Tables for `threads` threads sized to use at most `bytes` in total: a dense upper triangle
+ * when it fits (or mode is ACCUM_DENSE), else per-thread hash tables. */
+int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out);
+void accum_free(accum *a);
+int accum_threads(const accum *a);
+
+/* Entries thread t can still take without exceeding its load limit. */
+uint64_t accum_room(const accum *a, int t);
+/* Entries one thread can hold at most (its load limit). */
+uint64_t accum_limit(const accum *a);
+/* Entries held now (all threads). */
+uint64_t accum_entries(const accum *a);
+
+/* Per-thread upper bound of the entries a document (sorted unique ids) adds, into add[T]. */
+void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *add);
+
+/* Add every pair of every document of the batch (parallel over threads). */
+int accum_add_batch(accum *a, const doc_batch *b);
+
+/* Turn the tables into row-sorted lists of both triangles (in place) and return the rows
+ * callback that delivers them; it can be called any number of times until accum_clear(). */
+int accum_prepare_rows(accum *a);
+int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx);
+
+/* Empty the tables (after a successful commit). */
+void accum_clear(accum *a);
+
+/* The contribution of one pair, exactly as formats/store.md defines it: truncation toward zero
+ * of x = (double)(h_i h_j - [i==j] h_i) * q, q = 2^90/(n(n-1)), to a 128-bit integer. */
+static inline jsmf_sum accum_fixed(double x)
+{
+    uint64_t b;
+    __builtin_memcpy(&b, &x, 8);
+    int be = (int)(b >> 52) & 0x7ff;
+    if (be == 0)
+        return 0;
+    int e = be - 1075;
+    uint64_t m = (b & ((1ULL << 52) - 1)) | (1ULL << 52);
+    if (e >= 0)
+        return (jsmf_sum)m << e;
+    if (e <= -53)
+        return 0;
+    return (jsmf_sum)(m >> -e);
+}
+
+#endif

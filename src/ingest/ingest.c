@@ -1,0 +1,321 @@
+/* ingest.c — an ingest session: documents in, batches of pairs into the accumulator, and a
+ * checkpoint (accumulated sums + counters + input progress, one commit) whenever it is full. */
+#include "jsmf_ingest.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "accum.h"
+
+#define BATCH_DOCS 4096
+#define BATCH_IDS (1u << 18)
+
+struct jsmf_ingest {
+    jsmf_store *s;
+    uint32_t n_words, min_len;
+    accum *acc;
+    int threads;
+    doc_batch b;
+    uint64_t *add;               /* per thread, the current document's new entries */
+    /* document normalisation: counts per word, stamped by document */
+    uint32_t *stamp, *cnt, *uniq, *ucnt, docno;
+    /* since the last checkpoint */
+    jsmf_store_counts counts;
+    uint64_t *df, *tf;
+    int dirty;
+    jsmf_store_input *recs;      /* records to write at the next checkpoint */
+    uint32_t nrecs, caprecs;
+    int cur;                     /* index of the current input in recs, -1 none */
+    jsmf_ingest_summary sum;
+    struct timespec t0;
+    double every, last_checkpoint;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
+{
+    if (!b->pairs && !(b->pairs = calloc((size_t)threads, sizeof *b->pairs)))
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    if (docs + 1 > b->cap_docs) {
+        uint32_t c = b->cap_docs ? b->cap_docs * 2 : BATCH_DOCS + 1;
+        while (c < docs + 1)
+            c *= 2;
+        uint64_t *s = realloc(b->start, (size_t)c * sizeof *s);
+        if (s)
+            b->start = s;
+        double *q = realloc(b->q, (size_t)c * sizeof *q);
+        if (q)
+            b->q = q;
+        if (!s || !q)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        b->cap_docs = c;
+    }
+    if (ids > b->cap_ids) {
+        uint64_t c = b->cap_ids ? b->cap_ids * 2 : BATCH_IDS;
+        while (c < ids)
+            c *= 2;
+        uint32_t *i = realloc(b->ids, c * sizeof *i);
+        if (i)
+            b->ids = i;
+        uint32_t *n = realloc(b->counts, c * sizeof *n);
+        if (n)
+            b->counts = n;
+        if (!i || !n)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        b->cap_ids = c;
+    }
+    return JSMF_OK;
+}
+
+static void batch_reset(doc_batch *b, int threads)
+{
+    b->ndocs = 0, b->nids = 0;
+    if (b->start)
+        b->start[0] = 0;
+    for (int t = 0; b->pairs && t < threads; t++)
+        b->pairs[t] = 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int run_batch(jsmf_ingest *g)
+{
+    int rc = g->b.ndocs ? accum_add_batch(g->acc, &g->b) : 0;
+    batch_reset(&g->b, g->threads);
+    return rc;
+}
+
+int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
+{
+    *out = NULL;
+    if (!jsmf_store_has_vocab(s))
+        return jsmf_error(JSMF_EINVAL, "%s: store has no vocabulary", jsmf_store_path(s));
+    jsmf_store_stats st;
+    jsmf_store_params p;
+    int rc = jsmf_store_stats_get(s, &st);
+    if (rc || (rc = jsmf_store_params_get(s, &p)))
+        return rc;
+    jsmf_ingest *g = calloc(1, sizeof *g);
+    if (!g)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    clock_gettime(CLOCK_MONOTONIC, &g->t0);
+    g->s = s;
+    g->n_words = st.n_words;
+    g->min_len = p.min_doc_len < 2 ? 2 : p.min_doc_len;
+    g->threads = o && o->threads > 0 ? o->threads : omp_get_max_threads();
+    g->cur = -1;
+    g->every = o && o->checkpoint_secs ? o->checkpoint_secs : 300;
+    g->last_checkpoint = now_s();
+    size_t N = g->n_words;
+    g->add = calloc((size_t)g->threads, sizeof *g->add);
+    g->stamp = calloc(N, sizeof *g->stamp);
+    g->cnt = calloc(N, sizeof *g->cnt);
+    g->uniq = malloc(N * sizeof *g->uniq);
+    g->ucnt = malloc(N * sizeof *g->ucnt);
+    g->df = calloc(N, sizeof *g->df);
+    g->tf = calloc(N, sizeof *g->tf);
+    if (!g->add || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf) {
+        jsmf_ingest_abort(g);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    /* the budget: tables get what the batch buffers and per-word arrays leave */
+    uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
+    uint64_t fixed = (uint64_t)N * 48 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16;
+    uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
+    if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
+        (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
+        jsmf_ingest_abort(g);
+        return rc;
+    }
+    batch_reset(&g->b, g->threads);
+    *out = g;
+    return JSMF_OK;
+}
+
+void jsmf_ingest_abort(jsmf_ingest *g)
+{
+    if (!g)
+        return;
+    accum_free(g->acc);
+    free(g->b.start), free(g->b.ids), free(g->b.counts), free(g->b.q), free(g->b.pairs);
+    free(g->add), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
+    free(g->df), free(g->tf), free(g->recs);
+    free(g);
+}
+
+/* The checkpoint: everything added so far, with the inputs' progress, in one commit. */
+static int checkpoint(jsmf_ingest *g)
+{
+    int rc = run_batch(g);
+    if (rc)
+        return rc;
+    if (!g->dirty && g->nrecs == 0)
+        return JSMF_OK;
+    if ((rc = accum_prepare_rows(g->acc)))
+        return rc;
+    jsmf_store_flush f = {0};
+    if (accum_entries(g->acc))
+        f.rows = accum_rows, f.rows_arg = g->acc;
+    f.counts = g->counts;
+    f.df = g->df, f.tf = g->tf;
+    f.inputs = g->recs, f.n_inputs = g->nrecs;
+    if ((rc = jsmf_store_commit(g->s, &f)))
+        return rc;
+    g->sum.flushes++;
+    accum_clear(g->acc);
+    memset(&g->counts, 0, sizeof g->counts);
+    memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
+    memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
+    g->dirty = 0;
+    g->last_checkpoint = now_s();
+    /* only the input in progress needs writing again */
+    if (g->cur >= 0) {
+        g->recs[0] = g->recs[g->cur];
+        g->nrecs = 1, g->cur = 0;
+    } else {
+        g->nrecs = 0;
+    }
+    return JSMF_OK;
+}
+
+int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec)
+{
+    if (g->nrecs == g->caprecs) {
+        uint32_t c = g->caprecs ? 2 * g->caprecs : 8;
+        jsmf_store_input *r = realloc(g->recs, c * sizeof *r);
+        if (!r)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        g->recs = r, g->caprecs = c;
+    }
+    g->recs[g->nrecs] = *rec;
+    g->recs[g->nrecs].state = JSMF_INPUT_PARTIAL;
+    g->cur = (int)g->nrecs++;
+    return JSMF_OK;
+}
+
+int jsmf_ingest_input_done(jsmf_ingest *g)
+{
+    if (g->cur < 0)
+        return jsmf_error(JSMF_EINVAL, "ingest: no input in progress");
+    g->recs[g->cur].state = JSMF_INPUT_COMPLETE;
+    g->cur = -1;
+    g->sum.inputs_done++;
+    return JSMF_OK;
+}
+
+/* Sum repeats and sort: uniq/ucnt get the document's distinct ids in increasing order. */
+static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
+                          uint32_t n, uint64_t *total)
+{
+    uint32_t k = 0;
+    uint64_t tot = 0;
+    if (++g->docno == 0) { /* stamps wrapped: forget them */
+        memset(g->stamp, 0, (size_t)g->n_words * sizeof *g->stamp);
+        g->docno = 1;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t id = ids[i], c = counts ? counts[i] : 1;
+        if (g->stamp[id] != g->docno) {
+            g->stamp[id] = g->docno;
+            g->cnt[id] = 0;
+            g->uniq[k++] = id;
+        }
+        g->cnt[id] += c;
+        tot += c;
+    }
+    qsort(g->uniq, k, sizeof *g->uniq, cmp_u32);
+    for (uint32_t i = 0; i < k; i++)
+        g->ucnt[i] = g->cnt[g->uniq[i]];
+    *total = tot;
+    return k;
+}
+
+int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
+                    uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc)
+{
+    if (g->cur < 0)
+        return jsmf_error(JSMF_EINVAL, "ingest: document outside an input");
+    jsmf_store_input *r = &g->recs[g->cur];
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] >= g->n_words)
+            return jsmf_error(JSMF_EFORMAT, "%s: document %llu: word id %u out of range (the "
+                              "store's vocabulary has %u words)", r->path,
+                              (unsigned long long)r->next_doc, ids[i], g->n_words);
+    uint64_t len;
+    uint32_t k = normalise(g, ids, counts, n, &len);
+    int T = g->threads;
+    if (len < g->min_len) {
+        g->counts.docs_dropped++, g->counts.tokens_dropped += len;
+        r->docs_dropped++, r->tokens_dropped += len;
+        g->sum.docs_dropped++, g->sum.tokens_dropped += len;
+    } else {
+        accum_doc_pairs(g->acc, g->uniq, k, g->add);
+        /* a long run in a big budget still checkpoints now and then */
+        int over = g->every > 0 && now_s() - g->last_checkpoint > g->every;
+        for (int t = 0; t < T; t++)
+            over |= g->b.pairs[t] + g->add[t] > accum_room(g->acc, t);
+        if (over) {
+            int rc = run_batch(g);
+            if (rc)
+                return rc;
+            over = now_s() - g->last_checkpoint > g->every && g->every > 0;
+            for (int t = 0; t < T; t++)
+                over |= g->add[t] > accum_room(g->acc, t);
+            if (over && (rc = checkpoint(g)))
+                return rc;
+            for (int t = 0; t < T; t++)
+                if (g->add[t] > accum_limit(g->acc))
+                    return jsmf_error(JSMF_ENOMEM, "%s: document %llu has %u distinct words, too "
+                                      "many pairs for the memory budget; raise --mem",
+                                      r->path, (unsigned long long)r->next_doc, k);
+        }
+        int rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k);
+        if (rc)
+            return rc;
+        doc_batch *b = &g->b;
+        memcpy(b->ids + b->nids, g->uniq, (size_t)k * sizeof *b->ids);
+        memcpy(b->counts + b->nids, g->ucnt, (size_t)k * sizeof *b->counts);
+        double inv = 1.0 / ((double)len * (double)(len - 1));
+        b->q[b->ndocs] = inv * 0x1p90;
+        b->nids += k;
+        b->start[++b->ndocs] = b->nids;
+        for (int t = 0; t < T; t++)
+            b->pairs[t] += g->add[t];
+        for (uint32_t i = 0; i < k; i++)
+            g->df[g->uniq[i]]++, g->tf[g->uniq[i]] += g->ucnt[i];
+        g->counts.docs++, g->counts.tokens += len;
+        r->docs++, r->tokens += len;
+        g->sum.docs++, g->sum.tokens += len;
+        g->sum.pairs += (uint64_t)k * (k + 1) / 2;
+        if ((b->ndocs >= BATCH_DOCS || b->nids >= BATCH_IDS) && (rc = run_batch(g)))
+            return rc;
+    }
+    g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
+    r->next_offset = next_offset, r->next_line = next_line, r->next_doc = next_doc;
+    g->dirty = 1;
+    return JSMF_OK;
+}
+
+int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
+{
+    int rc = checkpoint(g);
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    g->sum.seconds = (double)(t1.tv_sec - g->t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - g->t0.tv_nsec);
+    if (sum)
+        *sum = g->sum;
+    jsmf_ingest_abort(g);
+    return rc;
+}

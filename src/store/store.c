@@ -1,0 +1,554 @@
+/* store.c — the LMDB environment of a store: opening (writer lock, version check, map size),
+ * creation with a fixed vocabulary, counters, the vocabulary and the input records. */
+#include "store_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_MAPSIZE (1ULL << 40) /* 1 TiB: only address space */
+
+int store_lmdb_error(jsmf_store *s, int rc, const char *what)
+{
+    if (rc == MDB_MAP_FULL)
+        s->map_full = 1;
+    if (rc == ENOSPC)
+        return jsmf_error(JSMF_ENOSPC, "%s: %s: no space left on device; the store is at its "
+                          "last checkpoint", s->path, what);
+    if (rc == EACCES || rc == EROFS)
+        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+    if (rc > 0)
+        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+    return jsmf_error(JSMF_ESTORE, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+}
+
+int store_read_begin(jsmf_store *s, MDB_txn **t)
+{
+    unsigned flags = s->writable ? 0 : MDB_RDONLY;
+    int rc = mdb_txn_begin(s->env, NULL, flags | MDB_RDONLY, t);
+    if (rc == MDB_MAP_RESIZED) {
+        /* a writer grew the map: adopt its size and retry */
+        if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
+            rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
+    }
+    return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
+}
+
+int store_tmp_reserve(jsmf_store *s, size_t n)
+{
+    if (n <= s->tmp_cap)
+        return JSMF_OK;
+    size_t cap = s->tmp_cap ? s->tmp_cap : 1024;
+    while (cap < n)
+        cap *= 2;
+    uint32_t *c = realloc(s->tmp_cols, cap * sizeof *c);
+    if (c)
+        s->tmp_cols = c;
+    jsmf_sum *v = realloc(s->tmp_vals, cap * sizeof *v);
+    if (v)
+        s->tmp_vals = v;
+    double *d = realloc(s->tmp_dvals, cap * sizeof *d);
+    if (d)
+        s->tmp_dvals = d;
+    if (!c || !v || !d)
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory for row buffers", s->path);
+    s->tmp_cap = cap;
+    return JSMF_OK;
+}
+
+/* ---- meta ------------------------------------------------------------------------------- */
+
+static MDB_val str_key(const char *k)
+{
+    return (MDB_val){strlen(k), (void *)k};
+}
+
+int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out)
+{
+    MDB_val k = str_key(key), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        *out = 0;
+        return JSMF_OK;
+    }
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    if (v.mv_size != 8)
+        return jsmf_error(JSMF_ESTORE, "%s: meta '%s' has %zu bytes, expected 8", s->path, key,
+                          v.mv_size);
+    *out = get_u64(v.mv_data);
+    return JSMF_OK;
+}
+
+int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t x)
+{
+    MDB_val k = str_key(key), v = {8, &x};
+    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    return rc ? store_lmdb_error(s, rc, "writing meta") : JSMF_OK;
+}
+
+int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
+{
+    uint64_t v;
+    int rc = store_meta_get_u64(s, t, key, &v);
+    return rc ? rc : store_meta_put_u64(s, t, key, v + add);
+}
+
+/* Read format name, version and the creation parameters; refuses newer versions. */
+static int load_meta(jsmf_store *s, MDB_txn *t)
+{
+    MDB_val k = str_key("format"), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        s->has_vocab = 0;
+        return JSMF_OK;
+    }
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    if (v.mv_size != 10 || memcmp(v.mv_data, "jsmf-store", 10))
+        return jsmf_error(JSMF_ESTORE, "%s: not a jsmf store (meta 'format' is '%.*s')", s->path,
+                          (int)(v.mv_size > 64 ? 64 : v.mv_size), (const char *)v.mv_data);
+    uint64_t ver, n, mdl, tmin, tmax;
+    if ((rc = store_meta_get_u64(s, t, "version", &ver)))
+        return rc;
+    if (ver > JSMF_STORE_FORMAT_VERSION || ver == 0)
+        return jsmf_error(JSMF_EVERSION,
+                          "%s: store format version %" PRIu64 " is not supported by this jsmf "
+                          "(reads versions 1 to %d); use a newer jsmf",
+                          s->path, ver, JSMF_STORE_FORMAT_VERSION);
+    if ((rc = store_meta_get_u64(s, t, "n_words", &n)) ||
+        (rc = store_meta_get_u64(s, t, "min_doc_len", &mdl)) ||
+        (rc = store_meta_get_u64(s, t, "tok_min_len", &tmin)) ||
+        (rc = store_meta_get_u64(s, t, "tok_max_len", &tmax)))
+        return rc;
+    s->version = (uint32_t)ver;
+    s->n_words = (uint32_t)n;
+    s->params = (jsmf_store_params){(uint32_t)mdl, (uint32_t)tmin, (uint32_t)tmax};
+    s->has_vocab = 1;
+    return JSMF_OK;
+}
+
+/* ---- open / close ----------------------------------------------------------------------- */
+
+static long env_long(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 10) : 0;
+}
+
+static int take_writer_lock(jsmf_store *s)
+{
+    char lock[4096];
+    snprintf(lock, sizeof lock, "%s/writer.lock", s->path);
+    s->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (s->lockfd < 0)
+        return jsmf_error(JSMF_EIO, "%s: cannot open lock file: %s", s->path, strerror(errno));
+    if (flock(s->lockfd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK)
+            return jsmf_error(JSMF_EBUSY, "%s: another jsmf process is writing to this store",
+                              s->path);
+        return jsmf_error(JSMF_EIO, "%s: cannot lock: %s", s->path, strerror(errno));
+    }
+    return JSMF_OK;
+}
+
+static int prepare_dir(const char *path, int flags)
+{
+    struct stat st;
+    char data[4096];
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    if (stat(path, &st) != 0) {
+        if (!(flags & JSMF_STORE_CREATE))
+            return jsmf_error(JSMF_ENOTFOUND, "%s: no such store", path);
+        if (mkdir(path, 0755) != 0)
+            return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO,
+                              "%s: cannot create store directory: %s", path, strerror(errno));
+        return JSMF_OK;
+    }
+    if (!S_ISDIR(st.st_mode))
+        return jsmf_error(JSMF_EINVAL, "%s: exists and is not a store directory", path);
+    if (!(flags & JSMF_STORE_CREATE) && stat(data, &st) != 0)
+        return jsmf_error(JSMF_ENOTFOUND, "%s: not a jsmf store (no data.mdb)", path);
+    if ((flags & JSMF_STORE_WRITE) && access(path, W_OK) != 0)
+        return jsmf_error(JSMF_EIO, "%s: store directory is not writable: %s", path,
+                          strerror(errno));
+    return JSMF_OK;
+}
+
+static int open_dbs(jsmf_store *s)
+{
+    MDB_txn *t;
+    unsigned tflags = s->writable ? 0 : MDB_RDONLY;
+    unsigned dflags = s->writable ? MDB_CREATE : 0;
+    int rc = mdb_txn_begin(s->env, NULL, tflags, &t);
+    if (rc)
+        return store_lmdb_error(s, rc, "cannot begin transaction");
+    const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs"};
+    MDB_dbi *dbis[] = {&s->meta, &s->vocab, &s->wordstats, &s->C, &s->inputs};
+    for (int i = 0; i < 5; i++) {
+        rc = mdb_dbi_open(t, names[i], dflags, dbis[i]);
+        if (rc == MDB_NOTFOUND) {
+            mdb_txn_abort(t);
+            return jsmf_error(JSMF_ENOTFOUND, "%s: not a jsmf store (no '%s' database)", s->path,
+                              names[i]);
+        }
+        if (rc) {
+            mdb_txn_abort(t);
+            return store_lmdb_error(s, rc, "cannot open database");
+        }
+    }
+    if ((rc = load_meta(s, t))) {
+        mdb_txn_abort(t);
+        return rc;
+    }
+    rc = mdb_txn_commit(t); /* also for read-only: keeps the database handles open */
+    return rc ? store_lmdb_error(s, rc, "cannot commit") : JSMF_OK;
+}
+
+int jsmf_store_open(const char *path, int flags, jsmf_store **out)
+{
+    *out = NULL;
+    if (flags & JSMF_STORE_CREATE)
+        flags |= JSMF_STORE_WRITE;
+    int rc = prepare_dir(path, flags);
+    if (rc)
+        return rc;
+    jsmf_store *s = calloc(1, sizeof *s);
+    if (!s || !(s->path = strdup(path))) {
+        free(s);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    s->lockfd = -1;
+    s->writable = (flags & JSMF_STORE_WRITE) != 0;
+    s->hook_exit_after = env_long("JSMF_TEST_EXIT_AFTER_COMMIT");
+    s->hook_exit_inside = env_long("JSMF_TEST_EXIT_IN_COMMIT");
+    s->hook_enospc = env_long("JSMF_TEST_ENOSPC_AT_COMMIT");
+    if (s->writable && (rc = take_writer_lock(s)))
+        goto fail;
+    if ((rc = mdb_env_create(&s->env))) {
+        rc = store_lmdb_error(s, rc, "cannot create environment");
+        goto fail;
+    }
+    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_maxreaders(s->env, 254);
+    if (s->writable) {
+        long m = env_long("JSMF_STORE_MAPSIZE"); /* tests: a tiny map exercises growth */
+        s->mapsize = m > 0 ? (uint64_t)m : DEFAULT_MAPSIZE;
+        /* an existing map larger than ours is kept by LMDB */
+        mdb_env_set_mapsize(s->env, s->mapsize);
+    }
+    unsigned eflags = MDB_NOTLS | (s->writable ? 0 : MDB_RDONLY);
+    if (s->writable && env_long("JSMF_STORE_NOSYNC") > 0)
+        eflags |= MDB_NOSYNC; /* tests only: survives kill -9, not a power cut */
+    if ((rc = mdb_env_open(s->env, path, eflags, 0644))) {
+        rc = rc == EACCES ? jsmf_error(JSMF_EIO, "%s: permission denied", path)
+                          : store_lmdb_error(s, rc, "cannot open");
+        goto fail;
+    }
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    s->mapsize = info.me_mapsize;
+    if ((rc = open_dbs(s)))
+        goto fail;
+    if (!s->writable && !s->has_vocab) {
+        rc = jsmf_error(JSMF_ENOTFOUND, "%s: store has no vocabulary yet (never ingested)", path);
+        goto fail;
+    }
+    *out = s;
+    return JSMF_OK;
+fail:
+    jsmf_store_close(s);
+    return rc;
+}
+
+void jsmf_store_close(jsmf_store *s)
+{
+    if (!s)
+        return;
+    jsmf_store_source_release(s);
+    if (s->env)
+        mdb_env_close(s->env);
+    if (s->lockfd >= 0)
+        close(s->lockfd); /* releases the flock */
+    free(s->tmp_cols);
+    free(s->tmp_vals);
+    free(s->tmp_dvals);
+    free(s->path);
+    free(s);
+}
+
+const char *jsmf_store_path(const jsmf_store *s)
+{
+    return s->path;
+}
+
+int jsmf_store_has_vocab(jsmf_store *s)
+{
+    return s->has_vocab;
+}
+
+int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out)
+{
+    *out = s->params;
+    return JSMF_OK;
+}
+
+/* ---- creation --------------------------------------------------------------------------- */
+
+int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
+{
+    if (!s->writable)
+        return jsmf_error(JSMF_EINVAL, "%s: store opened read-only", s->path);
+    if (s->has_vocab)
+        return jsmf_error(JSMF_EEXIST, "%s: store already has a vocabulary", s->path);
+    if (!v || v->n == 0)
+        return jsmf_error(JSMF_EINVAL, "%s: empty vocabulary", s->path);
+    for (;;) {
+        MDB_txn *t;
+        int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+        if (rc)
+            return store_lmdb_error(s, rc, "cannot begin write transaction");
+        s->map_full = 0;
+        MDB_val k = str_key("format"), val = {10, "jsmf-store"};
+        if ((rc = mdb_put(t, s->meta, &k, &val, 0)))
+            rc = store_lmdb_error(s, rc, "writing meta");
+        const char *names[] = {"version", "n_words", "min_doc_len", "tok_min_len", "tok_max_len"};
+        uint64_t vals[] = {JSMF_STORE_FORMAT_VERSION, v->n, p->min_doc_len, p->tok_min_len,
+                           p->tok_max_len};
+        for (int i = 0; i < 5 && !rc; i++)
+            rc = store_meta_put_u64(s, t, names[i], vals[i]);
+        for (uint32_t i = 0; i < v->n && !rc; i++) {
+            unsigned char kb[4];
+            put_be32(kb, i);
+            MDB_val wk = {4, kb}, wv = {strlen(v->words[i]), v->words[i]};
+            if ((rc = mdb_put(t, s->vocab, &wk, &wv, MDB_APPEND)))
+                rc = store_lmdb_error(s, rc, "writing vocabulary");
+        }
+        if (!rc && (rc = mdb_txn_commit(t)))
+            rc = store_lmdb_error(s, rc, "committing vocabulary");
+        else if (rc)
+            mdb_txn_abort(t);
+        if (rc && s->map_full) {
+            s->mapsize *= 2;
+            if ((rc = mdb_env_set_mapsize(s->env, s->mapsize)))
+                return store_lmdb_error(s, rc, "cannot grow map");
+            continue;
+        }
+        if (rc)
+            return rc;
+        s->has_vocab = 1;
+        s->n_words = v->n;
+        s->version = JSMF_STORE_FORMAT_VERSION;
+        s->params = *p;
+        return JSMF_OK;
+    }
+}
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+static const char *const counter_names[] = {"docs", "docs_dropped", "tokens", "tokens_dropped",
+                                            "oov_tokens", "nnz"};
+
+int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    uint64_t c[6];
+    for (int i = 0; i < 6 && !rc; i++)
+        rc = store_meta_get_u64(s, t, counter_names[i], &c[i]);
+    if (rc) {
+        mdb_txn_abort(t);
+        return rc;
+    }
+    out->n_words = s->n_words;
+    out->docs = c[0], out->docs_dropped = c[1], out->tokens = c[2];
+    out->tokens_dropped = c[3], out->oov_tokens = c[4], out->nnz = c[5];
+    out->min_doc_len = s->params.min_doc_len;
+    out->format_version = s->version;
+    /* fingerprint: the counters, the vocabulary and every input record */
+    uint64_t h = fnv(1469598103934665603ULL, c, sizeof c);
+    h = fnv(h, &s->n_words, 4);
+    MDB_cursor *cur;
+    MDB_val k, v;
+    const MDB_dbi dbs[2] = {s->vocab, s->inputs};
+    for (int d = 0; d < 2 && !rc; d++) {
+        if ((rc = mdb_cursor_open(t, dbs[d], &cur))) {
+            rc = store_lmdb_error(s, rc, "cursor");
+            break;
+        }
+        for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0;
+             r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+            h = fnv(h, k.mv_data, k.mv_size);
+            h = fnv(h, v.mv_data, d == 0 ? v.mv_size : 8); /* an input's state, not its path */
+            if (d == 1)
+                out->n_inputs++;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(t);
+    out->fingerprint = h;
+    char data[4096];
+    struct stat st;
+    snprintf(data, sizeof data, "%s/data.mdb", s->path);
+    if (stat(data, &st) == 0)
+        out->bytes = (uint64_t)st.st_size;
+    return rc;
+}
+
+int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out)
+{
+    *out = NULL;
+    jsmf_vocab *v = calloc(1, sizeof *v);
+    if (!v)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    v->n = s->n_words;
+    v->words = calloc(v->n ? v->n : 1, sizeof *v->words);
+    v->df = calloc(v->n ? v->n : 1, sizeof *v->df);
+    v->tf = calloc(v->n ? v->n : 1, sizeof *v->tf);
+    if (!v->words || !v->df || !v->tf) {
+        jsmf_vocab_free(v);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    MDB_cursor *cur = NULL;
+    MDB_val k, val;
+    uint32_t got = 0;
+    if (!rc && (rc = mdb_cursor_open(t, s->vocab, &cur)))
+        rc = store_lmdb_error(s, rc, "cursor");
+    for (int r = rc ? 1 : mdb_cursor_get(cur, &k, &val, MDB_FIRST); r == 0 && !rc;
+         r = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
+        uint32_t id = get_be32(k.mv_data);
+        if (k.mv_size != 4 || id >= v->n || v->words[id]) {
+            rc = jsmf_error(JSMF_ESTORE, "%s: corrupt vocabulary record", s->path);
+            break;
+        }
+        if (!(v->words[id] = malloc(val.mv_size + 1))) {
+            rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(v->words[id], val.mv_data, val.mv_size);
+        v->words[id][val.mv_size] = 0;
+        got++;
+    }
+    if (cur)
+        mdb_cursor_close(cur), cur = NULL;
+    if (!rc && got != v->n)
+        rc = jsmf_error(JSMF_ESTORE, "%s: vocabulary has %u of %u words", s->path, got, v->n);
+    if (!rc && (rc = mdb_cursor_open(t, s->wordstats, &cur)))
+        rc = store_lmdb_error(s, rc, "cursor");
+    for (int r = rc ? 1 : mdb_cursor_get(cur, &k, &val, MDB_FIRST); r == 0 && !rc;
+         r = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
+        uint32_t id = get_be32(k.mv_data);
+        if (id < v->n && val.mv_size == 16) {
+            v->df[id] = get_u64(val.mv_data);
+            v->tf[id] = get_u64((char *)val.mv_data + 8);
+        }
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    if (t)
+        mdb_txn_abort(t);
+    if (rc) {
+        /* words not yet filled are NULL; jsmf_vocab_free frees only what exists */
+        for (uint32_t i = 0; i < v->n; i++)
+            if (!v->words[i])
+                v->words[i] = NULL;
+        jsmf_vocab_free(v);
+        return rc;
+    }
+    *out = v;
+    return JSMF_OK;
+}
+
+/* ---- input records ---------------------------------------------------------------------- */
+
+void input_key(unsigned char key[12], uint64_t fingerprint, uint32_t occurrence)
+{
+    put_be64(key, fingerprint);
+    put_be32(key + 8, occurrence);
+}
+
+/* state, format (u32), then size, next_offset, next_line, next_doc, docs, docs_dropped, tokens,
+ * tokens_dropped, oov_tokens (u64), then the path bytes. */
+#define INPUT_FIXED (8 + 9 * 8)
+
+size_t input_encode(unsigned char *buf, const jsmf_store_input *in)
+{
+    uint32_t u32[2] = {in->state, in->format};
+    uint64_t u64[9] = {in->size,   in->next_offset,  in->next_line, in->next_doc,
+                       in->docs,   in->docs_dropped, in->tokens,    in->tokens_dropped,
+                       in->oov_tokens};
+    memcpy(buf, u32, 8);
+    memcpy(buf + 8, u64, sizeof u64);
+    size_t pl = strnlen(in->path, sizeof in->path - 1);
+    memcpy(buf + INPUT_FIXED, in->path, pl);
+    return INPUT_FIXED + pl;
+}
+
+void input_decode(const MDB_val *key, const MDB_val *val, jsmf_store_input *out)
+{
+    memset(out, 0, sizeof *out);
+    out->fingerprint = get_be64(key->mv_data);
+    out->occurrence = get_be32((const unsigned char *)key->mv_data + 8);
+    if (val->mv_size < INPUT_FIXED)
+        return;
+    const char *p = val->mv_data;
+    out->state = get_u32(p), out->format = get_u32(p + 4);
+    uint64_t *f[9] = {&out->size,   &out->next_offset,  &out->next_line, &out->next_doc,
+                      &out->docs,   &out->docs_dropped, &out->tokens,    &out->tokens_dropped,
+                      &out->oov_tokens};
+    for (int i = 0; i < 9; i++)
+        *f[i] = get_u64(p + 8 + 8 * i);
+    size_t pl = val->mv_size - INPUT_FIXED;
+    if (pl > sizeof out->path - 1)
+        pl = sizeof out->path - 1;
+    memcpy(out->path, p + INPUT_FIXED, pl);
+}
+
+int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
+{
+    *out = NULL, *n = 0;
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    MDB_stat st;
+    MDB_cursor *cur;
+    if ((rc = mdb_stat(t, s->inputs, &st)) || (rc = mdb_cursor_open(t, s->inputs, &cur))) {
+        mdb_txn_abort(t);
+        return store_lmdb_error(s, rc, "reading inputs");
+    }
+    jsmf_store_input *a = calloc(st.ms_entries ? st.ms_entries : 1, sizeof *a);
+    if (!a) {
+        mdb_cursor_close(cur);
+        mdb_txn_abort(t);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    MDB_val k, v;
+    uint32_t i = 0;
+    for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0 && i < st.ms_entries;
+         r = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        if (k.mv_size == 12)
+            input_decode(&k, &v, &a[i++]);
+    mdb_cursor_close(cur);
+    mdb_txn_abort(t);
+    *out = a, *n = i;
+    return JSMF_OK;
+}

@@ -1,0 +1,97 @@
+/* test_fdm_cuda.c — the CUDA back end against the CPU back end on the same batch (loss and both
+ * logit gradients, float vs double), and a short CUDA training run whose loss decreases.
+ * Skips (exit 77) when CUDA is not compiled in or no GPU answers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "jsmf_fdm.h"
+
+static double rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xFFFF) / 65536.0;
+}
+
+static void compare(uint32_t n, uint32_t k, uint32_t cnt, unsigned seed)
+{
+    double *w = malloc(sizeof(double) * n * k), *a = malloc(sizeof(double) * k * k);
+    double *g1 = malloc(sizeof(double) * n * k), *g2 = malloc(sizeof(double) * n * k);
+    double *h1 = malloc(sizeof(double) * k * k), *h2 = malloc(sizeof(double) * k * k);
+    uint32_t *u = malloc(4 * cnt), *v = malloc(4 * cnt);
+    for (uint32_t e = 0; e < n * k; e++)
+        w[e] = 2 * rnd(&seed) - 1;
+    for (uint32_t e = 0; e < k * k; e++)
+        a[e] = 2 * rnd(&seed) - 1;
+    for (uint32_t i = 0; i < cnt; i++)
+        u[i] = (uint32_t)(rnd(&seed) * n) % n, v[i] = (uint32_t)(rnd(&seed) * n) % n;
+    double l1, l2;
+    CHECK_OK(jsmf_fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l1, g1, h1));
+    CHECK_OK(jsmf_fdm_loss_grad_cuda(n, k, w, a, u, v, cnt, &l2, g2, h2));
+    CHECK(fabs(l1 - l2) <= 1e-5 * fabs(l1));
+    double gmax = 0, hmax = 0, gerr = 0, herr = 0;
+    for (uint32_t e = 0; e < n * k; e++)
+        gmax = fmax(gmax, fabs(g1[e])), gerr = fmax(gerr, fabs(g1[e] - g2[e]));
+    for (uint32_t e = 0; e < k * k; e++)
+        hmax = fmax(hmax, fabs(h1[e])), herr = fmax(herr, fabs(h1[e] - h2[e]));
+    fprintf(stderr, "N=%u K=%u B=%u: loss %.7f vs %.7f; max |dmu| error %.2e of %.2e, "
+            "|dalpha| %.2e of %.2e\n", n, k, cnt, l1, l2, gerr, gmax, herr, hmax);
+    CHECK(gerr <= 1e-4 * gmax);
+    CHECK(herr <= 1e-4 * hmax);
+    free(w), free(a), free(g1), free(g2), free(h1), free(h2), free(u), free(v);
+}
+
+int main(void)
+{
+    char name[128];
+    if (!jsmf_have_cuda()) {
+        printf("CUDA back end not compiled in\n");
+        return 77;
+    }
+    if (jsmf_fdm_cuda_probe(name, sizeof name)) {
+        printf("no GPU: %s\n", jsmf_errmsg());
+        return 77;
+    }
+    fprintf(stderr, "GPU: %s\n", name);
+    compare(50, 4, 64, 3u);
+    compare(3000, 100, 4096, 5u);
+    compare(2000, 257, 1000, 9u); /* K not a multiple of the 32-wide tiles */
+
+    /* a short CUDA run on a random sparse C: held-out loss decreases */
+    uint32_t n = 300;
+    uint64_t *rowptr = malloc(8 * (n + 1));
+    uint32_t *cols = malloc(4 * n * 20);
+    double *vals = malloc(8 * n * 20);
+    unsigned s = 1u;
+    uint64_t z = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        rowptr[i] = z;
+        for (uint32_t j = i % 15; j < n; j += 15)
+            cols[z] = j, vals[z] = 1.0 + rnd(&s) * (i % 7 == j % 7 ? 20 : 1), z++;
+    }
+    rowptr[n] = z;
+    double tot = 0;
+    for (uint64_t e = 0; e < z; e++)
+        tot += vals[e];
+    for (uint64_t e = 0; e < z; e++)
+        vals[e] /= tot;
+    jsmf_csr m = {n, rowptr, cols, vals};
+    jsmf_source src;
+    jsmf_csr_source(&m, &src);
+    jsmf_fdm_params p;
+    jsmf_fdm_result r;
+    jsmf_fdm_params_default(&p);
+    p.k = 7, p.device = JSMF_FDM_DEVICE_CUDA, p.steps = 300, p.lr = 0.02, p.batch = 1024;
+    p.eval_every = 50, p.heldout = 5000, p.patience = 0;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r));
+    if (r.n_curve > 1) {
+        fprintf(stderr, "CUDA run: held-out %.4f -> %.4f, %.0f pairs/s on %s\n",
+                r.curve_heldout[0], r.curve_heldout[r.n_curve - 1], r.pairs_per_second, r.device);
+        CHECK(r.curve_heldout[r.n_curve - 1] < r.curve_heldout[0] - 0.01);
+        CHECK(!strncmp(r.device, "cuda", 4));
+    }
+    jsmf_fdm_result_free(&r);
+    free(rowptr), free(cols), free(vals);
+    CHECK_DONE();
+}

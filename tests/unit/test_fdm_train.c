@@ -1,0 +1,171 @@
+/* test_fdm_train.c — FDM training on the CPU back end: the loss decreases on a planted C = B A B^T,
+ * a run is reproducible bit for bit, a run stopped after a checkpoint and resumed equals the
+ * uninterrupted run exactly, a foreign checkpoint is refused, and a warm start from the true
+ * model starts near the optimum. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "jsmf_fdm.h"
+
+#define N 40
+#define K 4
+
+static double Btrue[N * K], Atrue[K * K];
+static uint64_t rowptr[N + 1];
+static uint32_t cols[N * N];
+static double vals[N * N];
+
+static double rnd(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return (((*s >> 8) & 0xFFFF) + 0.5) / 65536.0;
+}
+
+static void planted(jsmf_source *src, jsmf_csr *m)
+{
+    unsigned s = 17u;
+    for (int t = 0; t < K; t++) {
+        double sum = 0;
+        for (int l = 0; l < N; l++) {
+            double x = l < K ? (l == t) * 0.08 : (rnd(&s) < 0.4 ? rnd(&s) : 0);
+            Btrue[l * K + t] = x;
+            sum += x;
+        }
+        for (int l = 0; l < N; l++)
+            Btrue[l * K + t] /= sum;
+    }
+    double asum = 0;
+    for (int i = 0; i < K; i++)
+        for (int j = i; j < K; j++) {
+            double x = i == j ? 1 + rnd(&s) : 0.2 * rnd(&s);
+            Atrue[i * K + j] = Atrue[j * K + i] = x;
+        }
+    for (int e = 0; e < K * K; e++)
+        asum += Atrue[e];
+    for (int e = 0; e < K * K; e++)
+        Atrue[e] /= asum;
+    uint64_t z = 0;
+    for (int u = 0; u < N; u++) {
+        rowptr[u] = z;
+        for (int v = 0; v < N; v++) {
+            double c = 0;
+            for (int i = 0; i < K; i++)
+                for (int j = 0; j < K; j++)
+                    c += Btrue[u * K + i] * Atrue[i * K + j] * Btrue[v * K + j];
+            if (c > 0)
+                cols[z] = v, vals[z] = c, z++;
+        }
+    }
+    rowptr[N] = z;
+    m->n = N, m->rowptr = rowptr, m->cols = cols, m->vals = vals;
+    jsmf_csr_source(m, src);
+}
+
+static void small_params(jsmf_fdm_params *p)
+{
+    jsmf_fdm_params_default(p);
+    p->k = K, p->device = JSMF_FDM_DEVICE_CPU, p->seed = 5, p->batch = 256, p->lr = 0.05;
+    p->steps = 60, p->eval_every = 10, p->heldout = 2000, p->patience = 0, p->threads = 2;
+}
+
+int main(void)
+{
+    jsmf_csr m;
+    jsmf_source src;
+    planted(&src, &m);
+    char dir[] = "/tmp/test_fdm_train.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char ck1[256], ck2[256];
+    snprintf(ck1, sizeof ck1, "%s/a.ckpt", dir);
+    snprintf(ck2, sizeof ck2, "%s/b.ckpt", dir);
+
+    /* loss decreases; B and A are distributions */
+    jsmf_fdm_params p;
+    jsmf_fdm_result r1, r2, r3;
+    small_params(&p);
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r1));
+    CHECK(r1.n_curve == 6 && r1.steps == 60 && r1.resumed_from == 0);
+    if (r1.n_curve == 6) {
+        fprintf(stderr, "held-out loss %.4f -> %.4f\n", r1.curve_heldout[0], r1.curve_heldout[5]);
+        CHECK(r1.curve_heldout[5] < r1.curve_heldout[0] - 0.05);
+        CHECK(r1.curve_train[5] < r1.curve_train[0]);
+    }
+    for (int t = 0; t < K; t++) {
+        double s = 0;
+        for (int l = 0; l < N; l++)
+            s += r1.B[l * K + t];
+        CHECK_NEAR(s, 1.0, 1e-12);
+    }
+    double as = 0;
+    for (int e = 0; e < K * K; e++)
+        as += r1.A[e];
+    CHECK_NEAR(as, 1.0, 1e-12);
+    CHECK(r1.A[1] == r1.A[K]); /* symmetric */
+    CHECK(!strncmp(r1.device, "cpu", 3));
+
+    /* reproducible bit for bit */
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
+    jsmf_fdm_result_free(&r2);
+
+    /* stopped after step 30 (checkpoint every 20: the stop writes one too) and resumed */
+    p.checkpoint = ck1, p.checkpoint_every = 20, p.stop_after = 30;
+    CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EINTR);
+    CHECK(access(ck1, F_OK) == 0);
+    p.stop_after = 0;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.resumed_from == 30 && r2.steps == 60);
+    CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
+    CHECK(r2.A && !memcmp(r1.A, r2.A, sizeof(double) * K * K));
+    CHECK(r2.n_curve == r1.n_curve);
+    if (r2.n_curve == r1.n_curve)
+        CHECK(!memcmp(r1.curve_heldout, r2.curve_heldout, r1.n_curve * sizeof(double)) &&
+              !memcmp(r1.curve_train, r2.curve_train, r1.n_curve * sizeof(double)));
+    jsmf_fdm_result_free(&r2);
+
+    /* stopped on a checkpoint boundary of a second checkpoint file */
+    p.checkpoint = ck2, p.stop_after = 20;
+    CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EINTR);
+    /* a checkpoint of another run is refused, or replaced on request */
+    p.stop_after = 0, p.seed = 6;
+    CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EMISMATCH);
+    p.seed = 5;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
+    jsmf_fdm_result_free(&r2);
+    /* a truncated checkpoint is an error naming it */
+    FILE *f = fopen(ck2, "r+b");
+    if (f) {
+        CHECK(ftruncate(fileno(f), 100) == 0);
+        fclose(f);
+    }
+    CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EFORMAT);
+    CHECK(strstr(jsmf_errmsg(), "b.ckpt") != NULL);
+    p.fresh_on_mismatch = 1;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.B && r2.resumed_from == 0 && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
+    jsmf_fdm_result_free(&r2);
+
+    /* warm start from the truth: the first held-out loss is already near the end of a long run */
+    small_params(&p);
+    p.init_B = Btrue, p.init_A = Atrue, p.steps = 10;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r3));
+    if (r3.n_curve && r1.n_curve)
+        CHECK(r3.curve_heldout[0] < r1.curve_heldout[r1.n_curve - 1]);
+    jsmf_fdm_result_free(&r3);
+
+    /* a stopping rule on the held-out loss ends the run before the step limit */
+    small_params(&p);
+    p.steps = 100000, p.patience = 3, p.tol = 1e-3;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r3));
+    fprintf(stderr, "stopped at step %llu\n", (unsigned long long)r3.steps);
+    CHECK(r3.stopped_early && r3.steps < 100000);
+    jsmf_fdm_result_free(&r3);
+
+    jsmf_fdm_result_free(&r1);
+    unlink(ck1), unlink(ck2), rmdir(dir);
+    CHECK_DONE();
+}
