@@ -229,14 +229,6 @@ static int open_npy(const char *path, fit_input *in)
     return JSMF_OK;
 }
 
-/* Weak until the store stage is merged: without it a store INPUT is refused, .npy still works. */
-#pragma weak jsmf_store_open
-#pragma weak jsmf_store_close
-#pragma weak jsmf_store_stats_get
-#pragma weak jsmf_store_vocab
-#pragma weak jsmf_store_source
-#pragma weak jsmf_store_source_release
-
 static int open_input(const char *path, fit_input *in)
 {
     struct stat st;
@@ -244,8 +236,6 @@ static int open_input(const char *path, fit_input *in)
         return jsmf_error(JSMF_ENOTFOUND, "%s: no such store or matrix file", path);
     if (!S_ISDIR(st.st_mode))
         return open_npy(path, in);
-    if (!jsmf_store_open)
-        return jsmf_error(JSMF_ENOTSUP, "%s: this jsmf was built without the store", path);
     int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
     if (!rc)
         rc = jsmf_store_stats_get(in->store, &in->stats);
