@@ -338,8 +338,8 @@ static void gpu_free(fdm_gpu *g)
     if (!g)
         return;
     void *ptrs[] = {g->w, g->mw, g->vw, g->mu, g->G, g->a, g->ma, g->va, g->alpha, g->Ga,
-                    g->colmax, g->colsum, g->sdot, g->pmax, g->psum, g->XY, g->PQ, g->wgt, g->loss, g->u, g->v,
-                    g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
+                    g->colmax, g->colsum, g->sdot, g->pmax, g->psum, g->XY, g->PQ, g->wgt,
+                    g->loss, g->u, g->v, g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
                     g->rowptr};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])

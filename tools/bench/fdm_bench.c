@@ -131,6 +131,9 @@ int main(int argc, char **argv)
         if (!c.ok)
             continue;
         double target = c.first - 0.5 * (c.first - c.last);
+        if (i == 0)
+            printf("sampler: two-stage alias, %.1f MiB, built in %.3f s\n",
+                   c.r.sampler.bytes / 1048576.0, c.r.sampler.build_seconds);
         printf("%-5u %-6llu %-22s %12.0f %10.4f %10.4f %10.4f %12.2f\n", ts[i],
                (unsigned long long)steps, c.device, c.pps, c.sec_per_step, c.first, c.last,
                time_to(&c, target));
