@@ -21,7 +21,8 @@ extern "C" {
 #endif
 
 /** Progress callback: bytes of the current input consumed, its size (0 unknown). */
-typedef void (*jsmf_progress_fn)(void *arg, const char *input, uint64_t done, uint64_t total);
+typedef void (*jsmf_ingest_progress_fn)(void *arg, const char *input, uint64_t done,
+                                        uint64_t total);
 
 typedef struct jsmf_ingest_opts {
     uint64_t mem;             /**< memory budget in bytes (0 = 1 GiB) */
@@ -29,7 +30,10 @@ typedef struct jsmf_ingest_opts {
     int force;                /**< ingest inputs already fully ingested again */
     int format;               /**< jsmf_format of the inputs (0 = sniff each) */
     const char *uci_vocab;    /**< UCI vocabulary file (NULL = beside the docword file) */
-    jsmf_progress_fn progress;
+    int accumulator;          /**< 0 auto (dense upper triangle when it fits the budget), 1 hash
+                                   tables, 2 dense: for measurements; the result is the same */
+    double checkpoint_secs;   /**< also checkpoint after this much time (0 = 300 s, < 0 never) */
+    jsmf_ingest_progress_fn progress;
     void *progress_arg;
 } jsmf_ingest_opts;
 
@@ -40,6 +44,7 @@ typedef struct jsmf_ingest_summary {
     uint64_t flushes;         /**< checkpoints committed */
     uint32_t inputs_done;     /**< inputs read to the end */
     uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
+    uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */
     double seconds;
 } jsmf_ingest_summary;
 
@@ -71,8 +76,11 @@ void jsmf_ingest_abort(jsmf_ingest *g);
 /* ---- files ------------------------------------------------------------------------------- */
 
 /** Ingest inputs (paths, "-" = stdin) into a store opened for writing that has its vocabulary.
- *  A partial input resumes from its checkpoint; a complete one is refused with JSMF_EEXIST
- *  unless o->force. On error the store is at its last checkpoint. */
+ *  A partial input resumes from its checkpoint. An input the store holds completely (same
+ *  fingerprint) is not ingested again unless o->force: it is skipped (counted in
+ *  sum->inputs_skipped) so that rerunning an interrupted command resumes it, and when every
+ *  input is skipped the call fails with JSMF_EEXIST. On error the store is at its last
+ *  checkpoint. */
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 

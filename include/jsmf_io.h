@@ -133,6 +133,11 @@ void jsmf_docs_close(jsmf_docs *r);
  *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
 int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
 
+/** The same fingerprint of the input a reader is reading, computed from the bytes it read —
+ *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
+ *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
+
 /** Streaming form of the same hash, for stdin: init, update with consecutive chunks, final. */
 typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[32]; uint32_t nbuf; } jsmf_hash;
 void jsmf_hash_init(jsmf_hash *h);

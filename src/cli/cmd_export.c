@@ -1,9 +1,103 @@
-/* cmd_export.c — 'jsmf export' (placeholder until the export stage lands; says so and fails). */
+/* cmd_export.c — 'jsmf export STORE -o FILE [--format npy|mm]': the normalised C (entries sum
+ * to 1) for other tools, plus FILE.vocab.txt (one word per line, row order). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "jsmf_store.h"
+
+#define NPY_LIMIT (4ULL << 30) /* dense files above 4 GiB are refused: use mm */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: jsmf export STORE -o FILE [--format npy|mm] [--quiet]\n\n"
+               "Write C = (1/M) sum_m C_m, normalised so that its entries sum to 1:\n"
+               "  --format mm    MatrixMarket 'coordinate real symmetric': the lower triangle\n"
+               "                 (row >= column), 1-based, any N, streamed (default)\n"
+               "  --format npy   dense N x N float64 .npy (C order); refused above 4 GiB\n"
+               "  -o FILE        output file; '-' writes mm to standard output\n"
+               "FILE.vocab.txt gets the vocabulary, one word per line in row order (not for -o -).\n");
+}
+
+static int write_vocab(jsmf_store *s, const char *out)
+{
+    jsmf_vocab *v;
+    int rc = jsmf_store_vocab(s, &v);
+    if (rc)
+        return rc;
+    size_t len = strlen(out) + 16;
+    char *path = malloc(len);
+    if (!path) {
+        jsmf_vocab_free(v);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    snprintf(path, len, "%s.vocab.txt", out);
+    /* plain words: the file is row labels, not a vocabulary with counts */
+    free(v->df), free(v->tf);
+    v->df = v->tf = NULL;
+    rc = jsmf_vocab_write(path, v);
+    free(path);
+    jsmf_vocab_free(v);
+    return rc;
+}
 
 int cmd_export(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    const char *store = NULL, *out = NULL, *format = "mm";
+    for (int i = 1; i < argc; i++) {
+        int err = 0;
+        const char *v;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return cli_finish_stdout();
+        }
+        if (cli_common_option(argv[i]))
+            continue;
+        if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err)))
+            out = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err)))
+            format = v;
+        else if (err)
+            return err;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        else if (store)
+            return cli_usage_error("one STORE only");
+        else
+            store = argv[i];
+    }
+    if (!store)
+        return cli_usage_error("missing STORE");
+    if (!out)
+        return cli_usage_error("missing -o FILE");
+    int npy = !strcmp(format, "npy");
+    if (!npy && strcmp(format, "mm"))
+        return cli_usage_error("--format must be npy or mm, not '%s'", format);
+    int to_stdout = !strcmp(out, "-");
+    if (to_stdout && npy)
+        return cli_usage_error("npy cannot be written to standard output; give -o FILE");
+    jsmf_store *s;
+    int rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
+    if (rc)
+        return cli_fail(rc);
+    FILE *f = to_stdout ? stdout : fopen(out, "wb");
+    if (!f) {
+        jsmf_store_close(s);
+        jsmf_error(JSMF_EIO, "%s: cannot create: %s", out, strerror(errno));
+        return cli_fail(JSMF_EIO);
+    }
+    rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
+    if (!to_stdout && fclose(f) && !rc)
+        rc = jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: write error: %s", out,
+                        strerror(errno));
+    if (!rc && !to_stdout)
+        rc = write_vocab(s, out);
+    jsmf_store_close(s);
+    if (rc) {
+        if (!to_stdout)
+            remove(out);
+        return cli_fail(rc);
+    }
+    return to_stdout ? cli_finish_stdout() : EXIT_OK;
 }

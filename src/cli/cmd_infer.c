@@ -104,6 +104,16 @@ static int parse_args(int argc, char **argv, infer_args *a)
     return 0;
 }
 
+/* A weight of theta: below 1e-7 (far inside the fit's tolerance) printed as 0, not as the
+ * residue EM leaves on topics it drives towards zero. */
+static void put_weight(const char *sep, double v)
+{
+    if (v < 1e-7)
+        printf("%s0", sep);
+    else
+        printf("%s%.6g", sep, v);
+}
+
 static void write_theta(const infer_args *a, uint64_t index, const double *theta, uint32_t k,
                         uint64_t tokens, uint64_t oov)
 {
@@ -111,12 +121,12 @@ static void write_theta(const infer_args *a, uint64_t index, const double *theta
         printf("{\"doc\":%llu,\"tokens\":%llu,\"oov\":%llu,\"theta\":[", (unsigned long long)index,
                (unsigned long long)tokens, (unsigned long long)oov);
         for (uint32_t t = 0; t < k; t++)
-            printf(t ? ",%.6g" : "%.6g", theta[t]);
+            put_weight(t ? "," : "", theta[t]);
         fputs("]}\n", stdout);
     } else {
         printf("%llu", (unsigned long long)index);
         for (uint32_t t = 0; t < k; t++)
-            printf("\t%.6g", theta[t]);
+            put_weight("\t", theta[t]);
         putchar('\n');
     }
 }

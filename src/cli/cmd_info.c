@@ -1,9 +1,148 @@
-/* cmd_info.c — 'jsmf info' (placeholder until the info stage lands; says so and fails). */
+/* cmd_info.c — 'jsmf info STORE [--json]': what a store holds — sizes, counters, drift
+ * (out-of-vocabulary mass), and each input with its checkpoint. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "jsmf_store.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: jsmf info STORE [--json] [--quiet]\n\n"
+               "Describe a store: vocabulary size N, documents M, non-zeros of C, tokens, the\n"
+               "out-of-vocabulary fraction, dropped documents, store size and format version,\n"
+               "and every input with its state (complete, or partial with its resume offset).\n\n"
+               "  --json   one JSON object on stdout instead of text\n");
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
+{
+    uint64_t all = oov + tokens + dropped;
+    return all ? (double)oov / (double)all : 0.0;
+}
+
+static const char *fmt_name(uint32_t f)
+{
+    static const char *const names[] = {"unknown", "text", "uci", "ldac"};
+    return names[f <= 3 ? f : 0];
+}
+
+static void print_json(const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
+                       uint32_t n)
+{
+    printf("{\"store\": ");
+    json_str(path);
+    printf(", \"format_version\": %u, \"fingerprint\": \"%016" PRIx64 "\", \"bytes\": %" PRIu64
+           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"tokens\": %" PRIu64
+           ", \"oov_tokens\": %" PRIu64 ", \"oov_fraction\": %.6g, \"docs_dropped\": %" PRIu64
+           ", \"tokens_dropped\": %" PRIu64 ", \"min_doc_len\": %u,\n \"inputs\": [",
+           st->format_version, st->fingerprint, st->bytes, st->n_words, st->docs, st->nnz,
+           st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
+           st->docs_dropped, st->tokens_dropped, st->min_doc_len);
+    for (uint32_t i = 0; i < n; i++) {
+        printf("%s\n  {\"path\": ", i ? "," : "");
+        json_str(in[i].path);
+        printf(", \"fingerprint\": \"%016" PRIx64 "\", \"occurrence\": %u, \"state\": \"%s\", "
+               "\"format\": \"%s\", \"size\": %" PRIu64 ", \"next_offset\": %" PRIu64
+               ", \"next_line\": %" PRIu64 ", \"next_doc\": %" PRIu64 ", \"docs\": %" PRIu64
+               ", \"docs_dropped\": %" PRIu64 ", \"tokens\": %" PRIu64 ", \"oov_tokens\": %" PRIu64
+               "}",
+               in[i].fingerprint, in[i].occurrence,
+               in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial", fmt_name(in[i].format),
+               in[i].size, in[i].next_offset, in[i].next_line, in[i].next_doc, in[i].docs,
+               in[i].docs_dropped, in[i].tokens, in[i].oov_tokens);
+    }
+    printf("%s]}\n", n ? "\n " : "");
+}
+
+static void print_text(const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
+                       uint32_t n)
+{
+    printf("store           %s\n", path);
+    printf("format version  %u\n", st->format_version);
+    printf("fingerprint     %016" PRIx64 "\n", st->fingerprint);
+    printf("size            %.1f MiB\n", st->bytes / 1048576.0);
+    printf("words (N)       %u\n", st->n_words);
+    printf("documents (M)   %" PRIu64 "\n", st->docs);
+    printf("non-zeros of C  %" PRIu64 " (%.3g%% of N^2)\n", st->nnz,
+           st->n_words ? 100.0 * (double)st->nnz / ((double)st->n_words * st->n_words) : 0.0);
+    printf("tokens          %" PRIu64 " (%.1f per document)\n", st->tokens,
+           st->docs ? (double)st->tokens / (double)st->docs : 0.0);
+    printf("OOV tokens      %" PRIu64 " (%.2f%% of all tokens)\n", st->oov_tokens,
+           100.0 * oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped));
+    printf("dropped docs    %" PRIu64 " (%" PRIu64 " tokens; shorter than %u)\n", st->docs_dropped,
+           st->tokens_dropped, st->min_doc_len < 2 ? 2 : st->min_doc_len);
+    printf("inputs          %u\n", n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (in[i].state == JSMF_INPUT_COMPLETE)
+            printf("  complete  %s [%s] %" PRIu64 " docs, %" PRIu64 " tokens", in[i].path,
+                   fmt_name(in[i].format), in[i].docs, in[i].tokens);
+        else
+            printf("  partial   %s [%s] resumes at byte %" PRIu64 " (line %" PRIu64 ", document %"
+                   PRIu64 ")", in[i].path, fmt_name(in[i].format), in[i].next_offset,
+                   in[i].next_line, in[i].next_doc);
+        if (in[i].occurrence)
+            printf(" (ingest #%u of this content)", in[i].occurrence + 1);
+        printf("  fingerprint %016" PRIx64 "\n", in[i].fingerprint);
+    }
+}
 
 int cmd_info(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    const char *path = NULL;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return cli_finish_stdout();
+        }
+        if (cli_common_option(argv[i]))
+            continue;
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        else if (path)
+            return cli_usage_error("one STORE only");
+        else
+            path = argv[i];
+    }
+    if (!path)
+        return cli_usage_error("missing STORE");
+    jsmf_store *s;
+    jsmf_store_stats st;
+    jsmf_store_input *in = NULL;
+    uint32_t n = 0;
+    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &s);
+    if (rc)
+        return cli_fail(rc);
+    if (!(rc = jsmf_store_stats_get(s, &st)))
+        rc = jsmf_store_inputs(s, &in, &n);
+    jsmf_store_close(s);
+    if (rc) {
+        free(in);
+        return cli_fail(rc);
+    }
+    if (json)
+        print_json(path, &st, in, n);
+    else
+        print_text(path, &st, in, n);
+    free(in);
+    return cli_finish_stdout();
 }

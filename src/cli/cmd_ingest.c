@@ -1,9 +1,266 @@
-/* cmd_ingest.c — 'jsmf ingest' (placeholder until the ingest stage lands; says so and fails). */
+/* cmd_ingest.c — 'jsmf ingest STORE INPUT...': create the store on first use (vocabulary from
+ * --vocab or a counting pass over the inputs), then accumulate the inputs' co-occurrence with
+ * checkpoints; the same command resumes an interrupted ingest. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "jsmf_ingest.h"
+#include "jsmf_io.h"
+#include "jsmf_store.h"
+
+typedef struct ingest_args {
+    const char *store, *vocab, *format_name, *uci_vocab;
+    const char **inputs;
+    uint32_t n_inputs, min_doc_len, threads;
+    int have_min_doc_len, force, accumulator;
+    uint64_t mem;
+} ingest_args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: jsmf ingest STORE INPUT... [--vocab VOCAB] [--format text|uci|ldac|auto]\n"
+            "                   [--min-doc-len N] [--mem SIZE] [--threads N] [--force] [--quiet]\n\n"
+            "Accumulate the word co-occurrence C = sum_m (h h^T - diag h) / (n (n-1)) of the\n"
+            "INPUTs' documents into STORE (created on first use). INPUT is a path or '-' for\n"
+            "stdin, plain or zstd-compressed. An interrupted ingest resumes when the same command\n"
+            "is run again; the result is identical to an uninterrupted run.\n\n"
+            "  --vocab VOCAB      vocabulary of a new store (formats/vocab.md); default: a counting\n"
+            "                     pass over the inputs with 'jsmf vocab' defaults (stopwords en,\n"
+            "                     min df 5, max df fraction 0.5). Must match an existing store.\n"
+            "  --format F         text, uci, ldac or auto (default: detect from the content)\n"
+            "  --uci-vocab FILE   vocabulary of UCI input (default vocab.X.txt beside docword.X.txt)\n"
+            "  --min-doc-len N    documents with fewer in-vocabulary tokens are dropped and\n"
+            "                     counted (default 5; fixed when the store is created)\n"
+            "  --mem SIZE         memory for the accumulator (default 1G): a checkpoint is\n"
+            "                     written whenever it is full\n"
+            "  --threads N        threads generating pairs (default: all cores)\n"
+            "  --force            ingest inputs again that the store already holds completely\n");
+}
+
+static int parse_args(int argc, char **argv, ingest_args *a)
+{
+    a->mem = 1ULL << 30;
+    a->min_doc_len = 5;
+    a->inputs = calloc((size_t)argc, sizeof *a->inputs);
+    if (!a->inputs)
+        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
+    for (int i = 1; i < argc; i++) {
+        int err = 0, rc;
+        const char *v;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        if (cli_common_option(argv[i]))
+            continue;
+        if ((v = cli_opt_value(argc, argv, &i, "--vocab", NULL, &err)))
+            a->vocab = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err)))
+            a->format_name = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--uci-vocab", NULL, &err)))
+            a->uci_vocab = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--min-doc-len", NULL, &err))) {
+            if ((rc = cli_parse_u32("--min-doc-len", v, &a->min_doc_len)))
+                return rc;
+            a->have_min_doc_len = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
+            if ((rc = cli_parse_size("--mem", v, &a->mem)))
+                return rc;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
+            if ((rc = cli_parse_u32("--threads", v, &a->threads)))
+                return rc;
+        } else if (err)
+            return err;
+        else if (!strcmp(argv[i], "--force"))
+            a->force = 1;
+        else if (!strcmp(argv[i], "--accumulator=hash"))
+            a->accumulator = 1; /* measurements only: the result is the same */
+        else if (!strcmp(argv[i], "--accumulator=dense"))
+            a->accumulator = 2;
+        else if (argv[i][0] == '-' && argv[i][1])
+            return cli_usage_error("unknown option '%s'", argv[i]);
+        else if (!a->store)
+            a->store = argv[i];
+        else
+            a->inputs[a->n_inputs++] = argv[i];
+    }
+    if (!a->store)
+        return cli_usage_error("missing STORE");
+    if (a->n_inputs == 0)
+        return cli_usage_error("missing INPUT (a path, or '-' for stdin)");
+    uint32_t stdin_count = 0;
+    for (uint32_t i = 0; i < a->n_inputs; i++)
+        stdin_count += !strcmp(a->inputs[i], "-");
+    if (stdin_count > 1)
+        return cli_usage_error("stdin ('-') can be read only once");
+    if (a->format_name && jsmf_format_parse(a->format_name) < 0)
+        return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", a->format_name);
+    if (a->mem < (1u << 20))
+        return cli_usage_error("--mem is too small (at least 1M)");
+    return 0;
+}
+
+static void progress(void *arg, const char *input, uint64_t done, uint64_t total)
+{
+    (void)arg;
+    cli_progress_update(input, (double)done / 1e6, (double)total / 1e6, "MB");
+}
+
+static void vocab_progress(void *arg, uint64_t done, uint64_t total)
+{
+    (void)arg;
+    cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
+}
+
+/* A new store's vocabulary: --vocab, or one counting pass with jsmf vocab's defaults. */
+static int new_vocabulary(const ingest_args *a, jsmf_vocab **out)
+{
+    if (a->vocab)
+        return jsmf_vocab_read(a->vocab, out);
+    jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
+    jsmf_vocab *stop = NULL;
+    jsmf_vocab_counter *c = NULL;
+    int rc = jsmf_stopwords_en(&stop);
+    vo.stopwords = stop;
+    vo.min_doc_len = a->min_doc_len;
+    if (!rc)
+        rc = jsmf_vocab_counter_new(&vo, &c);
+    jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
+    ro.format = a->format_name ? (jsmf_format)jsmf_format_parse(a->format_name) : JSMF_FORMAT_AUTO;
+    ro.uci_vocab = a->uci_vocab;
+    for (uint32_t i = 0; i < a->n_inputs && !rc; i++)
+        rc = jsmf_vocab_counter_add(c, a->inputs[i], &ro, vocab_progress, NULL);
+    jsmf_vocab_stats st;
+    if (!rc)
+        rc = jsmf_vocab_counter_finish(c, out, &st);
+    cli_progress_done();
+    if (!rc && (*out)->n == 0) {
+        jsmf_vocab_free(*out);
+        *out = NULL;
+        rc = jsmf_error(JSMF_EFORMAT, "the inputs give an empty vocabulary (%" PRIu64
+                        " documents counted); give --vocab", st.docs_counted);
+    }
+    if (!rc)
+        cli_info("vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in %" PRIu64
+                 " documents", st.words_kept, st.words_seen, st.docs_counted);
+    jsmf_vocab_counter_free(c);
+    jsmf_vocab_free(stop);
+    return rc;
+}
+
+/* An existing store: --vocab and --min-doc-len must agree with what it was created with. */
+static int check_existing(jsmf_store *s, const ingest_args *a)
+{
+    jsmf_store_params p;
+    jsmf_store_params_get(s, &p);
+    if (a->have_min_doc_len && p.min_doc_len != a->min_doc_len)
+        return jsmf_error(JSMF_EMISMATCH, "%s: --min-doc-len %u differs from the store's %u "
+                          "(fixed at creation)", a->store, a->min_doc_len, p.min_doc_len);
+    if (!a->vocab)
+        return JSMF_OK;
+    jsmf_vocab *want, *have;
+    int rc = jsmf_vocab_read(a->vocab, &want);
+    if (rc)
+        return rc;
+    if ((rc = jsmf_store_vocab(s, &have))) {
+        jsmf_vocab_free(want);
+        return rc;
+    }
+    uint32_t n = want->n < have->n ? want->n : have->n;
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (strcmp(want->words[i], have->words[i]))
+            rc = jsmf_error(JSMF_EMISMATCH, "%s: word %u is '%s' but the store %s has '%s'",
+                            a->vocab, i + 1, want->words[i], a->store, have->words[i]);
+    if (!rc && want->n != have->n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s: %u words but the store %s has %u", a->vocab,
+                        want->n, a->store, have->n);
+    jsmf_vocab_free(want);
+    jsmf_vocab_free(have);
+    return rc;
+}
+
+static int open_store(const ingest_args *a, jsmf_store **out)
+{
+    jsmf_store *s;
+    int rc = jsmf_store_open(a->store, JSMF_STORE_CREATE, &s);
+    if (rc)
+        return rc;
+    if (jsmf_store_has_vocab(s)) {
+        if ((rc = check_existing(s, a))) {
+            jsmf_store_close(s);
+            return rc;
+        }
+        *out = s;
+        return JSMF_OK;
+    }
+    if (!a->vocab)
+        for (uint32_t i = 0; i < a->n_inputs; i++)
+            if (!strcmp(a->inputs[i], "-")) {
+                jsmf_store_close(s);
+                return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
+                                  "(stdin cannot be read twice for the counting pass)", a->store);
+            }
+    jsmf_vocab *v;
+    if ((rc = new_vocabulary(a, &v))) {
+        jsmf_store_close(s);
+        return rc;
+    }
+    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
+    jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
+    rc = jsmf_store_init(s, v, &p);
+    jsmf_vocab_free(v);
+    if (rc) {
+        jsmf_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return JSMF_OK;
+}
+
+static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
+{
+    uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
+    double t = r->seconds > 0 ? r->seconds : 1e-9;
+    cli_info("%s: %u input%s (%u resumed), %" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64
+             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s, %.2f s "
+             "(%.0f docs/s, %.3g pairs/s)",
+             a->store, r->inputs_done, r->inputs_done == 1 ? "" : "s", r->inputs_resumed, r->docs,
+             r->docs_dropped, r->tokens, all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0,
+             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", r->seconds,
+             (double)(r->docs + r->docs_dropped) / t, (double)r->pairs / t);
+}
 
 int cmd_ingest(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    ingest_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc) {
+        free(a.inputs);
+        return rc < 0 ? cli_finish_stdout() : rc;
+    }
+    jsmf_store *s = NULL;
+    if ((rc = open_store(&a, &s))) {
+        free(a.inputs);
+        return cli_fail(rc);
+    }
+    jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
+                          .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
+                          .uci_vocab = a.uci_vocab, .progress = progress,
+                          .accumulator = a.accumulator};
+    jsmf_ingest_summary r;
+    rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
+    cli_progress_done();
+    jsmf_store_close(s);
+    free(a.inputs);
+    if (rc)
+        return cli_fail(rc);
+    if (r.inputs_skipped)
+        cli_info("%u input%s already in %s skipped (--force ingests them again)",
+                 r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);
+    summary(&a, &r);
+    return EXIT_OK;
 }

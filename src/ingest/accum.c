@@ -6,11 +6,12 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-#define EMPTY UINT64_MAX
+#define EMPTY 0 /* keys are stored plus one, so calloc'ed (lazily zeroed) memory is empty */
 
 typedef struct entry {
-    uint64_t key;     /* row << 32 | column */
+    uint64_t key;     /* (row << 32 | column) + 1 in the table; row << 32 | column in a run */
     uint64_t lo, hi;  /* the 128-bit sum, split so an entry is 24 bytes */
 } entry;
 
@@ -18,19 +19,44 @@ typedef struct table {
     entry *e;
     uint64_t mask, count, sorted;
     int shift;
+    uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
+    int failed;            /* growing failed: the batch is lost (out of memory) */
     char pad[64];     /* keep threads' counters on separate cache lines */
 } table;
 
 struct accum {
     uint32_t n_words;
     int threads;
-    uint64_t cap, limit;  /* slots per table; entries allowed (half: room to mirror in place) */
+    jsmf_sum *dense;      /* dense mode: the upper triangle, row i at tri_off(i) (else NULL) */
+    uint64_t dense_cells;
+    uint64_t cap, limit;  /* most slots per table; entries allowed (half: room to mirror in place) */
+    int dirty;            /* the tables hold a flushed run: clear before adding */
     table *t;
     /* row emission */
     uint32_t *cols;
     jsmf_sum *vals;
     uint64_t *pos;        /* per-thread cursor during emission */
 };
+
+/* Zeroed memory for the big tables, on transparent huge pages where the system allows: random
+ * access into hundreds of MiB is bound by TLB misses and page faults otherwise. */
+static void *big_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= (4u << 20))
+        madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void big_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
 
 static inline jsmf_sum get_sum(const entry *e)
 {
@@ -41,7 +67,7 @@ static inline void set_sum(entry *e, jsmf_sum v)
     e->lo = (uint64_t)v, e->hi = (uint64_t)((unsigned __int128)v >> 64);
 }
 
-int accum_new(uint32_t n_words, int threads, uint64_t bytes, accum **out)
+int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out)
 {
     *out = NULL;
     if (threads < 1)
@@ -51,34 +77,47 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, accum **out)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     a->n_words = n_words;
     a->threads = threads;
-    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), cap = 1024;
-    while (cap * 2 <= per)
-        cap *= 2;
-    if (cap > per && per >= 1024)
-        cap /= 2;
-    a->cap = cap;
-    a->limit = cap / 2;
-    a->t = calloc((size_t)threads, sizeof *a->t);
     a->cols = malloc(((size_t)n_words + 1) * sizeof *a->cols);
     a->vals = malloc(((size_t)n_words + 1) * sizeof *a->vals);
     a->pos = calloc((size_t)threads, sizeof *a->pos);
-    int ok = a->t && a->cols && a->vals && a->pos;
+    a->t = calloc((size_t)threads, sizeof *a->t);
+    if (!a->cols || !a->vals || !a->pos || !a->t) {
+        accum_free(a);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    /* small vocabularies: a dense upper triangle is faster (row-local updates, no sort) */
+    uint64_t cells = (uint64_t)n_words * (n_words + 1) / 2;
+    if (mode != ACCUM_HASH && (cells * sizeof(jsmf_sum) <= bytes || mode == ACCUM_DENSE)) {
+        a->dense_cells = cells;
+        a->dense = big_alloc(cells * sizeof *a->dense);
+        if (a->dense) {
+            a->limit = UINT64_MAX / 4;
+            *out = a;
+            return JSMF_OK;
+        }
+    }
+    /* tables grow by doubling (old and new coexist while rehashing: 1.5 x the final size) */
+    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), cap = 1024;
+    while (cap * 3 <= per)
+        cap *= 2;
+    a->cap = cap;
+    a->limit = cap / 2;
+    uint64_t start = 1024; /* grows with the data: small inputs touch little memory */
+    int ok = 1;
     for (int i = 0; ok && i < threads; i++) {
         table *t = &a->t[i];
-        t->e = malloc(cap * sizeof *t->e);
-        if (!t->e) {
-            ok = 0;
-            break;
-        }
-        t->mask = cap - 1;
-        t->shift = 64 - __builtin_ctzll(cap);
+        t->e = big_alloc(start * sizeof *t->e);
+        t->next = malloc(((size_t)n_words + 1) * sizeof *t->next);
+        t->end = malloc(((size_t)n_words + 1) * sizeof *t->end);
+        ok = t->e && t->next && t->end;
+        t->mask = start - 1;
+        t->shift = 64 - __builtin_ctzll(start);
     }
     if (!ok) {
         accum_free(a);
         return jsmf_error(JSMF_ENOMEM, "out of memory for the accumulator (%llu bytes)",
                           (unsigned long long)bytes);
     }
-    accum_clear(a);
     *out = a;
     return JSMF_OK;
 }
@@ -87,8 +126,11 @@ void accum_free(accum *a)
 {
     if (!a)
         return;
-    for (int i = 0; a->t && i < a->threads; i++)
-        free(a->t[i].e);
+    for (int i = 0; a->t && i < a->threads; i++) {
+        big_free(a->t[i].e, (a->t[i].mask + 1) * sizeof(entry));
+        free(a->t[i].next), free(a->t[i].end);
+    }
+    big_free(a->dense, a->dense_cells * sizeof *a->dense);
     free(a->t), free(a->cols), free(a->vals), free(a->pos);
     free(a);
 }
@@ -105,11 +147,13 @@ uint64_t accum_limit(const accum *a)
 
 uint64_t accum_room(const accum *a, int t)
 {
-    return a->limit - a->t[t].count;
+    return a->dense ? a->limit : a->limit - a->t[t].count;
 }
 
 uint64_t accum_entries(const accum *a)
 {
+    if (a->dense)
+        return a->dense_cells; /* an upper bound: the emission skips zeros */
     uint64_t n = 0;
     for (int i = 0; i < a->threads; i++)
         n += a->t[i].count;
@@ -118,11 +162,22 @@ uint64_t accum_entries(const accum *a)
 
 void accum_clear(accum *a)
 {
+    for (int i = 0; i < a->threads; i++)
+        a->t[i].count = 0;
+    a->dirty = 1; /* zeroed only when more is added: the last flush of a run costs nothing */
+}
+
+static void clear_now(accum *a)
+{
+    a->dirty = 0;
+    if (a->dense) {
+        memset(a->dense, 0, a->dense_cells * sizeof *a->dense);
+        return;
+    }
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++) {
         table *t = &a->t[i];
-        /* all-ones bytes make every key EMPTY */
-        memset(t->e, 0xff, (size_t)a->cap * sizeof *t->e);
+        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
         t->count = 0, t->sorted = 0;
     }
 }
@@ -136,8 +191,13 @@ void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *
         add[ids[i] % (uint32_t)T] += n - i;
 }
 
+static void table_grow(table *t);
+
 static inline void table_add(table *t, uint64_t key, jsmf_sum v)
 {
+    if (__builtin_expect(t->failed, 0))
+        return;
+    key += 1;
     uint64_t h = (key * 0x9E3779B97F4A7C15ULL) >> t->shift;
     for (;;) {
         entry *e = &t->e[h];
@@ -148,11 +208,62 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v)
         if (e->key == EMPTY) {
             e->key = key;
             set_sum(e, v);
-            t->count++;
+            if (++t->count > (t->mask + 1) / 2)
+                table_grow(t);
             return;
         }
         h = (h + 1) & t->mask;
     }
+}
+
+static inline uint64_t tri_off(uint64_t n, uint64_t i)
+{
+    return i * n - i * (i - 1) / 2 - i; /* index of (i, 0) if it existed: (i, j) at +j */
+}
+
+/* Dense mode: thread t adds row i's pairs (i, j >= i) for the rows it owns. */
+static void add_batch_dense(accum *a, const doc_batch *b, int t)
+{
+    uint32_t T = (uint32_t)a->threads;
+    uint64_t N = a->n_words;
+    for (uint32_t d = 0; d < b->ndocs; d++) {
+        const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
+        uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]);
+        double q = b->q[d];
+        for (uint32_t x = 0; x < n; x++) {
+            uint32_t i = ids[x];
+            if (i % T != (uint32_t)t)
+                continue;
+            jsmf_sum *row = a->dense + tri_off(N, i);
+            uint64_t hi = cnt[x];
+            if (hi > 1)
+                row[i] += accum_fixed((double)(hi * hi - hi) * q);
+            for (uint32_t y = x + 1; y < n; y++)
+                row[ids[y]] += accum_fixed((double)(hi * cnt[y]) * q);
+        }
+    }
+}
+
+/* Double a table (never beyond the accumulator's cap: the ingest flushes before that). */
+static void table_grow(table *t)
+{
+    uint64_t cap = (t->mask + 1) * 2;
+    entry *old = t->e, *e = big_alloc(cap * sizeof *e);
+    if (!e) {
+        t->failed = 1; /* the ingest fails without committing */
+        return;
+    }
+    uint64_t oldcap = t->mask + 1;
+    t->e = e, t->mask = cap - 1, t->shift--;
+    for (uint64_t i = 0; i < oldcap; i++) {
+        if (old[i].key == EMPTY)
+            continue;
+        uint64_t h = (old[i].key * 0x9E3779B97F4A7C15ULL) >> t->shift; /* as table_add */
+        while (e[h].key != EMPTY)
+            h = (h + 1) & t->mask;
+        e[h] = old[i];
+    }
+    big_free(old, oldcap * sizeof *old);
 }
 
 /* Thread t adds the pairs (i, j), i <= j, of the rows i it owns. */
@@ -177,33 +288,101 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t)
     }
 }
 
-void accum_add_batch(accum *a, const doc_batch *b)
+int accum_add_batch(accum *a, const doc_batch *b)
 {
+    if (a->dirty)
+        clear_now(a);
+    void (*add)(accum *, const doc_batch *, int) = a->dense ? add_batch_dense : add_batch_thread;
     if (a->threads == 1) {
-        add_batch_thread(a, b, 0);
-        return;
+        add(a, b, 0);
+    } else {
+        #pragma omp parallel num_threads(a->threads)
+        {
+            int t = omp_get_thread_num();
+            if (t < a->threads)
+                add(a, b, t);
+        }
     }
-    #pragma omp parallel num_threads(a->threads)
-    {
-        int t = omp_get_thread_num();
-        if (t < a->threads)
-            add_batch_thread(a, b, t);
+    for (int t = 0; !a->dense && t < a->threads; t++)
+        if (a->t[t].failed)
+            return jsmf_error(JSMF_ENOMEM, "out of memory growing the accumulator");
+    return JSMF_OK;
+}
+
+/* In-place sort of entries by key: insertion sort for short runs, else quicksort on the
+ * median of three (no extra memory: the budget must hold). */
+static void sort_entries(entry *e, uint64_t n)
+{
+    while (n > 24) {
+        uint64_t a = e[0].key, b = e[n / 2].key, c = e[n - 1].key;
+        uint64_t p = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        uint64_t i = 0, j = n - 1;
+        for (;;) {
+            while (e[i].key < p)
+                i++;
+            while (e[j].key > p)
+                j--;
+            if (i >= j)
+                break;
+            entry t = e[i];
+            e[i++] = e[j], e[j--] = t;
+        }
+        /* recurse into the smaller part, loop on the larger */
+        uint64_t left = j + 1;
+        if (left < n - left) {
+            sort_entries(e, left);
+            e += left, n -= left;
+        } else {
+            sort_entries(e + left, n - left);
+            n = left;
+        }
+    }
+    for (uint64_t i = 1; i < n; i++) {
+        entry t = e[i];
+        uint64_t j = i;
+        while (j > 0 && e[j - 1].key > t.key)
+            e[j] = e[j - 1], j--;
+        e[j] = t;
     }
 }
 
-static int cmp_entry(const void *x, const void *y)
+/* Group entries by row in place (American flag sort on the row), then sort each row. */
+static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, uint64_t *end)
 {
-    uint64_t a = ((const entry *)x)->key, b = ((const entry *)y)->key;
-    return (a > b) - (a < b);
+    memset(end, 0, ((size_t)n_words + 1) * sizeof *end);
+    for (uint64_t i = 0; i < n; i++)
+        end[(e[i].key >> 32) + 1]++;
+    for (uint32_t r = 0; r < n_words; r++)
+        end[r + 1] += end[r];
+    for (uint32_t r = 0; r < n_words; r++)
+        next[r] = end[r];
+    /* end[r] is now the start of row r; entries [next[r], end[r+1]) are still to place */
+    for (uint32_t r = 0; r < n_words; r++) {
+        while (next[r] < end[r + 1]) {
+            entry t = e[next[r]];
+            uint32_t tr = (uint32_t)(t.key >> 32);
+            while (tr != r) {
+                entry u = e[next[tr]];
+                e[next[tr]++] = t;
+                t = u;
+                tr = (uint32_t)(t.key >> 32);
+            }
+            e[next[r]++] = t;
+        }
+    }
+    for (uint32_t r = 0; r < n_words; r++)
+        sort_entries(e + end[r], end[r + 1] - end[r]);
 }
 
 /* Compact, mirror the strict upper triangle, sort: the table becomes a sorted run. */
 static void table_to_run(accum *a, table *t)
 {
-    uint64_t n = 0;
-    for (uint64_t i = 0; i < a->cap; i++)
-        if (t->e[i].key != EMPTY)
-            t->e[n++] = t->e[i];
+    uint64_t n = 0, slots = t->mask + 1;
+    for (uint64_t i = 0; i < slots; i++)
+        if (t->e[i].key != EMPTY) {
+            t->e[n] = t->e[i];
+            t->e[n++].key -= 1;
+        }
     uint64_t m = n;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t k = t->e[i].key;
@@ -213,21 +392,49 @@ static void table_to_run(accum *a, table *t)
             t->e[m++].key = (uint64_t)c << 32 | r;
         }
     }
-    qsort(t->e, m, sizeof *t->e, cmp_entry);
+    sort_by_row(t->e, m, a->n_words, t->next, t->end);
     t->sorted = m;
 }
 
 int accum_prepare_rows(accum *a)
 {
+    if (a->dense)
+        return JSMF_OK;
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++)
         table_to_run(a, &a->t[i]);
     return JSMF_OK;
 }
 
+/* Dense mode: row r is column r of the rows above it, then its own upper part. */
+static int dense_rows(accum *a, jsmf_emit_row_fn emit, void *txnctx)
+{
+    uint64_t N = a->n_words;
+    for (uint64_t r = 0; r < N; r++) {
+        uint32_t n = 0;
+        for (uint64_t i = 0; i < r; i++) {
+            jsmf_sum v = a->dense[tri_off(N, i) + r];
+            if (v)
+                a->cols[n] = (uint32_t)i, a->vals[n++] = v;
+        }
+        const jsmf_sum *row = a->dense + tri_off(N, r);
+        for (uint64_t j = r; j < N; j++)
+            if (row[j])
+                a->cols[n] = (uint32_t)j, a->vals[n++] = row[j];
+        if (n) {
+            int rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
+            if (rc)
+                return rc;
+        }
+    }
+    return JSMF_OK;
+}
+
 int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
 {
     accum *a = arg;
+    if (a->dense)
+        return dense_rows(a, emit, txnctx);
     int T = a->threads;
     for (int t = 0; t < T; t++)
         a->pos[t] = 0;

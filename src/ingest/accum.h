@@ -18,8 +18,11 @@ typedef struct doc_batch {
     uint64_t *pairs;  /* per thread: upper bound of new entries this batch adds */
 } doc_batch;
 
-/* Tables for `threads` threads sized to use at most `bytes` in total. */
-int accum_new(uint32_t n_words, int threads, uint64_t bytes, accum **out);
+enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2 };
+
+/* Tables for `threads` threads sized to use at most `bytes` in total: a dense upper triangle
+ * when it fits (or mode is ACCUM_DENSE), else per-thread hash tables. */
+int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out);
 void accum_free(accum *a);
 int accum_threads(const accum *a);
 
@@ -34,7 +37,7 @@ uint64_t accum_entries(const accum *a);
 void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *add);
 
 /* Add every pair of every document of the batch (parallel over threads). */
-void accum_add_batch(accum *a, const doc_batch *b);
+int accum_add_batch(accum *a, const doc_batch *b);
 
 /* Turn the tables into row-sorted lists of both triangles (in place) and return the rows
  * callback that delivers them; it can be called any number of times until accum_clear(). */

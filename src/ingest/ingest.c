@@ -30,6 +30,7 @@ struct jsmf_ingest {
     int cur;                     /* index of the current input in recs, -1 none */
     jsmf_ingest_summary sum;
     struct timespec t0;
+    double every, last_checkpoint;
 };
 
 static int cmp_u32(const void *a, const void *b)
@@ -82,11 +83,18 @@ static void batch_reset(doc_batch *b, int threads)
         b->pairs[t] = 0;
 }
 
-static void run_batch(jsmf_ingest *g)
+static double now_s(void)
 {
-    if (g->b.ndocs)
-        accum_add_batch(g->acc, &g->b);
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int run_batch(jsmf_ingest *g)
+{
+    int rc = g->b.ndocs ? accum_add_batch(g->acc, &g->b) : 0;
     batch_reset(&g->b, g->threads);
+    return rc;
 }
 
 int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
@@ -108,6 +116,8 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->min_len = p.min_doc_len < 2 ? 2 : p.min_doc_len;
     g->threads = o && o->threads > 0 ? o->threads : omp_get_max_threads();
     g->cur = -1;
+    g->every = o && o->checkpoint_secs ? o->checkpoint_secs : 300;
+    g->last_checkpoint = now_s();
     size_t N = g->n_words;
     g->add = calloc((size_t)g->threads, sizeof *g->add);
     g->stamp = calloc(N, sizeof *g->stamp);
@@ -123,8 +133,8 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     /* the budget: tables get what the batch buffers and per-word arrays leave */
     uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
     uint64_t fixed = (uint64_t)N * 48 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16;
-    uint64_t tables = mem > fixed + (1u << 16) ? mem - fixed : (1u << 16);
-    if ((rc = accum_new(g->n_words, g->threads, tables, &g->acc)) ||
+    uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
+    if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
         (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
         jsmf_ingest_abort(g);
         return rc;
@@ -148,11 +158,12 @@ void jsmf_ingest_abort(jsmf_ingest *g)
 /* The checkpoint: everything added so far, with the inputs' progress, in one commit. */
 static int checkpoint(jsmf_ingest *g)
 {
-    run_batch(g);
+    int rc = run_batch(g);
+    if (rc)
+        return rc;
     if (!g->dirty && g->nrecs == 0)
         return JSMF_OK;
-    int rc = accum_prepare_rows(g->acc);
-    if (rc)
+    if ((rc = accum_prepare_rows(g->acc)))
         return rc;
     jsmf_store_flush f = {0};
     if (accum_entries(g->acc))
@@ -168,6 +179,7 @@ static int checkpoint(jsmf_ingest *g)
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
     g->dirty = 0;
+    g->last_checkpoint = now_s();
     /* only the input in progress needs writing again */
     if (g->cur >= 0) {
         g->recs[0] = g->recs[g->cur];
@@ -250,15 +262,17 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         g->sum.docs_dropped++, g->sum.tokens_dropped += len;
     } else {
         accum_doc_pairs(g->acc, g->uniq, k, g->add);
-        int over = 0;
+        /* a long run in a big budget still checkpoints now and then */
+        int over = g->every > 0 && now_s() - g->last_checkpoint > g->every;
         for (int t = 0; t < T; t++)
             over |= g->b.pairs[t] + g->add[t] > accum_room(g->acc, t);
         if (over) {
-            run_batch(g);
-            over = 0;
+            int rc = run_batch(g);
+            if (rc)
+                return rc;
+            over = now_s() - g->last_checkpoint > g->every && g->every > 0;
             for (int t = 0; t < T; t++)
                 over |= g->add[t] > accum_room(g->acc, t);
-            int rc;
             if (over && (rc = checkpoint(g)))
                 return rc;
             for (int t = 0; t < T; t++)
@@ -285,8 +299,8 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         r->docs++, r->tokens += len;
         g->sum.docs++, g->sum.tokens += len;
         g->sum.pairs += (uint64_t)k * (k + 1) / 2;
-        if (b->ndocs >= BATCH_DOCS || b->nids >= BATCH_IDS)
-            run_batch(g);
+        if ((b->ndocs >= BATCH_DOCS || b->nids >= BATCH_IDS) && (rc = run_batch(g)))
+            return rc;
     }
     g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
     r->next_offset = next_offset, r->next_line = next_line, r->next_doc = next_doc;

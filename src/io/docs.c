@@ -448,6 +448,11 @@ uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
 uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
 const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }
 
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
+{
+    return io_stream_fingerprint(r->s, hash, size);
+}
+
 /* ---- text --------------------------------------------------------------------------------- */
 
 static int next_text(jsmf_docs *r, jsmf_doc *d)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 typedef struct emit_ctx {
@@ -27,6 +28,13 @@ static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_s
                               c->s->path, row);
     c->started = 1, c->last_row = row;
     return rows_merge_row(c->s, c->t, row, cols, vals, n, &c->new_entries);
+}
+
+/* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
+static int disk_full(jsmf_store *s)
+{
+    struct statvfs v;
+    return statvfs(s->path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
 }
 
 static int add_wordstats(jsmf_store *s, MDB_txn *t, const uint64_t *df, const uint64_t *tf)
@@ -69,7 +77,9 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
 static int apply_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f)
 {
     emit_ctx c = {s, t, 0, 0, 0};
-    int rc = f->rows ? f->rows(f->rows_arg, emit_row, &c) : 0;
+    int rc = rows_begin(s, t);
+    if (!rc && f->rows)
+        rc = f->rows(f->rows_arg, emit_row, &c);
     const jsmf_store_counts *k = &f->counts;
     if (!rc)
         rc = store_meta_add_u64(s, t, "docs", k->docs);
@@ -113,7 +123,7 @@ int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
         if (rc) {
             mdb_txn_abort(t);
         } else if ((rc = mdb_txn_commit(t))) {
-            rc = store_lmdb_error(s, rc, "commit");
+            rc = store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
         }
         if (rc && s->map_full) {
             /* no transaction is open now: grow and replay the same flush */

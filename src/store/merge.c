@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct merge_in {
     jsmf_store *s;
@@ -258,6 +259,15 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         rc = jsmf_store_commit(o, &f);
     }
     jsmf_store_close(o);
+    if (rc && o) {
+        /* no half-written output: a merge is one checkpoint or nothing */
+        const char *files[] = {"data.mdb", "lock.mdb", "writer.lock"};
+        for (int i = 0; i < 3; i++) {
+            snprintf(data, sizeof data, "%s/%s", out, files[i]);
+            unlink(data);
+        }
+        rmdir(out);
+    }
     for (uint32_t i = 0; i < n; i++) {
         jsmf_store_close(c.in[i].s);
         free(c.in[i].cols), free(c.in[i].vals);

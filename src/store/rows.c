@@ -45,7 +45,13 @@ static int put_pieces(jsmf_store *s, MDB_txn *t, uint32_t row, const uint32_t *c
         uint32_t b = (uint32_t)((uint64_t)n * (p + 1) / pieces); /* even split */
         chunk_key(kb, row, cols[a]);
         MDB_val k = {8, kb}, v = {chunk_encode(buf, cols + a, vals + a, b - a), buf};
-        int rc = mdb_put(t, s->C, &k, &v, 0);
+        /* keys beyond the last one are appended: full pages instead of half-split ones */
+        unsigned flags = 0;
+        if (memcmp(kb, s->last_key, 8) > 0) {
+            flags = MDB_APPEND;
+            memcpy(s->last_key, kb, 8);
+        }
+        int rc = mdb_put(t, s->C, &k, &v, flags);
         if (rc)
             return store_lmdb_error(s, rc, "writing C");
         a = b;
@@ -68,6 +74,23 @@ static uint32_t merge_sorted(const uint32_t *ac, const jsmf_sum *av, uint32_t an
             oc[o] = ac[i], ov[o++] = av[i++] + bv[j++];
     }
     return o;
+}
+
+int rows_begin(jsmf_store *s, MDB_txn *t)
+{
+    MDB_cursor *cur;
+    MDB_val k, v;
+    memset(s->last_key, 0, 8);
+    int rc = mdb_cursor_open(t, s->C, &cur);
+    if (rc)
+        return store_lmdb_error(s, rc, "cursor on C");
+    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    if (rc == 0 && k.mv_size == 8)
+        memcpy(s->last_key, k.mv_data, 8);
+    mdb_cursor_close(cur);
+    if (rc && rc != MDB_NOTFOUND)
+        return store_lmdb_error(s, rc, "reading C");
+    return JSMF_OK;
 }
 
 int rows_merge_row(jsmf_store *s, MDB_txn *t, uint32_t row, const uint32_t *cols,

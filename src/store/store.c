@@ -243,6 +243,8 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
         mdb_env_set_mapsize(s->env, s->mapsize);
     }
     unsigned eflags = MDB_NOTLS | (s->writable ? 0 : MDB_RDONLY);
+    if (s->writable && env_long("JSMF_STORE_NOSYNC") > 0)
+        eflags |= MDB_NOSYNC; /* tests only: survives kill -9, not a power cut */
     if ((rc = mdb_env_open(s->env, path, eflags, 0644))) {
         rc = rc == EACCES ? jsmf_error(JSMF_EIO, "%s: permission denied", path)
                           : store_lmdb_error(s, rc, "cannot open");

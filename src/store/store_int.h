@@ -26,7 +26,8 @@ struct jsmf_store {
     uint32_t version;
     jsmf_store_params params;
     uint64_t mapsize;
-    int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
+    int map_full;
+    unsigned char last_key[8]; /* largest key in C during a write txn: beyond it, append */            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     /* scratch for row merges (write side) and row decoding (read side) */
     uint32_t *tmp_cols;
@@ -87,6 +88,9 @@ int store_tmp_reserve(jsmf_store *s, size_t n);
 uint32_t chunk_count(const MDB_val *v);
 void chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals);
 size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n);
+
+/* Prepare a write transaction for rows_merge_row (finds where appending starts). */
+int rows_begin(jsmf_store *s, MDB_txn *t);
 
 /* Add one row of increments into C inside write transaction t; *new_entries counts entries that
  * did not exist before. */

@@ -17,6 +17,8 @@
 
 static uint32_t doc_ids[DOCS][64], doc_cnt[DOCS][64], doc_len[DOCS];
 static char tmpdir[256];
+static int test_mode;         /* accumulator: 0 auto, 1 hash, 2 dense */
+static double test_every;     /* checkpoint interval in seconds (0 = default) */
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t next_rand(void)
@@ -92,7 +94,8 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
         jsmf_store_close(s);
         return JSMF_EEXIST;
     }
-    jsmf_ingest_opts o = {.mem = mem, .threads = threads};
+    jsmf_ingest_opts o = {.mem = mem, .threads = threads, .accumulator = test_mode,
+                          .checkpoint_secs = test_every};
     jsmf_ingest *g;
     if ((rc = jsmf_ingest_begin(s, &o, &g))) {
         jsmf_store_close(s);
@@ -210,7 +213,8 @@ static void test_exact_and_invariant(void)
             total += a->c[i][j], asym += a->c[i][j] != a->c[j][i];
     CHECK(asym == 0);
     CHECK_NEAR(total, 1.0, 1e-12);
-    /* three threads and a tiny budget: many checkpoints, same bits */
+    /* three threads and a tiny budget: hash tables, many checkpoints, same bits */
+    test_mode = 1;
     CHECK_OK(ingest_range("tiny", 0, DOCS, 3, 1, 0));
     CHECK_OK(read_dense("tiny", b));
     CHECK(same(a, b));
@@ -220,6 +224,13 @@ static void test_exact_and_invariant(void)
     CHECK_OK(ingest_range("killed", 0, DOCS, 2, 1, 0));
     CHECK_OK(read_dense("killed", b));
     CHECK(same(a, b));
+    /* the dense accumulator checkpointing after every document, interrupted */
+    test_mode = 2, test_every = 1e-9;
+    CHECK(ingest_range("dense", 0, DOCS, 2, 1, 123) == 1);
+    CHECK_OK(ingest_range("dense", 0, DOCS, 3, 1, 0));
+    CHECK_OK(read_dense("dense", b));
+    CHECK(same(a, b));
+    test_mode = 1, test_every = 0;
     /* a complete input is recognised */
     CHECK(ingest_range("killed", 0, DOCS, 2, 1, 0) == JSMF_EEXIST);
     /* two inputs appended, and the merge of two halves */
@@ -250,6 +261,7 @@ static void test_map_growth(void)
 {
     dense *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     setenv("JSMF_STORE_MAPSIZE", "65536", 1);
+    test_mode = 1;
     CHECK_OK(ingest_range("smallmap", 0, DOCS, 2, 1, 0));
     unsetenv("JSMF_STORE_MAPSIZE");
     CHECK_OK(read_dense("one", a));
@@ -272,7 +284,9 @@ static void test_lock_version_enospc(void)
     /* simulated full disk on the 3rd commit: the store stays at the 2nd checkpoint */
     dense *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     setenv("JSMF_TEST_ENOSPC_AT_COMMIT", "3", 1);
+    test_every = 1e-9; /* a checkpoint per document */
     CHECK(ingest_range("full", 0, DOCS, 1, 1, 0) == JSMF_ENOSPC);
+    test_every = 0;
     unsetenv("JSMF_TEST_ENOSPC_AT_COMMIT");
     CHECK_OK(read_dense("full", a));
     CHECK(a->st.docs > 0 && a->st.docs < 300);
@@ -305,6 +319,7 @@ int main(void)
     snprintf(tmpdir, sizeof tmpdir, "/tmp/jsmf-test-store-XXXXXX");
     if (!mkdtemp(tmpdir))
         return 1;
+    setenv("JSMF_STORE_NOSYNC", "1", 1); /* kill-safe; fsync would dominate the run time */
     make_corpus();
     test_fixed_conversion();
     test_exact_and_invariant();

@@ -1,0 +1,295 @@
+/* files.c — ingesting input files into a store: fingerprints and checkpoint records (resume,
+ * refuse, force), reading documents through jsmf_io, mapping words and file ids to the store's
+ * vocabulary, and counting out-of-vocabulary tokens. */
+#include "jsmf_ingest.h"
+#include "jsmf_io.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- word -> id map over the store's vocabulary ------------------------------------------ */
+
+typedef struct wordmap {
+    const jsmf_vocab *v;
+    uint32_t *slot;
+    uint64_t mask;
+} wordmap;
+
+static inline uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h ^ (h >> 29);
+}
+
+static int wordmap_init(wordmap *m, const jsmf_vocab *v)
+{
+    uint64_t cap = 64;
+    while (cap < (uint64_t)v->n * 2)
+        cap <<= 1;
+    m->v = v;
+    m->mask = cap - 1;
+    m->slot = malloc(cap * sizeof *m->slot);
+    if (!m->slot)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    memset(m->slot, 0xff, cap * sizeof *m->slot);
+    for (uint32_t i = 0; i < v->n; i++) {
+        uint64_t h = hash_bytes(v->words[i], strlen(v->words[i])) & m->mask;
+        while (m->slot[h] != UINT32_MAX)
+            h = (h + 1) & m->mask;
+        m->slot[h] = i;
+    }
+    return JSMF_OK;
+}
+
+static inline uint32_t wordmap_find(const wordmap *m, const char *w, size_t n)
+{
+    uint64_t h = hash_bytes(w, n) & m->mask;
+    for (;;) {
+        uint32_t id = m->slot[h];
+        if (id == UINT32_MAX)
+            return id;
+        const char *x = m->v->words[id];
+        if (!memcmp(x, w, n) && x[n] == 0)
+            return id;
+        h = (h + 1) & m->mask;
+    }
+}
+
+/* ---- one run ----------------------------------------------------------------------------- */
+
+typedef struct run {
+    jsmf_store *s;
+    const jsmf_ingest_opts *o;
+    jsmf_ingest *g;
+    jsmf_vocab *vocab;
+    wordmap map;
+    jsmf_store_params params;
+    jsmf_store_input *recs;   /* the store's records, plus the ones started in this run */
+    uint32_t nrecs;
+    uint32_t *ids, *counts;
+    size_t cap;
+    uint32_t *xlat;           /* UCI: file id -> store id (UINT32_MAX: not in the vocabulary) */
+    uint32_t nxlat;
+} run;
+
+static int reserve(run *r, size_t n)
+{
+    if (n <= r->cap)
+        return JSMF_OK;
+    size_t c = r->cap ? r->cap : 4096;
+    while (c < n)
+        c *= 2;
+    uint32_t *a = realloc(r->ids, c * sizeof *a);
+    if (a)
+        r->ids = a;
+    uint32_t *b = realloc(r->counts, c * sizeof *b);
+    if (b)
+        r->counts = b;
+    if (!a || !b)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    r->cap = c;
+    return JSMF_OK;
+}
+
+/* Find the record to continue, or make a new one; JSMF_EEXIST for a complete input. */
+static int pick_record(run *r, const char *path, uint64_t fp, uint64_t size, jsmf_store_input *rec,
+                       int *resumed)
+{
+    uint32_t next_occ = 0;
+    int complete = 0;
+    *resumed = 0;
+    for (uint32_t i = 0; i < r->nrecs; i++) {
+        jsmf_store_input *x = &r->recs[i];
+        if (x->fingerprint != fp)
+            continue;
+        if (x->occurrence >= next_occ)
+            next_occ = x->occurrence + 1;
+        if (x->state == JSMF_INPUT_PARTIAL && !*resumed) {
+            *rec = *x;
+            *resumed = 1;
+        } else if (x->state == JSMF_INPUT_COMPLETE) {
+            complete = 1;
+        }
+    }
+    if (*resumed) {
+        snprintf(rec->path, sizeof rec->path, "%s", path);
+        return JSMF_OK;
+    }
+    /* stdin has no fingerprint: every stdin ingest is a new record */
+    if (complete && fp != 0 && !r->o->force)
+        return jsmf_error(JSMF_EEXIST, "%s: already ingested into %s (fingerprint %016" PRIx64
+                          "); use --force to add it again", path, jsmf_store_path(r->s), fp);
+
+    memset(rec, 0, sizeof *rec);
+    rec->fingerprint = fp;
+    rec->occurrence = next_occ;
+    rec->size = size;
+    rec->next_line = 1;
+    snprintf(rec->path, sizeof rec->path, "%s", path);
+    return JSMF_OK;
+}
+
+static int remember_record(run *r, const jsmf_store_input *rec)
+{
+    for (uint32_t i = 0; i < r->nrecs; i++)
+        if (r->recs[i].fingerprint == rec->fingerprint && r->recs[i].occurrence == rec->occurrence) {
+            r->recs[i] = *rec;
+            return JSMF_OK;
+        }
+    jsmf_store_input *a = realloc(r->recs, (r->nrecs + 1) * sizeof *a);
+    if (!a)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    r->recs = a;
+    r->recs[r->nrecs++] = *rec;
+    return JSMF_OK;
+}
+
+/* UCI files carry their own vocabulary: translate by word. */
+static int build_xlat(run *r, jsmf_docs *d)
+{
+    const jsmf_vocab *fv = jsmf_docs_vocab(d);
+    free(r->xlat);
+    r->xlat = NULL, r->nxlat = 0;
+    if (!fv)
+        return JSMF_OK;
+    if (!(r->xlat = malloc((fv->n ? fv->n : 1) * sizeof *r->xlat)))
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < fv->n; i++)
+        r->xlat[i] = wordmap_find(&r->map, fv->words[i], strlen(fv->words[i]));
+    r->nxlat = fv->n;
+    return JSMF_OK;
+}
+
+static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
+{
+    uint64_t oov = 0;
+    uint32_t k = 0;
+    if (jsmf_docs_format(d) == JSMF_FORMAT_TEXT) {
+        int rc = reserve(r, doc->ntokens);
+        if (rc)
+            return rc;
+        for (uint32_t i = 0; i < doc->ntokens; i++) {
+            uint32_t id = wordmap_find(&r->map, doc->tok[i], doc->toklen[i]);
+            if (id == UINT32_MAX)
+                oov++;
+            else
+                r->ids[k++] = id;
+        }
+        return jsmf_ingest_doc(r->g, r->ids, NULL, k, oov, doc->next_offset, doc->next_line,
+                               doc->index + 1);
+    }
+    int rc = reserve(r, doc->nids);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < doc->nids; i++) {
+        uint32_t id = doc->ids[i];
+        if (r->xlat)
+            id = id < r->nxlat ? r->xlat[id] : UINT32_MAX;
+        else if (id >= r->vocab->n)
+            return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": word id %u out of range: the store "
+                              "vocabulary has %u words", jsmf_docs_name(d), doc->line, id,
+                              r->vocab->n);
+        if (id == UINT32_MAX) {
+            oov += doc->counts[i];
+        } else {
+            r->ids[k] = id;
+            r->counts[k++] = doc->counts[i];
+        }
+    }
+    return jsmf_ingest_doc(r->g, r->ids, r->counts, k, oov, doc->next_offset, doc->next_line,
+                           doc->index + 1);
+}
+
+static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
+{
+    uint64_t fp = 0, size = 0;
+    int rc, resumed;
+    if (strcmp(path, "-") && (rc = jsmf_fingerprint_file(path, &fp, &size)))
+        return rc;
+    jsmf_store_input rec;
+    if ((rc = pick_record(r, path, fp, size, &rec, &resumed)))
+        return rc;
+    jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
+    ro.format = (jsmf_format)r->o->format;
+    ro.tok.min_len = r->params.tok_min_len;
+    ro.tok.max_len = r->params.tok_max_len;
+    ro.uci_vocab = r->o->uci_vocab;
+    ro.start_offset = rec.next_offset;
+    ro.start_line = rec.next_line;
+    ro.start_doc = rec.next_doc;
+    ro.ldac_vocab_size = r->vocab->n;
+    jsmf_docs *d;
+    if ((rc = jsmf_docs_open(path, &ro, &d)))
+        return rc;
+    rec.format = (uint32_t)jsmf_docs_format(d);
+    if ((rc = build_xlat(r, d)) || (rc = jsmf_ingest_input(r->g, &rec))) {
+        jsmf_docs_close(d);
+        return rc;
+    }
+    jsmf_doc doc;
+    uint64_t ndocs = 0;
+    while ((rc = jsmf_docs_next(d, &doc)) == 1) {
+        if ((rc = feed_doc(r, d, &doc)))
+            break;
+        if ((++ndocs & 1023) == 0 && r->o->progress)
+            r->o->progress(r->o->progress_arg, path, jsmf_docs_disk_position(d),
+                           jsmf_docs_size(d));
+    }
+    if (rc == 0 && ndocs == 0 && !resumed)
+        rc = jsmf_error(JSMF_EFORMAT, "%s: empty input: no documents", jsmf_docs_name(d));
+    jsmf_docs_close(d);
+    if (rc)
+        return rc;
+    rec.state = JSMF_INPUT_COMPLETE;
+    sum->inputs_resumed += resumed;
+    if ((rc = remember_record(r, &rec)))
+        return rc;
+    return jsmf_ingest_input_done(r->g);
+}
+
+int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
+                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
+{
+    jsmf_ingest_summary local = {0};
+    jsmf_ingest_opts defaults = {0};
+    run r = {.s = s, .o = o ? o : &defaults};
+    int rc = jsmf_store_vocab(s, &r.vocab);
+    if (!rc)
+        rc = jsmf_store_params_get(s, &r.params);
+    if (!rc)
+        rc = wordmap_init(&r.map, r.vocab);
+    if (!rc)
+        rc = jsmf_store_inputs(s, &r.recs, &r.nrecs);
+    if (!rc)
+        rc = jsmf_ingest_begin(s, r.o, &r.g);
+    /* complete inputs are skipped, so that rerunning an interrupted command over several
+     * inputs resumes it; only when nothing is left to do is that an error */
+    char first_skip[1024] = "";
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        rc = ingest_one(&r, paths[i], &local);
+        if (rc == JSMF_EEXIST) {
+            if (!local.inputs_skipped++)
+                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg());
+            rc = 0;
+        }
+    }
+    if (!rc && n && local.inputs_skipped == n)
+        rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
+                        n > 1 ? " (and so are all the other inputs)" : "");
+    if (r.g) {
+        uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
+        if (rc)
+            jsmf_ingest_abort(r.g); /* the store stays at its last checkpoint */
+        else
+            rc = jsmf_ingest_finish(r.g, &local);
+        local.inputs_resumed = resumed, local.inputs_skipped = skipped;
+    }
+    if (sum)
+        *sum = local;
+    jsmf_vocab_free(r.vocab);
+    free(r.map.slot), free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
+    return rc;
+}
