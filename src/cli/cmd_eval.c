@@ -195,7 +195,12 @@ static int eval_corpus(const eval_args *a, const jsmf_model *m, eval_results *re
     int n = 0;
     while (!rc && (n = jsmf_docreader_next(r, &b, 4096)) > 0) {
         rc = jsmf_docmetrics_add(res->dm, &b);
-        cli_progress_update("corpus", (double)jsmf_docreader_docs(r), 0, "documents");
+        double done, total;
+        jsmf_docreader_bytes(r, &done, &total);
+        if (total > 0)
+            cli_progress_update("corpus", done / 1048576, total / 1048576, "MiB");
+        else
+            cli_progress_update("corpus", (double)jsmf_docreader_docs(r), 0, "documents");
     }
     if (!rc && n < 0)
         rc = n;
