@@ -194,6 +194,7 @@ typedef struct {
     const double *W, *A;
     const jsmf_vocab *vocab;
     const uint32_t *anchors;
+    const double *alpha;      /* k Dirichlet parameters or NULL */
     const double *children;   /* kb x k: p(lower topic | this topic) or NULL */
     uint32_t kb;
     char **child_label;       /* kb labels */
@@ -225,6 +226,10 @@ static int put_level(FILE *f, const level_view *L, uint32_t top)
     for (uint32_t t = 0; t < L->k; t++) {
         fputs(t ? ",{\"size\":" : "{\"size\":", f);
         put_num(f, p[t]);
+        if (L->alpha) {
+            fputs(",\"alpha\":", f);
+            put_num(f, L->alpha[t]);
+        }
         fputs(",\"anchor\":", f);
         if (L->anchors && L->anchors[t] < L->n)
             put_jstr(f, L->vocab->words[L->anchors[t]]);
@@ -298,14 +303,14 @@ static void free_labels(char **lab, uint32_t k)
  * lower K) gets word distributions W_lower * B_sub, one over words (sub->n == N) its own B. */
 static int put_levels(FILE *f, const jsmf_model *m, uint32_t top)
 {
-    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, NULL, 0, NULL};
+    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, m->alpha, NULL, 0, NULL};
     fputs("\"levels\":[", f);
     int rc = put_level(f, &L0, top);
     const double *Wlow = m->B;
     uint32_t klow = m->k;
     double *owned = NULL;
     for (const jsmf_model *s = m->sub; !rc && s; s = s->sub) {
-        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, NULL, 0, NULL};
+        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, s->alpha, NULL, 0, NULL};
         double *W = NULL;
         if (s->n == klow) {
             W = malloc((uint64_t)m->n * s->k * sizeof *W);
