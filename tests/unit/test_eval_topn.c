@@ -23,7 +23,7 @@ int main(void)
     static uint32_t all[1000], heap[1200], out[1200];
     uint64_t s = 42;
     for (int trial = 0; trial < 200; trial++) {
-        uint32_t n = 1 + trial * 5 % 1000, stride = 1 + trial % 3, top = trial % 7 == 0 ? n + 3 : 1 + trial % 40;
+        uint32_t n = 1 + trial * 5 % 1000, stride = 1 + trial % 3, top = trial % 7 == 0 ? n + 3 : 1u + (uint32_t)trial % 40;
         for (uint32_t i = 0; i < n * stride; i++) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
             v[i] = trial % 2 ? (double)(s % 5) : (double)(s >> 11); /* many ties on odd trials */
