@@ -7,7 +7,7 @@
 # domain; ../shared/corpora/kjv), each cut into passages of about 100 words: 3,215 documents,
 # one per line, lowercase words of 3+ letters. Shipped here so a fresh clone needs nothing else.
 #
-# usage: sh examples/run.sh            (K=20 topics, 5 super-topics; set K=, LEVELS=, JSMF=)
+# usage: sh examples/run.sh      (K=20 topics, 5 super-topics; set K=, LEVELS=, JSMF=, OUT=)
 # Everything is written to examples/out/ (removed first).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ JSMF=${JSMF:-$root/build/jsmf}
 K=${K:-20}
 LEVELS=${LEVELS:-5}
 corpus=$here/kjv-passages.txt.zst
-out=$here/out
+out=${OUT:-$here/out}
 
 [ -x "$JSMF" ] || make -C "$root" >/dev/null
 rm -rf "$out"
