@@ -46,27 +46,35 @@ CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 CU_SRC   := $(sort $(wildcard src/*/*.cu))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
 
+# The CUDA back end is a plugin, $(BUILD)/libjsmf_cuda.so, that the library dlopen()s the first
+# time a GPU is asked for: linking cuBLAS into the program would cost every 'jsmf' start ~1 s of
+# loading 600 MB of libraries, GPU or not. Looked up beside the program, in ../ of it, in this
+# build directory, then in $(LIBDIR); JSMF_CUDA_LIB overrides.
 ifeq ($(CUDA_ON),yes)
   CUDA_HOME_DIR := $(patsubst %/bin/nvcc,%,$(NVCC))
-  FINAL_CFLAGS  += -DJSMF_WITH_CUDA -I$(CUDA_HOME_DIR)/include
-  LIBS          += -L$(CUDA_HOME_DIR)/lib64 -Wl,-rpath,$(CUDA_HOME_DIR)/lib64 -lcublas -lcurand -lcudart -lstdc++
+  CUDA_SO       := $(BUILD)/libjsmf_cuda.so
+  FINAL_CFLAGS  += -DJSMF_WITH_CUDA -DJSMF_CUDA_SO_BUILD='"$(abspath $(CUDA_SO))"' \
+                   -DJSMF_CUDA_SO_INSTALL='"$(LIBDIR)/libjsmf_cuda.so"'
+  LIBS          += -ldl
   CU_OBJ        := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
   # sm_90 machine code plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
   NVCCFLAGS     ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-  FINAL_NVCCFLAGS := $(NVCCFLAGS) -std=c++17 -Iinclude -Isrc -DJSMF_WITH_CUDA -Xcompiler -Wall,-Wextra
+  FINAL_NVCCFLAGS := $(NVCCFLAGS) -std=c++17 -Iinclude -Isrc -DJSMF_WITH_CUDA \
+                     -Xcompiler -fPIC,-Wall,-Wextra
+  CUDA_LIBS     := -L$(CUDA_HOME_DIR)/lib64 -Xlinker -rpath,$(CUDA_HOME_DIR)/lib64 -lcublas
 endif
 
 # Objects depend on the CUDA choice: switching CUDA=yes/no in one build directory rebuilds them
 # (the stubs and the .cu objects would not link together otherwise).
 CUDA_STAMP := $(BUILD)/.cuda-$(CUDA_ON)
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(CU_OBJ)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 DEPS_OK  := $(BUILD)/.deps-ok
 
 .PHONY: all deps test check check-asan asan example install uninstall clean features bench
-all: features $(BUILD)/jsmf $(TEST_BIN)
+all: features $(BUILD)/jsmf $(TEST_BIN) $(CUDA_SO)
 
 features:
 	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON)"
@@ -89,6 +97,10 @@ $(BUILD)/obj/%.o: %.cu $(DEPS_OK) $(CUDA_STAMP) $(wildcard include/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(FINAL_NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(CUDA_SO): $(CU_OBJ)
+	@$(if $(Q),echo "  NVCC-LD $@")
+	$(Q)$(NVCC) -shared -o $@ $(CU_OBJ) $(CUDA_LIBS)
 
 $(BUILD)/libjsmf.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -120,14 +132,15 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(BUILD)/jsmf $(DESTDIR)$(BINDIR)/jsmf
 	install -m 644 $(BUILD)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf.a
+	$(if $(CUDA_SO),install -m 755 $(CUDA_SO) $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so)
 	install -m 644 include/jsmf*.h $(DESTDIR)$(INCDIR)/
 	install -m 644 man/jsmf.1 $(DESTDIR)$(MANDIR)/man1/jsmf.1
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(MANDIR)/man1/jsmf.1
+	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so $(DESTDIR)$(MANDIR)/man1/jsmf.1
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
 
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CU_OBJ:.o=.d)

@@ -54,7 +54,7 @@ typedef struct jsmf_fit_opts {
     int recover_a;            /**< enum jsmf_recover_a (default AUTO) */
     double admm_lambda;       /**< DR relaxation lambda (default 1.9) */
     double admm_gamma;        /**< proximal gamma (default 3.0) */
-    double snls_tol;          /**< stop tolerance of the per-word solvers (default 1e-9) */
+    double snls_tol;          /**< stop tolerance of the per-word solvers (default 1e-7) */
     uint32_t snls_maxit;      /**< iteration cap of the per-word solvers (default 1000) */
     uint64_t min_anchor_df;   /**< words with df below this are not anchor candidates (0: all) */
     int threads;              /**< OpenMP threads (0: the OpenMP default) */
@@ -63,8 +63,10 @@ typedef struct jsmf_fit_opts {
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
     uint64_t mem_bytes;       /**< memory budget for row blocks and the dense path (default 2 GiB) */
     uint32_t dense_max_n;     /**< AUTO picks dense when N <= this (default: measured crossover) */
-    double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-9) */
+    double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-7) */
     uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */
+    uint32_t eig_step_maxit;  /**< cap for the warm-started steps after the first (0: eig_maxit);
+                                   1 interleaves one subspace iteration with each AP step */
     /** Called between steps and during passes (may be NULL): what, done, total. */
     void (*progress)(void *arg, const char *what, double done, double total);
     void *progress_arg;

@@ -63,7 +63,8 @@ typedef struct jsmf_read_opts {
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
     uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
     uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages; 0 = 1) */
-    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
+    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB, at most 4 GiB - 1.
+                                   Longer: JSMF_EFORMAT */
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
@@ -132,6 +133,11 @@ void jsmf_docs_close(jsmf_docs *r);
 /** Content fingerprint of a file: a 64-bit hash of its bytes as stored (compressed or not) and
  *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
 int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
+
+/** The same fingerprint of the input a reader is reading, computed from the bytes it read —
+ *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
+ *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
 
 /** Streaming form of the same hash, for stdin: init, update with consecutive chunks, final. */
 typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[32]; uint32_t nbuf; } jsmf_hash;

@@ -1,9 +1,528 @@
-/* cmd_fdm.c — 'jsmf fdm' (placeholder until the fdm stage lands; says so and fails). */
+/* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (seed 004) by SGD on pairs
+ * sampled from the C of a store (or of an exported .npy), on the CPU or a CUDA GPU, resumable
+ * through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "jsmf_fdm.h"
+#include "jsmf_model.h"
+#include "jsmf_store.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
+        "Fit the full dependence mixture model (FDM): Adam on the loss -log M(mu,alpha)_uv of\n"
+        "pairs (u,v) drawn from the co-occurrence C. INPUT is a store, or a .npy C written by\n"
+        "'jsmf export' with FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same\n"
+        "command after a kill resumes from it (on the CPU the result equals an uninterrupted run).\n\n"
+        "options:\n"
+        "  -k, --topics T          number of topics (default: K of --init)\n"
+        "  -o, --output MODEL      model directory to write\n"
+        "  --device auto|cpu|cuda  back end (auto: CUDA when compiled in and a GPU answers)\n"
+        "  --init MODEL            warm start from a model (e.g. of 'jsmf fit'); same vocabulary\n"
+        "  --init-smooth F         warm start mixes (1-F) B + F/N before the log (default 1e-3)\n"
+        "  --seed S                seed of initialisation and sampling (default 1)\n"
+        "  --steps N               maximum Adam steps (default 5000)\n"
+        "  --batch B               pairs per step (default 4096)\n"
+        "  --lr F                  Adam learning rate (default 0.001)\n"
+        "  --threads N             CPU threads (default: all)\n"
+        "  --eval-every N          held-out loss and loss-curve point every N steps (default 100)\n"
+        "  --heldout N             held-out pairs drawn once at the start (default 10000)\n"
+        "  --patience N            stop after N evaluations without a relative improvement of\n"
+        "                          the held-out loss above --tol (default 10; 0 = never)\n"
+        "  --tol F                 relative improvement that counts (default 1e-4)\n"
+        "  --checkpoint-every N    steps between checkpoints to MODEL.ckpt (default 1000, 0 = off)\n"
+        "  --mem SIZE              budget for the pair sampler tables (e.g. 2G); beyond it the\n"
+        "                          tables are thinned (CPU) or kept on the host (CUDA)\n"
+        "  --restart               ignore an existing MODEL.ckpt and start afresh\n"
+        "  --force                 replace an existing MODEL, and a MODEL.ckpt of another run\n"
+        "  --stop-after N          stop after step N with a checkpoint, as if killed (tests)\n"
+        "  -q, --quiet             no progress or messages\n"
+        "  --progress, --no-progress\n");
+}
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+typedef struct progress_ctx {
+    double last_held;
+} progress_ctx;
+
+static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, double held)
+{
+    progress_ctx *pc = arg;
+    (void)train;
+    if (held >= 0)
+        pc->last_held = held;
+    char what[64];
+    if (pc->last_held > 0)
+        snprintf(what, sizeof what, "held-out %.4f", pc->last_held);
+    else
+        snprintf(what, sizeof what, "training");
+    cli_progress_update(what, (double)step, (double)steps, "steps");
+    return got_signal != 0;
+}
+
+typedef struct fdm_opts {
+    const char *input, *output, *init, *device;
+    jsmf_fdm_params p;
+    int force, k_given;
+} fdm_opts;
+
+static int parse(int argc, char **argv, fdm_opts *o)
+{
+    jsmf_fdm_params *p = &o->p;
+    jsmf_fdm_params_default(p);
+    p->checkpoint_every = 1000;
+    o->device = "auto";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int err = 0, rc = 0;
+        uint64_t u64;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        if (cli_common_option(a))
+            continue;
+#define OPT(name, alt) ((v = cli_opt_value(argc, argv, &i, name, alt, &err)) != NULL || err)
+        if (OPT("--topics", "-k"))
+            rc = err ? err : cli_parse_u32("-k", v, &p->k), o->k_given = 1;
+        else if (OPT("--output", "-o"))
+            rc = err, o->output = v;
+        else if (OPT("--device", NULL))
+            rc = err, o->device = v;
+        else if (OPT("--init", NULL))
+            rc = err, o->init = v;
+        else if (OPT("--init-smooth", NULL))
+            rc = err ? err : cli_parse_double(a, v, &p->init_smooth);
+        else if (OPT("--seed", NULL))
+            rc = err ? err : cli_parse_u64("--seed", v, &p->seed);
+        else if (OPT("--steps", NULL))
+            rc = err ? err : cli_parse_u64("--steps", v, &p->steps);
+        else if (OPT("--batch", NULL))
+            rc = err ? err : cli_parse_u32("--batch", v, &p->batch);
+        else if (OPT("--lr", NULL))
+            rc = err ? err : cli_parse_double("--lr", v, &p->lr);
+        else if (OPT("--threads", NULL)) {
+            rc = err ? err : cli_parse_u64("--threads", v, &u64);
+            if (!rc && (u64 < 1 || u64 > 4096))
+                rc = cli_usage_error("--threads must be between 1 and 4096");
+            p->threads = (int)u64;
+        } else if (OPT("--eval-every", NULL))
+            rc = err ? err : cli_parse_u64("--eval-every", v, &p->eval_every);
+        else if (OPT("--heldout", NULL))
+            rc = err ? err : cli_parse_u32("--heldout", v, &p->heldout);
+        else if (OPT("--patience", NULL))
+            rc = err ? err : cli_parse_u32("--patience", v, &p->patience);
+        else if (OPT("--tol", NULL))
+            rc = err ? err : cli_parse_double("--tol", v, &p->tol);
+        else if (OPT("--checkpoint-every", NULL))
+            rc = err ? err : cli_parse_u64("--checkpoint-every", v, &p->checkpoint_every);
+        else if (OPT("--mem", NULL))
+            rc = err ? err : cli_parse_size("--mem", v, &p->mem_budget);
+        else if (OPT("--stop-after", NULL))
+            rc = err ? err : cli_parse_u64("--stop-after", v, &p->stop_after);
+        else if (!strcmp(a, "--restart"))
+            p->restart = 1;
+        else if (!strcmp(a, "--force"))
+            o->force = 1, p->fresh_on_mismatch = 1;
+        else if (a[0] == '-' && a[1])
+            return cli_usage_error("unknown option '%s'", a);
+        else if (!o->input)
+            o->input = a;
+        else
+            return cli_usage_error("unexpected argument '%s'", a);
+#undef OPT
+        if (rc)
+            return rc;
+    }
+    if (!o->input)
+        return cli_usage_error("missing INPUT (a store or a .npy C)");
+    if (!o->output)
+        return cli_usage_error("missing -o MODEL");
+    if (!o->k_given && !o->init)
+        return cli_usage_error("missing -k T (number of topics)");
+    if (o->k_given && p->k < 1)
+        return cli_usage_error("-k must be at least 1");
+    if (!strcmp(o->device, "auto"))
+        p->device = JSMF_FDM_DEVICE_AUTO;
+    else if (!strcmp(o->device, "cpu"))
+        p->device = JSMF_FDM_DEVICE_CPU;
+    else if (!strcmp(o->device, "cuda"))
+        p->device = JSMF_FDM_DEVICE_CUDA;
+    else
+        return cli_usage_error("--device must be auto, cpu or cuda, not '%s'", o->device);
+    if (!(p->lr > 0))
+        return cli_usage_error("--lr must be positive");
+    if (p->batch < 1 || p->steps < 1 || p->eval_every < 1)
+        return cli_usage_error("--batch, --steps and --eval-every must be at least 1");
+    if (!(p->init_smooth >= 0 && p->init_smooth < 1))
+        return cli_usage_error("--init-smooth must be in [0, 1)");
+    return 0;
+}
+
+/* ---- input: a store, or a dense .npy C with its vocabulary beside it ---- */
+
+typedef struct fdm_input {
+    jsmf_store *store;
+    jsmf_source src;
+    jsmf_vocab *vocab;
+    jsmf_store_stats stats;
+    int is_store;
+    uint64_t *rowptr;
+    uint32_t *cols;
+    double *vals;
+    jsmf_csr csr;
+} fdm_input;
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int open_npy(const char *path, fdm_input *in)
+{
+    double *c = NULL;
+    uint32_t rows, cols;
+    int rc = jsmf_npy_read_f64(path, &c, &rows, &cols);
+    if (rc)
+        return rc;
+    if (rows != cols || rows == 0) {
+        free(c);
+        return jsmf_error(JSMF_EFORMAT, "%s: C must be a square matrix, not %u x %u", path, rows,
+                          cols);
+    }
+    uint32_t n = rows;
+    uint64_t nnz = 0;
+    for (size_t e = 0; e < (size_t)n * n; e++)
+        nnz += c[e] != 0;
+    in->rowptr = malloc(((size_t)n + 1) * sizeof *in->rowptr);
+    in->cols = malloc((nnz ? nnz : 1) * sizeof *in->cols);
+    in->vals = malloc((nnz ? nnz : 1) * sizeof *in->vals);
+    if (!in->rowptr || !in->cols || !in->vals) {
+        free(c);
+        return jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
+    }
+    uint64_t z = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        in->rowptr[i] = z;
+        for (uint32_t j = 0; j < n; j++)
+            if (c[(size_t)i * n + j] != 0)
+                in->cols[z] = j, in->vals[z] = c[(size_t)i * n + j], z++;
+    }
+    in->rowptr[n] = z;
+    free(c);
+    in->csr = (jsmf_csr){n, in->rowptr, in->cols, in->vals};
+    jsmf_csr_source(&in->csr, &in->src);
+
+    /* FILE.vocab.txt as 'jsmf export' writes it, or the name without .npy */
+    size_t len = strlen(path) + 16;
+    char *vp = malloc(len);
+    if (!vp)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    snprintf(vp, len, "%s.vocab.txt", path);
+    if (access(vp, F_OK))
+        snprintf(vp, len, "%.*s.vocab.txt", (int)(strlen(path) - 4), path);
+    rc = jsmf_vocab_read(vp, &in->vocab);
+    if (rc)
+        rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
+    else if (in->vocab->n != n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, in->vocab->n,
+                        path, n, n);
+    free(vp);
+    return rc;
+}
+
+static int open_input(const char *path, fdm_input *in)
+{
+    memset(in, 0, sizeof *in);
+    struct stat sb;
+    if (stat(path, &sb))
+        return jsmf_error(JSMF_ENOTFOUND, "%s: %s", path, strerror(errno));
+    if (!S_ISDIR(sb.st_mode) && ends_with(path, ".npy"))
+        return open_npy(path, in);
+    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
+    if (!rc)
+        rc = jsmf_store_stats_get(in->store, &in->stats);
+    if (!rc)
+        rc = jsmf_store_vocab(in->store, &in->vocab);
+    if (!rc)
+        rc = jsmf_store_source(in->store, &in->src);
+    in->is_store = !rc;
+    return rc;
+}
+
+static void close_input(fdm_input *in)
+{
+    if (in->store) {
+        if (in->is_store)
+            jsmf_store_source_release(in->store);
+        jsmf_store_close(in->store);
+    }
+    jsmf_vocab_free(in->vocab);
+    free(in->rowptr), free(in->cols), free(in->vals);
+}
+
+/* ---- warm start ---- */
+
+static int load_init(const char *dir, const fdm_input *in, fdm_opts *o, jsmf_model **out)
+{
+    int rc = jsmf_model_load(dir, out);
+    if (rc)
+        return jsmf_error_context(rc, "--init %s", dir);
+    jsmf_model *m = *out;
+    if (m->n != in->src.n)
+        return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u", dir,
+                          m->n, in->src.n);
+    if (m->vocab && in->vocab)
+        for (uint32_t i = 0; i < m->n; i++)
+            if (strcmp(m->vocab->words[i], in->vocab->words[i]))
+                return jsmf_error(JSMF_EMISMATCH, "--init %s: word %u is '%s' in the model but "
+                                  "'%s' in the input", dir, i, m->vocab->words[i],
+                                  in->vocab->words[i]);
+    if (o->k_given && o->p.k != m->k)
+        return jsmf_error(JSMF_EMISMATCH, "--init %s has K = %u, but -k %u was given", dir, m->k,
+                          o->p.k);
+    o->p.k = m->k;
+    o->p.init_B = m->B;
+    o->p.init_A = m->A;
+    return 0;
+}
+
+/* ---- summary.json ---- */
+
+static void json_array_u64(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
+{
+    jsmf_json_begin_array(j, key);
+    for (uint64_t i = 0; i < n; i++)
+        jsmf_json_uint(j, NULL, x[i]);
+    jsmf_json_end_array(j);
+}
+
+static void json_array_f64(jsmf_json *j, const char *key, const double *x, uint64_t n)
+{
+    jsmf_json_begin_array(j, key);
+    for (uint64_t i = 0; i < n; i++)
+        jsmf_json_number(j, NULL, x[i]);
+    jsmf_json_end_array(j);
+}
+
+static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm_result *r,
+                          double seconds_total)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    const jsmf_fdm_params *p = &o->p;
+    jsmf_json j;
+    jsmf_json_init(&j, f, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_json_string(&j, "format", "jsmf-model");
+    jsmf_json_int(&j, "version", 1);
+    jsmf_json_string(&j, "kind", "fdm");
+    jsmf_json_uint(&j, "k", r->k);
+    jsmf_json_uint(&j, "n_words", r->n);
+    jsmf_json_string(&j, "jsmf_version", jsmf_version());
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    jsmf_json_string(&j, "created", when);
+    jsmf_json_int(&j, "level", 0);
+
+    jsmf_json_begin_object(&j, "parameters");
+    jsmf_json_string(&j, "device", o->device);
+    jsmf_json_string(&j, "init", o->init ? o->init : "random");
+    if (o->init)
+        jsmf_json_number(&j, "init_smooth", p->init_smooth);
+    else
+        jsmf_json_number(&j, "init_scale", p->init_scale);
+    jsmf_json_uint(&j, "seed", p->seed);
+    jsmf_json_uint(&j, "steps", p->steps);
+    jsmf_json_uint(&j, "batch", p->batch);
+    jsmf_json_number(&j, "lr", p->lr);
+    jsmf_json_number(&j, "beta1", p->beta1);
+    jsmf_json_number(&j, "beta2", p->beta2);
+    jsmf_json_number(&j, "eps", p->eps);
+    jsmf_json_int(&j, "threads", p->threads);
+    jsmf_json_uint(&j, "eval_every", p->eval_every);
+    jsmf_json_uint(&j, "heldout", p->heldout);
+    jsmf_json_uint(&j, "patience", p->patience);
+    jsmf_json_number(&j, "tol", p->tol);
+    jsmf_json_uint(&j, "checkpoint_every", p->checkpoint_every);
+    jsmf_json_uint(&j, "mem", p->mem_budget);
+    jsmf_json_end_object(&j);
+
+    double last_held = r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN;
+    double last_train = r->n_curve ? r->curve_train[r->n_curve - 1] : NAN;
+    jsmf_json_begin_object(&j, "metrics");
+    jsmf_json_number(&j, "loss", last_train);
+    jsmf_json_number(&j, "heldout_pair_loss", last_held);
+    jsmf_json_number(&j, "best_heldout_pair_loss", r->best_heldout);
+    jsmf_json_end_object(&j);
+
+    jsmf_json_begin_object(&j, "fdm");
+    jsmf_json_string(&j, "device", r->device);
+    if (r->note[0])
+        jsmf_json_string(&j, "note", r->note);
+    jsmf_json_uint(&j, "steps_done", r->steps);
+    jsmf_json_uint(&j, "resumed_from", r->resumed_from);
+    jsmf_json_bool(&j, "stopped_early", r->stopped_early);
+    jsmf_json_number(&j, "pairs_per_second", r->pairs_per_second);
+    jsmf_json_begin_object(&j, "sampler");
+    jsmf_json_string(&j, "strategy", "two-stage alias (row marginals, then within row)");
+    jsmf_json_string(&j, "where", r->host_sampling ? "host" : !strncmp(r->device, "cuda", 4)
+                                                                  ? "device" : "host");
+    jsmf_json_uint(&j, "nnz", r->sampler.nnz);
+    jsmf_json_uint(&j, "kept", r->sampler.kept);
+    jsmf_json_bool(&j, "thinned", r->sampler.thinned);
+    jsmf_json_number(&j, "dropped_mass", r->sampler.dropped_mass);
+    jsmf_json_uint(&j, "bytes", r->sampler.bytes);
+    jsmf_json_number(&j, "build_seconds", r->sampler.build_seconds);
+    jsmf_json_end_object(&j);
+    jsmf_json_begin_object(&j, "curve");
+    json_array_u64(&j, "step", r->curve_step, r->n_curve);
+    json_array_f64(&j, "train_loss", r->curve_train, r->n_curve);
+    json_array_f64(&j, "heldout_loss", r->curve_heldout, r->n_curve);
+    jsmf_json_end_object(&j);
+    jsmf_json_end_object(&j);
+
+    jsmf_json_begin_object(&j, "timings");
+    jsmf_json_number(&j, "sampler", r->sampler.build_seconds);
+    jsmf_json_number(&j, "train", r->seconds_train);
+    jsmf_json_number(&j, "total", seconds_total);
+    jsmf_json_end_object(&j);
+
+    if (in->is_store) {
+        char fp[32];
+        snprintf(fp, sizeof fp, "%016llx", (unsigned long long)in->stats.fingerprint);
+        jsmf_json_begin_object(&j, "store");
+        jsmf_json_string(&j, "path", o->input);
+        jsmf_json_string(&j, "fingerprint", fp);
+        jsmf_json_uint(&j, "docs", in->stats.docs);
+        jsmf_json_uint(&j, "tokens", in->stats.tokens);
+        jsmf_json_end_object(&j);
+    } else {
+        jsmf_json_begin_object(&j, "input");
+        jsmf_json_string(&j, "path", o->input);
+        jsmf_json_string(&j, "kind", "npy");
+        jsmf_json_end_object(&j);
+    }
+    jsmf_json_end_object(&j);
+    fputc('\n', f);
+    if (fclose(f)) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int save_model(const fdm_opts *o, fdm_input *in, jsmf_fdm_result *r, double t0)
+{
+    jsmf_model *m = NULL;
+    int rc = jsmf_model_new(r->n, r->k, &m);
+    if (rc)
+        return rc;
+    memcpy(m->B, r->B, (size_t)r->n * r->k * sizeof(double));
+    memcpy(m->A, r->A, (size_t)r->k * r->k * sizeof(double));
+    m->vocab = in->vocab;
+    m->summary_json = summary_text(o, in, r, now_seconds() - t0);
+    if (!m->summary_json)
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
+    else
+        rc = jsmf_model_save(o->output, m, o->force);
+    in->vocab = NULL; /* the model owns it now */
+    jsmf_model_free(m);
+    return rc;
+}
 
 int cmd_fdm(int argc, char **argv)
 {
-    (void)argc, (void)argv;
-    fprintf(stderr, "%s: not built yet in this version\n", cli_prog);
-    return EXIT_FAIL;
+    double t0 = now_seconds();
+    fdm_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse(argc, argv, &o);
+    if (rc < 0)
+        return cli_finish_stdout();
+    if (rc)
+        return rc;
+    struct stat sb;
+    if (!o.force && stat(o.output, &sb) == 0)
+        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", o.output));
+
+    fdm_input in;
+    jsmf_model *init = NULL;
+    jsmf_fdm_result r;
+    memset(&r, 0, sizeof r);
+    char *ckpt = NULL;
+    if ((rc = open_input(o.input, &in)))
+        goto out;
+    if (o.init && (rc = load_init(o.init, &in, &o, &init)))
+        goto out;
+    size_t len = strlen(o.output);
+    while (len > 1 && o.output[len - 1] == '/') /* "MODEL/" checkpoints to "MODEL.ckpt" */
+        len--;
+    ckpt = malloc(len + 6);
+    if (!ckpt) {
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+        goto out;
+    }
+    snprintf(ckpt, len + 6, "%.*s.ckpt", (int)len, o.output);
+    o.p.checkpoint = o.p.checkpoint_every || o.p.stop_after ? ckpt : NULL;
+
+    progress_ctx pc = {-1};
+    o.p.progress = on_progress;
+    o.p.progress_arg = &pc;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    rc = jsmf_fdm_train(&in.src, &o.p, &r);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    cli_progress_done();
+    if (rc)
+        goto out;
+    if (r.note[0])
+        cli_info("note: %s", r.note);
+    if ((rc = save_model(&o, &in, &r, t0)))
+        goto out;
+    if (o.p.checkpoint)
+        unlink(ckpt); /* the model is complete: the checkpoint has done its job */
+    cli_info("%u topics on %s: %llu steps%s%s, held-out pair loss %.5f, %.0f pairs/s, %.1f s; "
+             "wrote %s", r.k, r.device, (unsigned long long)r.steps,
+             r.resumed_from ? " (resumed)" : "", r.stopped_early ? " (converged)" : "",
+             r.n_curve ? r.curve_heldout[r.n_curve - 1] : NAN, r.pairs_per_second,
+             now_seconds() - t0, o.output);
+out:
+    if (rc == JSMF_EINTR && o.p.checkpoint)
+        cli_info("interrupted; the same command resumes from %s", ckpt);
+    jsmf_fdm_result_free(&r);
+    jsmf_model_free(init);
+    close_input(&in);
+    free(ckpt);
+    return rc ? cli_fail(rc) : EXIT_OK;
 }

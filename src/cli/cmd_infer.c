@@ -104,6 +104,16 @@ static int parse_args(int argc, char **argv, infer_args *a)
     return 0;
 }
 
+/* A weight of theta: below 1e-7 (far inside the fit's tolerance) printed as 0, not as the
+ * residue EM leaves on topics it drives towards zero. */
+static void put_weight(const char *sep, double v)
+{
+    if (v < 1e-7)
+        printf("%s0", sep);
+    else
+        printf("%s%.6g", sep, v);
+}
+
 static void write_theta(const infer_args *a, uint64_t index, const double *theta, uint32_t k,
                         uint64_t tokens, uint64_t oov)
 {
@@ -111,14 +121,25 @@ static void write_theta(const infer_args *a, uint64_t index, const double *theta
         printf("{\"doc\":%llu,\"tokens\":%llu,\"oov\":%llu,\"theta\":[", (unsigned long long)index,
                (unsigned long long)tokens, (unsigned long long)oov);
         for (uint32_t t = 0; t < k; t++)
-            printf(t ? ",%.6g" : "%.6g", theta[t]);
+            put_weight(t ? "," : "", theta[t]);
         fputs("]}\n", stdout);
     } else {
         printf("%llu", (unsigned long long)index);
         for (uint32_t t = 0; t < k; t++)
-            printf("\t%.6g", theta[t]);
+            put_weight("\t", theta[t]);
         putchar('\n');
     }
+}
+
+/* Progress in MiB of the inputs when their sizes are known, else in documents. */
+static void show_progress(const jsmf_docreader *r, uint64_t docs)
+{
+    double done, total;
+    jsmf_docreader_bytes(r, &done, &total);
+    if (total > 0)
+        cli_progress_update("inferring", done / 1048576, total / 1048576, "MiB");
+    else
+        cli_progress_update("inferring", (double)docs, 0, "documents");
 }
 
 static int run_infer(const infer_args *a)
@@ -151,7 +172,7 @@ static int run_infer(const infer_args *a)
             write_theta(a, b.first_index + d, theta + (uint64_t)d * m->k, m->k, tokens, b.oov[d]);
         }
         docs += b.ndocs;
-        cli_progress_update("inferring", (double)docs, 0, "documents");
+        show_progress(r, docs);
         if (ferror(stdout))
             break;
     }

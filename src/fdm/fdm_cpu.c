@@ -11,6 +11,9 @@
 #include "fdm_internal.h"
 
 #define ROW_BLOCK 256
+/* Below this many elements a loop runs on one thread: a parallel region costs more than the
+ * work (and much more on a loaded machine, where a barrier waits for a descheduled thread). */
+#define PAR_MIN 65536
 
 typedef struct fdm_cpu {
     uint32_t n, k, bmax;
@@ -90,7 +93,7 @@ static void cpu_params(fdm_cpu *c, const double *w, const double *a)
         for (uint32_t t = 0; t < k; t++)
             if (w[(size_t)l * k + t] > c->colmax[t])
                 c->colmax[t] = w[(size_t)l * k + t];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)n * k >= PAR_MIN)
     for (uint32_t b = 0; b < nb; b++) {
         double *p = c->part + (size_t)b * k;
         for (uint32_t t = 0; t < k; t++)
@@ -106,7 +109,7 @@ static void cpu_params(fdm_cpu *c, const double *w, const double *a)
     reduce_blocks(c->part, nb, k, c->colsum);
     for (uint32_t t = 0; t < k; t++)
         c->colsum[t] = 1.0 / c->colsum[t];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)n * k >= PAR_MIN)
     for (uint32_t l = 0; l < n; l++)
         for (uint32_t t = 0; t < k; t++)
             c->mu[(size_t)l * k + t] *= c->colsum[t];
@@ -134,7 +137,8 @@ static int cpu_batch(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t 
 {
     uint32_t k = c->k;
     double *X = c->XY, *Y = c->XY + (size_t)cnt * k, *P = c->PQ, *Q = c->PQ + (size_t)cnt * k;
-#pragma omp parallel for schedule(static)
+    int par = (size_t)cnt * k >= PAR_MIN;
+#pragma omp parallel for schedule(static) if (par)
     for (uint32_t i = 0; i < cnt; i++) {
         memcpy(X + (size_t)i * k, c->mu + (size_t)u[i] * k, k * sizeof(double));
         memcpy(Y + (size_t)i * k, c->mu + (size_t)v[i] * k, k * sizeof(double));
@@ -143,7 +147,7 @@ static int cpu_batch(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t 
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(2 * cnt), (int)k, (int)k, 1.0,
                 c->XY, (int)k, c->alpha, (int)k, 0.0, c->PQ, (int)k);
     int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad)
+#pragma omp parallel for schedule(static) reduction(| : bad) if (par)
     for (uint32_t i = 0; i < cnt; i++) {
         double m = cblas_ddot((int)k, P + (size_t)i * k, 1, Y + (size_t)i * k, 1);
         if (!(m > 0))
@@ -162,7 +166,7 @@ static int cpu_batch(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t 
     if (!grad)
         return 0;
     /* dL/dalpha = sum_i w_i X_i^T Y_i: scale X's rows by w, then one GEMM. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
     for (uint32_t i = 0; i < cnt; i++)
         cblas_dscal((int)k, c->wgt[i], X + (size_t)i * k, 1);
     cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)k, (int)cnt, 1.0, X, (int)k,
@@ -170,7 +174,7 @@ static int cpu_batch(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t 
     /* dL/dmu rows: u_i gets w_i Q_i, v_i gets w_i P_i. Threads own columns, pairs in order, so
      * repeated words are summed in the same order whatever the thread count. */
     uint32_t chunk = 16, nchunks = (k + chunk - 1) / chunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (par)
     for (uint32_t ch = 0; ch < nchunks; ch++) {
         uint32_t t0 = ch * chunk, t1 = t0 + chunk < k ? t0 + chunk : k;
         for (uint32_t i = 0; i < cnt; i++) {
@@ -190,7 +194,7 @@ static int cpu_batch(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t 
 static void cpu_softmax_dots(fdm_cpu *c)
 {
     uint32_t n = c->n, k = c->k, nb = nblocks(n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)n * k >= PAR_MIN)
     for (uint32_t b = 0; b < nb; b++) {
         double *p = c->part + (size_t)b * k;
         for (uint32_t t = 0; t < k; t++)
@@ -240,7 +244,7 @@ static int cpu_train_step(void *ctx, uint64_t step, double *loss)
     cpu_softmax_dots(c);
     double b1 = s->beta1, b2 = s->beta2, lr = s->lr, eps = s->eps;
     double c1 = 1.0 / (1.0 - pow(b1, (double)step)), c2 = 1.0 / (1.0 - pow(b2, (double)step));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((size_t)n * k >= PAR_MIN)
     for (uint32_t l = 0; l < n; l++)
         for (uint32_t t = 0; t < k; t++) {
             size_t e = (size_t)l * k + t;

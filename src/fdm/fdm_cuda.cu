@@ -1,6 +1,7 @@
 /* fdm_cuda.cu — the CUDA back end of FDM, the same algorithm as fdm_cpu.c in float: pairs drawn
  * on the device from the alias tables with cuRAND Philox, column softmax kernels, one cuBLAS GEMM
- * for [X; Y] alpha and one for X^T diag(w) Y, an atomic scatter of dL/dmu, and fused Adam. */
+ * for [X; Y] alpha and one for X^T diag(w) Y, an atomic scatter of dL/dmu, and fused Adam.
+ * Built as the plugin libjsmf_cuda.so; it reaches the library only through fdm_host_api. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
@@ -11,6 +12,13 @@
 #include <string.h>
 
 #include "fdm_internal.h"
+
+/* Calls into the library that loaded us (set by the plugin entry point at the end). */
+static fdm_host_api H;
+#define jsmf_error H.error
+#define jsmf_fdm_sampler_info_get H.sampler_info_get
+#define jsmf_fdm_sampler_tables_get H.sampler_tables_get
+#define jsmf_fdm_sampler_draw H.sampler_draw
 
 #define CU(call)                                                                               \
     do {                                                                                       \
@@ -34,15 +42,21 @@
 
 #define TILE 32 /* columns (topics) per block in column reductions; blockDim = (32, 32) */
 
-/* Per column t of the N x K row-major w: max and sum of exp(w - max) (an online softmax). */
-__global__ void col_softmax_stats(const float *w, uint32_t n, uint32_t k, float *colmax,
-                                  float *colsum)
+/* Column reductions over the N x K row-major arrays run on a grid of (K/32) x ROW_PARTS blocks
+ * of 32 x 32 threads: block (x, y) covers columns 32x.. and the rows y*32+ty, stepping
+ * 32*ROW_PARTS, writes one partial per column to part[y][t]; a second kernel combines the
+ * ROW_PARTS partials. (One block per 32 columns alone would leave most of the GPU idle.) */
+#define ROW_PARTS 64
+
+/* Partial (max, sum of exp(w - max)) per column: an online softmax. */
+__global__ void col_softmax_partial(const float *w, uint32_t n, uint32_t k, float *pmax,
+                                    float *psum)
 {
     __shared__ float sm[TILE][TILE + 1], ss[TILE][TILE + 1];
     uint32_t t = blockIdx.x * TILE + threadIdx.x;
     float m = -FLT_MAX, s = 0.f;
     if (t < k)
-        for (uint32_t l = threadIdx.y; l < n; l += blockDim.y) {
+        for (uint32_t l = blockIdx.y * TILE + threadIdx.y; l < n; l += TILE * gridDim.y) {
             float x = w[(size_t)l * k + t];
             if (x > m) {
                 s = s * expf(m - x) + 1.f;
@@ -56,33 +70,61 @@ __global__ void col_softmax_stats(const float *w, uint32_t n, uint32_t k, float 
     __syncthreads();
     if (threadIdx.y == 0 && t < k) {
         float M = -FLT_MAX, S = 0.f;
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             if (sm[r][threadIdx.x] > M)
                 M = sm[r][threadIdx.x];
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             S += ss[r][threadIdx.x] * expf(sm[r][threadIdx.x] - M);
-        colmax[t] = M;
-        colsum[t] = S;
+        pmax[(size_t)blockIdx.y * k + t] = M;
+        psum[(size_t)blockIdx.y * k + t] = S;
     }
 }
 
-/* Per column t: sum over rows of a(l,t) * b(l,t). */
-__global__ void col_dot(const float *a, const float *b, uint32_t n, uint32_t k, float *out)
+__global__ void col_softmax_combine(const float *pmax, const float *psum, uint32_t parts,
+                                    uint32_t k, float *colmax, float *colsum)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= k)
+        return;
+    float M = -FLT_MAX, S = 0.f;
+    for (uint32_t r = 0; r < parts; r++)
+        if (pmax[(size_t)r * k + t] > M)
+            M = pmax[(size_t)r * k + t];
+    for (uint32_t r = 0; r < parts; r++)
+        S += psum[(size_t)r * k + t] * expf(pmax[(size_t)r * k + t] - M);
+    colmax[t] = M;
+    colsum[t] = S;
+}
+
+/* Partial sums over rows of a(l,t) * b(l,t) per column. */
+__global__ void col_dot_partial(const float *a, const float *b, uint32_t n, uint32_t k,
+                                float *psum)
 {
     __shared__ float ss[TILE][TILE + 1];
     uint32_t t = blockIdx.x * TILE + threadIdx.x;
     float s = 0.f;
     if (t < k)
-        for (uint32_t l = threadIdx.y; l < n; l += blockDim.y)
+        for (uint32_t l = blockIdx.y * TILE + threadIdx.y; l < n; l += TILE * gridDim.y)
             s += a[(size_t)l * k + t] * b[(size_t)l * k + t];
     ss[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && t < k) {
         float S = 0.f;
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             S += ss[r][threadIdx.x];
-        out[t] = S;
+        psum[(size_t)blockIdx.y * k + t] = S;
     }
+}
+
+__global__ void col_sum_combine(const float *psum, uint32_t parts, uint32_t k, float *out)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= k)
+        return;
+    float S = 0.f;
+    for (uint32_t r = 0; r < parts; r++)
+        S += psum[(size_t)r * k + t];
+    out[t] = S;
 }
 
 __global__ void mu_from_logits(const float *w, const float *colmax, const float *colsum,
@@ -278,6 +320,7 @@ typedef struct fdm_gpu {
     float *w, *mw, *vw, *mu, *G;        /* N x K */
     float *a, *ma, *va, *alpha, *Ga;    /* K x K */
     float *colmax, *colsum, *sdot;      /* K */
+    float *pmax, *psum;                 /* ROW_PARTS x K partial column reductions */
     float *XY, *PQ, *wgt;               /* 2B x K, 2B x K, B */
     double *loss;                       /* 1 */
     uint32_t *u, *v;                    /* B */
@@ -295,8 +338,8 @@ static void gpu_free(fdm_gpu *g)
     if (!g)
         return;
     void *ptrs[] = {g->w, g->mw, g->vw, g->mu, g->G, g->a, g->ma, g->va, g->alpha, g->Ga,
-                    g->colmax, g->colsum, g->sdot, g->XY, g->PQ, g->wgt, g->loss, g->u, g->v,
-                    g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
+                    g->colmax, g->colsum, g->sdot, g->pmax, g->psum, g->XY, g->PQ, g->wgt,
+                    g->loss, g->u, g->v, g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
                     g->rowptr};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
@@ -345,10 +388,20 @@ static unsigned grid_for(size_t count, unsigned block)
     return (unsigned)(g > 65535 ? 65535 : g ? g : 1);
 }
 
+/* Row parts for the column reductions: enough blocks to fill the GPU, none without rows. */
+static uint32_t row_parts(uint32_t n)
+{
+    uint32_t parts = (n + TILE - 1) / TILE;
+    return parts < ROW_PARTS ? parts : ROW_PARTS;
+}
+
 static int gpu_params(fdm_gpu *g)
 {
-    dim3 block(TILE, TILE), grid((g->k + TILE - 1) / TILE);
-    col_softmax_stats<<<grid, block>>>(g->w, g->n, g->k, g->colmax, g->colsum);
+    uint32_t parts = row_parts(g->n);
+    dim3 block(TILE, TILE), grid((g->k + TILE - 1) / TILE, parts);
+    col_softmax_partial<<<grid, block>>>(g->w, g->n, g->k, g->pmax, g->psum);
+    col_softmax_combine<<<(g->k + 255) / 256, 256>>>(g->pmax, g->psum, parts, g->k, g->colmax,
+                                                     g->colsum);
     size_t nk = (size_t)g->n * g->k;
     mu_from_logits<<<grid_for(nk, 256), 256>>>(g->w, g->colmax, g->colsum, nk, g->k, g->mu);
     alpha_from_logits<<<1, ABLOCK>>>(g->a, g->k, g->alpha);
@@ -412,8 +465,10 @@ static int gpu_grad_and_update(fdm_gpu *g, uint64_t step, double *out_mu, double
     const fdm_setup *s = g->setup;
     uint32_t k = g->k;
     size_t nk = (size_t)g->n * k;
-    dim3 block(TILE, TILE), grid((k + TILE - 1) / TILE);
-    col_dot<<<grid, block>>>(g->G, g->mu, g->n, k, g->sdot);
+    uint32_t parts = row_parts(g->n);
+    dim3 block(TILE, TILE), grid((k + TILE - 1) / TILE, parts);
+    col_dot_partial<<<grid, block>>>(g->G, g->mu, g->n, k, g->psum);
+    col_sum_combine<<<(k + 255) / 256, 256>>>(g->psum, parts, k, g->sdot);
     float b1 = 0, b2 = 0, lr = 0, c1 = 0, c2 = 0, eps = 0;
     if (s) {
         b1 = (float)s->beta1, b2 = (float)s->beta2, lr = (float)s->lr, eps = (float)s->eps;
@@ -497,7 +552,10 @@ static int gpu_alloc_model(fdm_gpu *g)
         (rc = dalloc((void **)&g->alpha, kk * 4)) || (rc = dalloc((void **)&g->Ga, kk * 4)) ||
         (rc = dalloc((void **)&g->colmax, g->k * 4)) ||
         (rc = dalloc((void **)&g->colsum, g->k * 4)) ||
-        (rc = dalloc((void **)&g->sdot, g->k * 4)) || (rc = dalloc((void **)&g->XY, bk * 4)) ||
+        (rc = dalloc((void **)&g->sdot, g->k * 4)) ||
+        (rc = dalloc((void **)&g->pmax, (size_t)ROW_PARTS * g->k * 4)) ||
+        (rc = dalloc((void **)&g->psum, (size_t)ROW_PARTS * g->k * 4)) ||
+        (rc = dalloc((void **)&g->XY, bk * 4)) ||
         (rc = dalloc((void **)&g->PQ, bk * 4)) || (rc = dalloc((void **)&g->wgt, g->bmax * 4)) ||
         (rc = dalloc((void **)&g->loss, sizeof(double))) ||
         (rc = dalloc((void **)&g->u, g->bmax * 4)) || (rc = dalloc((void **)&g->v, g->bmax * 4)))
@@ -511,7 +569,8 @@ static int gpu_alloc_model(fdm_gpu *g)
 
 static size_t model_bytes(uint32_t n, uint32_t k, uint32_t bmax)
 {
-    return 4 * (5 * (size_t)n * k + 5 * (size_t)k * k + 3 * (size_t)k + 4 * (size_t)bmax * k +
+    return 4 * (5 * (size_t)n * k + 5 * (size_t)k * k + (3 + 2 * ROW_PARTS) * (size_t)k +
+                4 * (size_t)bmax * k +
                 3 * (size_t)bmax) + 8 + ((size_t)64 << 20) /* cuBLAS workspace and slack */;
 }
 
@@ -582,7 +641,7 @@ static int gpu_setup(fdm_gpu *g, const fdm_setup *setup, fdm_state *st, fdm_back
     return 0;
 }
 
-extern "C" int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
+static int cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
 {
     memset(out, 0, sizeof *out);
     fdm_gpu *g = (fdm_gpu *)calloc(1, sizeof *g);
@@ -603,7 +662,7 @@ extern "C" int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fd
     return 0;
 }
 
-extern "C" int jsmf_fdm_cuda_probe(char *name, size_t len)
+static int cuda_probe(char *name, size_t len)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -618,11 +677,11 @@ extern "C" int jsmf_fdm_cuda_probe(char *name, size_t len)
     return 0;
 }
 
-extern "C" int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu,
-                                       const double *walpha, const uint32_t *u, const uint32_t *v,
-                                       uint32_t count, double *loss, double *gmu, double *galpha)
+static int cuda_loss_grad(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                          const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                          double *gmu, double *galpha)
 {
-    int rc = jsmf_fdm_cuda_probe(NULL, 0);
+    int rc = cuda_probe(NULL, 0);
     if (rc)
         return rc;
     if (!n || !k || !count)
@@ -670,4 +729,15 @@ extern "C" int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu
         cudaFree(dga);
     gpu_free(g);
     return rc;
+}
+
+/* The plugin's one exported symbol: take the host's callbacks, hand back ours. */
+extern "C" __attribute__((visibility("default"))) int jsmf_fdm_cuda_plugin_v1(
+    const fdm_host_api *host, fdm_cuda_api *out)
+{
+    H = *host;
+    out->probe = cuda_probe;
+    out->backend_create = cuda_backend_create;
+    out->loss_grad = cuda_loss_grad;
+    return 0;
 }

@@ -70,8 +70,30 @@ int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *o
 /* mu (N x K, column softmax of w) and alpha (K x K, softmax of (a + a^T)/2) in double. */
 int fdm_cpu_softmax(uint32_t n, uint32_t k, const double *w, const double *a, double *mu,
                     double *alpha);
-/* fdm_cuda.cu, or fdm_cuda_stub.c without CUDA (answers JSMF_ENOTSUP). */
+/* The CUDA back end: loaded from the plugin libjsmf_cuda.so (fdm_cuda_load.c), or answering
+ * JSMF_ENOTSUP when jsmf is built without CUDA (fdm_cuda_stub.c). */
 int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+
+/* The plugin boundary. The plugin (fdm_cuda.cu) calls back into the library only through
+ * fdm_host_api, so it needs no symbols of the program that loads it. */
+typedef struct fdm_host_api {
+    int (*error)(int code, const char *fmt, ...);
+    void (*sampler_info_get)(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
+    void (*sampler_tables_get)(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+    void (*sampler_draw)(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                         uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
+} fdm_host_api;
+
+typedef struct fdm_cuda_api {
+    int (*probe)(char *name, size_t len);
+    int (*backend_create)(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+    int (*loss_grad)(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                     const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                     double *gmu, double *galpha);
+} fdm_cuda_api;
+
+#define FDM_CUDA_PLUGIN_SYMBOL "jsmf_fdm_cuda_plugin_v1"
+typedef int (*fdm_cuda_plugin_fn)(const fdm_host_api *host, fdm_cuda_api *out);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
 
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
  * faster than the streaming one. */
-#define FIT_DENSE_MAX_N 1000
+#define FIT_DENSE_MAX_N 600
 
 void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
 {
@@ -27,13 +27,13 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->recover_a = JSMF_A_AUTO;
     o->admm_lambda = 1.9;
     o->admm_gamma = 3.0;
-    o->snls_tol = 1e-9;
+    o->snls_tol = 1e-7;
     o->snls_maxit = 1000;
     o->seed = 1;
     o->mode = JSMF_MODE_AUTO;
     o->mem_bytes = 2ull << 30;
     o->dense_max_n = FIT_DENSE_MAX_N;
-    o->eig_tol = 1e-9;
+    o->eig_tol = 1e-7;
     o->eig_maxit = 50;
 }
 

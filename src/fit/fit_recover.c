@@ -98,6 +98,15 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uin
             Tt[(size_t)j * k + a] = cs > 0 ? XS[(size_t)a * n + j] / cs : 0;
     }
     fit_gemm_tn(n, k, k, Tt, Tt, H); /* U^T U of Alg. 3 */
+    /* Rows of Cbar are probability vectors, so U^T U is tiny (~1/support) and gamma = 3 would
+     * barely move the proximal step. The solvers see the objective scaled by K / tr(U^T U)
+     * (same minimiser), which makes gamma and the tolerances scale-free. */
+    double tr = 0;
+    for (uint32_t a = 0; a < k; a++)
+        tr += H[a * k + a];
+    double hs = tr > 0 ? k / tr : 1.0;
+    for (uint32_t e = 0; e < k * k; e++)
+        H[e] *= hs;
     sym_pinv(k, H, Hinv);
     /* F = (gamma H + I)^-1 (Alg. 3 line 3) */
     {
@@ -135,6 +144,8 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uin
         if (rep)
             rep->passes++;
     }
+    for (size_t e = 0; e < (size_t)n * k; e++)
+        rhs[e] *= hs;
     if (o->recover != JSMF_RECOVER_KL) {
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
         for (uint32_t i = 0; i < n; i++) {
@@ -182,7 +193,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uin
             anchor |= S[a] == i;
         if (anchor)
             ry = hy; /* the anchor's own row: exact zero residual */
-        res[i] = sqrt(fmax(q2[i] / (c[i] * c[i]) - 2 * ry + hy, 0));
+        res[i] = sqrt(fmax(q2[i] / (c[i] * c[i]) - (2 * ry - hy) / hs, 0));
         if (anchor)
             res[i] = 0;
         rec += res[i];

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "jsmf.h"
+#include "jsmf_io.h"
 
 
 static int is_zstd_magic(const unsigned char *p, size_t n)
@@ -119,6 +120,7 @@ int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
     s->max_line = max_line ? max_line : IO_DEFAULT_MAX_LINE;
     s->line = 1;
     s->zret = 0;
+    jsmf_hash_init(&s->rawhash);
     int rc = JSMF_OK;
     if (!s->name) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
@@ -173,6 +175,7 @@ int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
         goto fail;
     }
     s->raw_read = (uint64_t)nhead;
+    jsmf_hash_update(&s->rawhash, head, (size_t)nhead);
     if ((size_t)nhead < sizeof head)
         s->in_eof = 1;
     rc = open_buffered(s, head, (size_t)nhead);
@@ -230,6 +233,7 @@ static long long zstd_decode(io_stream *s, unsigned char *dst, size_t cap, size_
             s->zin_len = (size_t)r;
             s->zin_pos = 0;
             s->raw_read += (uint64_t)r;
+            jsmf_hash_update(&s->rawhash, s->zin, (size_t)r);
             if (r == 0)
                 s->in_eof = 1;
         }
@@ -361,6 +365,32 @@ static long long take_chunk(io_stream *s)
     return (long long)n;
 }
 
+int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
+{
+    if (s->kind == IO_MMAP) {
+        jsmf_hash h;
+        jsmf_hash_init(&h);
+        jsmf_hash_update(&h, s->data, s->len);
+        *hash = jsmf_hash_final(&h);
+        *size = s->len;
+        return JSMF_OK;
+    }
+    int done;
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        done = s->prod_done && !s->prod_rc;
+        pthread_mutex_unlock(&s->mu); /* the decoder has stopped touching rawhash */
+    } else {
+        done = s->in_eof;
+    }
+    if (!done)
+        return jsmf_error(JSMF_EINVAL, "%s: fingerprint asked for before the end of the input",
+                          s->name);
+    *hash = jsmf_hash_final(&s->rawhash);
+    *size = s->raw_read;
+    return JSMF_OK;
+}
+
 static long long fill_zstd(io_stream *s)
 {
     if (s->threaded)
@@ -376,6 +406,7 @@ static long long fill_plain(io_stream *s)
     if (r < 0)
         return read_error(s);
     s->raw_read += (uint64_t)r;
+    jsmf_hash_update(&s->rawhash, s->buf + s->len, (size_t)r);
     s->len += (size_t)r;
     if (r == 0)
         s->in_eof = 1;

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <zstd.h>
 
+#include "jsmf_io.h"
+
 #define IO_DEFAULT_MAX_LINE ((uint64_t)256 << 20)
 #define IO_CHUNK ((size_t)1 << 20) /* decoded window to start with; grows only for long lines */
 #define IO_NCHUNK 4                /* decoder thread: chunks decoded ahead of the parser */
@@ -41,7 +43,8 @@ typedef struct io_stream {
     uint64_t zin_base;         /* compressed offset of zin[0] */
     size_t zret;               /* last ZSTD_decompressStream result: 0 = at a frame boundary */
     int in_eof;                /* the raw input is exhausted */
-    uint64_t raw_read;         /* raw bytes read from fd so far (messages) */
+    uint64_t raw_read;         /* raw bytes read from fd so far (messages, fingerprint) */
+    jsmf_hash rawhash;         /* of the raw bytes read so far (not for mmap: hashed at the end) */
     uint64_t decoded;          /* decoded bytes produced so far (messages) */
     uint64_t disk_pos;         /* compressed bytes consumed (progress; atomic) */
 
@@ -75,6 +78,10 @@ int io_stream_line(io_stream *s, const unsigned char **line, size_t *len, uint64
 int io_stream_seek(io_stream *s, uint64_t off);
 
 static inline uint64_t io_stream_offset(const io_stream *s) { return s->base + s->pos; }
+
+/* Fingerprint of the input as stored (jsmf_fingerprint_file's value) once it has been read to
+ * its end; JSMF_EINVAL before. */
+int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size);
 
 /* Bytes of the file consumed so far as stored on disk (compressed bytes for zstd). */
 uint64_t io_stream_disk_position(const io_stream *s);

@@ -4,6 +4,7 @@
 #include "jsmf_io.h"
 
 #include <inttypes.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,8 @@ typedef struct word_entry {
     uint32_t stop;       /* a stopword: never counted */
 } word_entry;
 
-struct jsmf_vocab_counter {
-    jsmf_vocab_opts opts;
+/* A word table with its per-document scratch: one per thread counting text in parallel. */
+typedef struct word_table {
     word_entry *e;
     uint32_t n, cap;
     uint64_t *slot;      /* (hash >> 32) << 32 | (index + 1); 0 = empty; power-of-two size */
@@ -30,10 +31,28 @@ struct jsmf_vocab_counter {
     uint64_t arena_len, arena_cap;
     uint32_t *doc;       /* entries of the current document's counted tokens */
     uint32_t *doc_cnt;   /* their counts (UCI / LDA-C) */
+    uint64_t *hv;        /* hashes of the current document's tokens */
     size_t doc_cap;
-    uint32_t *idmap;     /* UCI / LDA-C: file id -> entry + 1 (0 = not yet looked up) */
-    size_t idmap_cap;
+    uint32_t min_doc_len;
     jsmf_vocab_stats st;
+    /* text scratch for raw lines tokenised by this thread */
+    char *tbuf;
+    const char **toks;
+    uint32_t *toklens;
+    size_t tbuf_cap, tok_cap;
+} word_table;
+
+struct jsmf_vocab_counter {
+    jsmf_vocab_opts opts;
+    word_table **tabs;   /* tabs[0] holds the result; the others are merged into it at the end */
+    int ntabs;
+    uint32_t *idmap;     /* UCI / LDA-C: file id -> entry + 1 in tabs[0] (0 = not looked up) */
+    size_t idmap_cap;
+    char errmsg[1024];   /* a worker thread's error message, carried to the caller's thread */
+    char *batch;         /* parallel text: raw lines of a batch, one after another */
+    size_t batch_cap;
+    uint64_t *line_off;  /* start of line i in batch; line_off[n] = end */
+    size_t line_cap;
 };
 
 static inline uint64_t load8(const char *p)
@@ -80,7 +99,7 @@ static inline uint64_t word_hash(const uint64_t k[3], const char *w, size_t len)
     return mix(h);
 }
 
-static int table_grow(jsmf_vocab_counter *c)
+static int table_grow(word_table *c)
 {
     uint64_t ns = (c->mask + 1) * 2;
     uint64_t *slot = calloc(ns, sizeof *slot);
@@ -102,7 +121,7 @@ static int table_grow(jsmf_vocab_counter *c)
     return 0;
 }
 
-static int64_t insert(jsmf_vocab_counter *c, const uint64_t k[3], const char *w, size_t len,
+static int64_t insert(word_table *c, const uint64_t k[3], const char *w, size_t len,
                       uint64_t hv, uint64_t h)
 {
     if (c->n == UINT32_MAX - 1)
@@ -142,12 +161,10 @@ static int64_t insert(jsmf_vocab_counter *c, const uint64_t k[3], const char *w,
     return c->n - 1;
 }
 
-/* Entry of a word, inserted if new. Returns the index or a negative error. */
-static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, int padded)
+/* Entry of a word whose hash is hv, inserted if new. Returns the index or a negative error. */
+static inline int64_t lookup_hashed(word_table *c, const uint64_t k[3], const char *w,
+                                    size_t len, uint64_t hv)
 {
-    uint64_t k[3];
-    make_key(k, w, len, padded);
-    uint64_t hv = word_hash(k, w, len);
     uint64_t tag = hv >> 32, h = hv & c->mask, s;
     while ((s = c->slot[h]) != 0) {
         if (s >> 32 == tag) {
@@ -162,22 +179,93 @@ static inline int64_t lookup(jsmf_vocab_counter *c, const char *w, size_t len, i
     return insert(c, k, w, len, hv, h);
 }
 
+static inline int64_t lookup(word_table *c, const char *w, size_t len, int padded)
+{
+    uint64_t k[3];
+    make_key(k, w, len, padded);
+    return lookup_hashed(c, k, w, len, word_hash(k, w, len));
+}
+
+static void table_free(word_table *t)
+{
+    if (!t)
+        return;
+    free(t->e);
+    free(t->slot);
+    free(t->arena);
+    free(t->doc);
+    free(t->doc_cnt);
+    free(t->hv);
+    free(t->tbuf);
+    free(t->toks);
+    free(t->toklens);
+    free(t);
+}
+
+static word_table *table_new(uint32_t min_doc_len)
+{
+    word_table *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->mask = 8191;
+    t->slot = calloc(t->mask + 1, sizeof *t->slot);
+    if (!t->slot) {
+        free(t);
+        return NULL;
+    }
+    t->min_doc_len = min_doc_len;
+    return t;
+}
+
+/* Tables 1..n-1 for parallel counting, with the stopwords of table 0. */
+static int ensure_tables(jsmf_vocab_counter *c, int n)
+{
+    if (n <= c->ntabs)
+        return 0;
+    word_table **tabs = realloc(c->tabs, (size_t)n * sizeof *tabs);
+    if (!tabs)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    c->tabs = tabs;
+    const word_table *m = c->tabs[0];
+    while (c->ntabs < n) {
+        word_table *t = table_new(c->opts.min_doc_len);
+        if (!t)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        c->tabs[c->ntabs++] = t;
+        for (uint32_t i = 0; i < m->n; i++) {
+            if (!m->e[i].stop)
+                continue;
+            int64_t idx = lookup(t, m->arena + m->e[i].off, m->e[i].len, 0);
+            if (idx < 0)
+                return (int)idx;
+            t->e[idx].stop = 1;
+        }
+    }
+    return 0;
+}
+
 int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out)
 {
     *out = NULL;
     jsmf_vocab_opts def = JSMF_VOCAB_OPTS_DEFAULT;
     jsmf_vocab_counter *c = calloc(1, sizeof *c);
-    if (!c)
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    c->opts = opts ? *opts : def;
-    if (!(c->opts.max_df_frac > 0))
-        c->opts.max_df_frac = 0; /* NaN or negative: every counted word is too frequent */
-    c->mask = 8191;
-    c->slot = calloc(c->mask + 1, sizeof *c->slot);
-    if (!c->slot) {
+    if (c)
+        c->tabs = calloc(1, sizeof *c->tabs);
+    if (!c || !c->tabs) {
         free(c);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
+    c->opts = opts ? *opts : def;
+    if (!(c->opts.max_df_frac > 0))
+        c->opts.max_df_frac = 0; /* NaN or negative: every counted word is too frequent */
+    c->tabs[0] = table_new(c->opts.min_doc_len);
+    if (!c->tabs[0]) {
+        free(c->tabs);
+        free(c);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    c->ntabs = 1;
+    word_table *t = c->tabs[0];
     const jsmf_vocab *sw = c->opts.stopwords;
     c->opts.stopwords = NULL; /* not kept: the caller may free it */
     for (uint32_t i = 0; sw && i < sw->n; i++) {
@@ -189,12 +277,12 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
             unsigned char ch = (unsigned char)sw->words[i][k];
             buf[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
         }
-        int64_t idx = lookup(c, buf, len, 0);
+        int64_t idx = lookup(t, buf, len, 0);
         if (idx < 0) {
             jsmf_vocab_counter_free(c);
             return (int)idx;
         }
-        c->e[idx].stop = 1;
+        t->e[idx].stop = 1;
     }
     *out = c;
     return JSMF_OK;
@@ -204,16 +292,16 @@ void jsmf_vocab_counter_free(jsmf_vocab_counter *c)
 {
     if (!c)
         return;
-    free(c->e);
-    free(c->slot);
-    free(c->arena);
-    free(c->doc);
-    free(c->doc_cnt);
+    for (int i = 0; i < c->ntabs; i++)
+        table_free(c->tabs[i]);
+    free(c->tabs);
     free(c->idmap);
+    free(c->batch);
+    free(c->line_off);
     free(c);
 }
 
-static int reserve_doc(jsmf_vocab_counter *c, size_t n)
+static int reserve_doc(word_table *c, size_t n)
 {
     if (n <= c->doc_cap)
         return 0;
@@ -224,17 +312,20 @@ static int reserve_doc(jsmf_vocab_counter *c, size_t n)
     if (d)
         c->doc = d;
     uint32_t *k = d ? realloc(c->doc_cnt, nc * sizeof *k) : NULL;
-    if (!k)
+    if (k)
+        c->doc_cnt = k;
+    uint64_t *h = k ? realloc(c->hv, nc * sizeof *h) : NULL;
+    if (!h)
         return jsmf_error(JSMF_ENOMEM, "out of memory for a document of %zu words", n);
-    c->doc_cnt = k;
+    c->hv = h;
     c->doc_cap = nc;
     return 0;
 }
 
 /* Count the `n` entries in c->doc (with c->doc_cnt when `weighted`) as one document. */
-static void count_doc(jsmf_vocab_counter *c, uint32_t n, int weighted, uint64_t len)
+static void count_doc(word_table *c, uint32_t n, int weighted, uint64_t len)
 {
-    if (len < c->opts.min_doc_len) {
+    if (len < c->min_doc_len) {
         c->st.docs_short++;
         return;
     }
@@ -250,14 +341,25 @@ static void count_doc(jsmf_vocab_counter *c, uint32_t n, int weighted, uint64_t 
     }
 }
 
-static int add_text_doc(jsmf_vocab_counter *c, const jsmf_doc *d)
+/* Hash every token first and prefetch its slot, then look them up: the slot misses of a
+ * document overlap instead of following one another. */
+static int add_text_doc(word_table *c, const jsmf_doc *d)
 {
     int rc = reserve_doc(c, d->ntokens);
     if (rc)
         return rc;
+    uint64_t *hv = c->hv;
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->ntokens; i++) {
-        int64_t idx = lookup(c, d->tok[i], d->toklen[i], 1);
+        uint64_t k[3];
+        make_key(k, d->tok[i], d->toklen[i], 1);
+        hv[i] = word_hash(k, d->tok[i], d->toklen[i]);
+        __builtin_prefetch(&c->slot[hv[i] & c->mask]);
+    }
+    for (uint32_t i = 0; i < d->ntokens; i++) {
+        uint64_t k[3];
+        make_key(k, d->tok[i], d->toklen[i], 1);
+        int64_t idx = lookup_hashed(c, k, d->tok[i], d->toklen[i], hv[i]);
         if (idx < 0)
             return (int)idx;
         if (!c->e[idx].stop)
@@ -268,22 +370,22 @@ static int add_text_doc(jsmf_vocab_counter *c, const jsmf_doc *d)
     return 0;
 }
 
-/* Entry for a file id (UCI / LDA-C): the vocabulary's word, else the decimal id. */
-static int64_t id_entry(jsmf_vocab_counter *c, const jsmf_vocab *v, uint32_t id)
+/* Entry for a file id (UCI / LDA-C) in table 0: the vocabulary's word, else the decimal id. */
+static int64_t id_entry(jsmf_vocab_counter *vc, const jsmf_vocab *v, uint32_t id)
 {
-    if (id >= c->idmap_cap) {
-        size_t nc = c->idmap_cap ? c->idmap_cap : 1024;
+    if (id >= vc->idmap_cap) {
+        size_t nc = vc->idmap_cap ? vc->idmap_cap : 1024;
         while (nc <= id)
             nc *= 2;
-        uint32_t *m = realloc(c->idmap, nc * sizeof *m);
+        uint32_t *m = realloc(vc->idmap, nc * sizeof *m);
         if (!m)
             return jsmf_error(JSMF_ENOMEM, "out of memory for the id map");
-        memset(m + c->idmap_cap, 0, (nc - c->idmap_cap) * sizeof *m);
-        c->idmap = m;
-        c->idmap_cap = nc;
+        memset(m + vc->idmap_cap, 0, (nc - vc->idmap_cap) * sizeof *m);
+        vc->idmap = m;
+        vc->idmap_cap = nc;
     }
-    if (c->idmap[id])
-        return c->idmap[id] - 1;
+    if (vc->idmap[id])
+        return vc->idmap[id] - 1;
     char num[16];
     const char *w = num;
     size_t len;
@@ -293,21 +395,22 @@ static int64_t id_entry(jsmf_vocab_counter *c, const jsmf_vocab *v, uint32_t id)
     } else {
         len = (size_t)snprintf(num, sizeof num, "%u", id);
     }
-    int64_t idx = lookup(c, w, len, 0);
+    int64_t idx = lookup(vc->tabs[0], w, len, 0);
     if (idx >= 0)
-        c->idmap[id] = (uint32_t)idx + 1;
+        vc->idmap[id] = (uint32_t)idx + 1;
     return idx;
 }
 
-static int add_ids_doc(jsmf_vocab_counter *c, const jsmf_doc *d, const jsmf_vocab *v)
+static int add_ids_doc(jsmf_vocab_counter *vc, const jsmf_doc *d, const jsmf_vocab *v)
 {
+    word_table *c = vc->tabs[0];
     int rc = reserve_doc(c, d->nids);
     if (rc)
         return rc;
     uint32_t n = 0;
     uint64_t len = 0;
     for (uint32_t i = 0; i < d->nids; i++) {
-        int64_t idx = id_entry(c, v, d->ids[i]);
+        int64_t idx = id_entry(vc, v, d->ids[i]);
         if (idx < 0)
             return (int)idx;
         c->st.tokens_read += d->counts[i];
@@ -322,22 +425,157 @@ static int add_ids_doc(jsmf_vocab_counter *c, const jsmf_doc *d, const jsmf_voca
     return 0;
 }
 
-int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
+/* Tokenise one raw line with this table's scratch and count it. */
+static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *line, size_t len)
+{
+    size_t ntok = JSMF_TOKENS_MAX(len, tok->min_len);
+    if (len + JSMF_TOKEN_PAD > t->tbuf_cap) {
+        size_t nc = (len + JSMF_TOKEN_PAD) * 2;
+        char *b = realloc(t->tbuf, nc);
+        if (!b)
+            return jsmf_error(JSMF_ENOMEM, "out of memory for a line of %zu bytes", len);
+        t->tbuf = b, t->tbuf_cap = nc;
+    }
+    if (ntok > t->tok_cap) {
+        size_t nc = ntok * 2;
+        const char **a = realloc(t->toks, nc * sizeof *a);
+        if (a)
+            t->toks = a;
+        uint32_t *l = a ? realloc(t->toklens, nc * sizeof *l) : NULL;
+        if (!l)
+            return jsmf_error(JSMF_ENOMEM, "out of memory for a line of %zu bytes", len);
+        t->toklens = l, t->tok_cap = nc;
+    }
+    jsmf_doc d;
+    memset(&d, 0, sizeof d);
+    d.ntokens = jsmf_tokenize(tok, line, len, t->tbuf, t->toks, t->toklens);
+    memset(t->tbuf + len, 0, JSMF_TOKEN_PAD);
+    d.tok = t->toks;
+    d.toklen = t->toklens;
+    t->st.docs_read++;
+    return add_text_doc(t, &d);
+}
+
+/* Count the lines of the current batch on every thread, each into its own table. */
+static int count_batch(jsmf_vocab_counter *vc, const jsmf_tokenizer *tok, size_t nlines)
+{
+    int rc = 0;
+#pragma omp parallel num_threads(vc->ntabs)
+    {
+        word_table *t = vc->tabs[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 256)
+        for (size_t i = 0; i < nlines; i++) {
+            int e;
+#pragma omp atomic read
+            e = rc;
+            if (e)
+                continue;
+            e = add_raw_line(t, tok, vc->batch + vc->line_off[i],
+                             (size_t)(vc->line_off[i + 1] - vc->line_off[i]));
+            if (e) {
+#pragma omp critical(jsmf_vocab_error)
+                if (!rc) { /* the message lives in this thread's buffer: carry it over */
+                    snprintf(vc->errmsg, sizeof vc->errmsg, "%s", jsmf_errmsg());
+#pragma omp atomic write
+                    rc = e;
+                }
+            }
+        }
+    }
+    if (rc)
+        jsmf_error(rc, "%s", vc->errmsg); /* on the calling thread */
+    return rc;
+}
+
+#define BATCH_BYTES ((size_t)8 << 20)
+#define BATCH_LINES ((size_t)1 << 16)
+
+/* Text on several threads: the reader hands over raw lines, which are copied into a batch and
+ * counted in parallel. Counts are sums, so the result does not depend on the partition. */
+static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_tokenizer *tok,
+                             jsmf_progress_fn progress, void *arg)
+{
+    uint64_t size = jsmf_docs_size(r);
+    jsmf_doc d;
+    int rc = 0, more = 1;
+    while (more && !rc) {
+        size_t n = 0, used = 0;
+        while (n < BATCH_LINES && used < BATCH_BYTES) {
+            rc = jsmf_docs_next(r, &d);
+            if (rc <= 0) {
+                more = 0;
+                break;
+            }
+            if (used + d.text_len > vc->batch_cap) {
+                size_t nc = (used + d.text_len) * 2 > BATCH_BYTES ? (used + d.text_len) * 2
+                                                                   : BATCH_BYTES;
+                char *b = realloc(vc->batch, nc);
+                if (!b) {
+                    rc = jsmf_error(JSMF_ENOMEM, "out of memory for a batch of lines");
+                    break;
+                }
+                vc->batch = b, vc->batch_cap = nc;
+            }
+            if (n + 2 > vc->line_cap) {
+                size_t nc = vc->line_cap ? vc->line_cap * 2 : 4096;
+                uint64_t *o = realloc(vc->line_off, nc * sizeof *o);
+                if (!o) {
+                    rc = jsmf_error(JSMF_ENOMEM, "out of memory for a batch of lines");
+                    break;
+                }
+                vc->line_off = o, vc->line_cap = nc;
+            }
+            memcpy(vc->batch + used, d.text, d.text_len);
+            vc->line_off[n++] = used;
+            used += d.text_len;
+            rc = 0;
+        }
+        if (rc < 0)
+            break;
+        if (n) {
+            vc->line_off[n] = used;
+            rc = count_batch(vc, tok, n);
+        }
+        if (progress)
+            progress(arg, jsmf_docs_disk_position(r), size);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_read_opts *ro,
                            jsmf_progress_fn progress, void *arg)
 {
+    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+    if (ro)
+        o = *ro;
+    int threads = omp_get_max_threads();
+    o.raw_text = threads > 1;
     jsmf_docs *r;
-    int rc = jsmf_docs_open(path, ro, &r);
+    int rc = jsmf_docs_open(path, &o, &r);
     if (rc)
         return rc;
     const jsmf_vocab *v = jsmf_docs_vocab(r);
     int text = jsmf_docs_format(r) == JSMF_FORMAT_TEXT;
-    if (c->idmap_cap) /* ids are per input: forget the previous input's mapping */
-        memset(c->idmap, 0, c->idmap_cap * sizeof *c->idmap);
+    if (text && threads > 1) {
+        jsmf_tokenizer tok = o.tok;
+        if (tok.min_len == 0 && tok.max_len == 0) {
+            jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
+            tok = def;
+        }
+        rc = ensure_tables(vc, threads);
+        if (!rc)
+            rc = add_text_parallel(vc, r, &tok, progress, arg);
+        jsmf_docs_close(r);
+        return rc;
+    }
+    if (vc->idmap_cap) /* ids are per input: forget the previous input's mapping */
+        memset(vc->idmap, 0, vc->idmap_cap * sizeof *vc->idmap);
+    word_table *c = vc->tabs[0];
     jsmf_doc d;
     uint64_t size = jsmf_docs_size(r);
     while ((rc = jsmf_docs_next(r, &d)) == 1) {
         c->st.docs_read++;
-        rc = text ? add_text_doc(c, &d) : add_ids_doc(c, &d, v);
+        rc = text ? add_text_doc(c, &d) : add_ids_doc(vc, &d, v);
         if (rc)
             break;
         if (progress && (c->st.docs_read & 4095) == 0)
@@ -347,6 +585,27 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_r
         progress(arg, jsmf_docs_disk_position(r), size);
     jsmf_docs_close(r);
     return rc;
+}
+
+/* Add the counts of table `t` into table `m` (same stopwords). */
+static int merge_table(word_table *m, const word_table *t)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        const word_entry *e = &t->e[i];
+        if (e->stop || e->df == 0)
+            continue;
+        int64_t idx = lookup(m, t->arena + e->off, e->len, 0);
+        if (idx < 0)
+            return (int)idx;
+        m->e[idx].df += e->df;
+        m->e[idx].tf += e->tf;
+    }
+    m->st.docs_read += t->st.docs_read;
+    m->st.docs_counted += t->st.docs_counted;
+    m->st.docs_short += t->st.docs_short;
+    m->st.tokens_read += t->st.tokens_read;
+    m->st.tokens_counted += t->st.tokens_counted;
+    return 0;
 }
 
 typedef struct {
@@ -362,32 +621,40 @@ static int by_df_then_word(const void *a, const void *b)
     return strcmp(x->word, y->word);
 }
 
-int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_vocab_stats *stats)
+int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_vocab_stats *stats)
 {
     *out = NULL;
+    while (vc->ntabs > 1) {
+        int rc = merge_table(vc->tabs[0], vc->tabs[vc->ntabs - 1]);
+        if (rc)
+            return rc;
+        table_free(vc->tabs[--vc->ntabs]);
+    }
+    word_table *c = vc->tabs[0];
     jsmf_vocab_stats *st = &c->st;
     st->words_seen = st->dropped_min_df = st->dropped_max_df = st->dropped_max_words = 0;
     ranked *keep = malloc(((size_t)c->n + 1) * sizeof *keep);
     if (!keep)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
-    double max_df = c->opts.max_df_frac * (double)st->docs_counted;
+    const jsmf_vocab_opts *opt = &vc->opts;
+    double max_df = opt->max_df_frac * (double)st->docs_counted;
     size_t k = 0;
     for (uint32_t i = 0; i < c->n; i++) {
         const word_entry *e = &c->e[i];
         if (e->stop || e->df == 0)
             continue;
         st->words_seen++;
-        if (e->df < c->opts.min_df)
+        if (e->df < opt->min_df)
             st->dropped_min_df++;
-        else if (c->opts.max_df_frac < 1 && (double)e->df > max_df)
+        else if (opt->max_df_frac < 1 && (double)e->df > max_df)
             st->dropped_max_df++;
         else
             keep[k++] = (ranked){e, c->arena + e->off};
     }
     qsort(keep, k, sizeof *keep, by_df_then_word);
-    if (c->opts.max_words && k > c->opts.max_words) {
-        st->dropped_max_words = k - c->opts.max_words;
-        k = c->opts.max_words;
+    if (opt->max_words && k > opt->max_words) {
+        st->dropped_max_words = k - opt->max_words;
+        k = opt->max_words;
     }
     st->words_kept = k;
     jsmf_vocab *v = calloc(1, sizeof *v);

@@ -126,6 +126,20 @@ def main():
     rc, two, _ = run(["vocab", os.path.join(tmp, "a.txt"), os.path.join(tmp, "b.txt"), "-o", "-"] + base)
     check(two == ref, "two inputs equal their concatenation")
 
+    # the thread count changes nothing: not the vocabulary, not the counts reported
+    outs = [run(["vocab", text, "-o", "-", "--threads", str(k)] + base[:-1]) for k in (1, 2, 3, 5)]
+    check(all(o[0] == 0 and o[1] == outs[0][1] and o[2] == outs[0][2] for o in outs),
+          "--threads 1, 2, 3, 5 agree")
+    check(outs[0][1] == ref, "--threads 1 equals the default")
+    # binary garbage is refused whatever the thread count, naming file, line and byte
+    garbage = os.path.join(tmp, "garbage.txt")
+    with open(garbage, "wb") as f:
+        f.write(b"one good line here\nsecond line\x00with a NUL\n")
+    for k in ("1", "2"):
+        rc, _, err = run(["vocab", garbage, "-o", "-", "--threads", k])
+        check(rc == 1 and b"garbage.txt:2: binary data (NUL byte) at byte 30" in err,
+              "binary garbage with %s threads: %d %r" % (k, rc, err))
+
     # UCI and LDA-C of the same documents (words in first-seen order, ids 1-based / 0-based)
     ids, words, bags = {}, [], []
     for line in docs:

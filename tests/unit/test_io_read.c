@@ -420,6 +420,38 @@ static void stdin_restore(pid_t pid, int saved)
     waitpid(pid, NULL, 0);
 }
 
+/* The reader's fingerprint of what it read equals the file's, from a file, a .zst and stdin. */
+static void fingerprint_after_read(const char *path, const char *as, uint64_t want, uint64_t wsize)
+{
+    jsmf_docs *r;
+    CHECK_OK(jsmf_docs_open(as, NULL, &r));
+    if (!r)
+        return;
+    jsmf_doc d;
+    uint64_t h = 0, n = 0;
+    (void)path;
+    while (jsmf_docs_next(r, &d) == 1)
+        ;
+    CHECK_OK(jsmf_docs_fingerprint(r, &h, &n));
+    CHECK(h == want && n == wsize);
+    jsmf_docs_close(r);
+}
+
+static void test_reader_fingerprint(void)
+{
+    const char *files[2] = {"corpus.txt", "long.txt.zst"};
+    for (int i = 0; i < 2; i++) {
+        const char *p = path_in(files[i]);
+        uint64_t want, size;
+        CHECK_OK(jsmf_fingerprint_file(p, &want, &size));
+        fingerprint_after_read(p, p, want, size);
+        int saved;
+        pid_t pid = stdin_from(p, &saved);
+        fingerprint_after_read(p, "-", want, size);
+        stdin_restore(pid, saved);
+    }
+}
+
 static void test_sources_and_resume(const char *plain, const jsmf_read_opts *base)
 {
     char zst[600], multi[600], catted[600];
@@ -596,6 +628,12 @@ static void test_bad_inputs(void)
             fprintf(stderr, "LDA-C case %zu: rc %d: %s\n", i, rc, jsmf_errmsg());
         CHECK(rc == JSMF_EFORMAT);
     }
+    /* a UTF-8 byte-order mark does not stick to the first word */
+    write_str(path_in("bom.txt"), "\xEF\xBB\xBFHello world\n");
+    s.s = NULL, s.n = s.cap = 0;
+    CHECK_OK(read_all(path_in("bom.txt"), NULL, &s, 1));
+    CHECK(s.s && !strcmp(s.s, "#0 @0-15 L1-2: hello world\n"));
+    free(s.s);
     /* text: binary garbage, empty input, a line over the limit (plain and streamed) */
     jsmf_read_opts text = JSMF_READ_OPTS_DEFAULT;
     text.format = JSMF_FORMAT_TEXT;
@@ -701,6 +739,7 @@ int main(void)
         test_sources_and_resume(path_in("corpus.ldac"), &o);
         test_sources_and_resume(path_in("docword.c.txt"), &o);
         test_bad_inputs();
+        test_reader_fingerprint(); /* after test_bad_inputs: it makes long.txt.zst */
     }
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

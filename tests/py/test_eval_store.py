@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""test_eval_store.py — `jsmf eval --store` end to end on a small synthetic corpus: ingest, fit,
+then the store metrics of eval agree with the fit's own summary.json and with numpy on the
+model's A and B (Dominancy, Sparsity, Entropy need only the model); a store of another
+vocabulary is refused with exit 1. Skips until ingest and fit are built."""
+import json, os, subprocess, sys, tempfile
+import numpy as np
+
+JSMF = os.environ.get("JSMF", "build/jsmf")
+ROOT = os.environ.get("ROOT", ".")
+PY = os.environ.get("PYTHON", "/usr/bin/python3")
+
+
+def built(cmd):
+    p = subprocess.run([JSMF, cmd, "--help"], capture_output=True, text=True)
+    return "not built yet" not in p.stdout + p.stderr
+
+
+def jsmf(*args, rc=0):
+    p = subprocess.run([JSMF] + list(args), capture_output=True, text=True)
+    assert p.returncode == rc, (args, p.returncode, p.stderr)
+    return p.stdout
+
+
+def main():
+    for c in ("ingest", "fit", "eval"):
+        if not built(c):
+            print("jsmf %s is not built yet" % c)
+            sys.exit(77)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = lambda name: os.path.join(tmp, name)
+        subprocess.run([PY, os.path.join(ROOT, "tools/synth/synth.py"), "-o", t("corpus.txt"),
+                        "--truth", t("truth"), "--vocab", "300", "--topics", "6", "--docs", "1500",
+                        "--mean-len", "60", "--seed", "2"], check=True, capture_output=True)
+        jsmf("ingest", t("store"), t("corpus.txt"), "--vocab", t("truth/vocab.txt"), "-q")
+        jsmf("fit", t("store"), "-k", "6", "-o", t("model"), "-q")
+        m = json.loads(jsmf("eval", t("model"), "--store", t("store"), "--truth", t("truth"), "--json", "-q"))
+        summary = json.load(open(t("model/summary.json")))
+        print("eval --store:", {k: m[k] for k in ("recovery", "approximation", "dominancy", "specificity",
+                                                 "dissimilarity", "sparsity", "entropy", "l1_error")})
+        assert m["store_docs"] == 1500 - sum(1 for l in open(t("corpus.txt")) if len(l.split()) < 5)
+        for k in ("recovery", "approximation", "dominancy", "specificity", "dissimilarity", "sparsity", "entropy"):
+            assert m[k] is not None and np.isfinite(m[k]), k
+            ref = summary.get("metrics", {}).get(k)
+            if ref is not None:
+                assert abs(m[k] - ref) <= 1e-9 * max(1, abs(ref)), (k, m[k], ref)
+        B, A = np.load(t("model/B.npy")), np.load(t("model/A.npy"))
+        K, N = A.shape[0], B.shape[0]
+        assert abs(m["dominancy"] - np.mean(np.diag(A) / A.sum(1))) < 1e-9
+        sp = np.mean((np.sqrt(N) - np.abs(B).sum(0) / np.sqrt((B ** 2).sum(0))) / (np.sqrt(N) - 1))
+        assert abs(m["sparsity"] - sp) < 1e-9
+        assert m["l1_error"] < 0.5, m["l1_error"]   # an empirical C of 1500 short documents
+        # A store over another vocabulary is refused.
+        subprocess.run([PY, os.path.join(ROOT, "tools/synth/synth.py"), "-o", t("other.txt"),
+                        "--truth", t("other"), "--vocab", "200", "--topics", "3", "--docs", "50",
+                        "--seed", "9"], check=True, capture_output=True)
+        jsmf("ingest", t("store2"), t("other.txt"), "--vocab", t("other/vocab.txt"), "-q")
+        jsmf("eval", t("model"), "--store", t("store2"), rc=1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
