@@ -476,6 +476,19 @@ int io_stream_seek(io_stream *s, uint64_t off)
     }
 }
 
+/* Drop the page mappings of what has been parsed (whole IO_RELEASE blocks before the current
+ * line). Mapped pages count in the resident size until the kernel reclaims them; dropping them
+ * keeps RSS flat over a file of any size. The pages stay in the page cache, and touching the
+ * range again simply maps them back. */
+static void release_behind(io_stream *s)
+{
+    size_t upto = s->pos / IO_RELEASE * IO_RELEASE;
+    if (upto > s->released) {
+        madvise((void *)(s->data + s->released), upto - s->released, MADV_DONTNEED);
+        s->released = upto;
+    }
+}
+
 static int line_too_long(io_stream *s)
 {
     return jsmf_error(JSMF_EFORMAT,
@@ -516,6 +529,8 @@ int io_stream_line(io_stream *s, const unsigned char **line, size_t *len, uint64
     }
     *off = io_stream_offset(s);
     *line = start;
+    if (s->kind == IO_MMAP && s->pos - s->released >= IO_RELEASE)
+        release_behind(s);
     s->pos += n + (nl != NULL);
     s->line++;
     if (n > 0 && start[n - 1] == '\r')
