@@ -370,7 +370,12 @@ int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
     if (s->kind == IO_MMAP) {
         jsmf_hash h;
         jsmf_hash_init(&h);
-        jsmf_hash_update(&h, s->data, s->len);
+        for (size_t at = 0; at < s->len; at += IO_RELEASE) { /* keep the resident size flat */
+            size_t n = s->len - at < IO_RELEASE ? s->len - at : IO_RELEASE;
+            jsmf_hash_update(&h, s->data + at, n);
+            if (at + n <= s->released || at + n < s->pos)
+                madvise((void *)(s->data + at), n, MADV_DONTNEED);
+        }
         *hash = jsmf_hash_final(&h);
         *size = s->len;
         return JSMF_OK;
