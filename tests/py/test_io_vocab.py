@@ -163,7 +163,7 @@ def main():
             f.write(b"%d%s\n" % (len(bag), b"".join(b" %d:%d" % (i, c) for i, c in bag.items())))
     subprocess.run(["zstd", "-q", "-f", os.path.join(tmp, "docword.c.txt")], check=True)
     for inp, extra in ((["docword.c.txt"], []), (["docword.c.txt.zst"], []),
-                       (["c.ldac"], ["--input-vocab", os.path.join(tmp, "vocab.c.txt")])):
+                       (["c.ldac"], ["--uci-vocab", os.path.join(tmp, "vocab.c.txt")])):
         rc, out, err = run(["vocab", os.path.join(tmp, inp[0]), "-o", "-"] + base + extra)
         check(rc == 0 and out == ref, "%s gives the text vocabulary (%d): %s" % (inp[0], rc, err))
     # LDA-C without names: words are the ids (so no stopword can match: compare without any)
