@@ -186,8 +186,8 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
 
 /** Count every document of `path` (any format; "-" = stdin). UCI words come from its
  *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
- *  Text is tokenised and counted on omp_get_max_threads() threads (one word table each, merged
- *  by finish); the result does not depend on the thread count. `progress` may be NULL. Errors
+ *  Text is tokenised and counted on omp_get_max_threads() threads when that is 3 or more (one
+ *  word table each, merged by finish); the result does not depend on the thread count. `progress` may be NULL. Errors
  *  are those of jsmf_docs_open/next; after an error the counter may hold part of the input. */
 int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
                            jsmf_progress_fn progress, void *arg);
