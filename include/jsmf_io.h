@@ -9,7 +9,7 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
- *  - A zstd *file* is decoded on a second thread (a ring of 4 x 1 MiB chunks) when
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when
  *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
  *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
  *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.

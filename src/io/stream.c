@@ -282,8 +282,8 @@ static void *decoder_main(void *arg)
         size_t len = 0;
         long long got;
         do /* a partial chunk is fine, an empty one only at the end */
-            got = zstd_decode(s, s->chunk[slot], IO_CHUNK, &len);
-        while (got > 0 && len < IO_CHUNK / 2);
+            got = zstd_decode(s, s->chunk[slot], IO_DECODE_CHUNK, &len);
+        while (got > 0 && len < IO_DECODE_CHUNK / 2);
         pthread_mutex_lock(&s->mu);
         if (got < 0) {
             s->prod_rc = (int)got;
@@ -307,7 +307,7 @@ static void *decoder_main(void *arg)
 static int start_decoder(io_stream *s)
 {
     for (int i = 0; i < IO_NCHUNK; i++) {
-        s->chunk[i] = malloc(IO_CHUNK);
+        s->chunk[i] = malloc(IO_DECODE_CHUNK);
         if (!s->chunk[i])
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for the decoder", s->name);
     }
