@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "jsmf.h"
 #include "jsmf_fit.h"
@@ -226,7 +227,13 @@ int main(int argc, char **argv)
     o.mem_bytes = 20ull << 30;
     jsmf_model *m = NULL;
     jsmf_fit_report *r = calloc(1, sizeof *r);
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     int rc = jsmf_fit(&src, NULL, &o, &m, r);
+    getrusage(RUSAGE_SELF, &u1);
+    double cpu = (u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) + (u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) +
+                 1e-6 * ((u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                         (u1.ru_stime.tv_usec - u0.ru_stime.tv_usec));
     if (rc) {
         fprintf(stderr, "fit_bench: %s\n", jsmf_errmsg());
         return 1;
@@ -234,11 +241,12 @@ int main(int argc, char **argv)
     uint32_t passes = 0;
     for (uint32_t s = 0; s < r->n_trace; s++)
         passes += r->trace[s].eig_iters;
-    /* N K mode nnz total load rectify anchors B A metrics peak_MB C_MB eig_passes anchors... */
-    printf("%u\t%u\t%s\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%u\t%.3g",
+    /* N K mode nnz total load rectify anchors B A metrics peak_MB C_MB eig_passes clip cpu
+     * anchors... */
+    printf("%u\t%u\t%s\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%u\t%.3g\t%.2f",
            n, k, mode == JSMF_MODE_DENSE ? "dense" : "stream", (unsigned long long)nnz,
            r->t_total, r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
-           r->t_metrics, peak_rss_mb(), base, passes, r->final_neg_frac);
+           r->t_metrics, peak_rss_mb(), base, passes, r->final_neg_frac, cpu);
     for (uint32_t a = 0; a < k; a++)
         printf("%c%u", a ? ',' : '\t', m->anchors[a]);
     printf("\n");
