@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "jsmf.h"
 #include "jsmf_fit.h"
@@ -130,6 +131,17 @@ static int cmp_cv(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double t_start;
+static void progress(void *arg, const char *what, double done, double total)
+{
+    (void)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (getenv("FIT_BENCH_PROGRESS"))
+        fprintf(stderr, "%8.1fs %s %.0f/%.0f\n", ts.tv_sec + ts.tv_nsec * 1e-9 - t_start, what,
+                done, total);
+}
+
 static double peak_rss_mb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -224,6 +236,10 @@ int main(int argc, char **argv)
     o.rectify_iters = iters;
     o.eig_tol = eig_tol;
     o.eig_step_maxit = argc > 8 ? (uint32_t)atoi(argv[8]) : 0;
+    o.progress = progress;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t_start = ts.tv_sec + ts.tv_nsec * 1e-9;
     o.mem_bytes = 20ull << 30;
     jsmf_model *m = NULL;
     jsmf_fit_report *r = calloc(1, sizeof *r);
