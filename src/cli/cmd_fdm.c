@@ -596,6 +596,12 @@ int cmd_fdm(int argc, char **argv)
     snprintf(ckpt, len + 6, "%.*s.ckpt", (int)len, o.output);
     o.p.checkpoint = o.p.checkpoint_every || o.p.stop_after ? ckpt : NULL;
 
+    int noted = 0;
+    char gpu[128];
+    if (o.p.device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
+        cli_info("note: %s; using the CPU", jsmf_errmsg()); /* now, not after the run */
+        noted = 1;
+    }
     progress_ctx pc = {-1};
     o.p.progress = on_progress;
     o.p.progress_arg = &pc;
@@ -610,7 +616,7 @@ int cmd_fdm(int argc, char **argv)
     cli_progress_done();
     if (rc)
         goto out;
-    if (r.note[0])
+    if (r.note[0] && !noted)
         cli_info("note: %s", r.note);
     if ((rc = save_model(&o, &in, &r, t0)))
         goto out;
