@@ -85,6 +85,9 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs);
 /** Documents read so far and tokens outside the vocabulary (for progress and messages). */
 uint64_t jsmf_docreader_docs(const jsmf_docreader *r);
 uint64_t jsmf_docreader_oov(const jsmf_docreader *r);
+/** Bytes of the inputs consumed as stored on disk (compressed bytes for zstd) and their total
+ *  size; total is 0 when unknown (stdin among the inputs). */
+void jsmf_docreader_bytes(const jsmf_docreader *r, double *done, double *total);
 void jsmf_docreader_close(jsmf_docreader *r);
 void jsmf_docbatch_free(jsmf_docbatch *b);
 
