@@ -65,6 +65,8 @@ typedef struct jsmf_fit_opts {
     uint32_t dense_max_n;     /**< AUTO picks dense when N <= this (default: measured crossover) */
     double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-7) */
     uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */
+    uint32_t eig_step_maxit;  /**< cap for the warm-started steps after the first (0: eig_maxit);
+                                   1 interleaves one subspace iteration with each AP step */
     /** Called between steps and during passes (may be NULL): what, done, total. */
     void (*progress)(void *arg, const char *what, double done, double total);
     void *progress_arg;

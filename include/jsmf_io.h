@@ -63,7 +63,8 @@ typedef struct jsmf_read_opts {
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
     uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
     uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages; 0 = 1) */
-    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
+    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB, at most 4 GiB - 1.
+                                   Longer: JSMF_EFORMAT */
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises

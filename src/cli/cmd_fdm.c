@@ -67,11 +67,11 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
     if (held >= 0)
         pc->last_held = held;
     char what[64];
-    snprintf(what, sizeof what, "train %.4f", pc->last_held);
     if (pc->last_held > 0)
-        cli_progress_update(what, (double)step, (double)steps, "steps");
+        snprintf(what, sizeof what, "held-out %.4f", pc->last_held);
     else
-        cli_progress_update("train", (double)step, (double)steps, "steps");
+        snprintf(what, sizeof what, "training");
+    cli_progress_update(what, (double)step, (double)steps, "steps");
     return got_signal != 0;
 }
 

@@ -27,6 +27,8 @@ static void usage(FILE *f)
             "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
             "  --snls-tol X, --snls-maxit N          per-word solver stop (1e-7, 1000)\n"
             "  --eig-tol X             relative Ritz residual of the streaming eigensolver (1e-7)\n"
+            "  --eig-step-maxit N      eigensolver passes per AP step after the first (default 50;\n"
+            "                          1 = one subspace iteration per AP step, fastest)\n"
             "  --levels K1,K2,...      super-topic levels below K (e.g. 25 -k then --levels 5)\n"
             "  --min-anchor-df N       words in fewer than N documents are never anchors\n"
             "  --mode auto|dense|stream  N x N in memory, or row blocks from factors (auto)\n"
@@ -116,6 +118,8 @@ static int parse_args(int argc, char **argv, fit_args *a)
             rc = cli_parse_double("--snls-tol", v, &a->o.snls_tol);
         } else if ((v = cli_opt_value(argc, argv, &i, "--snls-maxit", NULL, &err))) {
             rc = cli_parse_u32("--snls-maxit", v, &a->o.snls_maxit);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--eig-step-maxit", NULL, &err))) {
+            rc = cli_parse_u32("--eig-step-maxit", v, &a->o.eig_step_maxit);
         } else if ((v = cli_opt_value(argc, argv, &i, "--eig-tol", NULL, &err))) {
             rc = cli_parse_double("--eig-tol", v, &a->o.eig_tol);
         } else if ((v = cli_opt_value(argc, argv, &i, "--levels", NULL, &err))) {
@@ -225,14 +229,6 @@ static int open_npy(const char *path, fit_input *in)
     return JSMF_OK;
 }
 
-/* Weak until the store stage is merged: without it a store INPUT is refused, .npy still works. */
-#pragma weak jsmf_store_open
-#pragma weak jsmf_store_close
-#pragma weak jsmf_store_stats_get
-#pragma weak jsmf_store_vocab
-#pragma weak jsmf_store_source
-#pragma weak jsmf_store_source_release
-
 static int open_input(const char *path, fit_input *in)
 {
     struct stat st;
@@ -240,8 +236,6 @@ static int open_input(const char *path, fit_input *in)
         return jsmf_error(JSMF_ENOTFOUND, "%s: no such store or matrix file", path);
     if (!S_ISDIR(st.st_mode))
         return open_npy(path, in);
-    if (!jsmf_store_open)
-        return jsmf_error(JSMF_ENOTSUP, "%s: this jsmf was built without the store", path);
     int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
     if (!rc)
         rc = jsmf_store_stats_get(in->store, &in->stats);

@@ -13,7 +13,7 @@
 
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
  * faster than the streaming one. */
-#define FIT_DENSE_MAX_N 1000
+#define FIT_DENSE_MAX_N 600
 
 void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
 {

@@ -31,7 +31,7 @@ static void orth_against(uint32_t n, uint32_t p, double **Vb, uint32_t nb, doubl
 
 int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
                  uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
-                 uint64_t seed, double *U, double *lam, uint32_t *iters)
+                 uint64_t seed, double *U, double *lam, uint32_t *iters, double *next)
 {
     if (p > n)
         p = n;
@@ -141,6 +141,8 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t
             U[(size_t)i * k + c] = Y[(size_t)i * p + c];
     for (uint32_t c = 0; c < k; c++)
         lam[c] = w[m - 1 - c];
+    if (next)
+        memcpy(next, AY, sizeof(double) * np);
     if (iters)
         *iters = (it < maxit ? it + 1 : maxit) * depth;
 out:

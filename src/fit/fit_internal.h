@@ -62,11 +62,12 @@ int fit_syev(uint32_t p, double *A, double *w);
 
 /* Top-K algebraic eigenpairs of the symmetric operator apply(ctx, V, p, Z) (Z = A V), by block
  * Krylov (depth) with Rayleigh-Ritz and restarts, warm-started from Q0 (n x p0 columns, may be
- * NULL). U (n x k), lam (k, descending). */
+ * NULL). U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the last
+ * Ritz vectors: the warm start that advances the subspace by one power step. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
 int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
                  uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
-                 uint64_t seed, double *U, double *lam, uint32_t *iters);
+                 uint64_t seed, double *U, double *lam, uint32_t *iters, double *next);
 
 /* Random numbers that do not depend on threads. */
 uint64_t fit_rng_next(uint64_t *s);

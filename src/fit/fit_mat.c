@@ -106,9 +106,92 @@ static void apply_block(void *arg, uint32_t r0, uint32_t nb, const double *rows,
                 a->p, 0.0, a->Z + (size_t)r0 * a->p, a->p);
 }
 
+/* Factored apply: X = Y + E with Y = WG W^T and E = max(-Y, 0) the clip correction, so
+ * X V = WG (W^T V) + E V. The first term is exact in factor space; E is generated block by block
+ * with the one GEMM that makes Y, and applied sparsely while few entries are clipped (dense
+ * GEMM on the clipped block otherwise). */
+typedef struct {
+    const fit_mat *m;
+    uint32_t p;
+    const double *V, *WtV;
+    double *Z;
+    double **buf;
+    uint64_t *cnt;
+    double *mass;
+} fac_ctx;
+
+static void fac_block(fac_ctx *a, uint32_t blk, uint32_t r0, uint32_t nb, int tid)
+{
+    const fit_mat *m = a->m;
+    size_t n = m->n;
+    uint32_t p = a->p, r = m->r;
+    double *Y = a->buf[tid], *Zb = a->Z + (size_t)r0 * p;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, r, 1.0, m->WG + (size_t)r0 * r, r,
+                m->W, r, 0.0, Y, n);
+    uint64_t c = 0;
+    double mass = 0;
+    for (size_t e = 0; e < (size_t)nb * n; e++)
+        if (Y[e] < 0)
+            c++, mass -= Y[e];
+    a->cnt[blk] = c, a->mass[blk] = mass;
+    if (c * 8 > (uint64_t)nb * n) { /* many clipped: one dense GEMM on max(Y, 0) */
+        for (size_t e = 0; e < (size_t)nb * n; e++)
+            Y[e] = Y[e] > 0 ? Y[e] : 0;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, n, 1.0, Y, n, a->V, p, 0.0,
+                    Zb, p);
+        return;
+    }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, r, 1.0, m->WG + (size_t)r0 * r,
+                r, a->WtV, p, 0.0, Zb, p);
+    for (uint32_t i = 0; i < nb; i++) {
+        const double *y = Y + (size_t)i * n;
+        double *z = Zb + (size_t)i * p;
+        for (size_t j = 0; j < n; j++)
+            if (y[j] < 0)
+                cblas_daxpy(p, -y[j], a->V + j * p, 1, z, 1);
+    }
+}
+
+static int factor_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
+                        double *negmass)
+{
+    uint32_t n = m->n, b = m->block ? m->block : 64, nblk = (n + b - 1) / b;
+    int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
+    fac_ctx a = {m, p, V, NULL, Z, calloc(nt, sizeof(double *)), calloc(nblk, sizeof(uint64_t)),
+                 calloc(nblk, sizeof(double))};
+    double *WtV = malloc(sizeof(double) * m->r * p);
+    int fail = !a.buf || !a.cnt || !a.mass || !WtV;
+    for (int t = 0; t < nt && !fail; t++)
+        fail = !(a.buf[t] = malloc(sizeof(double) * (size_t)b * n));
+    if (!fail) {
+        fit_gemm_tn(n, m->r, p, m->W, V, WtV);
+        a.WtV = WtV;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (uint32_t blk = 0; blk < nblk; blk++) {
+            uint32_t r0 = blk * b, nb = n - r0 < b ? n - r0 : b;
+            fac_block(&a, blk, r0, nb, omp_get_thread_num());
+        }
+        uint64_t c = 0;
+        double s = 0;
+        for (uint32_t blk = 0; blk < nblk; blk++)
+            c += a.cnt[blk], s += a.mass[blk];
+        if (nneg)
+            *nneg = c;
+        if (negmass)
+            *negmass = s;
+    }
+    for (int t = 0; t < nt && a.buf; t++)
+        free(a.buf[t]);
+    free(a.buf), free(a.cnt), free(a.mass), free(WtV);
+    return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory for %u-row blocks of %u words", b, n)
+                : JSMF_OK;
+}
+
 int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
                   double *negmass)
 {
+    if (m->kind == FIT_FACTOR && m->scale == 1.0)
+        return factor_apply(m, V, p, Z, nneg, negmass);
     if (m->kind == FIT_SPARSE) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(m->threads > 0 ? m->threads : omp_get_max_threads())
         for (uint32_t i = 0; i < m->n; i++) {

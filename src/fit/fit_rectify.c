@@ -270,7 +270,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     F->g = malloc(sizeof(double) * r);
     double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
     double *Wold = malloc(sizeof(double) * n * r), *gold = malloc(sizeof(double) * r);
-    double *Q0 = malloc(sizeof(double) * n * r);
+    double *Q0 = malloc(sizeof(double) * n * r), *Qn = malloc(sizeof(double) * n * (k + q));
     src_apply sa = {0};
     sa.C = C, sa.threads = nt, sa.rowcap = 4096, sa.nnzcap = 1 << 20;
     sa.brow = malloc(sizeof(uint32_t) * sa.rowcap);
@@ -278,7 +278,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     sa.bcol = malloc(sizeof(uint32_t) * sa.nnzcap);
     sa.bval = malloc(sizeof(double) * sa.nnzcap);
     int rc = JSMF_OK;
-    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !sa.brow || !sa.boff ||
+    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !Qn || !sa.brow || !sa.boff ||
         !sa.bcol || !sa.bval) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factored iterate (N=%u)", n);
         goto out;
@@ -286,7 +286,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     uint32_t iters = 0;
     progress(o, "rectify", 0, o->rectify_iters);
     rc = fit_eig_topk(src_apply_fn, &sa, n, k, k + q1, 3, NULL, 0, o->eig_tol, o->eig_maxit,
-                      o->seed, U, lam, &iters);
+                      o->seed, U, lam, &iters, NULL);
     if (rc)
         goto out;
     passes += sa.passes;
@@ -294,13 +294,17 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     jsmf_fit_trace tr = {NAN, F->g[k], 0, 0, lam[k - 1], iters};
     for (uint32_t t = 1; t < o->rectify_iters; t++) {
         progress(o, "rectify", t, o->rectify_iters);
-        for (uint32_t i = 0; i < n; i++) {
-            memcpy(Q0 + (size_t)i * r, U + (size_t)i * k, sizeof(double) * k);
-            Q0[(size_t)i * r + k] = 1.0 / sqrt((double)n);
-        }
+        /* warm start: the previous operator applied to its Ritz vectors (one power step ahead
+         * of them), or for the first generated step [U, 1] */
+        if (t == 1)
+            for (uint32_t i = 0; i < n; i++) {
+                memcpy(Q0 + (size_t)i * r, U + (size_t)i * k, sizeof(double) * k);
+                Q0[(size_t)i * r + k] = 1.0 / sqrt((double)n);
+            }
         fac_apply fa = {F, 0, 0, 0, &passes};
-        rc = fit_eig_topk(fac_apply_fn, &fa, n, k, k + q, 1, Q0, r, o->eig_tol, o->eig_maxit,
-                          o->seed + t, U, lam, &iters);
+        rc = fit_eig_topk(fac_apply_fn, &fa, n, k, k + q, 1, t == 1 ? Q0 : Qn, t == 1 ? r : k + q,
+                          o->eig_tol, o->eig_step_maxit ? o->eig_step_maxit : o->eig_maxit,
+                          o->seed + t, U, lam, &iters, Qn);
         if (rc)
             goto out;
         tr.neg_frac = (double)fa.nneg / ((double)n * n);
@@ -317,7 +321,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     if (rep)
         rep->passes += passes;
 out:
-    free(U), free(lam), free(Wold), free(gold), free(Q0);
+    free(U), free(lam), free(Wold), free(gold), free(Q0), free(Qn);
     free(sa.brow), free(sa.boff), free(sa.bcol), free(sa.bval);
     if (rc)
         fit_mat_free(F);

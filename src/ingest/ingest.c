@@ -275,6 +275,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
                 over |= g->add[t] > accum_room(g->acc, t);
             if (over && (rc = checkpoint(g)))
                 return rc;
+            r = &g->recs[g->cur]; /* a checkpoint moves the current record to the front */
             for (int t = 0; t < T; t++)
                 if (g->add[t] > accum_limit(g->acc))
                     return jsmf_error(JSMF_ENOMEM, "%s: document %llu has %u distinct words, too "

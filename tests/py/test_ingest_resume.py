@@ -42,6 +42,19 @@ def main():
     assert flushes >= 30, "want many checkpoints, got %d" % flushes
     want_bytes, want_info = export_bytes(ref, tmp), summary(ref)
 
+    # 0. the other accumulators: all dense; dense block for frequent words + hash tables
+    for extra in (["--mem", "64M"], ["--mem", "8M"]):
+        s = os.path.join(tmp, "acc%s.store" % extra[1])
+        p = run("ingest", s, a, b, "--vocab", vpath, *extra)
+        assert export_bytes(s, tmp) == want_bytes, "accumulator with %s differs" % extra
+        assert summary(s) == want_info
+    hybrid = [a, b, "--vocab", vpath, "--mem", "8M", "--threads", "2"]
+    store = os.path.join(tmp, "hybrid.store")
+    run("ingest", store, *hybrid, ok=97, env={"JSMF_TEST_EXIT_AFTER_COMMIT": "1"})
+    run("ingest", store, *hybrid, ok=98, env={"JSMF_TEST_EXIT_IN_COMMIT": "2"})
+    run("ingest", store, *hybrid)
+    assert export_bytes(store, tmp) == want_bytes, "interrupted hybrid accumulator differs"
+
     # 1. hooks: exit right after the K-th commit, or inside the K-th transaction, chained
     store = os.path.join(tmp, "hooks.store")
     interruptions = 0

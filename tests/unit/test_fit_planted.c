@@ -90,7 +90,8 @@ int main(void)
         jsmf_model *m = NULL;
         o.mode = JSMF_MODE_DENSE;
         o.recover = methods[mi];
-        o.snls_maxit = 5000;
+        o.snls_tol = 1e-11;
+        o.snls_maxit = 3000;
         CHECK_OK(jsmf_fit(&src, NULL, &o, &m, NULL));
         if (m) {
             double e = b_error(m, n, k, B);

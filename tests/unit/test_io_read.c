@@ -628,6 +628,12 @@ static void test_bad_inputs(void)
             fprintf(stderr, "LDA-C case %zu: rc %d: %s\n", i, rc, jsmf_errmsg());
         CHECK(rc == JSMF_EFORMAT);
     }
+    /* a UTF-8 byte-order mark does not stick to the first word */
+    write_str(path_in("bom.txt"), "\xEF\xBB\xBFHello world\n");
+    s.s = NULL, s.n = s.cap = 0;
+    CHECK_OK(read_all(path_in("bom.txt"), NULL, &s, 1));
+    CHECK(s.s && !strcmp(s.s, "#0 @0-15 L1-2: hello world\n"));
+    free(s.s);
     /* text: binary garbage, empty input, a line over the limit (plain and streamed) */
     jsmf_read_opts text = JSMF_READ_OPTS_DEFAULT;
     text.format = JSMF_FORMAT_TEXT;
