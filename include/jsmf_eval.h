@@ -5,9 +5,10 @@
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
- *    B, counts are positive. jsmf_docbatch does that mapping for any input jsmf_io.h reads.
- *  - theta is fitted by the EM fixed point of seed 004 App. E (maximise sum_w n_w log sum_k
- *    theta_k B_wk over the simplex); convergence is certified by the Frank-Wolfe duality gap
+ *    B, counts are positive. jsmf_docreader does that mapping for any input jsmf_io.h reads.
+ *  - theta is fitted by the EM fixed point (accelerated by SQUAREM) for seed 004 App. E
+ *    (maximise sum_w n_w log sum_k theta_k B_wk over the simplex); convergence is certified by
+ *    the Frank-Wolfe duality gap
  *    max_k g_k - 1 (g = gradient per token), an upper bound on the distance to the optimum in
  *    log-likelihood per token.
  *  - Functions taking a batch run OpenMP-parallel over documents; results do not depend on the

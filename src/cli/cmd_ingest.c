@@ -38,7 +38,12 @@ static void usage(FILE *f)
             "  --mem SIZE         memory for the accumulator (default 1G): a checkpoint is\n"
             "                     written whenever it is full\n"
             "  --threads N        threads generating pairs (default: all cores)\n"
-            "  --force            ingest inputs again that the store already holds completely\n");
+            "  --force            ingest inputs again that the store already holds completely\n"
+            "                     (without it they are skipped; all skipped is an error)\n"
+            "  --accumulator=dense|hash  force the in-memory layout (for measurements; the\n"
+            "                     store is the same either way)\n\n"
+            "A one-line summary goes to stderr at the end; progress is drawn when stderr is a\n"
+            "terminal. The store layout is formats/store.md.\n");
 }
 
 static int parse_args(int argc, char **argv, ingest_args *a)
