@@ -263,6 +263,9 @@ int cmd_ingest(int argc, char **argv)
     free(a.inputs);
     if (rc)
         return cli_fail(rc);
+    if (r.oversize_docs)
+        cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was added alone, "
+                 "over the budget, and checkpointed", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
     if (r.inputs_skipped)
         cli_info("%u input%s already in %s skipped (--force ingests them again)",
                  r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);

@@ -187,7 +187,9 @@ uint64_t accum_limit(const accum *a)
 
 uint64_t accum_room(const accum *a, int t)
 {
-    return a->hashed ? a->limit - a->t[t].count : a->limit;
+    if (!a->hashed)
+        return a->limit;
+    return a->t[t].count < a->limit ? a->limit - a->t[t].count : 0;
 }
 
 uint64_t accum_entries(const accum *a)
@@ -215,8 +217,17 @@ static void clear_now(accum *a)
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++) {
         table *t = &a->t[i];
-        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
         t->count = 0, t->sorted = 0;
+        if (t->mask + 1 > a->cap) {
+            /* grown past the budget by an oversize document: back to the budget */
+            entry *e = big_alloc(a->cap * sizeof *e);
+            if (e) {
+                big_free(t->e, (t->mask + 1) * sizeof *t->e);
+                t->e = e, t->mask = a->cap - 1, t->shift = 64 - __builtin_ctzll(a->cap);
+                continue;
+            }
+        }
+        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
     }
 }
 

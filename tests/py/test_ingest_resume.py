@@ -33,7 +33,8 @@ def main():
     write_text(vpath, vocab)
     a, b = os.path.join(tmp, "a.txt"), os.path.join(tmp, "b.txt")
     write_text(a, lines[:500])
-    write_text(b, lines[500:])
+    # one long document: more distinct pairs than the 1M budget's tables hold
+    write_text(b, lines[500:700] + [" ".join(vocab[:400])] + lines[700:])
     args = [a, b, "--vocab", vpath, "--mem", "1M", "--accumulator=hash", "--threads", "2"]
 
     ref = os.path.join(tmp, "ref.store")
@@ -41,6 +42,7 @@ def main():
     p = run("ingest", ref, *args)
     t_ref = time.monotonic() - t0  # kills are timed relative to it (sanitizer builds are slow)
     flushes = int(p.stderr.split(b" checkpoints")[0].split()[-1])
+    assert b"1 document had more word pairs than --mem holds" in p.stderr, p.stderr
     assert flushes >= 30, "want many checkpoints, got %d" % flushes
     want_bytes, want_info = export_bytes(ref, tmp), summary(ref)
 
