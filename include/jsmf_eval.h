@@ -46,18 +46,6 @@ int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *e
                        uint32_t *match, double *dist);
 
 /* ---------------------------------------------------------------------------------------------
- * Word lookup: text -> row of a vocabulary.
- * ------------------------------------------------------------------------------------------- */
-
-typedef struct jsmf_wordmap jsmf_wordmap;
-
-/** Hash map of the words of `v` (not copied: `v` must outlive the map). */
-int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
-/** Row of word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
-uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
-void jsmf_wordmap_free(jsmf_wordmap *m);
-
-/* ---------------------------------------------------------------------------------------------
  * Documents in batches, in the model's vocabulary.
  * ------------------------------------------------------------------------------------------- */
 
