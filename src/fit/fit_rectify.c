@@ -246,9 +246,12 @@ static void add_trace(jsmf_fit_report *rep, const jsmf_fit_trace *t)
         rep->trace[rep->n_trace++] = *t;
 }
 
+/* Rows per generated block: from the memory budget alone (never from the thread count, so that
+ * the blocking, and with it every rounding, is the same whatever the threads). */
 uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt)
 {
-    uint64_t b = mem / 4 / ((uint64_t)(nt > 0 ? nt : 1) * n * sizeof(double));
+    (void)nt;
+    uint64_t b = mem / 32 / ((uint64_t)n * sizeof(double));
     if (b > 256)
         b = 256;
     if (b < 8)

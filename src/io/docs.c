@@ -339,7 +339,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
         vpath = strcmp(path, "-") ? uci_vocab_path(path) : NULL;
         if (!vpath)
             return jsmf_error(JSMF_EINVAL,
-                              "%s: UCI input needs its vocabulary file: name it (--input-vocab), "
+                              "%s: UCI input needs its vocabulary file: name it (--uci-vocab), "
                               "or call the input docword.X.txt[.zst] with vocab.X.txt beside it",
                               r->s->name);
         vp = vpath;
@@ -347,7 +347,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
     rc = jsmf_vocab_read(vp, &r->vocab);
     if (rc == JSMF_ENOTFOUND && vpath)
         rc = jsmf_error(JSMF_ENOTFOUND, "%s: UCI vocabulary %s not found (give it with "
-                        "--input-vocab)", r->s->name, vpath);
+                        "--uci-vocab)", r->s->name, vpath);
     if (!rc && r->vocab->n != r->W)
         rc = jsmf_error(JSMF_EFORMAT, "%s: UCI header says W = %" PRIu64 " words but %s has %u",
                         r->s->name, r->W, vp, r->vocab->n);

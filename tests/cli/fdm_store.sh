@@ -1,8 +1,8 @@
 #!/bin/sh
 # fdm_store.sh — 'jsmf fdm' on a real store (a slice of the shipped KJV passages): a random start
 # and a warm start from 'jsmf fit' both write a model that 'topics', 'eval' and 'report' read;
-# the warm start begins at a lower held-out loss than the random one; a .npy exported from the
-# same store gives the same model as the store itself.
+# the warm start begins at a lower held-out loss than the random one; C exported from the same
+# store as .npy or MatrixMarket gives the same model as the store itself.
 set -u
 JSMF=${JSMF:-build/jsmf}
 ROOT=${ROOT:-.}
@@ -40,5 +40,12 @@ PY
 "$JSMF" export "$d/store" -o "$d/C.npy" --format npy -q || { echo "FAIL: export"; fail=1; }
 "$JSMF" fdm "$d/C.npy" -k 8 -o "$d/npy" $opts || { echo "FAIL: fdm on npy"; fail=1; }
 cmp -s "$d/rand/B.npy" "$d/npy/B.npy" || { echo "FAIL: .npy input gives another model than the store"; fail=1; }
+"$JSMF" export "$d/store" -o "$d/C.mtx" -q || { echo "FAIL: export mm"; fail=1; }
+"$JSMF" fdm "$d/C.mtx" -k 8 -o "$d/mtx" $opts || { echo "FAIL: fdm on MatrixMarket"; fail=1; }
+cmp -s "$d/rand/B.npy" "$d/mtx/B.npy" || { echo "FAIL: MatrixMarket input gives another model than the store"; fail=1; }
+printf '%%%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n3 1 0.5\n' >"$d/bad.mtx"
+printf 'a\nb\n' >"$d/bad.mtx.vocab.txt"
+"$JSMF" fdm "$d/bad.mtx" -k 1 -o "$d/bad" $opts 2>"$d/err"
+[ $? -eq 1 ] && grep -q "bad.mtx:3" "$d/err" || { echo "FAIL: bad MatrixMarket line not named"; cat "$d/err"; fail=1; }
 [ $fail -eq 0 ] && echo "fdm on a store ok"
 exit $fail

@@ -43,6 +43,7 @@ out=$("$J" fit "$T/store" -k 4 -o "$T/m3" -q)
 cmp -s "$T/m1/B.npy" "$T/m2/B.npy" || fail "refused fit touched the existing MODEL"
 "$J" fit "$T/store" -k 4 -o "$T/m1" -q --force || fail "--force"
 "$J" fit "$T/store" -k 600 -o "$T/x" -q 2>/dev/null; [ $? -eq 1 ] || fail "K >= N not exit 1"
+"$J" fit "$T/store" -k 4 -o "$T/x" --rectify dr --mode stream -q 2>/dev/null; [ $? -eq 1 ] || fail "DR in streaming mode not refused"
 "$J" fit "$T/nope" -k 4 -o "$T/x" -q 2>/dev/null; [ $? -eq 1 ] || fail "missing input not exit 1"
 "$J" fit --help | grep -q "rectify" || fail "--help"
 

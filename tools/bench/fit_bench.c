@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "jsmf.h"
 #include "jsmf_fit.h"
@@ -129,6 +131,17 @@ static int cmp_cv(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static double t_start;
+static void progress(void *arg, const char *what, double done, double total)
+{
+    (void)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (getenv("FIT_BENCH_PROGRESS"))
+        fprintf(stderr, "%8.1fs %s %.0f/%.0f\n", ts.tv_sec + ts.tv_nsec * 1e-9 - t_start, what,
+                done, total);
+}
+
 static double peak_rss_mb(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
@@ -223,10 +236,20 @@ int main(int argc, char **argv)
     o.rectify_iters = iters;
     o.eig_tol = eig_tol;
     o.eig_step_maxit = argc > 8 ? (uint32_t)atoi(argv[8]) : 0;
+    o.progress = progress;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t_start = ts.tv_sec + ts.tv_nsec * 1e-9;
     o.mem_bytes = 20ull << 30;
     jsmf_model *m = NULL;
     jsmf_fit_report *r = calloc(1, sizeof *r);
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     int rc = jsmf_fit(&src, NULL, &o, &m, r);
+    getrusage(RUSAGE_SELF, &u1);
+    double cpu = (u1.ru_utime.tv_sec - u0.ru_utime.tv_sec) + (u1.ru_stime.tv_sec - u0.ru_stime.tv_sec) +
+                 1e-6 * ((u1.ru_utime.tv_usec - u0.ru_utime.tv_usec) +
+                         (u1.ru_stime.tv_usec - u0.ru_stime.tv_usec));
     if (rc) {
         fprintf(stderr, "fit_bench: %s\n", jsmf_errmsg());
         return 1;
@@ -234,11 +257,12 @@ int main(int argc, char **argv)
     uint32_t passes = 0;
     for (uint32_t s = 0; s < r->n_trace; s++)
         passes += r->trace[s].eig_iters;
-    /* N K mode nnz total load rectify anchors B A metrics peak_MB C_MB eig_passes anchors... */
-    printf("%u\t%u\t%s\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%u\t%.3g",
+    /* N K mode nnz total load rectify anchors B A metrics peak_MB C_MB eig_passes clip cpu
+     * anchors... */
+    printf("%u\t%u\t%s\t%llu\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%u\t%.3g\t%.2f",
            n, k, mode == JSMF_MODE_DENSE ? "dense" : "stream", (unsigned long long)nnz,
            r->t_total, r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
-           r->t_metrics, peak_rss_mb(), base, passes, r->final_neg_frac);
+           r->t_metrics, peak_rss_mb(), base, passes, r->final_neg_frac, cpu);
     for (uint32_t a = 0; a < k; a++)
         printf("%c%u", a ? ',' : '\t', m->anchors[a]);
     printf("\n");
