@@ -8,58 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- word -> id map over the store's vocabulary ------------------------------------------ */
-
-typedef struct wordmap {
-    const jsmf_vocab *v;
-    uint32_t *slot;
-    uint32_t *len;    /* word lengths: compared before the bytes */
-    uint64_t mask;
-} wordmap;
-
-static inline uint64_t hash_bytes(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
-static int wordmap_init(wordmap *m, const jsmf_vocab *v)
-{
-    uint64_t cap = 64;
-    while (cap < (uint64_t)v->n * 2)
-        cap <<= 1;
-    m->v = v;
-    m->mask = cap - 1;
-    m->slot = malloc(cap * sizeof *m->slot);
-    m->len = malloc((v->n ? v->n : 1) * sizeof *m->len);
-    if (!m->slot || !m->len)
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    memset(m->slot, 0xff, cap * sizeof *m->slot);
-    for (uint32_t i = 0; i < v->n; i++) {
-        m->len[i] = (uint32_t)strlen(v->words[i]);
-        uint64_t h = hash_bytes(v->words[i], m->len[i]) & m->mask;
-        while (m->slot[h] != UINT32_MAX)
-            h = (h + 1) & m->mask;
-        m->slot[h] = i;
-    }
-    return JSMF_OK;
-}
-
-static inline uint32_t wordmap_find(const wordmap *m, const char *w, size_t n)
-{
-    uint64_t h = hash_bytes(w, n) & m->mask;
-    for (;;) {
-        uint32_t id = m->slot[h];
-        if (id == UINT32_MAX)
-            return id;
-        if (m->len[id] == n && !memcmp(m->v->words[id], w, n))
-            return id;
-        h = (h + 1) & m->mask;
-    }
-}
-
 /* ---- one run ----------------------------------------------------------------------------- */
 
 typedef struct run {
@@ -67,7 +15,7 @@ typedef struct run {
     const jsmf_ingest_opts *o;
     jsmf_ingest *g;
     jsmf_vocab *vocab;
-    wordmap map;
+    jsmf_wordmap *map;
     jsmf_store_params params;
     jsmf_store_input *recs;   /* the store's records, plus the ones started in this run */
     uint32_t nrecs;
@@ -160,7 +108,7 @@ static int build_xlat(run *r, jsmf_docs *d)
     if (!(r->xlat = malloc((fv->n ? fv->n : 1) * sizeof *r->xlat)))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < fv->n; i++)
-        r->xlat[i] = wordmap_find(&r->map, fv->words[i], strlen(fv->words[i]));
+        r->xlat[i] = jsmf_wordmap_find(r->map, fv->words[i], strlen(fv->words[i]));
     r->nxlat = fv->n;
     return JSMF_OK;
 }
@@ -174,7 +122,7 @@ static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
         if (rc)
             return rc;
         for (uint32_t i = 0; i < doc->ntokens; i++) {
-            uint32_t id = wordmap_find(&r->map, doc->tok[i], doc->toklen[i]);
+            uint32_t id = jsmf_wordmap_find(r->map, doc->tok[i], doc->toklen[i]);
             if (id == UINT32_MAX)
                 oov++;
             else
@@ -262,7 +210,7 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     if (!rc)
         rc = jsmf_store_params_get(s, &r.params);
     if (!rc)
-        rc = wordmap_init(&r.map, r.vocab);
+        rc = jsmf_wordmap_new(r.vocab, &r.map);
     if (!rc)
         rc = jsmf_store_inputs(s, &r.recs, &r.nrecs);
     if (!rc)
@@ -291,7 +239,8 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     }
     if (sum)
         *sum = local;
+    jsmf_wordmap_free(r.map);
     jsmf_vocab_free(r.vocab);
-    free(r.map.slot), free(r.map.len), free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
+    free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
     return rc;
 }
