@@ -31,8 +31,7 @@ int store_lmdb_error(jsmf_store *s, int rc, const char *what)
 
 int store_read_begin(jsmf_store *s, MDB_txn **t)
 {
-    unsigned flags = s->writable ? 0 : MDB_RDONLY;
-    int rc = mdb_txn_begin(s->env, NULL, flags | MDB_RDONLY, t);
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
     if (rc == MDB_MAP_RESIZED) {
         /* a writer grew the map: adopt its size and retry */
         if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
