@@ -7,7 +7,7 @@
 # domain; ../shared/corpora/kjv), each cut into passages of about 100 words: 3,215 documents,
 # one per line, lowercase words of 3+ letters. Shipped here so a fresh clone needs nothing else.
 #
-# usage: sh examples/run.sh            (K=20 topics, 5 super-topics; set K=, LEVELS=, JSMF=)
+# usage: sh examples/run.sh      (K=20 topics, 5 super-topics; set K=, LEVELS=, JSMF=, OUT=)
 # Everything is written to examples/out/ (removed first).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +16,7 @@ JSMF=${JSMF:-$root/build/jsmf}
 K=${K:-20}
 LEVELS=${LEVELS:-5}
 corpus=$here/kjv-passages.txt.zst
-out=$here/out
+out=${OUT:-$here/out}
 
 [ -x "$JSMF" ] || make -C "$root" >/dev/null
 rm -rf "$out"
@@ -41,11 +41,17 @@ echo "== fit: K=$K topics, $LEVELS super-topics"
 step fit "$JSMF" fit "$out/store" -k "$K" --levels "$LEVELS" -o "$out/model"
 echo "== topics"
 step topics "$JSMF" topics "$out/model" --top 10
-echo "== infer: topic mixtures of the first 3 passages (theta per topic, tab-separated)"
+echo "== infer: topic mixtures of the first 3 passages (their two largest topics; all of theta in out/theta.tsv)"
 zstd -dc "$corpus" | head -n 3 >"$out/three.txt"
 step infer sh -c '"$0" infer "$1" "$2" >"$3"' "$JSMF" "$out/model" "$out/three.txt" "$out/theta.tsv"
-awk -F '\t' '{ best = 2; for (i = 3; i <= NF; i++) if ($i > $best) best = i;
-               printf "passage %d: topic %d (%.2f)\n", $1, best - 2, $best }' "$out/theta.tsv"
+"$JSMF" topics "$out/model" --format tsv --top 5 >"$out/topics.tsv"
+# For each passage: its two largest topics, with their top words.
+awk -F '\t' 'NR == FNR { if (FNR > 1) words[$1] = $5; next }
+    { a = 2; for (i = 3; i <= NF; i++) if ($i > $a) a = i
+      b = (a == 2) ? 3 : 2; for (i = 2; i <= NF; i++) if (i != a && $i > $b) b = i
+      printf "passage %d: %2.0f%% topic %d (%s), %2.0f%% topic %d (%s)\n", $1,
+             100 * $a, a - 2, words[a - 2], 100 * $b, b - 2, words[b - 2] }' \
+    "$out/topics.tsv" "$out/theta.tsv"
 echo "== eval (store metrics, coherence and held-out likelihood over the passages)"
 step eval "$JSMF" eval "$out/model" --store "$out/store" --corpus "$corpus"
 "$JSMF" eval "$out/model" --store "$out/store" --corpus "$corpus" --json -q >"$out/metrics.json"

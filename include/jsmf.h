@@ -140,6 +140,14 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out);
 /** Write a vocabulary file; with df/tf when present. */
 int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
 
+/** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
+ *  eval to the model's). The map refers to `v`'s words without copying: `v` must outlive it. */
+typedef struct jsmf_wordmap jsmf_wordmap;
+int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
+/** Row of the word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
+uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
+void jsmf_wordmap_free(jsmf_wordmap *m);
+
 #ifdef __cplusplus
 }
 #endif

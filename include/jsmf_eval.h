@@ -5,9 +5,10 @@
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
- *    B, counts are positive. jsmf_docbatch does that mapping for any input jsmf_io.h reads.
- *  - theta is fitted by the EM fixed point of seed 004 App. E (maximise sum_w n_w log sum_k
- *    theta_k B_wk over the simplex); convergence is certified by the Frank-Wolfe duality gap
+ *    B, counts are positive. jsmf_docreader does that mapping for any input jsmf_io.h reads.
+ *  - theta is fitted by the EM fixed point (accelerated by SQUAREM) for seed 004 App. E
+ *    (maximise sum_w n_w log sum_k theta_k B_wk over the simplex); convergence is certified by
+ *    the Frank-Wolfe duality gap
  *    max_k g_k - 1 (g = gradient per token), an upper bound on the distance to the optimum in
  *    log-likelihood per token.
  *  - Functions taking a batch run OpenMP-parallel over documents; results do not depend on the
@@ -45,18 +46,6 @@ int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *e
                        uint32_t *match, double *dist);
 
 /* ---------------------------------------------------------------------------------------------
- * Word lookup: text -> row of a vocabulary.
- * ------------------------------------------------------------------------------------------- */
-
-typedef struct jsmf_wordmap jsmf_wordmap;
-
-/** Hash map of the words of `v` (not copied: `v` must outlive the map). */
-int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
-/** Row of word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
-uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
-void jsmf_wordmap_free(jsmf_wordmap *m);
-
-/* ---------------------------------------------------------------------------------------------
  * Documents in batches, in the model's vocabulary.
  * ------------------------------------------------------------------------------------------- */
 
@@ -85,6 +74,9 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs);
 /** Documents read so far and tokens outside the vocabulary (for progress and messages). */
 uint64_t jsmf_docreader_docs(const jsmf_docreader *r);
 uint64_t jsmf_docreader_oov(const jsmf_docreader *r);
+/** Bytes of the inputs consumed as stored on disk (compressed bytes for zstd) and their total
+ *  size; total is 0 when unknown (stdin among the inputs). */
+void jsmf_docreader_bytes(const jsmf_docreader *r, double *done, double *total);
 void jsmf_docreader_close(jsmf_docreader *r);
 void jsmf_docbatch_free(jsmf_docbatch *b);
 

@@ -9,7 +9,9 @@
  *  - Every flush of the accumulator is a checkpoint (jsmf_store_commit): it carries the progress
  *    of each input, so a resumed ingest neither skips nor double-counts a document.
  *  - The memory budget bounds the accumulator tables and batch buffers; the store's own commit
- *    (LMDB dirty pages, at most ~512 MiB) and the N-sized arrays come on top.
+ *    (LMDB dirty pages, at most ~512 MiB) and the N-sized arrays come on top. A single document
+ *    with more distinct-word pairs than the tables hold is added alone, exceeding the budget by
+ *    its pairs (48 bytes each) for that moment, and checkpointed at once.
  */
 #ifndef JSMF_INGEST_H
 #define JSMF_INGEST_H
@@ -42,6 +44,8 @@ typedef struct jsmf_ingest_summary {
     uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
     uint64_t pairs;           /**< pair updates (upper triangle, diagonal included) */
     uint64_t flushes;         /**< checkpoints committed */
+    uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:
+                                   each added alone (over the budget) and checkpointed */
     uint32_t inputs_done;     /**< inputs read to the end */
     uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
     uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */

@@ -9,7 +9,7 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
- *  - A zstd *file* is decoded on a second thread (a ring of 4 x 1 MiB chunks) when
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when
  *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
  *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
  *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.
@@ -63,7 +63,8 @@ typedef struct jsmf_read_opts {
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
     uint64_t start_doc;       /**< resume: index of that document (for numbering and messages) */
     uint64_t start_line;      /**< resume: 1-based line number at start_offset (for messages; 0 = 1) */
-    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB. Longer: JSMF_EFORMAT */
+    uint64_t max_line;        /**< longest line accepted, in bytes; 0 = 256 MiB, at most 4 GiB - 1.
+                                   Longer: JSMF_EFORMAT */
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
@@ -185,12 +186,15 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
 
 /** Count every document of `path` (any format; "-" = stdin). UCI words come from its
  *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
- *  `progress` may be NULL. Errors are those of jsmf_docs_open/next. */
+ *  Text is tokenised and counted on omp_get_max_threads() threads when that is 3 or more (one
+ *  word table each, merged by finish); the result does not depend on the thread count. `progress` may be NULL. Errors
+ *  are those of jsmf_docs_open/next; after an error the counter may hold part of the input. */
 int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
                            jsmf_progress_fn progress, void *arg);
 
 /** Curate and return the vocabulary (words with df and tf, sorted by df descending, ties by
- *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error. */
+ *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error.
+ *  Call once; then only jsmf_vocab_counter_free. */
 int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_vocab_stats *stats);
 
 void jsmf_vocab_counter_free(jsmf_vocab_counter *c);

@@ -195,7 +195,12 @@ static int eval_corpus(const eval_args *a, const jsmf_model *m, eval_results *re
     int n = 0;
     while (!rc && (n = jsmf_docreader_next(r, &b, 4096)) > 0) {
         rc = jsmf_docmetrics_add(res->dm, &b);
-        cli_progress_update("corpus", (double)jsmf_docreader_docs(r), 0, "documents");
+        double done, total;
+        jsmf_docreader_bytes(r, &done, &total);
+        if (total > 0)
+            cli_progress_update("corpus", done / 1048576, total / 1048576, "MiB");
+        else
+            cli_progress_update("corpus", (double)jsmf_docreader_docs(r), 0, "documents");
     }
     if (!rc && n < 0)
         rc = n;
@@ -248,14 +253,14 @@ static void print_text(const eval_args *a, const jsmf_model *m, const eval_resul
         printf("  %-28s %.6g   (top %u words, epsilon %g; mean over topics)\n", "coherence",
                d->coherence, a->top, a->eps);
         if (d->coherence_missing)
-            printf("  %-28s %llu top words never occur in the corpus (their pairs left out)\n",
-                   "", (unsigned long long)d->coherence_missing);
+            printf("  %-28s %llu   (top words absent from the corpus; their pairs left out)\n",
+                   "coherence_missing_words", (unsigned long long)d->coherence_missing);
         printf("  %-28s %.6g   (%llu tokens of %llu documents; even/odd token split)\n",
                "heldout_loglik_per_token", d->heldout_ll, (unsigned long long)d->heldout_tokens,
                (unsigned long long)d->heldout_docs);
         if (d->heldout_zero)
-            printf("  %-28s %llu scored tokens have probability 0 under the model (left out)\n",
-                   "", (unsigned long long)d->heldout_zero);
+            printf("  %-28s %llu   (scored tokens of probability 0 under the model; left out)\n",
+                   "heldout_zero_prob_tokens", (unsigned long long)d->heldout_zero);
     }
     if (r->have_truth)
         printf("\nagainst the ground truth %s:\n  %-28s %.6g   (mean over %u matched topics)\n",

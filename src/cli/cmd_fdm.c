@@ -1,5 +1,5 @@
 /* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (seed 004) by SGD on pairs
- * sampled from the C of a store (or of an exported .npy), on the CPU or a CUDA GPU, resumable
+ * sampled from the C of a store (or an exported .npy / .mtx), on the CPU or a CUDA GPU, resumable
  * through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
 #include <errno.h>
 #include <math.h>
@@ -20,9 +20,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
         "Fit the full dependence mixture model (FDM): Adam on the loss -log M(mu,alpha)_uv of\n"
-        "pairs (u,v) drawn from the co-occurrence C. INPUT is a store, or a .npy C written by\n"
-        "'jsmf export' with FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same\n"
-        "command after a kill resumes from it (on the CPU the result equals an uninterrupted run).\n\n"
+        "pairs (u,v) drawn from the co-occurrence C. INPUT is a store, or a C written by 'jsmf\n"
+        "export' (MatrixMarket or .npy) with FILE.vocab.txt beside it. A run checkpoints to\n"
+        "MODEL.ckpt; the same command after a kill resumes from it (on the CPU the result\n"
+        "equals an uninterrupted run).\n\n"
         "options:\n"
         "  -k, --topics T          number of topics (default: K of --init)\n"
         "  -o, --output MODEL      model directory to write\n"
@@ -67,11 +68,11 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
     if (held >= 0)
         pc->last_held = held;
     char what[64];
-    snprintf(what, sizeof what, "train %.4f", pc->last_held);
     if (pc->last_held > 0)
-        cli_progress_update(what, (double)step, (double)steps, "steps");
+        snprintf(what, sizeof what, "held-out %.4f", pc->last_held);
     else
-        cli_progress_update("train", (double)step, (double)steps, "steps");
+        snprintf(what, sizeof what, "training");
+    cli_progress_update(what, (double)step, (double)steps, "steps");
     return got_signal != 0;
 }
 
@@ -194,6 +195,27 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
+/* FILE.vocab.txt as 'jsmf export' writes it, or the name with its extension replaced. */
+static int read_side_vocab(const char *path, uint32_t n, fdm_input *in)
+{
+    size_t len = strlen(path) + 16;
+    char *vp = malloc(len);
+    if (!vp)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    snprintf(vp, len, "%s.vocab.txt", path);
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (access(vp, F_OK) && dot && (!slash || dot > slash))
+        snprintf(vp, len, "%.*s.vocab.txt", (int)(dot - path), path);
+    int rc = jsmf_vocab_read(vp, &in->vocab);
+    if (rc)
+        rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
+    else if (in->vocab->n != n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, in->vocab->n,
+                        path, n, n);
+    free(vp);
+    return rc;
+}
+
 static int open_npy(const char *path, fdm_input *in)
 {
     double *c = NULL;
@@ -229,21 +251,92 @@ static int open_npy(const char *path, fdm_input *in)
     in->csr = (jsmf_csr){n, in->rowptr, in->cols, in->vals};
     jsmf_csr_source(&in->csr, &in->src);
 
-    /* FILE.vocab.txt as 'jsmf export' writes it, or the name without .npy */
-    size_t len = strlen(path) + 16;
-    char *vp = malloc(len);
-    if (!vp)
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    snprintf(vp, len, "%s.vocab.txt", path);
-    if (access(vp, F_OK))
-        snprintf(vp, len, "%.*s.vocab.txt", (int)(strlen(path) - 4), path);
-    rc = jsmf_vocab_read(vp, &in->vocab);
-    if (rc)
-        rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
-    else if (in->vocab->n != n)
-        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, in->vocab->n,
-                        path, n, n);
-    free(vp);
+    return read_side_vocab(path, n, in);
+}
+
+typedef struct mm_entry {
+    uint32_t r, c;
+    double v;
+} mm_entry;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const mm_entry *x = a, *y = b;
+    if (x->r != y->r)
+        return x->r < y->r ? -1 : 1;
+    return x->c < y->c ? -1 : x->c > y->c;
+}
+
+/* MatrixMarket 'coordinate real symmetric|general', as 'jsmf export --format mm' writes it. */
+static int open_mm(const char *path, fdm_input *in)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
+    char line[1024];
+    unsigned long long lineno = 1, nnz = 0;
+    unsigned rows = 0, cols = 0;
+    int rc = 0, sym = 0;
+    mm_entry *e = NULL;
+    if (!fgets(line, sizeof line, f) || strncmp(line, "%%MatrixMarket matrix coordinate real", 37) ||
+        (!(sym = strstr(line, "symmetric") != NULL) && !strstr(line, "general"))) {
+        rc = jsmf_error(JSMF_EFORMAT, "%s:1: expected '%%%%MatrixMarket matrix coordinate real "
+                        "symmetric' (or general)", path);
+        goto out;
+    }
+    while (fgets(line, sizeof line, f) && (++lineno, line[0] == '%'))
+        ;
+    if (sscanf(line, "%u %u %llu", &rows, &cols, &nnz) != 3 || rows != cols || rows == 0) {
+        rc = jsmf_error(JSMF_EFORMAT, "%s:%llu: expected the size line 'N N NNZ' of a square "
+                        "matrix", path, lineno);
+        goto out;
+    }
+    e = malloc((sym ? 2 * nnz : nnz) * sizeof *e + 1);
+    if (!e) {
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    uint64_t z = 0;
+    for (unsigned long long i = 0; i < nnz; i++) {
+        unsigned r, c;
+        double v;
+        lineno++;
+        if (!fgets(line, sizeof line, f) || sscanf(line, "%u %u %lf", &r, &c, &v) != 3 || r < 1 ||
+            c < 1 || r > rows || c > rows) {
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%llu: expected 'ROW COLUMN VALUE' with 1 <= ROW, "
+                            "COLUMN <= %u (%llu entries announced)", path, lineno, rows, nnz);
+            goto out;
+        }
+        e[z++] = (mm_entry){r - 1, c - 1, v};
+        if (sym && r != c)
+            e[z++] = (mm_entry){c - 1, r - 1, v};
+    }
+    qsort(e, z, sizeof *e, cmp_entry);
+    in->rowptr = calloc((size_t)rows + 1, sizeof *in->rowptr);
+    in->cols = malloc((z ? z : 1) * sizeof *in->cols);
+    in->vals = malloc((z ? z : 1) * sizeof *in->vals);
+    if (!in->rowptr || !in->cols || !in->vals) {
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < z; i++) {
+        if (m && i && e[i].r == e[i - 1].r && e[i].c == e[i - 1].c) {
+            in->vals[m - 1] += e[i].v; /* duplicates add up */
+            continue;
+        }
+        in->cols[m] = e[i].c, in->vals[m] = e[i].v, m++;
+        in->rowptr[e[i].r + 1] = m;
+    }
+    for (uint32_t r = 0; r < rows; r++) /* empty rows end where the previous row did */
+        if (in->rowptr[r + 1] < in->rowptr[r])
+            in->rowptr[r + 1] = in->rowptr[r];
+    in->csr = (jsmf_csr){rows, in->rowptr, in->cols, in->vals};
+    jsmf_csr_source(&in->csr, &in->src);
+    rc = read_side_vocab(path, rows, in);
+out:
+    free(e);
+    fclose(f);
     return rc;
 }
 
@@ -253,8 +346,19 @@ static int open_input(const char *path, fdm_input *in)
     struct stat sb;
     if (stat(path, &sb))
         return jsmf_error(JSMF_ENOTFOUND, "%s: %s", path, strerror(errno));
-    if (!S_ISDIR(sb.st_mode) && ends_with(path, ".npy"))
-        return open_npy(path, in);
+    if (!S_ISDIR(sb.st_mode)) {
+        char magic[16] = "";
+        FILE *f = fopen(path, "rb");
+        size_t got = f ? fread(magic, 1, sizeof magic - 1, f) : 0;
+        if (f)
+            fclose(f);
+        if (got >= 6 && !memcmp(magic, "\x93NUMPY", 6))
+            return open_npy(path, in);
+        if (got >= 14 && !memcmp(magic, "%%MatrixMarket", 14))
+            return open_mm(path, in);
+        if (ends_with(path, ".npy"))
+            return open_npy(path, in); /* for its error message */
+    }
     int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
     if (!rc)
         rc = jsmf_store_stats_get(in->store, &in->stats);
@@ -492,6 +596,12 @@ int cmd_fdm(int argc, char **argv)
     snprintf(ckpt, len + 6, "%.*s.ckpt", (int)len, o.output);
     o.p.checkpoint = o.p.checkpoint_every || o.p.stop_after ? ckpt : NULL;
 
+    int noted = 0;
+    char gpu[128];
+    if (o.p.device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
+        cli_info("note: %s; using the CPU", jsmf_errmsg()); /* now, not after the run */
+        noted = 1;
+    }
     progress_ctx pc = {-1};
     o.p.progress = on_progress;
     o.p.progress_arg = &pc;
@@ -506,7 +616,7 @@ int cmd_fdm(int argc, char **argv)
     cli_progress_done();
     if (rc)
         goto out;
-    if (r.note[0])
+    if (r.note[0] && !noted)
         cli_info("note: %s", r.note);
     if ((rc = save_model(&o, &in, &r, t0)))
         goto out;

@@ -131,6 +131,17 @@ static void write_theta(const infer_args *a, uint64_t index, const double *theta
     }
 }
 
+/* Progress in MiB of the inputs when their sizes are known, else in documents. */
+static void show_progress(const jsmf_docreader *r, uint64_t docs)
+{
+    double done, total;
+    jsmf_docreader_bytes(r, &done, &total);
+    if (total > 0)
+        cli_progress_update("inferring", done / 1048576, total / 1048576, "MiB");
+    else
+        cli_progress_update("inferring", (double)docs, 0, "documents");
+}
+
 static int run_infer(const infer_args *a)
 {
     jsmf_model *m = NULL;
@@ -161,7 +172,7 @@ static int run_infer(const infer_args *a)
             write_theta(a, b.first_index + d, theta + (uint64_t)d * m->k, m->k, tokens, b.oov[d]);
         }
         docs += b.ndocs;
-        cli_progress_update("inferring", (double)docs, 0, "documents");
+        show_progress(r, docs);
         if (ferror(stdout))
             break;
     }

@@ -38,7 +38,12 @@ static void usage(FILE *f)
             "  --mem SIZE         memory for the accumulator (default 1G): a checkpoint is\n"
             "                     written whenever it is full\n"
             "  --threads N        threads generating pairs (default: all cores)\n"
-            "  --force            ingest inputs again that the store already holds completely\n");
+            "  --force            ingest inputs again that the store already holds completely\n"
+            "                     (without it they are skipped; all skipped is an error)\n"
+            "  --accumulator=dense|hash  force the in-memory layout (for measurements; the\n"
+            "                     store is the same either way)\n\n"
+            "A one-line summary goes to stderr at the end; progress is drawn when stderr is a\n"
+            "terminal. The store layout is formats/store.md.\n");
 }
 
 static int parse_args(int argc, char **argv, ingest_args *a)
@@ -258,6 +263,9 @@ int cmd_ingest(int argc, char **argv)
     free(a.inputs);
     if (rc)
         return cli_fail(rc);
+    if (r.oversize_docs)
+        cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was added alone, "
+                 "over the budget, and checkpointed", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
     if (r.inputs_skipped)
         cli_info("%u input%s already in %s skipped (--force ingests them again)",
                  r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);

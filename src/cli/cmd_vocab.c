@@ -20,7 +20,7 @@ static void usage(FILE *f)
         "options:\n"
         "  -o, --output VOCAB    where to write the vocabulary (required)\n"
         "  --format F            text|uci|ldac|auto (default auto: sniffed from the content)\n"
-        "  --input-vocab FILE    UCI: the vocabulary of the docword file (default vocab.X.txt\n"
+        "  --uci-vocab FILE      UCI: the vocabulary of the docword file (default vocab.X.txt\n"
         "                        beside docword.X.txt); LDA-C: names of the ids\n"
         "  --stopwords S         en (built-in English list, default), none, or a FILE of words\n"
         "  --min-df N            keep words in at least N counted documents (default 5)\n"
@@ -29,8 +29,9 @@ static void usage(FILE *f)
         "  --min-doc-len N       count only documents with >= N tokens after stopwords (default 5)\n"
         "  --min-word-len N      text: shortest token in bytes (default 3)\n"
         "  --max-word-len N      text: longest token in bytes (default 64)\n"
-        "  --threads N           threads (default: OpenMP's); with 2 or more, zstd files are\n"
-        "                        decoded on a thread of their own while words are counted\n"
+        "  --threads N           threads (default: OpenMP's): 2 or more decode zstd files on a\n"
+        "                        thread of their own; 3 or more also tokenise and count text\n"
+        "                        on N threads. The result does not depend on N\n"
         "  -q, --quiet           no progress or summary\n"
         "  --progress, --no-progress\n"
         "\n"
@@ -71,7 +72,8 @@ static int parse_args(int argc, char **argv, vocab_args *a)
             if (f < 0)
                 return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", v);
             a->ro.format = (jsmf_format)f;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--input-vocab", NULL, &err))) {
+        } else if (!err &&
+                   (v = cli_opt_value(argc, argv, &i, "--uci-vocab", "--input-vocab", &err))) {
             a->input_vocab = v;
         } else if (!err && (v = cli_opt_value(argc, argv, &i, "--stopwords", NULL, &err))) {
             a->stopwords = v;

@@ -20,37 +20,21 @@ void jsmf_vocab_free(jsmf_vocab *v)
     free(v);
 }
 
-/* FNV-1a: only used to detect duplicate words while reading. */
-static uint64_t hash_word(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
+/* Returns 1 and the two rows if a word appears twice: the map finds a word's first row, so
+ * any later row of the same word is a duplicate. */
 static int find_duplicate(const jsmf_vocab *v, uint32_t *first, uint32_t *second)
 {
-    size_t cap = 16;
-    while (cap < (size_t)v->n * 2)
-        cap <<= 1;
-    uint32_t *slot = malloc(cap * sizeof *slot);
-    if (!slot)
-        return JSMF_ENOMEM;
-    memset(slot, 0xff, cap * sizeof *slot);
+    jsmf_wordmap *m;
+    int rc = jsmf_wordmap_new(v, &m);
+    if (rc)
+        return rc;
     int found = 0;
     for (uint32_t i = 0; i < v->n && !found; i++) {
-        size_t h = hash_word(v->words[i]) & (cap - 1);
-        while (slot[h] != UINT32_MAX) {
-            if (strcmp(v->words[slot[h]], v->words[i]) == 0) {
-                *first = slot[h], *second = i, found = 1;
-                break;
-            }
-            h = (h + 1) & (cap - 1);
-        }
-        slot[h] = i;
+        uint32_t w = jsmf_wordmap_find(m, v->words[i], strlen(v->words[i]));
+        if (w != i)
+            *first = w, *second = i, found = 1;
     }
-    free(slot);
+    jsmf_wordmap_free(m);
     return found;
 }
 
@@ -165,7 +149,7 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
     fclose(f);
     if (!rc && v->n == 0)
         rc = jsmf_error(JSMF_EFORMAT, "%s: vocabulary is empty", path);
-    uint32_t a, b;
+    uint32_t a = 0, b = 0;
     if (!rc) {
         int dup = find_duplicate(v, &a, &b);
         if (dup < 0)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jsmf_eval.h"
+#include "eval_util.h"
 
 struct jsmf_docmetrics {
     const jsmf_model *m;
@@ -21,30 +22,15 @@ struct jsmf_docmetrics {
     double *coh;                /* K, filled by result_get */
 };
 
-typedef struct { double p; uint32_t row; } ranked;
-
-static int by_prob_desc(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->p != y->p)
-        return x->p < y->p ? 1 : -1;
-    return (x->row > y->row) - (x->row < y->row); /* ties: lower row first, deterministic */
-}
-
 static int pick_top_words(jsmf_docmetrics *acc)
 {
-    const jsmf_model *m = acc->m;
-    ranked *r = malloc((m->n ? m->n : 1) * sizeof *r);
-    if (!r)
+    uint32_t *heap = malloc((acc->top ? acc->top : 1) * sizeof *heap);
+    if (!heap)
         return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-    for (uint32_t t = 0; t < acc->k; t++) {
-        for (uint32_t w = 0; w < m->n; w++)
-            r[w].p = m->B[(uint64_t)w * m->k + t], r[w].row = w;
-        qsort(r, m->n, sizeof *r, by_prob_desc);
-        for (uint32_t i = 0; i < acc->top; i++)
-            acc->topw[(uint64_t)t * acc->top + i] = r[i].row;
-    }
-    free(r);
+    for (uint32_t t = 0; t < acc->k; t++) /* ties: lower row first, deterministic */
+        eval_top_indices(acc->m->B + t, acc->m->n, acc->m->k, acc->top, heap,
+                         acc->topw + (uint64_t)t * acc->top);
+    free(heap);
     return 0;
 }
 

@@ -2,6 +2,7 @@
  * sparse count vectors over a model's rows: the common front end of infer and eval. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jsmf_eval.h"
 
@@ -18,6 +19,8 @@ struct jsmf_docreader {
     uint32_t *touched;           /* rows with a non-zero counter, N at most */
     uint32_t ntouched;
     uint64_t ndocs, oov;
+    uint64_t bytes_total;        /* on-disk size of all inputs (0 when one is stdin) */
+    uint64_t bytes_done;         /* on-disk size of the inputs finished */
 };
 
 int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
@@ -35,6 +38,15 @@ int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_re
         r->opts.tok = tok;
     }
     r->vocab = vocab;
+    for (uint32_t i = 0; i < npaths; i++) {
+        struct stat st;
+        if (strcmp(paths[i], "-") && !stat(paths[i], &st)) {
+            r->bytes_total += (uint64_t)st.st_size;
+        } else {
+            r->bytes_total = 0;
+            break;
+        }
+    }
     r->count = calloc(vocab->n ? vocab->n : 1, sizeof *r->count);
     r->touched = malloc((vocab->n ? vocab->n : 1) * sizeof *r->touched);
     int rc = r->count && r->touched ? jsmf_wordmap_new(vocab, &r->map)
@@ -168,6 +180,7 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
         if (rc < 0)
             return rc;
         if (rc == 0) {
+            r->bytes_done += jsmf_docs_size(r->docs);
             jsmf_docs_close(r->docs);
             r->docs = NULL;
             r->cur++;
@@ -181,6 +194,12 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
 
 uint64_t jsmf_docreader_docs(const jsmf_docreader *r) { return r->ndocs; }
 uint64_t jsmf_docreader_oov(const jsmf_docreader *r) { return r->oov; }
+
+void jsmf_docreader_bytes(const jsmf_docreader *r, double *done, double *total)
+{
+    *total = (double)r->bytes_total;
+    *done = (double)r->bytes_done + (r->docs ? (double)jsmf_docs_disk_position(r->docs) : 0.0);
+}
 
 void jsmf_docreader_close(jsmf_docreader *r)
 {

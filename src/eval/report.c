@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "jsmf_eval.h"
+#include "eval_util.h"
 #include "report_page.h"
 
 /* p(z) = row sums of A; uniform when A carries no mass. */
@@ -24,50 +25,66 @@ static void topic_sizes(const jsmf_model *m, double *p)
         p[t] = total > 0 ? p[t] / total : 1.0 / m->k;
 }
 
-/* Rows of B-breve, p(z | w) = B_wz p(z) / f_w, and the word frequencies f_w = sum_z B_wz p(z). */
-static void topic_profiles(const jsmf_model *m, const double *p, double *R, double *f)
+/* Row w of B-breve, p(z | w) = B_wz p(z) / f_w, into r; returns the word's frequency
+ * f_w = sum_z B_wz p(z). A word no topic produces gets the uniform profile. */
+static double word_profile(const jsmf_model *m, const double *p, uint32_t w, double *r)
 {
-    uint32_t k = m->k;
-    for (uint32_t w = 0; w < m->n; w++) {
-        const double *b = m->B + (uint64_t)w * k;
-        double *r = R + (uint64_t)w * k, s = 0;
-        for (uint32_t t = 0; t < k; t++)
-            s += r[t] = b[t] * p[t];
-        f[w] = s;
-        for (uint32_t t = 0; t < k; t++)
-            r[t] = s > 0 ? r[t] / s : 1.0 / k;
-    }
+    const double *b = m->B + (uint64_t)w * m->k;
+    double s = 0;
+    for (uint32_t t = 0; t < m->k; t++)
+        s += r[t] = b[t] * p[t];
+    for (uint32_t t = 0; t < m->k; t++)
+        r[t] = s > 0 ? r[t] / s : 1.0 / m->k;
+    return s;
 }
 
-/* Principal axes of the rows of R weighted by f: xy = (R - mean) [v1 v2], explained = the two
+enum { PROJ_BLOCK = 1024 };
+
+/* Principal axes of the rows of B-breve weighted by f, in passes over the words with one block
+ * of rows in memory (the model may be large): the weighted mean, the covariance by blocked
+ * SYRK, its eigenvectors (LAPACK), then xy = (r_w - mean) [v1 v2] and explained = the two
  * largest eigenvalues over the trace. Signs fixed so each axis's largest entry is positive. */
-static int project_rows(const double *R, const double *f, uint32_t n, uint32_t k, double *xy,
-                        double *explained)
+static int projection(const jsmf_model *m, double *xy, double *f, double *explained)
 {
-    double *X = malloc(((uint64_t)n * k + (uint64_t)k * k + 2 * (uint64_t)k) * sizeof *X);
-    if (!X)
+    uint32_t k = m->k, n = m->n;
+    if (k < 2)
+        return jsmf_error(JSMF_EINVAL, "report: a projection needs at least 2 topics");
+    double *work = malloc(((uint64_t)PROJ_BLOCK * k + (uint64_t)k * k + 4 * (uint64_t)k) *
+                          sizeof *work);
+    if (!work)
         return jsmf_error(JSMF_ENOMEM, "report: out of memory for the projection");
-    double *cov = X + (uint64_t)n * k, *mean = cov + (uint64_t)k * k, *eig = mean + k;
+    double *X = work, *cov = X + (uint64_t)PROJ_BLOCK * k, *mean = cov + (uint64_t)k * k;
+    double *eig = mean + k, *p = eig + k, *r = p + k;
+    topic_sizes(m, p);
     double ftot = 0;
-    for (uint32_t w = 0; w < n; w++)
-        ftot += f[w];
     memset(mean, 0, k * sizeof *mean);
-    for (uint32_t w = 0; w < n; w++)
-        for (uint32_t t = 0; t < k; t++)
-            mean[t] += f[w] / ftot * R[(uint64_t)w * k + t];
     for (uint32_t w = 0; w < n; w++) {
-        double s = sqrt(f[w] / ftot);
+        ftot += f[w] = word_profile(m, p, w, r);
         for (uint32_t t = 0; t < k; t++)
-            X[(uint64_t)w * k + t] = s * (R[(uint64_t)w * k + t] - mean[t]);
+            mean[t] += f[w] * r[t];
     }
-    cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)k, (int)n, 1.0, X, (int)k, 0.0, cov,
-                (int)k);
+    if (!(ftot > 0))
+        ftot = 1;
+    for (uint32_t t = 0; t < k; t++)
+        mean[t] /= ftot;
+    memset(cov, 0, (uint64_t)k * k * sizeof *cov);
+    for (uint32_t w0 = 0; w0 < n; w0 += PROJ_BLOCK) {
+        uint32_t rows = n - w0 < PROJ_BLOCK ? n - w0 : PROJ_BLOCK;
+        for (uint32_t i = 0; i < rows; i++) {
+            double *x = X + (uint64_t)i * k, sw = sqrt(f[w0 + i] / ftot);
+            word_profile(m, p, w0 + i, x);
+            for (uint32_t t = 0; t < k; t++)
+                x[t] = sw * (x[t] - mean[t]);
+        }
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)k, (int)rows, 1.0, X, (int)k,
+                    1.0, cov, (int)k);
+    }
     int info = LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', (int)k, cov, (int)k, eig);
     if (info) {
-        free(X);
+        free(work);
         return jsmf_error(JSMF_ENUMERIC, "report: eigendecomposition failed (info %d)", info);
     }
-    double trace = 0;
+    double trace = 0, sign[2];
     for (uint32_t t = 0; t < k; t++)
         trace += eig[t] > 0 ? eig[t] : 0;
     for (int a = 0; a < 2; a++) {
@@ -76,32 +93,21 @@ static int project_rows(const double *R, const double *f, uint32_t n, uint32_t k
         for (uint32_t t = 0; t < k; t++)
             if (fabs(cov[(uint64_t)t * k + col]) > fabs(big))
                 big = cov[(uint64_t)t * k + col];
-        double sign = big < 0 ? -1 : 1;
+        sign[a] = big < 0 ? -1 : 1;
         explained[a] = trace > 0 && eig[col] > 0 ? eig[col] / trace : 0;
-        for (uint32_t w = 0; w < n; w++) {
+    }
+    for (uint32_t w = 0; w < n; w++) {
+        word_profile(m, p, w, r);
+        for (int a = 0; a < 2; a++) {
+            uint32_t col = k - 1 - a;
             double v = 0;
             for (uint32_t t = 0; t < k; t++)
-                v += (R[(uint64_t)w * k + t] - mean[t]) * cov[(uint64_t)t * k + col];
-            xy[(uint64_t)w * 2 + a] = sign * v;
+                v += (r[t] - mean[t]) * cov[(uint64_t)t * k + col];
+            xy[(uint64_t)w * 2 + a] = sign[a] * v;
         }
     }
-    free(X);
+    free(work);
     return 0;
-}
-
-static int projection(const jsmf_model *m, double *xy, double *f, double *explained)
-{
-    if (m->k < 2)
-        return jsmf_error(JSMF_EINVAL, "report: a projection needs at least 2 topics");
-    double *p = malloc(m->k * sizeof *p), *R = malloc((uint64_t)m->n * m->k * sizeof *R);
-    int rc = p && R ? 0 : jsmf_error(JSMF_ENOMEM, "report: out of memory for the projection");
-    if (!rc) {
-        topic_sizes(m, p);
-        topic_profiles(m, p, R, f);
-        rc = project_rows(R, f, m->n, m->k, xy, explained);
-    }
-    free(p), free(R);
-    return rc;
 }
 
 int jsmf_report_projection(const jsmf_model *m, double *xy)
@@ -176,15 +182,12 @@ static int by_value_desc(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Indices of the `top` largest of v[0..n) (stride `stride`), largest first. */
-static void top_indices(const double *v, uint32_t n, uint64_t stride, uint32_t top, scored *buf,
+/* Indices of the `top` largest of v[0..n) (stride `stride`), largest first; buf has room for
+ * top entries. */
+static void top_indices(const double *v, uint32_t n, uint64_t stride, uint32_t top, uint32_t *buf,
                         uint32_t *out)
 {
-    for (uint32_t i = 0; i < n; i++)
-        buf[i].v = v[(uint64_t)i * stride], buf[i].i = i;
-    qsort(buf, n, sizeof *buf, by_value_desc);
-    for (uint32_t i = 0; i < top && i < n; i++)
-        out[i] = buf[i].i;
+    eval_top_indices(v, n, stride, top, buf, out);
 }
 
 /* One level: word distributions W (n x k, column = topic), A, anchors (labels), and for
@@ -194,6 +197,7 @@ typedef struct {
     const double *W, *A;
     const jsmf_vocab *vocab;
     const uint32_t *anchors;
+    const double *alpha;      /* k Dirichlet parameters or NULL */
     const double *children;   /* kb x k: p(lower topic | this topic) or NULL */
     uint32_t kb;
     char **child_label;       /* kb labels */
@@ -201,8 +205,7 @@ typedef struct {
 
 static int put_level(FILE *f, const level_view *L, uint32_t top)
 {
-    uint32_t nmax = L->n > L->kb ? L->n : L->kb;
-    scored *buf = malloc((nmax ? nmax : 1) * sizeof *buf);
+    uint32_t *buf = malloc((top + 8) * sizeof *buf);
     uint32_t *idx = malloc((top + 8) * sizeof *idx);
     double *p = malloc((L->k ? L->k : 1) * sizeof *p);
     if (!buf || !idx || !p) {
@@ -225,6 +228,10 @@ static int put_level(FILE *f, const level_view *L, uint32_t top)
     for (uint32_t t = 0; t < L->k; t++) {
         fputs(t ? ",{\"size\":" : "{\"size\":", f);
         put_num(f, p[t]);
+        if (L->alpha) {
+            fputs(",\"alpha\":", f);
+            put_num(f, L->alpha[t]);
+        }
         fputs(",\"anchor\":", f);
         if (L->anchors && L->anchors[t] < L->n)
             put_jstr(f, L->vocab->words[L->anchors[t]]);
@@ -265,7 +272,7 @@ static int put_level(FILE *f, const level_view *L, uint32_t top)
 static char **topic_labels(const double *W, const jsmf_vocab *v, uint32_t n, uint32_t k)
 {
     char **lab = calloc(k ? k : 1, sizeof *lab);
-    scored *buf = malloc((n ? n : 1) * sizeof *buf);
+    uint32_t *buf = malloc(3 * sizeof *buf);
     if (!lab || !buf) {
         free(lab), free(buf);
         return NULL;
@@ -298,14 +305,14 @@ static void free_labels(char **lab, uint32_t k)
  * lower K) gets word distributions W_lower * B_sub, one over words (sub->n == N) its own B. */
 static int put_levels(FILE *f, const jsmf_model *m, uint32_t top)
 {
-    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, NULL, 0, NULL};
+    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, m->alpha, NULL, 0, NULL};
     fputs("\"levels\":[", f);
     int rc = put_level(f, &L0, top);
     const double *Wlow = m->B;
     uint32_t klow = m->k;
     double *owned = NULL;
     for (const jsmf_model *s = m->sub; !rc && s; s = s->sub) {
-        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, NULL, 0, NULL};
+        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, s->alpha, NULL, 0, NULL};
         double *W = NULL;
         if (s->n == klow) {
             W = malloc((uint64_t)m->n * s->k * sizeof *W);

@@ -42,15 +42,21 @@ static fdm_host_api H;
 
 #define TILE 32 /* columns (topics) per block in column reductions; blockDim = (32, 32) */
 
-/* Per column t of the N x K row-major w: max and sum of exp(w - max) (an online softmax). */
-__global__ void col_softmax_stats(const float *w, uint32_t n, uint32_t k, float *colmax,
-                                  float *colsum)
+/* Column reductions over the N x K row-major arrays run on a grid of (K/32) x ROW_PARTS blocks
+ * of 32 x 32 threads: block (x, y) covers columns 32x.. and the rows y*32+ty, stepping
+ * 32*ROW_PARTS, writes one partial per column to part[y][t]; a second kernel combines the
+ * ROW_PARTS partials. (One block per 32 columns alone would leave most of the GPU idle.) */
+#define ROW_PARTS 64
+
+/* Partial (max, sum of exp(w - max)) per column: an online softmax. */
+__global__ void col_softmax_partial(const float *w, uint32_t n, uint32_t k, float *pmax,
+                                    float *psum)
 {
     __shared__ float sm[TILE][TILE + 1], ss[TILE][TILE + 1];
     uint32_t t = blockIdx.x * TILE + threadIdx.x;
     float m = -FLT_MAX, s = 0.f;
     if (t < k)
-        for (uint32_t l = threadIdx.y; l < n; l += blockDim.y) {
+        for (uint32_t l = blockIdx.y * TILE + threadIdx.y; l < n; l += TILE * gridDim.y) {
             float x = w[(size_t)l * k + t];
             if (x > m) {
                 s = s * expf(m - x) + 1.f;
@@ -64,33 +70,61 @@ __global__ void col_softmax_stats(const float *w, uint32_t n, uint32_t k, float 
     __syncthreads();
     if (threadIdx.y == 0 && t < k) {
         float M = -FLT_MAX, S = 0.f;
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             if (sm[r][threadIdx.x] > M)
                 M = sm[r][threadIdx.x];
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             S += ss[r][threadIdx.x] * expf(sm[r][threadIdx.x] - M);
-        colmax[t] = M;
-        colsum[t] = S;
+        pmax[(size_t)blockIdx.y * k + t] = M;
+        psum[(size_t)blockIdx.y * k + t] = S;
     }
 }
 
-/* Per column t: sum over rows of a(l,t) * b(l,t). */
-__global__ void col_dot(const float *a, const float *b, uint32_t n, uint32_t k, float *out)
+__global__ void col_softmax_combine(const float *pmax, const float *psum, uint32_t parts,
+                                    uint32_t k, float *colmax, float *colsum)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= k)
+        return;
+    float M = -FLT_MAX, S = 0.f;
+    for (uint32_t r = 0; r < parts; r++)
+        if (pmax[(size_t)r * k + t] > M)
+            M = pmax[(size_t)r * k + t];
+    for (uint32_t r = 0; r < parts; r++)
+        S += psum[(size_t)r * k + t] * expf(pmax[(size_t)r * k + t] - M);
+    colmax[t] = M;
+    colsum[t] = S;
+}
+
+/* Partial sums over rows of a(l,t) * b(l,t) per column. */
+__global__ void col_dot_partial(const float *a, const float *b, uint32_t n, uint32_t k,
+                                float *psum)
 {
     __shared__ float ss[TILE][TILE + 1];
     uint32_t t = blockIdx.x * TILE + threadIdx.x;
     float s = 0.f;
     if (t < k)
-        for (uint32_t l = threadIdx.y; l < n; l += blockDim.y)
+        for (uint32_t l = blockIdx.y * TILE + threadIdx.y; l < n; l += TILE * gridDim.y)
             s += a[(size_t)l * k + t] * b[(size_t)l * k + t];
     ss[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && t < k) {
         float S = 0.f;
-        for (uint32_t r = 0; r < blockDim.y; r++)
+        for (uint32_t r = 0; r < TILE; r++)
             S += ss[r][threadIdx.x];
-        out[t] = S;
+        psum[(size_t)blockIdx.y * k + t] = S;
     }
+}
+
+__global__ void col_sum_combine(const float *psum, uint32_t parts, uint32_t k, float *out)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= k)
+        return;
+    float S = 0.f;
+    for (uint32_t r = 0; r < parts; r++)
+        S += psum[(size_t)r * k + t];
+    out[t] = S;
 }
 
 __global__ void mu_from_logits(const float *w, const float *colmax, const float *colsum,
@@ -286,6 +320,7 @@ typedef struct fdm_gpu {
     float *w, *mw, *vw, *mu, *G;        /* N x K */
     float *a, *ma, *va, *alpha, *Ga;    /* K x K */
     float *colmax, *colsum, *sdot;      /* K */
+    float *pmax, *psum;                 /* ROW_PARTS x K partial column reductions */
     float *XY, *PQ, *wgt;               /* 2B x K, 2B x K, B */
     double *loss;                       /* 1 */
     uint32_t *u, *v;                    /* B */
@@ -303,8 +338,8 @@ static void gpu_free(fdm_gpu *g)
     if (!g)
         return;
     void *ptrs[] = {g->w, g->mw, g->vw, g->mu, g->G, g->a, g->ma, g->va, g->alpha, g->Ga,
-                    g->colmax, g->colsum, g->sdot, g->XY, g->PQ, g->wgt, g->loss, g->u, g->v,
-                    g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
+                    g->colmax, g->colsum, g->sdot, g->pmax, g->psum, g->XY, g->PQ, g->wgt,
+                    g->loss, g->u, g->v, g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
                     g->rowptr};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
@@ -353,10 +388,20 @@ static unsigned grid_for(size_t count, unsigned block)
     return (unsigned)(g > 65535 ? 65535 : g ? g : 1);
 }
 
+/* Row parts for the column reductions: enough blocks to fill the GPU, none without rows. */
+static uint32_t row_parts(uint32_t n)
+{
+    uint32_t parts = (n + TILE - 1) / TILE;
+    return parts < ROW_PARTS ? parts : ROW_PARTS;
+}
+
 static int gpu_params(fdm_gpu *g)
 {
-    dim3 block(TILE, TILE), grid((g->k + TILE - 1) / TILE);
-    col_softmax_stats<<<grid, block>>>(g->w, g->n, g->k, g->colmax, g->colsum);
+    uint32_t parts = row_parts(g->n);
+    dim3 block(TILE, TILE), grid((g->k + TILE - 1) / TILE, parts);
+    col_softmax_partial<<<grid, block>>>(g->w, g->n, g->k, g->pmax, g->psum);
+    col_softmax_combine<<<(g->k + 255) / 256, 256>>>(g->pmax, g->psum, parts, g->k, g->colmax,
+                                                     g->colsum);
     size_t nk = (size_t)g->n * g->k;
     mu_from_logits<<<grid_for(nk, 256), 256>>>(g->w, g->colmax, g->colsum, nk, g->k, g->mu);
     alpha_from_logits<<<1, ABLOCK>>>(g->a, g->k, g->alpha);
@@ -420,8 +465,10 @@ static int gpu_grad_and_update(fdm_gpu *g, uint64_t step, double *out_mu, double
     const fdm_setup *s = g->setup;
     uint32_t k = g->k;
     size_t nk = (size_t)g->n * k;
-    dim3 block(TILE, TILE), grid((k + TILE - 1) / TILE);
-    col_dot<<<grid, block>>>(g->G, g->mu, g->n, k, g->sdot);
+    uint32_t parts = row_parts(g->n);
+    dim3 block(TILE, TILE), grid((k + TILE - 1) / TILE, parts);
+    col_dot_partial<<<grid, block>>>(g->G, g->mu, g->n, k, g->psum);
+    col_sum_combine<<<(k + 255) / 256, 256>>>(g->psum, parts, k, g->sdot);
     float b1 = 0, b2 = 0, lr = 0, c1 = 0, c2 = 0, eps = 0;
     if (s) {
         b1 = (float)s->beta1, b2 = (float)s->beta2, lr = (float)s->lr, eps = (float)s->eps;
@@ -505,7 +552,10 @@ static int gpu_alloc_model(fdm_gpu *g)
         (rc = dalloc((void **)&g->alpha, kk * 4)) || (rc = dalloc((void **)&g->Ga, kk * 4)) ||
         (rc = dalloc((void **)&g->colmax, g->k * 4)) ||
         (rc = dalloc((void **)&g->colsum, g->k * 4)) ||
-        (rc = dalloc((void **)&g->sdot, g->k * 4)) || (rc = dalloc((void **)&g->XY, bk * 4)) ||
+        (rc = dalloc((void **)&g->sdot, g->k * 4)) ||
+        (rc = dalloc((void **)&g->pmax, (size_t)ROW_PARTS * g->k * 4)) ||
+        (rc = dalloc((void **)&g->psum, (size_t)ROW_PARTS * g->k * 4)) ||
+        (rc = dalloc((void **)&g->XY, bk * 4)) ||
         (rc = dalloc((void **)&g->PQ, bk * 4)) || (rc = dalloc((void **)&g->wgt, g->bmax * 4)) ||
         (rc = dalloc((void **)&g->loss, sizeof(double))) ||
         (rc = dalloc((void **)&g->u, g->bmax * 4)) || (rc = dalloc((void **)&g->v, g->bmax * 4)))
@@ -519,7 +569,8 @@ static int gpu_alloc_model(fdm_gpu *g)
 
 static size_t model_bytes(uint32_t n, uint32_t k, uint32_t bmax)
 {
-    return 4 * (5 * (size_t)n * k + 5 * (size_t)k * k + 3 * (size_t)k + 4 * (size_t)bmax * k +
+    return 4 * (5 * (size_t)n * k + 5 * (size_t)k * k + (3 + 2 * ROW_PARTS) * (size_t)k +
+                4 * (size_t)bmax * k +
                 3 * (size_t)bmax) + 8 + ((size_t)64 << 20) /* cuBLAS workspace and slack */;
 }
 

@@ -1,6 +1,9 @@
-/* accum.c — per-thread open-addressing tables of exact pair sums. At a flush each table is
- * compacted, mirrored (both triangles) and sorted in place, and the threads' sorted runs are
- * merged row by row into the store's commit. */
+/* accum.c — exact pair sums in memory. Pairs (i, j), i <= j, of the F most frequent words
+ * (the lowest ids: vocabularies are ordered by document frequency) go to a dense upper
+ * triangle; all other pairs to per-thread open-addressing hash tables. Row i belongs to thread
+ * i % T in both, so no locks are needed. At a flush each hash table is compacted, mirrored
+ * (both triangles) and sorted by row in place, and rows are emitted in order: the dense part
+ * (columns < F) then the hashed part (columns >= F) of each row. */
 #include "accum.h"
 
 #include <omp.h>
@@ -8,7 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define EMPTY 0 /* keys are stored plus one, so calloc'ed (lazily zeroed) memory is empty */
+#define EMPTY 0 /* keys are stored plus one, so fresh (zero) memory is empty */
 
 typedef struct entry {
     uint64_t key;     /* (row << 32 | column) + 1 in the table; row << 32 | column in a run */
@@ -21,21 +24,24 @@ typedef struct table {
     int shift;
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
-    char pad[64];     /* keep threads' counters on separate cache lines */
+    char pad[64];          /* keep threads' counters on separate cache lines */
 } table;
 
 struct accum {
     uint32_t n_words;
     int threads;
-    jsmf_sum *dense;      /* dense mode: the upper triangle, row i at tri_off(i) (else NULL) */
+    uint32_t F;           /* width of the dense block: pairs with both ids < F */
+    jsmf_sum *dense;      /* upper triangle of the F x F block, (i, j) at tri_off(F, i) + j */
     uint64_t dense_cells;
+    int hashed;           /* the tables exist (F < N) */
     uint64_t cap, limit;  /* most slots per table; entries allowed (half: room to mirror in place) */
-    int dirty;            /* the tables hold a flushed run: clear before adding */
+    int dirty;            /* holds a flushed run: clear before adding */
     table *t;
     /* row emission */
     uint32_t *cols;
     jsmf_sum *vals;
     uint64_t *pos;        /* per-thread cursor during emission */
+    jsmf_sum *colbuf;     /* a block of dense column parts */
 };
 
 /* Zeroed memory for the big tables, on transparent huge pages where the system allows: random
@@ -67,6 +73,18 @@ static inline void set_sum(entry *e, jsmf_sum v)
     e->lo = (uint64_t)v, e->hi = (uint64_t)((unsigned __int128)v >> 64);
 }
 
+static inline uint64_t tri_off(uint64_t n, uint64_t i)
+{
+    return i * n - i * (i - 1) / 2 - i; /* (i, j) of an n-wide upper triangle is at this + j */
+}
+
+/* Rows per block when gathering dense column parts (about 8 MiB of buffer). */
+static uint64_t colblock(const accum *a)
+{
+    uint64_t B = (8u << 20) / ((uint64_t)a->F * sizeof(jsmf_sum) + 1);
+    return B < 1 ? 1 : B > a->F ? a->F : B;
+}
+
 int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out)
 {
     *out = NULL;
@@ -85,18 +103,35 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
         accum_free(a);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
-    /* small vocabularies: a dense upper triangle is faster (row-local updates, no sort) */
-    uint64_t cells = (uint64_t)n_words * (n_words + 1) / 2;
-    if (mode != ACCUM_HASH && (cells * sizeof(jsmf_sum) <= bytes || mode == ACCUM_DENSE)) {
-        a->dense_cells = cells;
-        a->dense = big_alloc(cells * sizeof *a->dense);
-        if (a->dense) {
-            a->limit = UINT64_MAX / 4;
-            *out = a;
-            return JSMF_OK;
+    /* the dense block: everything when it fits, else the frequent words in half the budget */
+    uint64_t F = 0, cells = (uint64_t)n_words * (n_words + 1) / 2;
+    if (mode == ACCUM_DENSE || (mode == ACCUM_AUTO && cells * sizeof(jsmf_sum) <= bytes)) {
+        F = n_words;
+    } else if (mode == ACCUM_AUTO) {
+        while (F < n_words && (F + 1) * (F + 2) / 2 * sizeof(jsmf_sum) <= bytes / 2)
+            F++;
+        if (F < 256)
+            F = 0; /* not worth a second structure */
+    }
+    a->F = (uint32_t)F;
+    if (F) {
+        a->dense_cells = F * (F + 1) / 2;
+        a->dense = big_alloc(a->dense_cells * sizeof *a->dense);
+        a->colbuf = malloc(colblock(a) * F * sizeof *a->colbuf);
+        if (!a->dense || !a->colbuf) {
+            accum_free(a);
+            return jsmf_error(JSMF_ENOMEM, "out of memory for the accumulator (%llu bytes)",
+                              (unsigned long long)(a->dense_cells * sizeof(jsmf_sum)));
         }
+        bytes = bytes > a->dense_cells * sizeof(jsmf_sum) ? bytes - a->dense_cells * sizeof(jsmf_sum) : 0;
+    }
+    if (F == n_words) {
+        a->limit = UINT64_MAX / 4;
+        *out = a;
+        return JSMF_OK;
     }
     /* tables grow by doubling (old and new coexist while rehashing: 1.5 x the final size) */
+    a->hashed = 1;
     uint64_t per = bytes / (uint64_t)threads / sizeof(entry), cap = 1024;
     while (cap * 3 <= per)
         cap *= 2;
@@ -131,13 +166,18 @@ void accum_free(accum *a)
         free(a->t[i].next), free(a->t[i].end);
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
-    free(a->t), free(a->cols), free(a->vals), free(a->pos);
+    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->colbuf);
     free(a);
 }
 
 int accum_threads(const accum *a)
 {
     return a->threads;
+}
+
+uint32_t accum_dense_width(const accum *a)
+{
+    return a->F;
 }
 
 uint64_t accum_limit(const accum *a)
@@ -147,15 +187,15 @@ uint64_t accum_limit(const accum *a)
 
 uint64_t accum_room(const accum *a, int t)
 {
-    return a->dense ? a->limit : a->limit - a->t[t].count;
+    if (!a->hashed)
+        return a->limit;
+    return a->t[t].count < a->limit ? a->limit - a->t[t].count : 0;
 }
 
 uint64_t accum_entries(const accum *a)
 {
-    if (a->dense)
-        return a->dense_cells; /* an upper bound: the emission skips zeros */
-    uint64_t n = 0;
-    for (int i = 0; i < a->threads; i++)
+    uint64_t n = a->dense_cells; /* an upper bound: the emission skips zeros */
+    for (int i = 0; a->hashed && i < a->threads; i++)
         n += a->t[i].count;
     return n;
 }
@@ -170,15 +210,24 @@ void accum_clear(accum *a)
 static void clear_now(accum *a)
 {
     a->dirty = 0;
-    if (a->dense) {
+    if (a->dense)
         memset(a->dense, 0, a->dense_cells * sizeof *a->dense);
+    if (!a->hashed)
         return;
-    }
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++) {
         table *t = &a->t[i];
-        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
         t->count = 0, t->sorted = 0;
+        if (t->mask + 1 > a->cap) {
+            /* grown past the budget by an oversize document: back to the budget */
+            entry *e = big_alloc(a->cap * sizeof *e);
+            if (e) {
+                big_free(t->e, (t->mask + 1) * sizeof *t->e);
+                t->e = e, t->mask = a->cap - 1, t->shift = 64 - __builtin_ctzll(a->cap);
+                continue;
+            }
+        }
+        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
     }
 }
 
@@ -187,8 +236,14 @@ void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *
     int T = a->threads;
     for (int t = 0; t < T; t++)
         add[t] = 0;
+    if (!a->hashed)
+        return;
+    /* ids are sorted: the first p are in the dense block, and so are their pairs among them */
+    uint32_t p = 0;
+    while (p < n && ids[p] < a->F)
+        p++;
     for (uint32_t i = 0; i < n; i++)
-        add[ids[i] % (uint32_t)T] += n - i;
+        add[ids[i] % (uint32_t)T] += i < p ? n - p : n - i;
 }
 
 static void table_grow(table *t);
@@ -216,34 +271,6 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v)
     }
 }
 
-static inline uint64_t tri_off(uint64_t n, uint64_t i)
-{
-    return i * n - i * (i - 1) / 2 - i; /* index of (i, 0) if it existed: (i, j) at +j */
-}
-
-/* Dense mode: thread t adds row i's pairs (i, j >= i) for the rows it owns. */
-static void add_batch_dense(accum *a, const doc_batch *b, int t)
-{
-    uint32_t T = (uint32_t)a->threads;
-    uint64_t N = a->n_words;
-    for (uint32_t d = 0; d < b->ndocs; d++) {
-        const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
-        uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]);
-        double q = b->q[d];
-        for (uint32_t x = 0; x < n; x++) {
-            uint32_t i = ids[x];
-            if (i % T != (uint32_t)t)
-                continue;
-            jsmf_sum *row = a->dense + tri_off(N, i);
-            uint64_t hi = cnt[x];
-            if (hi > 1)
-                row[i] += accum_fixed((double)(hi * hi - hi) * q);
-            for (uint32_t y = x + 1; y < n; y++)
-                row[ids[y]] += accum_fixed((double)(hi * cnt[y]) * q);
-        }
-    }
-}
-
 /* Double a table (never beyond the accumulator's cap: the ingest flushes before that). */
 static void table_grow(table *t)
 {
@@ -266,24 +293,36 @@ static void table_grow(table *t)
     big_free(old, oldcap * sizeof *old);
 }
 
-/* Thread t adds the pairs (i, j), i <= j, of the rows i it owns. */
+/* Thread t adds the pairs (i, j), i <= j, of the rows i it owns: the dense block where both
+ * ids are below F (a prefix of the sorted ids), the tables for the rest. */
 static void add_batch_thread(accum *a, const doc_batch *b, int t)
 {
     table *tab = &a->t[t];
-    uint32_t T = (uint32_t)a->threads;
+    uint32_t T = (uint32_t)a->threads, F = a->F;
     for (uint32_t d = 0; d < b->ndocs; d++) {
         const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
         uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]);
         double q = b->q[d];
+        uint32_t p = 0;
+        while (p < n && ids[p] < F)
+            p++;
         for (uint32_t x = 0; x < n; x++) {
             uint32_t i = ids[x];
             if (i % T != (uint32_t)t)
                 continue;
-            uint64_t hi = cnt[x], row = (uint64_t)i << 32;
-            if (hi > 1)
-                table_add(tab, row | i, accum_fixed((double)(hi * hi - hi) * q));
-            for (uint32_t y = x + 1; y < n; y++)
-                table_add(tab, row | ids[y], accum_fixed((double)(hi * cnt[y]) * q));
+            uint64_t hi = cnt[x], y = x + 1;
+            if (x < p) {
+                jsmf_sum *row = a->dense + tri_off(F, i);
+                if (hi > 1)
+                    row[i] += accum_fixed((double)(hi * hi - hi) * q);
+                for (; y < p; y++)
+                    row[ids[y]] += accum_fixed((double)(hi * cnt[y]) * q);
+            } else if (hi > 1) {
+                table_add(tab, (uint64_t)i << 32 | i, accum_fixed((double)(hi * hi - hi) * q));
+            }
+            uint64_t rowkey = (uint64_t)i << 32;
+            for (; y < n; y++)
+                table_add(tab, rowkey | ids[y], accum_fixed((double)(hi * cnt[y]) * q));
         }
     }
 }
@@ -292,18 +331,17 @@ int accum_add_batch(accum *a, const doc_batch *b)
 {
     if (a->dirty)
         clear_now(a);
-    void (*add)(accum *, const doc_batch *, int) = a->dense ? add_batch_dense : add_batch_thread;
     if (a->threads == 1) {
-        add(a, b, 0);
+        add_batch_thread(a, b, 0);
     } else {
         #pragma omp parallel num_threads(a->threads)
         {
             int t = omp_get_thread_num();
             if (t < a->threads)
-                add(a, b, t);
+                add_batch_thread(a, b, t);
         }
     }
-    for (int t = 0; !a->dense && t < a->threads; t++)
+    for (int t = 0; a->hashed && t < a->threads; t++)
         if (a->t[t].failed)
             return jsmf_error(JSMF_ENOMEM, "out of memory growing the accumulator");
     return JSMF_OK;
@@ -398,7 +436,7 @@ static void table_to_run(accum *a, table *t)
 
 int accum_prepare_rows(accum *a)
 {
-    if (a->dense)
+    if (!a->hashed)
         return JSMF_OK;
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++)
@@ -406,72 +444,85 @@ int accum_prepare_rows(accum *a)
     return JSMF_OK;
 }
 
-/* Dense mode: row r is column r of the rows above it, then its own upper part. */
-static int dense_rows(accum *a, jsmf_emit_row_fn emit, void *txnctx)
+/* Append row r's dense part (columns < F) to cols/vals; low = its column part (i < r). */
+static uint32_t dense_part(const accum *a, uint64_t r, const jsmf_sum *low, uint32_t n)
 {
-    uint64_t N = a->n_words;
-    for (uint64_t r = 0; r < N; r++) {
-        uint32_t n = 0;
-        for (uint64_t i = 0; i < r; i++) {
-            jsmf_sum v = a->dense[tri_off(N, i) + r];
-            if (v)
-                a->cols[n] = (uint32_t)i, a->vals[n++] = v;
-        }
-        const jsmf_sum *row = a->dense + tri_off(N, r);
-        for (uint64_t j = r; j < N; j++)
-            if (row[j])
-                a->cols[n] = (uint32_t)j, a->vals[n++] = row[j];
-        if (n) {
-            int rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
-            if (rc)
-                return rc;
-        }
+    for (uint64_t i = 0; i < r; i++)
+        if (low[i])
+            a->cols[n] = (uint32_t)i, a->vals[n++] = low[i];
+    const jsmf_sum *row = a->dense + tri_off(a->F, r);
+    for (uint64_t j = r; j < a->F; j++)
+        if (row[j])
+            a->cols[n] = (uint32_t)j, a->vals[n++] = row[j];
+    return n;
+}
+
+/* Append row r's hashed entries: the runs' heads at row r, smallest key first (keys are unique
+ * across threads). */
+static uint32_t hash_part(accum *a, uint64_t r, uint32_t n)
+{
+    int T = a->threads;
+    for (;;) {
+        int best = -1;
+        uint64_t bk = UINT64_MAX;
+        for (int t = 0; t < T; t++)
+            if (a->pos[t] < a->t[t].sorted) {
+                uint64_t k = a->t[t].e[a->pos[t]].key;
+                if ((k >> 32) == r && k < bk)
+                    bk = k, best = t;
+            }
+        if (best < 0)
+            return n;
+        const entry *e = &a->t[best].e[a->pos[best]++];
+        jsmf_sum v = get_sum(e);
+        if (v != 0)
+            a->cols[n] = (uint32_t)bk, a->vals[n++] = v;
     }
-    return JSMF_OK;
+}
+
+/* The next row with hashed entries at or after r (UINT64_MAX: none). */
+static uint64_t next_hashed_row(const accum *a)
+{
+    uint64_t row = UINT64_MAX;
+    for (int t = 0; a->hashed && t < a->threads; t++)
+        if (a->pos[t] < a->t[t].sorted) {
+            uint64_t k = a->t[t].e[a->pos[t]].key >> 32;
+            if (k < row)
+                row = k;
+        }
+    return row;
 }
 
 int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
 {
     accum *a = arg;
-    if (a->dense)
-        return dense_rows(a, emit, txnctx);
-    int T = a->threads;
-    for (int t = 0; t < T; t++)
+    uint64_t F = a->F, B = F ? colblock(a) : 1;
+    int rc = JSMF_OK;
+    for (int t = 0; t < a->threads; t++)
         a->pos[t] = 0;
-    for (;;) {
-        /* the smallest row among the runs' heads; keys are unique across threads */
-        uint64_t row = UINT64_MAX;
-        for (int t = 0; t < T; t++)
-            if (a->pos[t] < a->t[t].sorted) {
-                uint64_t r = a->t[t].e[a->pos[t]].key >> 32;
-                if (r < row)
-                    row = r;
-            }
-        if (row == UINT64_MAX)
-            return JSMF_OK;
-        uint32_t n = 0;
-        for (;;) {
-            int best = -1;
-            uint64_t bk = UINT64_MAX;
-            for (int t = 0; t < T; t++)
-                if (a->pos[t] < a->t[t].sorted) {
-                    uint64_t k = a->t[t].e[a->pos[t]].key;
-                    if ((k >> 32) == row && k < bk)
-                        bk = k, best = t;
-                }
-            if (best < 0)
-                break;
-            const entry *e = &a->t[best].e[a->pos[best]++];
-            jsmf_sum v = get_sum(e);
-            if (v == 0)
-                continue; /* a word seen once per document adds nothing on the diagonal */
-            a->cols[n] = (uint32_t)bk;
-            a->vals[n++] = v;
+    /* rows of the dense block, a block of rows at a time: their column parts are gathered
+     * reading each row above as one contiguous segment */
+    for (uint64_t r0 = 0; r0 < F && !rc; r0 += B) {
+        uint64_t r1 = r0 + B < F ? r0 + B : F;
+        jsmf_sum *buf = a->colbuf; /* buf[(r - r0) * r1 + i] = cell (i, r), i < r */
+        for (uint64_t i = 0; i + 1 < r1; i++) {
+            const jsmf_sum *row = a->dense + tri_off(F, i);
+            for (uint64_t c = i + 1 > r0 ? i + 1 : r0; c < r1; c++)
+                buf[(c - r0) * r1 + i] = row[c];
         }
-        if (n) {
-            int rc = emit(txnctx, (uint32_t)row, a->cols, a->vals, n);
-            if (rc)
-                return rc;
+        for (uint64_t r = r0; r < r1 && !rc; r++) {
+            uint32_t n = dense_part(a, r, buf + (r - r0) * r1, 0);
+            if (a->hashed)
+                n = hash_part(a, r, n);
+            if (n)
+                rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
         }
     }
+    /* the remaining rows have hashed entries only */
+    for (uint64_t r; !rc && (r = next_hashed_row(a)) != UINT64_MAX;) {
+        uint32_t n = hash_part(a, r, 0);
+        if (n)
+            rc = emit(txnctx, (uint32_t)r, a->cols, a->vals, n);
+    }
+    return rc;
 }

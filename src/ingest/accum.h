@@ -1,6 +1,7 @@
 /* accum.h — the in-memory co-occurrence accumulator of ingest: exact fixed-point sums of
- * per-document contributions over upper-triangle pairs, in per-thread hash tables that own
- * disjoint row sets (row i belongs to thread i % T), so pair generation needs no locks. */
+ * per-document contributions over upper-triangle pairs, in a dense block for frequent words and
+ * per-thread hash tables, threads owning disjoint row sets (row i belongs to thread i % T), so
+ * pair generation needs no locks. */
 #ifndef JSMF_ACCUM_H
 #define JSMF_ACCUM_H
 
@@ -20,11 +21,14 @@ typedef struct doc_batch {
 
 enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2 };
 
-/* Tables for `threads` threads sized to use at most `bytes` in total: a dense upper triangle
- * when it fits (or mode is ACCUM_DENSE), else per-thread hash tables. */
+/* An accumulator using at most `bytes`: all of C as a dense upper triangle when it fits (or
+ * mode is ACCUM_DENSE); else (ACCUM_AUTO) a dense block for the most frequent words in half the
+ * budget and per-thread hash tables for the other pairs; ACCUM_HASH: hash tables only. */
 int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out);
 void accum_free(accum *a);
 int accum_threads(const accum *a);
+/* Width F of the dense block (pairs of ids both below F); N when all of C is dense. */
+uint32_t accum_dense_width(const accum *a);
 
 /* Entries thread t can still take without exceeding its load limit. */
 uint64_t accum_room(const accum *a, int t);

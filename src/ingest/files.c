@@ -13,6 +13,7 @@
 typedef struct wordmap {
     const jsmf_vocab *v;
     uint32_t *slot;
+    uint32_t *len;    /* word lengths: compared before the bytes */
     uint64_t mask;
 } wordmap;
 
@@ -32,11 +33,13 @@ static int wordmap_init(wordmap *m, const jsmf_vocab *v)
     m->v = v;
     m->mask = cap - 1;
     m->slot = malloc(cap * sizeof *m->slot);
-    if (!m->slot)
+    m->len = malloc((v->n ? v->n : 1) * sizeof *m->len);
+    if (!m->slot || !m->len)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     memset(m->slot, 0xff, cap * sizeof *m->slot);
     for (uint32_t i = 0; i < v->n; i++) {
-        uint64_t h = hash_bytes(v->words[i], strlen(v->words[i])) & m->mask;
+        m->len[i] = (uint32_t)strlen(v->words[i]);
+        uint64_t h = hash_bytes(v->words[i], m->len[i]) & m->mask;
         while (m->slot[h] != UINT32_MAX)
             h = (h + 1) & m->mask;
         m->slot[h] = i;
@@ -51,8 +54,7 @@ static inline uint32_t wordmap_find(const wordmap *m, const char *w, size_t n)
         uint32_t id = m->slot[h];
         if (id == UINT32_MAX)
             return id;
-        const char *x = m->v->words[id];
-        if (!memcmp(x, w, n) && x[n] == 0)
+        if (m->len[id] == n && !memcmp(m->v->words[id], w, n))
             return id;
         h = (h + 1) & m->mask;
     }
@@ -290,6 +292,6 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     if (sum)
         *sum = local;
     jsmf_vocab_free(r.vocab);
-    free(r.map.slot), free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
+    free(r.map.slot), free(r.map.len), free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
     return rc;
 }

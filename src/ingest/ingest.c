@@ -255,7 +255,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
                               (unsigned long long)r->next_doc, ids[i], g->n_words);
     uint64_t len;
     uint32_t k = normalise(g, ids, counts, n, &len);
-    int T = g->threads;
+    int T = g->threads, oversize = 0;
     if (len < g->min_len) {
         g->counts.docs_dropped++, g->counts.tokens_dropped += len;
         r->docs_dropped++, r->tokens_dropped += len;
@@ -275,11 +275,11 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
                 over |= g->add[t] > accum_room(g->acc, t);
             if (over && (rc = checkpoint(g)))
                 return rc;
+            r = &g->recs[g->cur]; /* a checkpoint moves the current record to the front */
+            /* a document with more pairs than the tables hold is added alone, over the budget
+             * for that moment, and checkpointed at once (the tables shrink back afterwards) */
             for (int t = 0; t < T; t++)
-                if (g->add[t] > accum_limit(g->acc))
-                    return jsmf_error(JSMF_ENOMEM, "%s: document %llu has %u distinct words, too "
-                                      "many pairs for the memory budget; raise --mem",
-                                      r->path, (unsigned long long)r->next_doc, k);
+                oversize |= g->add[t] > accum_limit(g->acc);
         }
         int rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k);
         if (rc)
@@ -305,6 +305,10 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
     g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
     r->next_offset = next_offset, r->next_line = next_line, r->next_doc = next_doc;
     g->dirty = 1;
+    if (oversize) {
+        g->sum.oversize_docs++;
+        return checkpoint(g);
+    }
     return JSMF_OK;
 }
 

@@ -339,7 +339,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
         vpath = strcmp(path, "-") ? uci_vocab_path(path) : NULL;
         if (!vpath)
             return jsmf_error(JSMF_EINVAL,
-                              "%s: UCI input needs its vocabulary file: name it (--input-vocab), "
+                              "%s: UCI input needs its vocabulary file: name it (--uci-vocab), "
                               "or call the input docword.X.txt[.zst] with vocab.X.txt beside it",
                               r->s->name);
         vp = vpath;
@@ -347,7 +347,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
     rc = jsmf_vocab_read(vp, &r->vocab);
     if (rc == JSMF_ENOTFOUND && vpath)
         rc = jsmf_error(JSMF_ENOTFOUND, "%s: UCI vocabulary %s not found (give it with "
-                        "--input-vocab)", r->s->name, vpath);
+                        "--uci-vocab)", r->s->name, vpath);
     if (!rc && r->vocab->n != r->W)
         rc = jsmf_error(JSMF_EFORMAT, "%s: UCI header says W = %" PRIu64 " words but %s has %u",
                         r->s->name, r->W, vp, r->vocab->n);
@@ -373,7 +373,9 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
         jsmf_tokenizer d = JSMF_TOKENIZER_DEFAULT;
         r->tok = d;
     }
-    int rc = io_stream_open(path, o->max_line, &r->s);
+    /* token counts are 32-bit: a line holds fewer than 2^32 bytes */
+    uint64_t max_line = o->max_line > UINT32_MAX ? UINT32_MAX : o->max_line;
+    int rc = io_stream_open(path, max_line, &r->s);
     if (rc)
         goto fail;
     r->fmt = o->format;
@@ -463,6 +465,10 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     int rc = io_stream_line(r->s, &line, &n, &off);
     if (rc <= 0)
         return rc;
+    if (off == 0 && n >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) {
+        line += 3; /* a UTF-8 byte-order mark is not part of the first word */
+        n -= 3;
+    }
     d->offset = off;
     d->line = r->s->line - 1;
     d->text = (const char *)line;

@@ -124,7 +124,7 @@ int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size)
     jsmf_hash_init(&h);
     uint64_t n = (uint64_t)st.st_size;
     /* map and hash in windows so a huge file does not hold its whole mapping at once */
-    const uint64_t window = (uint64_t)1 << 30;
+    const uint64_t window = (uint64_t)64 << 20; /* bounded resident size, whatever the file */
     for (uint64_t off = 0; off < n; off += window) {
         size_t len = (size_t)(n - off < window ? n - off : window);
         void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);

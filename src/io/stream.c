@@ -282,8 +282,8 @@ static void *decoder_main(void *arg)
         size_t len = 0;
         long long got;
         do /* a partial chunk is fine, an empty one only at the end */
-            got = zstd_decode(s, s->chunk[slot], IO_CHUNK, &len);
-        while (got > 0 && len < IO_CHUNK / 2);
+            got = zstd_decode(s, s->chunk[slot], IO_DECODE_CHUNK, &len);
+        while (got > 0 && len < IO_DECODE_CHUNK / 2);
         pthread_mutex_lock(&s->mu);
         if (got < 0) {
             s->prod_rc = (int)got;
@@ -307,7 +307,7 @@ static void *decoder_main(void *arg)
 static int start_decoder(io_stream *s)
 {
     for (int i = 0; i < IO_NCHUNK; i++) {
-        s->chunk[i] = malloc(IO_CHUNK);
+        s->chunk[i] = malloc(IO_DECODE_CHUNK);
         if (!s->chunk[i])
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for the decoder", s->name);
     }
@@ -370,7 +370,12 @@ int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
     if (s->kind == IO_MMAP) {
         jsmf_hash h;
         jsmf_hash_init(&h);
-        jsmf_hash_update(&h, s->data, s->len);
+        for (size_t at = 0; at < s->len; at += IO_RELEASE) { /* keep the resident size flat */
+            size_t n = s->len - at < IO_RELEASE ? s->len - at : IO_RELEASE;
+            jsmf_hash_update(&h, s->data + at, n);
+            if (at + n <= s->released || at + n < s->pos)
+                madvise((void *)(s->data + at), n, MADV_DONTNEED);
+        }
         *hash = jsmf_hash_final(&h);
         *size = s->len;
         return JSMF_OK;
@@ -476,6 +481,19 @@ int io_stream_seek(io_stream *s, uint64_t off)
     }
 }
 
+/* Drop the page mappings of what has been parsed (whole IO_RELEASE blocks before the current
+ * line). Mapped pages count in the resident size until the kernel reclaims them; dropping them
+ * keeps RSS flat over a file of any size. The pages stay in the page cache, and touching the
+ * range again simply maps them back. */
+static void release_behind(io_stream *s)
+{
+    size_t upto = s->pos / IO_RELEASE * IO_RELEASE;
+    if (upto > s->released) {
+        madvise((void *)(s->data + s->released), upto - s->released, MADV_DONTNEED);
+        s->released = upto;
+    }
+}
+
 static int line_too_long(io_stream *s)
 {
     return jsmf_error(JSMF_EFORMAT,
@@ -516,6 +534,8 @@ int io_stream_line(io_stream *s, const unsigned char **line, size_t *len, uint64
     }
     *off = io_stream_offset(s);
     *line = start;
+    if (s->kind == IO_MMAP && s->pos - s->released >= IO_RELEASE)
+        release_behind(s);
     s->pos += n + (nl != NULL);
     s->line++;
     if (n > 0 && start[n - 1] == '\r')

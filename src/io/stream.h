@@ -14,6 +14,8 @@
 #define IO_DEFAULT_MAX_LINE ((uint64_t)256 << 20)
 #define IO_CHUNK ((size_t)1 << 20) /* decoded window to start with; grows only for long lines */
 #define IO_NCHUNK 4                /* decoder thread: chunks decoded ahead of the parser */
+#define IO_DECODE_CHUNK ((size_t)4 << 20) /* ... of this size: few hand-overs between threads */
+#define IO_RELEASE ((size_t)16 << 20) /* mmap: unmap parsed pages in blocks of this size */
 
 enum io_kind { IO_MMAP, IO_PLAIN, IO_ZSTD };
 
@@ -33,6 +35,7 @@ typedef struct io_stream {
     uint64_t max_line;         /* longest accepted line in bytes (without its LF) */
     int reject_nul;            /* a NUL byte in a line is "binary data" */
 
+    size_t released;           /* mmap: data[0..released) has been given back (MADV_DONTNEED) */
     unsigned char *buf;        /* owned window for IO_PLAIN / IO_ZSTD */
     size_t cap;
 

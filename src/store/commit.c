@@ -13,6 +13,7 @@ typedef struct emit_ctx {
     uint64_t new_entries;
     uint32_t last_row;
     int started;
+    uint64_t bytes;       /* emitted since the map's pages were last dropped */
 } emit_ctx;
 
 static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
@@ -27,6 +28,10 @@ static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_s
             return jsmf_error(JSMF_EINVAL, "%s: flush columns out of order in row %u",
                               c->s->path, row);
     c->started = 1, c->last_row = row;
+    if ((c->bytes += (uint64_t)n * ENTRY_BYTES) > (8u << 20)) {
+        store_drop_mapped(c->s);
+        c->bytes = 0;
+    }
     return rows_merge_row(c->s, c->t, row, cols, vals, n, &c->new_entries);
 }
 
@@ -76,7 +81,7 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
 /* Everything of one flush inside transaction t. */
 static int apply_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f)
 {
-    emit_ctx c = {s, t, 0, 0, 0};
+    emit_ctx c = {s, t, 0, 0, 0, 0};
     int rc = rows_begin(s, t);
     if (!rc && f->rows)
         rc = f->rows(f->rows_arg, emit_row, &c);
@@ -139,6 +144,7 @@ int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
             return rc;
         if (s->hook_exit_after == s->commits)
             _exit(97); /* test hook: die right after a checkpoint */
+        store_drop_mapped(s);
         return JSMF_OK;
     }
 }

@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +39,32 @@ int store_read_begin(jsmf_store *s, MDB_txn **t)
             rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
     }
     return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
+}
+
+void store_drop_mapped(jsmf_store *s)
+{
+    /* Clean file pages of the map, read while merging rows, stay in the page cache; dropping
+     * them from this process keeps its resident size to what it allocates. LMDB does not say
+     * where its map is, so find the mapping of data.mdb in /proc/self/maps (Linux). */
+    char want[4096], real[PATH_MAX], line[4352];
+    snprintf(want, sizeof want, "%s/data.mdb", s->path);
+    if (!realpath(want, real))
+        return;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    size_t rl = strlen(real);
+    while (fgets(line, sizeof line, f)) {
+        size_t ll = strlen(line);
+        if (ll > 0 && line[ll - 1] == '\n')
+            line[--ll] = 0;
+        if (ll < rl || strcmp(line + ll - rl, real))
+            continue;
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+    fclose(f);
 }
 
 int store_tmp_reserve(jsmf_store *s, size_t n)

@@ -81,6 +81,9 @@ int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
 /* Begin a read transaction, adopting a map grown by a writer. */
 int store_read_begin(jsmf_store *s, MDB_txn **t);
 
+/* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
+void store_drop_mapped(jsmf_store *s);
+
 /* Make sure the scratch buffers hold at least n entries. */
 int store_tmp_reserve(jsmf_store *s, size_t n);
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # report_chromium.sh — the HTML report renders in a real browser: headless Chromium loads the
-# page of a model with a hierarchy, logs no console message (no script error, no blocked
-# request), draws the topic cards, the heatmap and the word map, and keeps a screenshot in
+# page of a model with a hierarchy (and of one with 120 topics, whose heatmap is a canvas), logs
+# no console message (no script error, no blocked request), draws the topic cards, the heatmap
+# and the word map, and keeps a screenshot in
 # $BUILD/report-screenshot.png. Installs Debian's chromium when missing; skips (77) only if it
 # cannot be installed.
 set -u
@@ -83,6 +84,26 @@ done
 if [ "$expect_levels" = yes ]; then
     grep -q 'Super-topic 2' "$tmp/dom.html" || { echo "the hierarchy was not drawn"; exit 1; }
     grep -q 'a&lt;b&gt;&amp;"c' "$tmp/dom.html" || { echo "escaped word missing"; exit 1; }
+fi
+# Many topics: the heatmap is drawn on a canvas (one pixel per cell) instead of K^2 SVG cells.
+if [ "$expect_levels" = yes ]; then
+    "$PYTHON" - "$tmp/big" <<'PY' || exit 1
+import os, sys
+import numpy as np
+d = sys.argv[1]; os.makedirs(d); rng = np.random.default_rng(3)
+N, K = 400, 120
+B = rng.random((N, K)) ** 8; B /= B.sum(0)
+A = rng.random((K, K)); A = A + A.T; A /= A.sum()
+np.save(d + "/B.npy", B); np.save(d + "/A.npy", A)
+open(d + "/vocab.txt", "w").write("".join("w" + "".join(chr(97 + int(c)) for c in "%03d" % i) + "\n" for i in range(N)))
+PY
+    "$JSMF" report "$tmp/big" -o "$tmp/big.html" -q || { echo "jsmf report (K=120) failed"; exit 1; }
+    chrome --dump-dom "file://$tmp/big.html" >"$tmp/bigdom.html" 2>"$tmp/bigconsole.log"
+    if grep -q "CONSOLE" "$tmp/bigconsole.log"; then
+        echo "console messages (K=120):"; grep "CONSOLE" "$tmp/bigconsole.log"; exit 1
+    fi
+    grep -q '<canvas' "$tmp/bigdom.html" || { echo "K=120: no canvas heatmap"; exit 1; }
+    grep -q 'id="topic-119"' "$tmp/bigdom.html" || { echo "K=120: topic cards missing"; exit 1; }
 fi
 chrome --screenshot="$BUILD_ABS/report-screenshot.png" --window-size=1280,2000 "file://$page" >/dev/null 2>"$tmp/shot.log"
 [ -s "$BUILD_ABS/report-screenshot.png" ] || { echo "no screenshot"; tail -n 5 "$tmp/shot.log"; exit 1; }

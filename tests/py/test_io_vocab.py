@@ -31,10 +31,10 @@ def tokenize(line, min_len=3, max_len=64):
     return [t.lower() for t in TOKEN.findall(line) if min_len <= len(t) <= max_len]
 
 
-def expected(docs, stop, min_df, max_df_frac, max_words, min_doc_len, min_len=3):
+def expected(docs, stop, min_df, max_df_frac, max_words, min_doc_len, min_len=3, max_len=64):
     df, tf, m = {}, {}, 0
     for line in docs:
-        toks = [t for t in tokenize(line, min_len) if t not in stop]
+        toks = [t for t in tokenize(line, min_len, max_len) if t not in stop]
         if len(toks) < min_doc_len:
             continue
         m += 1
@@ -52,6 +52,9 @@ def expected(docs, stop, min_df, max_df_frac, max_words, min_doc_len, min_len=3)
 def make_corpus(rng):
     common = [b"alpha", b"Beta", b"gamma", b"delta", b"caf\xc3\xa9", b"epsilon", b"zeta"]
     rare = [b"omega%s" % bytes([97 + i]) for i in range(20)] + [b"rho", b"tau", b"phi"]
+    # long words sharing their first 24 bytes (the word table keeps 24 inline), some over 64
+    rare += [b"x" * 24 + b"tail" + bytes([97 + i]) * (i + 1) for i in range(6)]
+    rare += [b"Y" * 23 + b"z", b"y" * 24, b"y" * 25, b"w" * 70, b"w" * 71]
     stops = [b"the", b"and", b"of", b"with"]
     short = [b"ab", b"x", b"42", b"a-b"]
     docs = []
@@ -97,9 +100,12 @@ def main():
         (["--min-df", "1", "--max-df-frac", "1", "--min-word-len", "1", "--min-doc-len", "1"],
          (1, 1.0, 0, 1, 1)),
         ([], (5, 0.5, 0, 5, 3)),  # the defaults
+        (["--min-df", "1", "--max-df-frac", "1", "--max-word-len", "200"], (1, 1.0, 0, 5, 3, 200)),
     ]
-    for args, (min_df, frac, max_words, min_doc_len, min_len) in cases:
-        want = expected(docs, stop, min_df, frac, max_words, min_doc_len, min_len)
+    for args, params in cases:
+        min_df, frac, max_words, min_doc_len, min_len = params[:5]
+        max_len = params[5] if len(params) > 5 else 64
+        want = expected(docs, stop, min_df, frac, max_words, min_doc_len, min_len, max_len)
         rc, out, err = run(["vocab", text, "-o", "-", "--stopwords", stopfile, "-q"] + args)
         check(rc == 0, "vocab %s exit %d: %s" % (args, rc, err))
         check(out == want, "vocab %s:\n got %r\nwant %r" % (args, out[:300], want[:300]))
@@ -163,7 +169,7 @@ def main():
             f.write(b"%d%s\n" % (len(bag), b"".join(b" %d:%d" % (i, c) for i, c in bag.items())))
     subprocess.run(["zstd", "-q", "-f", os.path.join(tmp, "docword.c.txt")], check=True)
     for inp, extra in ((["docword.c.txt"], []), (["docword.c.txt.zst"], []),
-                       (["c.ldac"], ["--input-vocab", os.path.join(tmp, "vocab.c.txt")])):
+                       (["c.ldac"], ["--uci-vocab", os.path.join(tmp, "vocab.c.txt")])):
         rc, out, err = run(["vocab", os.path.join(tmp, inp[0]), "-o", "-"] + base + extra)
         check(rc == 0 and out == ref, "%s gives the text vocabulary (%d): %s" % (inp[0], rc, err))
     # LDA-C without names: words are the ids (so no stopword can match: compare without any)

@@ -53,7 +53,7 @@ static void test_brute_force(void)
 static void test_permuted_topics(void)
 {
     enum { N = 300, K = 40 };
-    char *words[N], buf[N][8];
+    char *words[N], buf[N][16];
     for (int w = 0; w < N; w++)
         snprintf(buf[w], sizeof buf[w], "w%d", w), words[w] = buf[w];
     jsmf_vocab voc = {N, words, NULL, NULL};

@@ -246,6 +246,13 @@ static void test_hash(void)
     jsmf_hash_init(&h);
     jsmf_hash_update(&h, data, sizeof data);
     uint64_t whole = jsmf_hash_final(&h);
+    /* known answers from an independent implementation of formats/inputs.md's specification:
+     * stores keep these values, so the function must never change */
+    CHECK(whole == 0x0bf0bdbcc82eb373ULL);
+    jsmf_hash_init(&h);
+    CHECK(jsmf_hash_final(&h) == 0x3fdf455f9dcf1e62ULL);
+    jsmf_hash_update(&h, "jsmf", 4);
+    CHECK(jsmf_hash_final(&h) == 0x975f8cafe8a4acedULL);
     for (int trial = 0; trial < 50; trial++) {
         jsmf_hash_init(&h);
         size_t at = 0;
@@ -628,6 +635,12 @@ static void test_bad_inputs(void)
             fprintf(stderr, "LDA-C case %zu: rc %d: %s\n", i, rc, jsmf_errmsg());
         CHECK(rc == JSMF_EFORMAT);
     }
+    /* a UTF-8 byte-order mark does not stick to the first word */
+    write_str(path_in("bom.txt"), "\xEF\xBB\xBFHello world\n");
+    s.s = NULL, s.n = s.cap = 0;
+    CHECK_OK(read_all(path_in("bom.txt"), NULL, &s, 1));
+    CHECK(s.s && !strcmp(s.s, "#0 @0-15 L1-2: hello world\n"));
+    free(s.s);
     /* text: binary garbage, empty input, a line over the limit (plain and streamed) */
     jsmf_read_opts text = JSMF_READ_OPTS_DEFAULT;
     text.format = JSMF_FORMAT_TEXT;

@@ -235,7 +235,23 @@ static void test_exact_and_invariant(void)
     CHECK(ingest_range("killed", 0, DOCS, 2, 1, 0) == JSMF_EEXIST);
     /* two inputs appended, and the merge of two halves */
     CHECK_OK(ingest_range("append", 0, 170, 2, 1 << 20, 0));
+    /* a reader's source keeps its snapshot while a writer commits */
+    jsmf_store *rd;
+    jsmf_source src;
+    dense *s1 = calloc(1, sizeof *s1), *s2 = calloc(1, sizeof *s2);
+    CHECK_OK(jsmf_store_open(store_path("append"), JSMF_STORE_RDONLY, &rd));
+    CHECK_OK(jsmf_store_source(rd, &src));
+    CHECK_OK(src.scan(src.ctx, fill_row, s1));
     CHECK_OK(ingest_range("append", 170, DOCS, 1, 1 << 20, 0));
+    CHECK_OK(src.scan(src.ctx, fill_row, s2));
+    CHECK(!memcmp(s1->c, s2->c, sizeof s1->c));
+    jsmf_store_source_release(rd);
+    memset(s2, 0, sizeof *s2);
+    CHECK_OK(jsmf_store_source(rd, &src));
+    CHECK_OK(src.scan(src.ctx, fill_row, s2));
+    CHECK(memcmp(s1->c, s2->c, sizeof s1->c) != 0);
+    jsmf_store_close(rd);
+    free(s1), free(s2);
     CHECK_OK(read_dense("append", b));
     CHECK(same(a, b));
     CHECK_OK(ingest_range("half1", 0, 170, 2, 1 << 20, 0));
