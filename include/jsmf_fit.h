@@ -8,10 +8,11 @@
  *    max(U diag(l) U^T + s 11^T, 0), kept as (U, l, s) and generated row block by row block.
  *    The dense path (N x N in memory, LAPACK dsyevr) is chosen automatically for small N and is
  *    the in-library reference for the streaming one.
- *  - Streaming anchors are found exactly in the (K+1)-dimensional factor space of the unclipped
- *    final iterate U diag(l) U^T + s 11^T (row-normalised by the exact row sums of the clipped
- *    one); B, A and every other quantity use the exact clipped iterate. The report records the
- *    clip statistics so the effect can be judged.
+ *  - Streaming anchors are found on the exact clipped rows (one generated pass per anchor) for
+ *    small N, and above that exactly in the (K+1)-dimensional factor space of the unclipped final
+ *    iterate U diag(l) U^T + s 11^T (row-normalised by the exact row sums of the clipped one);
+ *    B, A and every other quantity always use the exact clipped iterate. The clip can move
+ *    factor-space anchors (measured in tools/bench/fit); the report records clip statistics.
  *  - Output is identical for any thread count: per-word solves are independent, every reduction
  *    over words runs in a fixed block order.
  *  - Douglas-Rachford rectification exists only on the dense path (its iterate has no low-rank form).
@@ -40,6 +41,10 @@ enum jsmf_recover_a {
     JSMF_A_PINV = 2  /**< A = B^+ C B^+T (seed 002 Alg. 3, the 2013 baseline) */
 };
 enum jsmf_fit_mode { JSMF_MODE_AUTO = 0, JSMF_MODE_DENSE = 1, JSMF_MODE_STREAM = 2 };
+/** Where streaming QR anchors are found: exactly on generated rows (one pass per anchor), or in
+ *  the (K+1)-dimensional factor space of the unclipped iterate (free); auto: exact for small N. */
+enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1,
+                         JSMF_ANCHOR_SPACE_FACTOR = 2 };
 
 #define JSMF_FIT_MAX_LEVELS 8
 #define JSMF_FIT_MAX_TRACE 1024
@@ -50,6 +55,7 @@ typedef struct jsmf_fit_opts {
     uint32_t rectify_iters;   /**< AP/DR iterations (default 15) */
     int anchors;              /**< enum jsmf_anchors (default QR) */
     uint32_t fast_dim;        /**< random projection dimension of --anchors fast (default 1000) */
+    int anchor_space;         /**< enum jsmf_anchor_space (default AUTO) */
     int recover;              /**< enum jsmf_recover (default ADMM) */
     int recover_a;            /**< enum jsmf_recover_a (default AUTO) */
     double admm_lambda;       /**< DR relaxation lambda (default 1.9) */

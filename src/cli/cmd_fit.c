@@ -22,6 +22,8 @@ static void usage(FILE *f)
             "  --rectify ap|dr|none    alternating projection (default), Douglas-Rachford, none\n"
             "  --rectify-iters N       rectification iterations (default 15)\n"
             "  --anchors qr|fast       sparse implicit pivoted QR (default) or FastAnchorWords\n"
+            "  --anchor-space auto|exact|factor      streaming QR anchors on the exact clipped rows\n"
+            "                          (a pass per anchor) or in factor space (auto: exact to N=5000)\n"
             "  --recover admm|expgrad|kl|activeset   solver for B (default admm)\n"
             "  --recover-a auto|diag|pinv            A = D^-1 C_SS D^-1 or B^+ C B^+T\n"
             "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
@@ -80,6 +82,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
     static const char *const rec[] = {"admm", "expgrad", "kl", "activeset"};
     static const char *const ra[] = {"auto", "diag", "pinv"};
     static const char *const modes[] = {"auto", "dense", "stream"};
+    static const char *const aspace[] = {"auto", "exact", "factor"};
     jsmf_fit_opts_init(&a->o, 0);
     uint32_t levels_first = 0;
     for (int i = 1; i < argc; i++) {
@@ -106,6 +109,8 @@ static int parse_args(int argc, char **argv, fit_args *a)
             rc = cli_parse_u32("--rectify-iters", v, &a->o.rectify_iters);
         } else if ((v = cli_opt_value(argc, argv, &i, "--anchors", NULL, &err))) {
             rc = parse_choice("--anchors", v, anc, 2, &a->o.anchors);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--anchor-space", NULL, &err))) {
+            rc = parse_choice("--anchor-space", v, aspace, 3, &a->o.anchor_space);
         } else if ((v = cli_opt_value(argc, argv, &i, "--recover", NULL, &err))) {
             rc = parse_choice("--recover", v, rec, 4, &a->o.recover);
         } else if ((v = cli_opt_value(argc, argv, &i, "--recover-a", NULL, &err))) {
@@ -277,6 +282,9 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
     jsmf_json_string(&j, "rectify", jsmf_fit_rectify_name(a->o.rectify));
     jsmf_json_uint(&j, "rectify_iters", a->o.rectify_iters);
     jsmf_json_string(&j, "anchors", jsmf_fit_anchors_name(a->o.anchors));
+    jsmf_json_string(&j, "anchor_space", a->o.anchor_space == JSMF_ANCHOR_SPACE_EXACT ? "exact"
+                                         : a->o.anchor_space == JSMF_ANCHOR_SPACE_FACTOR ? "factor"
+                                                                                        : "auto");
     jsmf_json_string(&j, "recover", jsmf_fit_recover_name(a->o.recover));
     jsmf_json_number(&j, "admm_lambda", a->o.admm_lambda);
     jsmf_json_number(&j, "admm_gamma", a->o.admm_gamma);

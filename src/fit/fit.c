@@ -14,6 +14,10 @@
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
  * faster than the streaming one. */
 #define FIT_DENSE_MAX_N 600
+/* Streaming anchors are exact (one generated pass per anchor, clip included) up to this N, and
+ * found in factor space above it. tools/bench/fit at N = 2000 with 10-17% of entries clipped:
+ * factor-space anchors kept 10/10, 49/50 and 85/100 of the exact ones for K = 10, 50, 100. */
+#define FIT_EXACT_ANCHORS_MAX_N 5000
 
 void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
 {
@@ -135,12 +139,29 @@ typedef struct {
     const double *M; /* explicit rows (dense X, or factor-space V), n x d */
     uint32_t d;
     const double *inv; /* per-row scale */
+    int gen;           /* rows generated from the factored R (exact, clip included) */
+    const double *q;
+    double *out;
 } rows_ctx;
+
+static void gen_dots_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
+{
+    rows_ctx *r = arg;
+    (void)tid;
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, nb, r->R->n, 1.0, rows, r->R->n, r->q, 1, 0.0,
+                r->out + r0, 1);
+    for (uint32_t i = 0; i < nb; i++)
+        r->out[r0 + i] *= r->inv[r0 + i];
+}
 
 static void rows_row(void *ctx, uint32_t i, double *out)
 {
     rows_ctx *r = ctx;
-    if (r->M) {
+    if (r->gen) {
+        fit_mat_rows(r->R, i, 1, out, NULL, NULL);
+        for (uint32_t j = 0; j < r->d; j++)
+            out[j] *= r->inv[i];
+    } else if (r->M) {
         for (uint32_t j = 0; j < r->d; j++)
             out[j] = r->M[(size_t)i * r->d + j] * r->inv[i];
     } else {
@@ -154,6 +175,10 @@ static int rows_dots(void *ctx, const double *q, double *out)
 {
     rows_ctx *r = ctx;
     uint32_t n = r->R->n;
+    if (r->gen) { /* one pass over generated row blocks per anchor */
+        r->q = q, r->out = out;
+        return fit_mat_pass(r->R, gen_dots_block, r, NULL, NULL);
+    }
 #pragma omp parallel for schedule(static)
     for (uint32_t c = 0; c < (n + FIT_CHUNK - 1) / FIT_CHUNK; c++) {
         uint32_t i0 = c * FIT_CHUNK, i1 = i0 + FIT_CHUNK < n ? i0 + FIT_CHUNK : n;
@@ -218,9 +243,13 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
         inv[i] = c[i] > 0 ? 1.0 / c[i] : 0;
         nrm[i] = q2[i] * inv[i] * inv[i];
     }
-    rows_ctx rx = {R, NULL, n, inv};
+    rows_ctx rx = {R, NULL, n, inv, 0, NULL, NULL};
+    int exact = o->anchor_space == JSMF_ANCHOR_SPACE_EXACT ||
+                (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && n <= FIT_EXACT_ANCHORS_MAX_N);
     if (R->kind == FIT_DENSE) {
         rx.M = R->X;
+    } else if (R->kind == FIT_FACTOR && exact && o->anchors == JSMF_ANCHORS_QR) {
+        rx.gen = 1;
     } else if (R->kind == FIT_FACTOR) {
         if (!(V = factor_rows(R, c))) {
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");

@@ -172,6 +172,11 @@ def main():
               % np.abs(Bs - B).max())
         check(np.abs(As - A).max() < 1e-6 * A.max() * 10, "stream A equals dense A (max diff %.2e)"
               % np.abs(As - A).max())
+        # anchors in the factor space of the unclipped iterate (what large N uses): this C needs
+        # no clip, so they are the exact ones
+        _, Bf, _, Sf = run_fit(d, "factor", *tight, "--mode", "stream", "--anchor-space", "factor")
+        check(Sf == S and np.abs(Bf - B).max() < 1e-6,
+              "factor-space anchors equal dense: %s vs %s" % (Sf, S))
         # thread count does not change a byte
         o1, _, _, _ = run_fit(d, "t1", *tight, "--mode", "stream", "--threads", "1")
         o2, _, _, _ = run_fit(d, "t2", *tight, "--mode", "stream", "--threads", "2")
