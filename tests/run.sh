@@ -8,6 +8,13 @@ JSMF=$(cd "$BUILD" && pwd)/jsmf
 export JSMF PYTHON BUILD
 ROOT=$(pwd)
 export ROOT
+# The shared real corpora sit beside the checkout (CI lays them out so); tests that need them
+# skip (exit 77) when they are absent.
+if [ -z "${JSMF_CORPORA:-}" ]; then
+    JSMF_CORPORA=$ROOT/../shared/corpora
+    [ -d "$JSMF_CORPORA" ] || JSMF_CORPORA=/work/shared/corpora
+fi
+export JSMF_CORPORA
 pass=0; fail=0; skip=0; failed=""
 logdir=$BUILD/test-logs
 mkdir -p "$logdir"

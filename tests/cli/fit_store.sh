@@ -10,7 +10,7 @@ export JSMF_STORE_NOSYNC=1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-K=/work/shared/corpora/kjv
+K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
 [ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }
 # the first 400 chapters, 600 most widespread words: small and quick
 zstd -dc "$K/kjv.txt.zst" | head -n 400 >"$T/docs.txt"

@@ -5,8 +5,7 @@
 set -u
 JSMF=${JSMF:-build/jsmf}
 ROOT=${ROOT:-.}
-K=$ROOT/../shared/corpora/kjv
-[ -d "$K" ] || K=/work/shared/corpora/kjv
+K=${JSMF_CORPORA:-$ROOT/../shared/corpora}/kjv
 [ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }
 fail=0
 t=$(mktemp -d)

@@ -12,7 +12,7 @@ import tempfile
 import numpy as np
 
 JSMF = os.environ.get("JSMF", "build/jsmf")
-CORPUS = os.environ.get("JSMF_CORPORA", "/work/shared/corpora") + "/kjv"
+CORPUS = os.environ.get("JSMF_CORPORA", "../shared/corpora") + "/kjv"
 
 
 def main():
