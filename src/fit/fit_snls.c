@@ -59,15 +59,20 @@ static void eg_step(uint32_t k, const double *x, const double *g, double gmin, d
         xn[j] /= z;
 }
 
-uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work)
+/* The loss an exponentiated-gradient solve minimises: its value at x, its gradient into g. */
+typedef double (*eg_loss)(const void *ctx, uint32_t k, const double *x, double *g);
+
+/* Exponentiated gradient from the centre of the simplex with Armijo backtracking on the rate,
+ * stopped by the KKT duality gap (seed 002 App. D.2, Alg. 5); L2 and KL differ only in loss. */
+static uint32_t expgrad(const fit_snls *s, eg_loss loss, const void *ctx, double eta, double *y,
+                        double *work)
 {
     uint32_t k = s->k;
     double *g = work, *xn = g + k, *gn = xn + k;
     for (uint32_t j = 0; j < k; j++)
-        y[j] = 1.0 / k; /* Alg. 5: start at the centre */
-    double f = quad(k, s->H, r, y, g), eta = 50.0; /* rate of seed 000 Sec. 5.1 */
-    uint32_t it;
-    for (it = 1; it <= s->maxit; it++) {
+        y[j] = 1.0 / k;
+    double f = loss(ctx, k, y, g);
+    for (uint32_t it = 1; it <= s->maxit; it++) {
         double gmin = g[0];
         for (uint32_t j = 1; j < k; j++)
             gmin = fmin(gmin, g[j]);
@@ -79,7 +84,7 @@ uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double 
         int ok = 0;
         for (int bt = 0; bt < 60 && !ok; bt++) { /* Armijo backtracking on eta */
             eg_step(k, y, g, gmin, eta, xn);
-            fn = quad(k, s->H, r, xn, gn);
+            fn = loss(ctx, k, xn, gn);
             double dec = 0;
             for (uint32_t j = 0; j < k; j++)
                 dec += g[j] * (xn[j] - y[j]);
@@ -96,6 +101,20 @@ uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double 
         eta *= 2.0;
     }
     return s->maxit + 1;
+}
+
+typedef struct { const double *H, *r; } l2_args;
+
+static double l2_loss(const void *ctx, uint32_t k, const double *x, double *g)
+{
+    const l2_args *a = ctx;
+    return quad(k, a->H, a->r, x, g);
+}
+
+uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work)
+{
+    l2_args a = {s->H, r};
+    return expgrad(s, l2_loss, &a, 50.0 /* rate of seed 000 Sec. 5.1 */, y, work);
 }
 
 /* KL objective -sum_j v_j log (T^T x)_j over the support of v; Tt = T^T (n x k). */
@@ -117,43 +136,19 @@ static double kl_eval(uint32_t k, const double *Tt, uint32_t n, const double *v,
     return f;
 }
 
+typedef struct { const double *Tt, *v; uint32_t n; } kl_args;
+
+static double kl_loss(const void *ctx, uint32_t k, const double *x, double *g)
+{
+    const kl_args *a = ctx;
+    return kl_eval(k, a->Tt, a->n, a->v, x, g);
+}
+
 uint32_t fit_snls_kl(const fit_snls *s, const double *Tt, uint32_t n, const double *v, double *y,
                      double *work)
 {
-    uint32_t k = s->k;
-    double *g = work, *xn = g + k, *gn = xn + k;
-    for (uint32_t j = 0; j < k; j++)
-        y[j] = 1.0 / k;
-    double f = kl_eval(k, Tt, n, v, y, g), eta = 1.0;
-    uint32_t it;
-    for (it = 1; it <= s->maxit; it++) {
-        double gmin = g[0];
-        for (uint32_t j = 1; j < k; j++)
-            gmin = fmin(gmin, g[j]);
-        double gap = cblas_ddot(k, y, 1, g, 1) - gmin;
-        if (gap < s->tol)
-            return it;
-        double fn = 0;
-        int ok = 0;
-        for (int bt = 0; bt < 60 && !ok; bt++) {
-            eg_step(k, y, g, gmin, eta, xn);
-            fn = kl_eval(k, Tt, n, v, xn, gn);
-            double dec = 0;
-            for (uint32_t j = 0; j < k; j++)
-                dec += g[j] * (xn[j] - y[j]);
-            if (fn <= f + 1e-4 * dec)
-                ok = 1;
-            else
-                eta *= 0.5;
-        }
-        if (!ok)
-            return it;
-        memcpy(y, xn, sizeof(double) * k);
-        memcpy(g, gn, sizeof(double) * k);
-        f = fn;
-        eta *= 2.0;
-    }
-    return s->maxit + 1;
+    kl_args a = {Tt, v, n};
+    return expgrad(s, kl_loss, &a, 1.0, y, work);
 }
 
 /* Equality-constrained subproblem on the passive set P (m indices): min 1/2 z^T H_PP z - r_P^T z
