@@ -299,20 +299,6 @@ out:
 
 /* ---- metrics against the rectified matrix ------------------------------------------------ */
 
-typedef struct {
-    uint32_t n, k;
-    const double *B;
-    double *RB;
-} rb_ctx;
-
-static void rb_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
-{
-    rb_ctx *a = arg;
-    (void)tid;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, a->k, a->n, 1.0, rows, a->n, a->B,
-                a->k, 0.0, a->RB + (size_t)r0 * a->k, a->k);
-}
-
 /* ||R - B A B^T||_F = sqrt(|R|^2 - 2 tr(B^T R B A) + tr(B^T B A B^T B A)), one pass for R B. */
 static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const double *B,
                        const double *A, double *out, jsmf_fit_report *rep)
@@ -325,20 +311,10 @@ static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const dou
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (approximation)");
         goto out;
     }
-    if (R->kind == FIT_SPARSE) {
-        for (uint32_t i = 0; i < n; i++) {
-            double *o = RB + (size_t)i * k;
-            memset(o, 0, sizeof(double) * k);
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                cblas_daxpy(k, R->vals[e], B + (size_t)R->cols[e] * k, 1, o, 1);
-        }
-    } else {
-        rb_ctx rc2 = {n, k, B, RB};
-        if ((rc = fit_mat_pass(R, rb_block, &rc2, NULL, NULL)))
-            goto out;
-        if (rep)
-            rep->passes++;
-    }
+    if ((rc = fit_mat_apply(R, B, k, RB, NULL, NULL))) /* RB = R B */
+        goto out;
+    if (rep && R->kind != FIT_SPARSE)
+        rep->passes++;
     double r2 = fit_sum_ordered(q2, n);
     fit_gemm_tn(n, k, k, B, RB, M); /* B^T R B */
     double cross = 0;
