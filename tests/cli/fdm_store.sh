@@ -9,7 +9,6 @@ ROOT=${ROOT:-.}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 fail=0
-if "$JSMF" ingest --help 2>&1 | grep -q "not built yet"; then echo "jsmf ingest is not built yet"; exit 77; fi
 zstd -dc "$ROOT/examples/kjv-passages.txt.zst" | head -n 1500 >"$d/corpus.txt"
 "$JSMF" vocab "$d/corpus.txt" -o "$d/vocab.txt" --stopwords en --min-df 10 --max-df-frac 0.5 -q &&
 "$JSMF" ingest "$d/store" "$d/corpus.txt" --vocab "$d/vocab.txt" -q || { echo "FAIL: ingest"; exit 1; }

@@ -54,15 +54,7 @@ save(os.path.join(d, "level1"), B2, A2, ["t%d:%s" % (k, words[a]) for k, a in en
 PY
 
 page=$tmp/report.html
-if "$JSMF" report --help 2>&1 | grep -q "not built yet"; then
-    # Before the model loader lands: the page the unit test wrote from the same library code.
-    [ -f "$BUILD/test-report-unit.html" ] || { echo "jsmf report not built and no unit page"; exit 77; }
-    cp "$BUILD/test-report-unit.html" "$page"
-    expect_levels=no
-else
-    "$JSMF" report "$tmp/model" -o "$page" --title "browser test" || { echo "jsmf report failed"; exit 1; }
-    expect_levels=yes
-fi
+"$JSMF" report "$tmp/model" -o "$page" --title "browser test" || { echo "jsmf report failed"; exit 1; }
 grep -q "https\?://[a-z]" "$page" && grep -v "http://www.w3.org/2000/svg" "$page" | grep -q "https\?://" \
     && { echo "the page references the network"; exit 1; }
 
@@ -81,13 +73,10 @@ fi
 for needle in 'id="topic-0"' 'class="topic"' '<rect' '<circle' 'Most correlated topic pairs'; do
     grep -q "$needle" "$tmp/dom.html" || { echo "the rendered page lacks $needle"; exit 1; }
 done
-if [ "$expect_levels" = yes ]; then
-    grep -q 'Super-topic 2' "$tmp/dom.html" || { echo "the hierarchy was not drawn"; exit 1; }
-    grep -q 'a&lt;b&gt;&amp;"c' "$tmp/dom.html" || { echo "escaped word missing"; exit 1; }
-fi
+grep -q 'Super-topic 2' "$tmp/dom.html" || { echo "the hierarchy was not drawn"; exit 1; }
+grep -q 'a&lt;b&gt;&amp;"c' "$tmp/dom.html" || { echo "escaped word missing"; exit 1; }
 # Many topics: the heatmap is drawn on a canvas (one pixel per cell) instead of K^2 SVG cells.
-if [ "$expect_levels" = yes ]; then
-    "$PYTHON" - "$tmp/big" <<'PY' || exit 1
+"$PYTHON" - "$tmp/big" <<'PY' || exit 1
 import os, sys
 import numpy as np
 d = sys.argv[1]; os.makedirs(d); rng = np.random.default_rng(3)
@@ -97,14 +86,13 @@ A = rng.random((K, K)); A = A + A.T; A /= A.sum()
 np.save(d + "/B.npy", B); np.save(d + "/A.npy", A)
 open(d + "/vocab.txt", "w").write("".join("w" + "".join(chr(97 + int(c)) for c in "%03d" % i) + "\n" for i in range(N)))
 PY
-    "$JSMF" report "$tmp/big" -o "$tmp/big.html" -q || { echo "jsmf report (K=120) failed"; exit 1; }
-    chrome --dump-dom "file://$tmp/big.html" >"$tmp/bigdom.html" 2>"$tmp/bigconsole.log"
-    if grep -q "CONSOLE" "$tmp/bigconsole.log"; then
-        echo "console messages (K=120):"; grep "CONSOLE" "$tmp/bigconsole.log"; exit 1
-    fi
-    grep -q '<canvas' "$tmp/bigdom.html" || { echo "K=120: no canvas heatmap"; exit 1; }
-    grep -q 'id="topic-119"' "$tmp/bigdom.html" || { echo "K=120: topic cards missing"; exit 1; }
+"$JSMF" report "$tmp/big" -o "$tmp/big.html" -q || { echo "jsmf report (K=120) failed"; exit 1; }
+chrome --dump-dom "file://$tmp/big.html" >"$tmp/bigdom.html" 2>"$tmp/bigconsole.log"
+if grep -q "CONSOLE" "$tmp/bigconsole.log"; then
+    echo "console messages (K=120):"; grep "CONSOLE" "$tmp/bigconsole.log"; exit 1
 fi
+grep -q '<canvas' "$tmp/bigdom.html" || { echo "K=120: no canvas heatmap"; exit 1; }
+grep -q 'id="topic-119"' "$tmp/bigdom.html" || { echo "K=120: topic cards missing"; exit 1; }
 chrome --screenshot="$BUILD_ABS/report-screenshot.png" --window-size=1280,2000 "file://$page" >/dev/null 2>"$tmp/shot.log"
 [ -s "$BUILD_ABS/report-screenshot.png" ] || { echo "no screenshot"; tail -n 5 "$tmp/shot.log"; exit 1; }
 cp "$page" "$BUILD_ABS/report-test.html"

@@ -3,30 +3,16 @@
 then the store metrics of eval agree with the fit's own summary.json and with numpy on the
 model's A and B (Dominancy, Sparsity, Entropy need only the model); a store of another
 vocabulary is refused with exit 1. Skips until ingest and fit are built."""
-import json, os, subprocess, sys, tempfile
+import json, os, subprocess, tempfile
 import numpy as np
 
-JSMF = os.environ.get("JSMF", "build/jsmf")
+from eval_reference import jsmf
+
 ROOT = os.environ.get("ROOT", ".")
 PY = os.environ.get("PYTHON", "/usr/bin/python3")
 
 
-def built(cmd):
-    p = subprocess.run([JSMF, cmd, "--help"], capture_output=True, text=True)
-    return "not built yet" not in p.stdout + p.stderr
-
-
-def jsmf(*args, rc=0):
-    p = subprocess.run([JSMF] + list(args), capture_output=True, text=True)
-    assert p.returncode == rc, (args, p.returncode, p.stderr)
-    return p.stdout
-
-
 def main():
-    for c in ("ingest", "fit", "eval"):
-        if not built(c):
-            print("jsmf %s is not built yet" % c)
-            sys.exit(77)
     with tempfile.TemporaryDirectory() as tmp:
         t = lambda name: os.path.join(tmp, name)
         subprocess.run([PY, os.path.join(ROOT, "tools/synth/synth.py"), "-o", t("corpus.txt"),
