@@ -48,6 +48,7 @@ typedef struct jsmf_store_stats {
     uint32_t format_version; /**< store format version */
     uint64_t fingerprint;    /**< identifies the content: hash of the inputs ingested and counters */
     uint64_t bytes;          /**< size of the LMDB data file */
+    uint32_t runs;           /**< live runs of C (formats/store.md): readers sum them row by row */
 } jsmf_store_stats;
 
 int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
@@ -70,7 +71,7 @@ void jsmf_store_source_release(jsmf_store *s);
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 1
+#define JSMF_STORE_FORMAT_VERSION 2
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90
@@ -142,10 +143,16 @@ typedef struct jsmf_store_flush {
     uint32_t n_inputs;
 } jsmf_store_flush;
 
-/** Apply a flush in one write transaction, commit and sync: the checkpoint. On MDB_MAP_FULL the
- *  transaction is aborted, the map grown and the flush replayed. On any error the store stays
- *  at its previous checkpoint (JSMF_ENOSPC for a full disk). */
+/** Apply a flush: its C increments become a new run, written in transactions of bounded size
+ *  (jsmf_store_set_write_budget) and registered, with the counters, word statistics and input
+ *  records, by one last transaction that is synced: the checkpoint. Then the newest runs may be
+ *  merged (compaction). On MDB_MAP_FULL the map is grown and the flush replayed. On any error
+ *  the store stays at its previous checkpoint (JSMF_ENOSPC for a full disk). */
 int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
+
+/** Bytes a write transaction may hold (default 32 MiB): the store's memory while committing is
+ *  about twice this (the staging buffer and LMDB's dirty pages). */
+void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
 #endif
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must

@@ -49,11 +49,11 @@ static void print_json(const char *path, const jsmf_store_stats *st, const jsmf_
     printf("{\"store\": ");
     json_str(path);
     printf(", \"format_version\": %u, \"fingerprint\": \"%016" PRIx64 "\", \"bytes\": %" PRIu64
-           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"tokens\": %" PRIu64
+           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"runs\": %u, \"tokens\": %" PRIu64
            ", \"oov_tokens\": %" PRIu64 ", \"oov_fraction\": %.6g, \"docs_dropped\": %" PRIu64
            ", \"tokens_dropped\": %" PRIu64 ", \"min_doc_len\": %u,\n \"inputs\": [",
            st->format_version, st->fingerprint, st->bytes, st->n_words, st->docs, st->nnz,
-           st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
+           st->runs, st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
            st->docs_dropped, st->tokens_dropped, st->min_doc_len);
     for (uint32_t i = 0; i < n; i++) {
         printf("%s\n  {\"path\": ", i ? "," : "");
@@ -77,7 +77,8 @@ static void print_text(const char *path, const jsmf_store_stats *st, const jsmf_
     printf("store           %s\n", path);
     printf("format version  %u\n", st->format_version);
     printf("fingerprint     %016" PRIx64 "\n", st->fingerprint);
-    printf("size            %.1f MiB\n", st->bytes / 1048576.0);
+    printf("size            %.1f MiB (C in %u run%s)\n", st->bytes / 1048576.0, st->runs,
+           st->runs == 1 ? "" : "s");
     printf("words (N)       %u\n", st->n_words);
     printf("documents (M)   %" PRIu64 "\n", st->docs);
     printf("non-zeros of C  %" PRIu64 " (%.3g%% of N^2)\n", st->nnz,

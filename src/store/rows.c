@@ -1,5 +1,5 @@
-/* rows.c — the rows of C in LMDB: chunk encoding, adding a row of increments (read-modify-write
- * of the chunks it touches only), and the snapshot matrix source that streams normalised rows. */
+/* rows.c — reading the rows of C: the chunk codec, row streams over one database (the legacy C
+ * or one run), their row-by-row sum, and the snapshot matrix source built on it. */
 #include "store_int.h"
 
 #include <stdlib.h>
@@ -29,145 +29,195 @@ size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *va
     return 2 + (size_t)n * ENTRY_BYTES;
 }
 
-static void chunk_key(unsigned char k[8], uint32_t row, uint32_t col)
+/* ---- one stream: the rows of one database in key order ----------------------------------- */
+
+static int stream_error(row_stream *m, int rc)
 {
-    put_be32(k, row);
-    put_be32(k + 4, col);
+    return store_lmdb_error(m->s, rc, "reading C");
 }
 
-/* Write entries as chunks of at most CHUNK_SPLIT, each keyed by its first column. */
-static int put_pieces(jsmf_store *s, MDB_txn *t, uint32_t row, const uint32_t *cols,
-                      const jsmf_sum *vals, uint32_t n)
+/* Load the row at the cursor (all its chunks) and advance past it. */
+static int stream_load(row_stream *m)
 {
-    unsigned char buf[2 + CHUNK_MAX * ENTRY_BYTES], kb[8];
-    uint32_t pieces = n <= CHUNK_MAX ? 1 : (n + CHUNK_SPLIT - 1) / CHUNK_SPLIT;
-    for (uint32_t p = 0, a = 0; p < pieces; p++) {
-        uint32_t b = (uint32_t)((uint64_t)n * (p + 1) / pieces); /* even split */
-        chunk_key(kb, row, cols[a]);
-        MDB_val k = {8, kb}, v = {chunk_encode(buf, cols + a, vals + a, b - a), buf};
-        /* keys beyond the last one are appended: full pages instead of half-split ones */
-        unsigned flags = 0;
-        if (memcmp(kb, s->last_key, 8) > 0) {
-            flags = MDB_APPEND;
-            memcpy(s->last_key, kb, 8);
-        }
-        int rc = mdb_put(t, s->C, &k, &v, flags);
-        if (rc)
-            return store_lmdb_error(s, rc, "writing C");
-        a = b;
-    }
-    return JSMF_OK;
-}
-
-/* Merge sorted increments into the decoded chunk (cols/vals, n entries) into out arrays. */
-static uint32_t merge_sorted(const uint32_t *ac, const jsmf_sum *av, uint32_t an,
-                             const uint32_t *bc, const jsmf_sum *bv, uint32_t bn, uint32_t *oc,
-                             jsmf_sum *ov, uint64_t *added)
-{
-    uint32_t i = 0, j = 0, o = 0;
-    while (i < an || j < bn) {
-        if (j == bn || (i < an && ac[i] < bc[j]))
-            oc[o] = ac[i], ov[o++] = av[i++];
-        else if (i == an || bc[j] < ac[i])
-            oc[o] = bc[j], ov[o++] = bv[j++], ++*added;
-        else
-            oc[o] = ac[i], ov[o++] = av[i++] + bv[j++];
-    }
-    return o;
-}
-
-int rows_begin(jsmf_store *s, MDB_txn *t)
-{
-    MDB_cursor *cur;
-    MDB_val k, v;
-    memset(s->last_key, 0, 8);
-    int rc = mdb_cursor_open(t, s->C, &cur);
-    if (rc)
-        return store_lmdb_error(s, rc, "cursor on C");
-    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
-    if (rc == 0 && k.mv_size == 8)
-        memcpy(s->last_key, k.mv_data, 8);
-    mdb_cursor_close(cur);
-    if (rc && rc != MDB_NOTFOUND)
-        return store_lmdb_error(s, rc, "reading C");
-    return JSMF_OK;
-}
-
-int rows_merge_row(jsmf_store *s, MDB_txn *t, uint32_t row, const uint32_t *cols,
-                   const jsmf_sum *vals, uint32_t n, uint64_t *new_entries)
-{
-    if (n == 0)
+    m->n = 0, m->stale = 0;
+    if (m->eof)
         return JSMF_OK;
-    /* the starts of the row's existing chunks */
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(t, s->C, &cur);
-    if (rc)
-        return store_lmdb_error(s, rc, "cursor on C");
+    if (m->k.mv_size != 8)
+        return jsmf_error(JSMF_ESTORE, "%s: corrupt key in C", m->s->path);
+    m->row = get_be32(m->k.mv_data);
+    int rc = 0;
+    while (rc == 0 && get_be32(m->k.mv_data) == m->row) {
+        uint32_t cnt = chunk_count(&m->v);
+        if (m->row >= m->s->n_words || m->n + cnt > m->s->n_words ||
+            m->v.mv_size != 2 + (size_t)cnt * ENTRY_BYTES)
+            return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);
+        chunk_decode(&m->v, m->cols + m->n, m->vals + m->n);
+        m->n += cnt;
+        rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_NEXT);
+    }
+    if (rc == MDB_NOTFOUND)
+        m->eof = 1;
+    else if (rc)
+        return stream_error(m, rc);
+    return JSMF_OK;
+}
+
+static int stream_seek(row_stream *m, uint32_t row, int force)
+{
+    if (!force && m->n && !m->stale && m->row >= row)
+        return JSMF_OK;
     unsigned char kb[8];
-    chunk_key(kb, row, 0);
-    MDB_val k = {8, kb}, v;
-    uint32_t nstarts = 0, cap = 0, *starts = NULL;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (get_be32(k.mv_data) != row)
-            break;
-        if (nstarts == cap) {
-            cap = cap ? 2 * cap : 64;
-            uint32_t *ns = realloc(starts, cap * sizeof *ns);
-            if (!ns) {
-                free(starts);
-                mdb_cursor_close(cur);
-                return jsmf_error(JSMF_ENOMEM, "out of memory");
-            }
-            starts = ns;
-        }
-        starts[nstarts++] = get_be32((unsigned char *)k.mv_data + 4);
+    put_be32(kb, row), put_be32(kb + 4, 0);
+    m->k = (MDB_val){8, kb};
+    int rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_SET_RANGE);
+    m->eof = rc == MDB_NOTFOUND;
+    if (rc && !m->eof)
+        return stream_error(m, rc);
+    return stream_load(m);
+}
+
+/* ---- the reader: streams summed row by row ------------------------------------------------ */
+
+int reader_init(row_reader *r, uint32_t n_words)
+{
+    memset(r, 0, sizeof *r);
+    r->n_words = n_words;
+    r->cols = malloc(((size_t)n_words + 1) * sizeof *r->cols);
+    r->vals = malloc(((size_t)n_words + 1) * sizeof *r->vals);
+    if (!r->cols || !r->vals) {
+        reader_free(r);
+        return jsmf_error(JSMF_ENOMEM, "out of memory for row buffers");
     }
-    mdb_cursor_close(cur);
-    if (rc && rc != MDB_NOTFOUND) {
-        free(starts);
-        return store_lmdb_error(s, rc, "reading C");
+    return JSMF_OK;
+}
+
+int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
+{
+    if (r->k == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 4;
+        row_stream *ns = realloc(r->st, cap * sizeof *ns);
+        if (!ns)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        r->st = ns, r->cap = cap;
     }
-    if (nstarts == 0) {
-        free(starts);
-        *new_entries += n;
-        return put_pieces(s, t, row, cols, vals, n);
+    row_stream *m = &r->st[r->k];
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    m->cols = malloc(((size_t)r->n_words + 1) * sizeof *m->cols);
+    m->vals = malloc(((size_t)r->n_words + 1) * sizeof *m->vals);
+    int rc = mdb_cursor_open(t, dbi, &m->cur);
+    if (!m->cols || !m->vals || rc) {
+        free(m->cols), free(m->vals);
+        if (!rc)
+            mdb_cursor_close(m->cur);
+        return rc ? store_lmdb_error(s, rc, "cursor on C") : jsmf_error(JSMF_ENOMEM, "out of memory");
     }
-    /* increments below the first start go to the first chunk; each chunk takes the columns up
-     * to the next chunk's start */
-    uint32_t pos = 0;
-    rc = JSMF_OK;
-    for (uint32_t c = 0; c < nstarts && pos < n && !rc; c++) {
-        uint32_t end = pos;
-        if (c + 1 == nstarts)
-            end = n;
-        else
-            while (end < n && cols[end] < starts[c + 1])
-                end++;
-        if (end == pos)
-            continue;
-        chunk_key(kb, row, starts[c]);
-        k = (MDB_val){8, kb};
-        if ((rc = mdb_get(t, s->C, &k, &v))) {
-            rc = store_lmdb_error(s, rc, "reading C chunk");
-            break;
-        }
-        uint32_t have = chunk_count(&v), add = end - pos;
-        if ((rc = store_tmp_reserve(s, 2 * ((size_t)have + add))))
-            break;
-        uint32_t *ac = s->tmp_cols, *oc = s->tmp_cols + have + add;
-        jsmf_sum *av = s->tmp_vals, *ov = s->tmp_vals + have + add;
-        chunk_decode(&v, ac, av);
-        uint32_t m = merge_sorted(ac, av, have, cols + pos, vals + pos, add, oc, ov, new_entries);
-        if (oc[0] != starts[c] && (rc = mdb_del(t, s->C, &k, NULL))) {
-            rc = store_lmdb_error(s, rc, "deleting C chunk");
-            break;
-        }
-        rc = put_pieces(s, t, row, oc, ov, m);
-        pos = end;
+    r->k++;
+    return stream_seek(m, 0, 1);
+}
+
+int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t)
+{
+    run_list l;
+    int rc = runs_get(s, t, &l);
+    if (!rc)
+        rc = reader_add_dbi(r, s, t, s->C);
+    for (uint32_t i = 0; i < l.n && !rc; i++) {
+        MDB_dbi dbi;
+        if (!(rc = run_dbi(s, t, l.r[i].id, 0, &dbi)))
+            rc = reader_add_dbi(r, s, t, dbi);
     }
-    free(starts);
     return rc;
+}
+
+int reader_seek(row_reader *r, uint32_t row)
+{
+    int rc = JSMF_OK;
+    for (uint32_t i = 0; i < r->k && !rc; i++)
+        rc = stream_seek(&r->st[i], row, 0);
+    return rc;
+}
+
+int reader_rewind(row_reader *r)
+{
+    int rc = JSMF_OK;
+    for (uint32_t i = 0; i < r->k && !rc; i++)
+        rc = stream_seek(&r->st[i], 0, 1);
+    return rc;
+}
+
+/* out (on entries) += m's row, merged backwards in place: out has room for n_words entries. */
+static uint32_t add_into(uint32_t *oc, jsmf_sum *ov, uint32_t on, const row_stream *m)
+{
+    uint32_t total = 0, x = 0, y = 0;
+    while (x < on || y < m->n) {
+        if (y == m->n || (x < on && oc[x] < m->cols[y]))
+            x++;
+        else if (x == on || m->cols[y] < oc[x])
+            y++;
+        else
+            x++, y++;
+        total++;
+    }
+    int64_t a = (int64_t)on - 1, b = (int64_t)m->n - 1, w = (int64_t)total - 1;
+    while (b >= 0) {
+        if (a >= 0 && oc[a] > m->cols[b])
+            oc[w] = oc[a], ov[w--] = ov[a--];
+        else if (a >= 0 && oc[a] == m->cols[b])
+            oc[w] = oc[a], ov[w--] = ov[a--] + m->vals[b--];
+        else
+            oc[w] = m->cols[b], ov[w--] = m->vals[b--];
+    }
+    return total;
+}
+
+int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_sum **vals,
+                uint32_t *n)
+{
+    uint32_t min = UINT32_MAX, at = 0, hits = 0;
+    for (uint32_t i = 0; i < r->k; i++) {
+        row_stream *m = &r->st[i];
+        int rc = m->stale ? stream_load(m) : JSMF_OK;
+        if (rc)
+            return rc;
+        if (!m->n)
+            continue;
+        if (m->row < min)
+            min = m->row, at = i, hits = 1;
+        else if (m->row == min)
+            hits++;
+    }
+    if (min == UINT32_MAX)
+        return 0;
+    *row = min;
+    if (hits == 1) { /* the common case: hand out the stream's own buffers */
+        row_stream *m = &r->st[at];
+        *cols = m->cols, *vals = m->vals, *n = m->n;
+        m->stale = 1;
+        r->bytes += (uint64_t)m->n * ENTRY_BYTES;
+        return 1;
+    }
+    uint32_t on = 0;
+    for (uint32_t i = 0; i < r->k; i++) {
+        row_stream *m = &r->st[i];
+        if (m->n && m->row == min) {
+            on = add_into(r->cols, r->vals, on, m);
+            m->stale = 1;
+            r->bytes += (uint64_t)m->n * ENTRY_BYTES;
+        }
+    }
+    *cols = r->cols, *vals = r->vals, *n = on;
+    return 1;
+}
+
+void reader_free(row_reader *r)
+{
+    for (uint32_t i = 0; i < r->k; i++) {
+        mdb_cursor_close(r->st[i].cur);
+        free(r->st[i].cols), free(r->st[i].vals);
+    }
+    free(r->st), free(r->cols), free(r->vals);
+    memset(r, 0, sizeof *r);
 }
 
 /* ---- the snapshot source ---------------------------------------------------------------- */
@@ -179,53 +229,38 @@ static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
         return jsmf_error(JSMF_EINVAL, "%s: source was released", s->path);
     uint64_t m;
     int rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
-    if (rc)
-        return rc;
-    if ((rc = store_tmp_reserve(s, (size_t)s->n_words + CHUNK_MAX)))
-        return rc;
-    MDB_cursor *cur;
-    if ((rc = mdb_cursor_open(s->src_txn, s->C, &cur)))
-        return store_lmdb_error(s, rc, "cursor on C");
-    MDB_val k, v;
-    uint32_t row = UINT32_MAX, n = 0;
+    if (!rc)
+        rc = store_tmp_reserve(s, (size_t)s->n_words + 1);
+    if (!rc)
+        rc = reader_rewind(s->src_rd);
     double dm = (double)m;
-    int r;
-    for (r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0;
-         r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        uint32_t kr = get_be32(k.mv_data), cnt = chunk_count(&v);
-        if (kr != row && n) {
-            if ((rc = fn(arg, row, s->tmp_cols, s->tmp_dvals, n)))
-                break;
-            n = 0;
-        }
-        row = kr;
-        if (n + cnt > s->tmp_cap || kr >= s->n_words) {
-            rc = jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", s->path, kr);
-            break;
-        }
-        chunk_decode(&v, s->tmp_cols + n, s->tmp_vals);
-        for (uint32_t i = 0; i < cnt; i++)
-            s->tmp_dvals[n + i] = sum_to_double(s->tmp_vals[i], dm);
-        n += cnt;
+    uint32_t row, n;
+    const uint32_t *cols;
+    const jsmf_sum *vals;
+    while (!rc && (rc = reader_next(s->src_rd, &row, &cols, &vals, &n)) == 1) {
+        for (uint32_t i = 0; i < n; i++)
+            s->tmp_dvals[i] = sum_to_double(vals[i], dm);
+        rc = fn(arg, row, cols, s->tmp_dvals, n);
     }
-    if (!rc && r != MDB_NOTFOUND && r != 0)
-        rc = store_lmdb_error(s, r, "reading C");
-    if (!rc && n)
-        rc = fn(arg, row, s->tmp_cols, s->tmp_dvals, n);
-    mdb_cursor_close(cur);
     return rc;
 }
 
 int jsmf_store_source(jsmf_store *s, jsmf_source *out)
 {
     jsmf_store_source_release(s);
+    uint64_t nnz;
     int rc = store_read_begin(s, &s->src_txn);
     if (rc) {
         s->src_txn = NULL;
         return rc;
     }
-    uint64_t nnz;
-    if ((rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz))) {
+    if (!(s->src_rd = calloc(1, sizeof *s->src_rd)))
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    else if (!(rc = reader_init(s->src_rd, s->n_words)))
+        rc = reader_add_store(s->src_rd, s, s->src_txn);
+    if (!rc)
+        rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz);
+    if (rc) {
         jsmf_store_source_release(s);
         return rc;
     }
@@ -238,6 +273,11 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
 
 void jsmf_store_source_release(jsmf_store *s)
 {
+    if (s && s->src_rd) {
+        reader_free(s->src_rd);
+        free(s->src_rd);
+        s->src_rd = NULL;
+    }
     if (s && s->src_txn) {
         mdb_txn_abort(s->src_txn);
         s->src_txn = NULL;

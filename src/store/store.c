@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define DEFAULT_MAPSIZE (1ULL << 40) /* 1 TiB: only address space */
+#define DEFAULT_TXN_BYTES (32ULL << 20)
 
 int store_lmdb_error(jsmf_store *s, int rc, const char *what)
 {
@@ -255,13 +256,17 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
     s->hook_exit_after = env_long("JSMF_TEST_EXIT_AFTER_COMMIT");
     s->hook_exit_inside = env_long("JSMF_TEST_EXIT_IN_COMMIT");
     s->hook_enospc = env_long("JSMF_TEST_ENOSPC_AT_COMMIT");
+    s->hook_exit_stage = env_long("JSMF_TEST_EXIT_IN_STAGE");
+    long tb = env_long("JSMF_STORE_TXN_BYTES"); /* tests: tiny staged transactions */
+    s->txn_bytes = tb > 0 ? (uint64_t)tb : DEFAULT_TXN_BYTES;
+    s->txn_fixed = tb > 0;
     if (s->writable && (rc = take_writer_lock(s)))
         goto fail;
     if ((rc = mdb_env_create(&s->env))) {
         rc = store_lmdb_error(s, rc, "cannot create environment");
         goto fail;
     }
-    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_maxdbs(s->env, RUNS_MAX + 16);
     mdb_env_set_maxreaders(s->env, 254);
     if (s->writable) {
         long m = env_long("JSMF_STORE_MAPSIZE"); /* tests: a tiny map exercises growth */
@@ -281,6 +286,8 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
     mdb_env_info(s->env, &info);
     s->mapsize = info.me_mapsize;
     if ((rc = open_dbs(s)))
+        goto fail;
+    if (s->writable && s->has_vocab && (rc = runs_writer_open(s)))
         goto fail;
     if (!s->writable && !s->has_vocab) {
         rc = jsmf_error(JSMF_ENOTFOUND, "%s: store has no vocabulary yet (never ingested)", path);
@@ -428,6 +435,9 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
         }
         mdb_cursor_close(cur);
     }
+    run_list l;
+    if (!rc && !(rc = runs_get(s, t, &l)))
+        out->runs = l.n;
     mdb_txn_abort(t);
     out->fingerprint = h;
     char data[4096];

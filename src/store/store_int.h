@@ -9,11 +9,25 @@
 #include "jsmf_store.h"
 
 /* Entries per C chunk: 2 + 96 * 20 bytes stays below LMDB's in-page node limit for 4 KiB pages,
- * so no chunk lives in overflow pages that would be rewritten whole on every flush. Rewritten
- * chunks are cut into pieces of CHUNK_SPLIT to leave room for growth. */
+ * so no chunk lives in overflow pages and an appended run fills its leaf pages two chunks each. */
 #define CHUNK_MAX 96
-#define CHUNK_SPLIT 64
 #define ENTRY_BYTES 20 /* u32 column + 16-byte sum */
+
+/* C runs (formats/store.md): at most RUNS_KEEP stay live after a checkpoint's compaction. */
+#define RUNS_KEEP 8
+#define RUNS_MAX 64
+
+typedef struct run_info {
+    uint32_t id;
+    uint64_t entries;
+} run_info;
+
+/* The registry of live runs (meta "runs") and the id the next run gets (meta "next_run"). */
+typedef struct run_list {
+    uint32_t n;
+    uint32_t next_id;
+    run_info r[RUNS_MAX];
+} run_list;
 
 struct jsmf_store {
     char *path;
@@ -26,17 +40,19 @@ struct jsmf_store {
     uint32_t version;
     jsmf_store_params params;
     uint64_t mapsize;
-    int map_full;
-    unsigned char last_key[8]; /* largest key in C during a write txn: beyond it, append */            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
+    int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
+    uint64_t txn_bytes;      /* a staged run is written in transactions of about this size */
+    int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
+    struct row_reader *src_rd; /* its row reader */
     /* scratch for row merges (write side) and row decoding (read side) */
     uint32_t *tmp_cols;
     jsmf_sum *tmp_vals;
     double *tmp_dvals;
     size_t tmp_cap;
     /* test hooks (formats/store.md, "Failure injection") */
-    long hook_exit_after, hook_exit_inside, hook_enospc;
-    long commits;
+    long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
+    long commits, stages;
 };
 
 /* Big-endian integers for keys (memcmp order = numeric order). */
@@ -81,6 +97,9 @@ int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
 /* Begin a read transaction, adopting a map grown by a writer. */
 int store_read_begin(jsmf_store *s, MDB_txn **t);
 
+/* Double the map (no transaction of this process may be open). */
+int store_grow_map(jsmf_store *s);
+
 /* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
 void store_drop_mapped(jsmf_store *s);
 
@@ -92,13 +111,70 @@ uint32_t chunk_count(const MDB_val *v);
 void chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals);
 size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n);
 
-/* Prepare a write transaction for rows_merge_row (finds where appending starts). */
-int rows_begin(jsmf_store *s, MDB_txn *t);
+/* ---- runs.c: the registry, staged writing and compaction ---------------------------------- */
 
-/* Add one row of increments into C inside write transaction t; *new_entries counts entries that
- * did not exist before. */
-int rows_merge_row(jsmf_store *s, MDB_txn *t, uint32_t row, const uint32_t *cols,
-                   const jsmf_sum *vals, uint32_t n, uint64_t *new_entries);
+int runs_get(jsmf_store *s, MDB_txn *t, run_list *out);
+int runs_put(jsmf_store *s, MDB_txn *t, const run_list *l);
+/* Open the database of run `id` in t (created when `create`). */
+int run_dbi(jsmf_store *s, MDB_txn *t, uint32_t id, int create, MDB_dbi *out);
+/* Writer open: drop a run left unregistered by a killed checkpoint, and open the handles of
+ * the live runs in a write transaction so that read transactions of this process find them. */
+int runs_writer_open(jsmf_store *s);
+
+/* A run being written: rows are encoded into a buffer that goes to LMDB in its own write
+ * transaction whenever it holds txn_bytes; the rest goes into the checkpoint's transaction. */
+typedef struct run_writer {
+    jsmf_store *s;
+    uint32_t id;
+    int fresh;              /* the run's database was emptied in a committed transaction */
+    unsigned char *buf;     /* records: 8-byte key, u16 value length, value */
+    size_t len, cap;
+    uint64_t entries, rows;
+} run_writer;
+
+void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id);
+int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
+                   uint32_t n);
+/* Write what is still buffered into transaction t (the run's last part). */
+int run_writer_finish(run_writer *w, MDB_txn *t);
+void run_writer_free(run_writer *w);
+
+/* After a checkpoint: merge the newest runs while they are as large as the next older one, or
+ * while more than RUNS_KEEP are live. */
+int runs_compact(jsmf_store *s);
+
+/* ---- rows.c: reading the rows of C, summed over the legacy C database and the live runs ---- */
+
+typedef struct row_stream {
+    jsmf_store *s;
+    MDB_cursor *cur;
+    MDB_val k, v;     /* the first chunk not yet loaded */
+    int eof, stale;   /* stale: the loaded row was handed out; load the next one first */
+    uint32_t row, n;  /* the loaded row (n = 0: none) */
+    uint32_t *cols;
+    jsmf_sum *vals;
+} row_stream;
+
+typedef struct row_reader {
+    row_stream *st;
+    uint32_t k, cap, n_words;
+    uint32_t *cols;   /* a summed row of several streams */
+    jsmf_sum *vals;
+    uint64_t bytes;   /* decoded since the last call of reader_take_bytes */
+} row_reader;
+
+int reader_init(row_reader *r, uint32_t n_words);
+/* Add the legacy C and the live runs of store s as seen by transaction t. */
+int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t);
+int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi);
+/* Move every stream forward to its first row >= row; rewind: back to the first row. */
+int reader_seek(row_reader *r, uint32_t row);
+int reader_rewind(row_reader *r);
+/* The next row in row order, summed over the streams: 1 and the row, 0 at the end, or an
+ * error. The arrays stay valid until the next call. */
+int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_sum **vals,
+                uint32_t *n);
+void reader_free(row_reader *r);
 
 /* Input record codec. */
 void input_key(unsigned char key[12], uint64_t fingerprint, uint32_t occurrence);

@@ -59,16 +59,18 @@ def main():
     run("ingest", store, *hybrid)
     assert export_bytes(store, tmp) == want_bytes, "interrupted hybrid accumulator differs"
 
-    # 1. hooks: exit right after the K-th commit, or inside the K-th transaction, chained
+    # 1. hooks: exit right after the K-th commit, inside the K-th checkpoint transaction, or
+    # after the K-th staged part of a run (tiny transactions), chained
     store = os.path.join(tmp, "hooks.store")
     interruptions = 0
-    for step in range(12):
-        hook = rnd.choice(["JSMF_TEST_EXIT_AFTER_COMMIT", "JSMF_TEST_EXIT_IN_COMMIT"])
+    for step in range(14):
+        hook = rnd.choice(["JSMF_TEST_EXIT_AFTER_COMMIT", "JSMF_TEST_EXIT_IN_COMMIT",
+                           "JSMF_TEST_EXIT_IN_STAGE"])
         k = rnd.randint(1, 6)
-        p = run("ingest", store, *args, ok=False, env={hook: str(k)})
+        p = run("ingest", store, *args, ok=False, env={hook: str(k), "JSMF_STORE_TXN_BYTES": "8192"})
         if p.returncode == 0:
             break
-        assert p.returncode in (97, 98), p.stderr
+        assert p.returncode in (97, 98, 99), p.stderr
         interruptions += 1
         # the store at a checkpoint is readable at once
         run("info", store, "--json")
@@ -77,10 +79,12 @@ def main():
     assert interruptions >= 5, interruptions
     assert export_bytes(store, tmp) == want_bytes, "hook-interrupted ingest gives another C"
     assert summary(store) == want_info, (summary(store), want_info)
+    runs = json.loads(run("info", store, "--json").stdout)["runs"]
+    assert 1 <= runs <= 8, "compaction should leave at most 8 runs, found %d" % runs
 
     # 2. kill -9 at random moments; trials on fresh stores until enough kills landed
     kills, seen, trials = 0, set(), 0
-    env = dict(os.environ, JSMF_STORE_NOSYNC="1")
+    env = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_STORE_TXN_BYTES="16384")
     while trials < 6 and (kills < 4 or len(seen) < 2):
         trials += 1
         store = os.path.join(tmp, "kill%d.store" % trials)

@@ -1,0 +1,281 @@
+/* runs.c — C as a few immutable sorted runs (formats/store.md, "C runs"): a checkpoint writes its
+ * increments as a new run, in write transactions of bounded size, and registers it in the last
+ * one; compaction merges the newest runs so that readers sum only a few. */
+#include "store_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---- the registry ------------------------------------------------------------------------ */
+
+#define RUN_RECORD 12 /* u32 id, u64 entries */
+
+int runs_get(jsmf_store *s, MDB_txn *t, run_list *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t next;
+    int rc = store_meta_get_u64(s, t, "next_run", &next);
+    if (rc)
+        return rc;
+    out->next_id = next ? (uint32_t)next : 1;
+    MDB_val k = {4, "runs"}, v;
+    rc = mdb_get(t, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return JSMF_OK;
+    if (rc)
+        return store_lmdb_error(s, rc, "reading the run registry");
+    uint32_t n = v.mv_size >= 4 ? get_u32(v.mv_data) : UINT32_MAX;
+    if (n > RUNS_MAX || v.mv_size != 4 + (size_t)n * RUN_RECORD)
+        return jsmf_error(JSMF_ESTORE, "%s: corrupt run registry", s->path);
+    const unsigned char *p = (const unsigned char *)v.mv_data + 4;
+    for (uint32_t i = 0; i < n; i++, p += RUN_RECORD)
+        out->r[i].id = get_u32(p), out->r[i].entries = get_u64(p + 4);
+    out->n = n;
+    return JSMF_OK;
+}
+
+int runs_put(jsmf_store *s, MDB_txn *t, const run_list *l)
+{
+    unsigned char buf[4 + RUNS_MAX * RUN_RECORD], *p = buf + 4;
+    memcpy(buf, &l->n, 4);
+    for (uint32_t i = 0; i < l->n; i++, p += RUN_RECORD)
+        memcpy(p, &l->r[i].id, 4), memcpy(p + 4, &l->r[i].entries, 8);
+    MDB_val k = {4, "runs"}, v = {(size_t)(p - buf), buf};
+    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    if (rc)
+        return store_lmdb_error(s, rc, "writing the run registry");
+    return store_meta_put_u64(s, t, "next_run", l->next_id);
+}
+
+int run_dbi(jsmf_store *s, MDB_txn *t, uint32_t id, int create, MDB_dbi *out)
+{
+    char name[16];
+    snprintf(name, sizeof name, "run.%08x", id);
+    int rc = mdb_dbi_open(t, name, create ? MDB_CREATE : 0, out);
+    if (rc == MDB_NOTFOUND)
+        return jsmf_error(JSMF_ESTORE, "%s: database %s of a live run is missing", s->path, name);
+    return rc ? store_lmdb_error(s, rc, "opening a run") : JSMF_OK;
+}
+
+/* Run the write transaction body fn, then commit; the transaction is aborted on error. */
+static int in_write_txn(jsmf_store *s, int (*fn)(jsmf_store *, MDB_txn *, void *), void *arg,
+                        int lazy_sync)
+{
+    MDB_txn *t;
+    int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+    if (rc)
+        return store_lmdb_error(s, rc, "cannot begin write transaction");
+    s->map_full = 0;
+    if ((rc = fn(s, t, arg))) {
+        mdb_txn_abort(t);
+        return rc;
+    }
+    /* a staged part need not reach the disk before the checkpoint that registers it: that
+     * checkpoint's own sync covers it, and a crash before it leaves only an unregistered run */
+    if (lazy_sync)
+        mdb_env_set_flags(s->env, MDB_NOMETASYNC, 1);
+    rc = mdb_txn_commit(t);
+    if (lazy_sync)
+        mdb_env_set_flags(s->env, MDB_NOMETASYNC, 0);
+    return rc ? store_lmdb_error(s, rc, "commit") : JSMF_OK;
+}
+
+static int drop_strays_and_open(jsmf_store *s, MDB_txn *t, void *arg)
+{
+    (void)arg;
+    run_list l;
+    MDB_dbi dbi;
+    int rc = runs_get(s, t, &l);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < l.n && !rc; i++)
+        rc = run_dbi(s, t, l.r[i].id, 0, &dbi);
+    if (rc)
+        return rc;
+    /* a checkpoint or compaction killed before registering its run leaves run next_id */
+    char name[16];
+    snprintf(name, sizeof name, "run.%08x", l.next_id);
+    if ((rc = mdb_dbi_open(t, name, 0, &dbi)) == MDB_NOTFOUND)
+        return JSMF_OK;
+    if (!rc)
+        rc = mdb_drop(t, dbi, 1);
+    return rc ? store_lmdb_error(s, rc, "dropping an unregistered run") : JSMF_OK;
+}
+
+int runs_writer_open(jsmf_store *s)
+{
+    return in_write_txn(s, drop_strays_and_open, NULL, 0);
+}
+
+/* ---- writing a run ------------------------------------------------------------------------ */
+
+void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id)
+{
+    memset(w, 0, sizeof *w);
+    w->s = s, w->id = id;
+}
+
+void run_writer_free(run_writer *w)
+{
+    free(w->buf);
+    w->buf = NULL, w->len = w->cap = 0;
+}
+
+/* Put the buffered records into t (appending: run keys arrive in increasing order). */
+static int writer_put(jsmf_store *s, MDB_txn *t, void *arg)
+{
+    run_writer *w = arg;
+    MDB_dbi dbi;
+    int rc = run_dbi(s, t, w->id, 1, &dbi);
+    if (rc)
+        return rc;
+    if (!w->fresh && (rc = mdb_drop(t, dbi, 0))) /* leftovers of an attempt that failed */
+        return store_lmdb_error(s, rc, "emptying a run");
+    for (size_t p = 0; p < w->len;) {
+        uint16_t vlen;
+        memcpy(&vlen, w->buf + p + 8, 2);
+        MDB_val k = {8, w->buf + p}, v = {vlen, w->buf + p + 10};
+        if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)))
+            return store_lmdb_error(s, rc, "writing C");
+        p += 10 + (size_t)vlen;
+    }
+    return JSMF_OK;
+}
+
+static int writer_spill(run_writer *w)
+{
+    jsmf_store *s = w->s;
+    int rc = in_write_txn(s, writer_put, w, 1);
+    if (rc)
+        return rc;
+    w->fresh = 1, w->len = 0;
+    if (++s->stages == s->hook_exit_stage)
+        _exit(99); /* test hook: die with part of a run written, not registered */
+    return JSMF_OK;
+}
+
+int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
+                   uint32_t n)
+{
+    size_t need = w->len + (size_t)n * ENTRY_BYTES + ((size_t)n / CHUNK_MAX + 1) * 12;
+    if (need > w->cap) {
+        size_t cap = w->cap ? w->cap : (1u << 20);
+        while (cap < need)
+            cap *= 2;
+        unsigned char *nb = realloc(w->buf, cap);
+        if (!nb)
+            return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a run buffer", w->s->path);
+        w->buf = nb, w->cap = cap;
+    }
+    for (uint32_t a = 0; a < n; a += CHUNK_MAX) {
+        uint32_t m = n - a < CHUNK_MAX ? n - a : CHUNK_MAX;
+        unsigned char *p = w->buf + w->len;
+        put_be32(p, row), put_be32(p + 4, cols[a]);
+        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, m);
+        memcpy(p + 8, &vlen, 2);
+        w->len += 10 + (size_t)vlen;
+    }
+    w->entries += n, w->rows++;
+    return w->len >= w->s->txn_bytes ? writer_spill(w) : JSMF_OK;
+}
+
+int run_writer_finish(run_writer *w, MDB_txn *t)
+{
+    return writer_put(w->s, t, w);
+}
+
+/* ---- compaction --------------------------------------------------------------------------- */
+
+/* Merge runs [j, n): the newest ones while together they are as large as the next older one
+ * (sizes stay roughly geometric, so an entry is rewritten O(log checkpoints) times), and as
+ * many as needed to leave at most RUNS_KEEP. j == n - 1: nothing to merge. */
+static uint32_t compact_from(const run_list *l)
+{
+    if (l->n < 2)
+        return l->n ? l->n - 1 : 0;
+    uint32_t j = l->n - 1;
+    uint64_t sum = l->r[j].entries;
+    while (j > 0 && (sum >= l->r[j - 1].entries || j + 1 > RUNS_KEEP))
+        sum += l->r[--j].entries;
+    return j;
+}
+
+typedef struct compact_ctx {
+    run_writer *w;
+    const run_list *old;
+    uint32_t from;
+} compact_ctx;
+
+static int compact_register(jsmf_store *s, MDB_txn *t, void *arg)
+{
+    compact_ctx *c = arg;
+    int rc = run_writer_finish(c->w, t);
+    run_list l = *c->old;
+    for (uint32_t i = c->from; i < c->old->n && !rc; i++) {
+        MDB_dbi dbi;
+        if (!(rc = run_dbi(s, t, c->old->r[i].id, 0, &dbi)) && (rc = mdb_drop(t, dbi, 1)))
+            rc = store_lmdb_error(s, rc, "dropping a merged run");
+    }
+    l.n = c->from;
+    l.r[l.n++] = (run_info){c->w->id, c->w->entries};
+    l.next_id = c->w->id + 1;
+    return rc ? rc : runs_put(s, t, &l);
+}
+
+static int compact_once(jsmf_store *s)
+{
+    MDB_txn *rt;
+    run_list l;
+    int rc = store_read_begin(s, &rt);
+    if (rc)
+        return rc;
+    if ((rc = runs_get(s, rt, &l))) {
+        mdb_txn_abort(rt);
+        return rc;
+    }
+    uint32_t from = compact_from(&l);
+    if (l.n < 2 || from + 1 >= l.n) {
+        mdb_txn_abort(rt);
+        return JSMF_OK;
+    }
+    row_reader rd;
+    run_writer w;
+    run_writer_init(&w, s, l.next_id);
+    rc = reader_init(&rd, s->n_words);
+    for (uint32_t i = from; i < l.n && !rc; i++) {
+        MDB_dbi dbi;
+        if (!(rc = run_dbi(s, rt, l.r[i].id, 0, &dbi)))
+            rc = reader_add_dbi(&rd, s, rt, dbi);
+    }
+    uint32_t row, n;
+    const uint32_t *cols;
+    const jsmf_sum *vals;
+    while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1) {
+        rc = run_writer_row(&w, row, cols, vals, n);
+        if (rd.bytes > s->txn_bytes) {
+            store_drop_mapped(s);
+            rd.bytes = 0;
+        }
+    }
+    reader_free(&rd);
+    mdb_txn_abort(rt);
+    if (!rc) {
+        compact_ctx c = {&w, &l, from};
+        rc = in_write_txn(s, compact_register, &c, 0);
+    }
+    run_writer_free(&w);
+    store_drop_mapped(s);
+    return rc;
+}
+
+int runs_compact(jsmf_store *s)
+{
+    for (;;) {
+        int rc = compact_once(s);
+        if (!rc || !s->map_full)
+            return rc;
+        if ((rc = store_grow_map(s)))
+            return rc;
+    }
+}
