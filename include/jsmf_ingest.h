@@ -8,10 +8,11 @@
  *    was interrupted and resumed: every contribution is an integer and integer sums are exact.
  *  - Every flush of the accumulator is a checkpoint (jsmf_store_commit): it carries the progress
  *    of each input, so a resumed ingest neither skips nor double-counts a document.
- *  - The memory budget bounds the accumulator tables and batch buffers; the store's own commit
- *    (LMDB dirty pages, at most ~512 MiB) and the N-sized arrays come on top. A single document
- *    with more distinct-word pairs than the tables hold is added alone, exceeding the budget by
- *    its pairs (48 bytes each) for that moment, and checkpointed at once.
+ *  - The memory budget bounds everything that grows: the accumulator tables, the batch buffers,
+ *    the N-sized arrays and the store's checkpoint transactions (a budget/16 share, at most
+ *    32 MiB, for the staging buffer and as much again for LMDB's dirty pages). A single
+ *    document with more distinct-word pairs than the tables hold is checkpointed alone, its
+ *    rows generated from its word counts, so it needs no memory beyond O(N) either.
  */
 #ifndef JSMF_INGEST_H
 #define JSMF_INGEST_H
@@ -45,7 +46,7 @@ typedef struct jsmf_ingest_summary {
     uint64_t pairs;           /**< pair updates (upper triangle, diagonal included) */
     uint64_t flushes;         /**< checkpoints committed */
     uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:
-                                   each added alone (over the budget) and checkpointed */
+                                   each checkpointed alone, straight from its word counts */
     uint32_t inputs_done;     /**< inputs read to the end */
     uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
     uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */

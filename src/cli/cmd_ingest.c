@@ -35,8 +35,9 @@ static void usage(FILE *f)
             "  --uci-vocab FILE   vocabulary of UCI input (default vocab.X.txt beside docword.X.txt)\n"
             "  --min-doc-len N    documents with fewer in-vocabulary tokens are dropped and\n"
             "                     counted (default 5; fixed when the store is created)\n"
-            "  --mem SIZE         memory for the accumulator (default 1G): a checkpoint is\n"
-            "                     written whenever it is full\n"
+            "  --mem SIZE         memory of the ingest (default 1G), the store's write\n"
+            "                     transactions included: a checkpoint is written whenever the\n"
+            "                     accumulator is full\n"
             "  --threads N        threads generating pairs (default: all cores)\n"
             "  --force            ingest inputs again that the store already holds completely\n"
             "                     (without it they are skipped; all skipped is an error)\n"
@@ -264,8 +265,8 @@ int cmd_ingest(int argc, char **argv)
     if (rc)
         return cli_fail(rc);
     if (r.oversize_docs)
-        cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was added alone, "
-                 "over the budget, and checkpointed", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
+        cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was "
+                 "checkpointed alone", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
     if (r.inputs_skipped)
         cli_info("%u input%s already in %s skipped (--force ingests them again)",
                  r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);

@@ -28,6 +28,11 @@ struct jsmf_ingest {
     jsmf_store_input *recs;      /* records to write at the next checkpoint */
     uint32_t nrecs, caprecs;
     int cur;                     /* index of the current input in recs, -1 none */
+    /* a document with more pairs than the tables hold, checkpointed alone (solo_rows) */
+    uint32_t solo_k;
+    double solo_q;
+    uint32_t *solo_cols;
+    jsmf_sum *solo_vals;
     jsmf_ingest_summary sum;
     struct timespec t0;
     double every, last_checkpoint;
@@ -126,13 +131,20 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->ucnt = malloc(N * sizeof *g->ucnt);
     g->df = calloc(N, sizeof *g->df);
     g->tf = calloc(N, sizeof *g->tf);
-    if (!g->add || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf) {
+    g->solo_cols = malloc(N * sizeof *g->solo_cols);
+    g->solo_vals = malloc(N * sizeof *g->solo_vals);
+    if (!g->add || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf ||
+        !g->solo_cols || !g->solo_vals) {
         jsmf_ingest_abort(g);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
-    /* the budget: tables get what the batch buffers and per-word arrays leave */
+    /* the budget: tables get what the batch buffers, the per-word arrays and the store's
+     * checkpoint transactions (a staging buffer and as many LMDB dirty pages) leave */
     uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
-    uint64_t fixed = (uint64_t)N * 48 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16;
+    uint64_t txn = mem / 16;
+    txn = txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
+    jsmf_store_set_write_budget(s, txn);
+    uint64_t fixed = (uint64_t)N * 68 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16 + 3 * txn;
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
         (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
@@ -151,8 +163,31 @@ void jsmf_ingest_abort(jsmf_ingest *g)
     accum_free(g->acc);
     free(g->b.start), free(g->b.ids), free(g->b.counts), free(g->b.q), free(g->b.pairs);
     free(g->add), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
-    free(g->df), free(g->tf), free(g->recs);
+    free(g->df), free(g->tf), free(g->recs), free(g->solo_cols), free(g->solo_vals);
     free(g);
+}
+
+/* The rows of one document's C_m straight from its word counts (both triangles), with the
+ * values the accumulator would have added: no table, so no memory beyond O(distinct words). */
+static int solo_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
+{
+    jsmf_ingest *g = arg;
+    const uint32_t *ids = g->uniq, *cnt = g->ucnt;
+    for (uint32_t x = 0; x < g->solo_k; x++) {
+        uint64_t hi = cnt[x];
+        uint32_t n = 0;
+        for (uint32_t y = 0; y < g->solo_k; y++) {
+            uint64_t h = y == x ? hi * hi - hi : hi * cnt[y];
+            if (h == 0)
+                continue;
+            g->solo_cols[n] = ids[y];
+            g->solo_vals[n++] = accum_fixed((double)h * g->solo_q);
+        }
+        int rc = emit(txnctx, ids[x], g->solo_cols, g->solo_vals, n);
+        if (rc)
+            return rc;
+    }
+    return JSMF_OK;
 }
 
 /* The checkpoint: everything added so far, with the inputs' progress, in one commit. */
@@ -166,7 +201,9 @@ static int checkpoint(jsmf_ingest *g)
     if ((rc = accum_prepare_rows(g->acc)))
         return rc;
     jsmf_store_flush f = {0};
-    if (accum_entries(g->acc))
+    if (g->solo_k)
+        f.rows = solo_rows, f.rows_arg = g;
+    else if (accum_entries(g->acc))
         f.rows = accum_rows, f.rows_arg = g->acc;
     f.counts = g->counts;
     f.df = g->df, f.tf = g->tf;
@@ -174,6 +211,7 @@ static int checkpoint(jsmf_ingest *g)
     if ((rc = jsmf_store_commit(g->s, &f)))
         return rc;
     g->sum.flushes++;
+    g->solo_k = 0;
     accum_clear(g->acc);
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
@@ -276,30 +314,34 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
             if (over && (rc = checkpoint(g)))
                 return rc;
             r = &g->recs[g->cur]; /* a checkpoint moves the current record to the front */
-            /* a document with more pairs than the tables hold is added alone, over the budget
-             * for that moment, and checkpointed at once (the tables shrink back afterwards) */
+            /* a document with more pairs than the tables hold is checkpointed alone, its rows
+             * generated from its counts (solo_rows) */
             for (int t = 0; t < T; t++)
                 oversize |= g->add[t] > accum_limit(g->acc);
         }
-        int rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k);
-        if (rc)
-            return rc;
-        doc_batch *b = &g->b;
-        memcpy(b->ids + b->nids, g->uniq, (size_t)k * sizeof *b->ids);
-        memcpy(b->counts + b->nids, g->ucnt, (size_t)k * sizeof *b->counts);
         double inv = 1.0 / ((double)len * (double)(len - 1));
-        b->q[b->ndocs] = inv * 0x1p90;
-        b->nids += k;
-        b->start[++b->ndocs] = b->nids;
-        for (int t = 0; t < T; t++)
-            b->pairs[t] += g->add[t];
+        int rc;
+        if (oversize) {
+            g->solo_k = k, g->solo_q = inv * 0x1p90;
+        } else {
+            if ((rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k)))
+                return rc;
+            doc_batch *b = &g->b;
+            memcpy(b->ids + b->nids, g->uniq, (size_t)k * sizeof *b->ids);
+            memcpy(b->counts + b->nids, g->ucnt, (size_t)k * sizeof *b->counts);
+            b->q[b->ndocs] = inv * 0x1p90;
+            b->nids += k;
+            b->start[++b->ndocs] = b->nids;
+            for (int t = 0; t < T; t++)
+                b->pairs[t] += g->add[t];
+        }
         for (uint32_t i = 0; i < k; i++)
             g->df[g->uniq[i]]++, g->tf[g->uniq[i]] += g->ucnt[i];
         g->counts.docs++, g->counts.tokens += len;
         r->docs++, r->tokens += len;
         g->sum.docs++, g->sum.tokens += len;
         g->sum.pairs += (uint64_t)k * (k + 1) / 2;
-        if ((b->ndocs >= BATCH_DOCS || b->nids >= BATCH_IDS) && (rc = run_batch(g)))
+        if ((g->b.ndocs >= BATCH_DOCS || g->b.nids >= BATCH_IDS) && (rc = run_batch(g)))
             return rc;
     }
     g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
