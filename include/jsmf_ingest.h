@@ -50,6 +50,9 @@ typedef struct jsmf_ingest_summary {
     uint32_t inputs_done;     /**< inputs read to the end */
     uint32_t inputs_resumed;  /**< of them, inputs continued from a checkpoint */
     uint32_t inputs_skipped;  /**< inputs already complete in the store (without force) */
+    uint32_t inputs_repeated; /**< stdin inputs whose content the store already held completely,
+                                   found at their end after a checkpoint had stored part of
+                                   them: completed again under the next occurrence */
     double seconds;
 } jsmf_ingest_summary;
 
@@ -71,6 +74,25 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
 
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
 int jsmf_ingest_input_done(jsmf_ingest *g);
+
+/** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). */
+int jsmf_ingest_checkpoint(jsmf_ingest *g);
+
+/** Checkpoints committed by this session so far. */
+uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
+
+/** Like jsmf_ingest_input_done, but the record becomes complete under the key (fingerprint,
+ *  occurrence) with `size`: for stdin, whose content is known only at its end. `stored` says
+ *  that the record may already be in the store under its old key (it was resumed, or a
+ *  checkpoint came while it was read); the completing checkpoint then removes it. That needs a
+ *  store with JSMF_STORE_HAS_INPUT_REMOVE, else JSMF_ENOTSUP and nothing changes. */
+int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
+                              uint64_t size, int stored);
+
+/** Drop the current input and all that was buffered since the last checkpoint, which must be
+ *  this input's only (take a checkpoint before starting it): it adds nothing to the store.
+ *  JSMF_EINVAL when other inputs' progress is buffered too. */
+int jsmf_ingest_input_discard(jsmf_ingest *g);
 
 /** Commit what is buffered (the final checkpoint) and free the session. */
 int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);

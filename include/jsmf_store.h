@@ -96,12 +96,15 @@ int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 /** The directory a store was opened from (for messages). */
 const char *jsmf_store_path(const jsmf_store *s);
 
-/** Input record states. */
-enum { JSMF_INPUT_PARTIAL = 0, JSMF_INPUT_COMPLETE = 1 };
+/** Input record states. JSMF_INPUT_REMOVE appears only in a flush (jsmf_store_flush.inputs):
+ *  the record with that key is deleted (nothing when there is none); records of a flush are
+ *  applied in array order, so a removal followed by a write under another key renames one. */
+enum { JSMF_INPUT_PARTIAL = 0, JSMF_INPUT_COMPLETE = 1, JSMF_INPUT_REMOVE = 2 };
+#define JSMF_STORE_HAS_INPUT_REMOVE 1 /**< feature test for JSMF_INPUT_REMOVE */
 
 /** How far one input was consumed, and what it contributed (the checkpoint record). */
 typedef struct jsmf_store_input {
-    uint64_t fingerprint;    /**< content hash (jsmf_fingerprint_file); 0 for stdin */
+    uint64_t fingerprint;    /**< content hash (jsmf_fingerprint_file); 0 for stdin while it is read */
     uint32_t occurrence;     /**< 0 for the first ingest of this content, 1 for a forced second ... */
     uint32_t state;          /**< JSMF_INPUT_PARTIAL or JSMF_INPUT_COMPLETE */
     uint32_t format;         /**< jsmf_format of the input */

@@ -267,6 +267,11 @@ int cmd_ingest(int argc, char **argv)
     if (r.oversize_docs)
         cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was "
                  "checkpointed alone", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
+    if (r.inputs_repeated) /* a warning: shown with --quiet too */
+        fprintf(stderr, "%s: warning: stdin repeated content that %s already held completely; "
+                "a checkpoint had stored part of it before its end showed that, so it was "
+                "completed again as a new occurrence (`jsmf info` lists both; ingest a file "
+                "to have a repeat refused up front)\n", cli_prog, a.store);
     if (r.inputs_skipped)
         cli_info("%u input%s already in %s skipped (--force ingests them again)",
                  r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);

@@ -67,6 +67,34 @@ int jsmf_error_context(int code, const char *fmt, ...)
     return code;
 }
 
+int jsmf_error_capture(jsmf_error_slot *slot, int code)
+{
+    if (!code)
+        return code;
+    const char *m = errbuf[0] ? errbuf : jsmf_strerror(code);
+    /* Not an OpenMP critical: callers may be plain threads too. The winner of the code writes
+     * the message; readers wait for the region's end (its barrier orders the write). */
+    int none = 0;
+    if (__atomic_compare_exchange_n(&slot->code, &none, code, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        snprintf(slot->msg, sizeof slot->msg, "%s", m);
+    return code;
+}
+
+int jsmf_error_pending(const jsmf_error_slot *slot)
+{
+    return __atomic_load_n(&slot->code, __ATOMIC_ACQUIRE) != 0;
+}
+
+int jsmf_error_restore(const jsmf_error_slot *slot)
+{
+    int code = __atomic_load_n(&slot->code, __ATOMIC_ACQUIRE);
+    if (!code)
+        return JSMF_OK;
+    snprintf(errbuf, sizeof errbuf, "%s", slot->msg);
+    return code;
+}
+
 int jsmf_have_cuda(void)
 {
 #ifdef JSMF_WITH_CUDA

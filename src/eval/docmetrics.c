@@ -134,7 +134,7 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
         free(doc_ll), free(scored);
         return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
     }
-    int rc = 0;
+    jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
     uint64_t tokens = 0, zero = 0;
     #pragma omp parallel reduction(+ : tokens, zero)
     {
@@ -146,9 +146,11 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
         double *scratch = NULL;
         uint64_t cap = 0;
         int ok = d1 && d2 && present && hit && theta;
+        if (!ok)
+            jsmf_error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory"));
         #pragma omp for schedule(dynamic, 8)
         for (uint32_t d = 0; d < nd; d++) {
-            if (!ok)
+            if (!ok || jsmf_error_pending(&err))
                 continue;
             uint64_t s = b->start[d];
             uint32_t n = (uint32_t)(b->start[d + 1] - s);
@@ -169,18 +171,19 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
                 scratch = malloc(cap * sizeof *scratch);
                 if (!scratch) {
                     ok = 0, cap = 0;
+                    jsmf_error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory "
+                                                        "for a document of %u words", n));
                     continue;
                 }
             }
-            if (heldout_doc(acc, ids, cnt, n, scratch, theta, &doc_ll[d], &tokens, &zero) < 0)
-                ok = 0;
+            int r = heldout_doc(acc, ids, cnt, n, scratch, theta, &doc_ll[d], &tokens, &zero);
+            if (r < 0)
+                ok = 0, jsmf_error_capture(&err, r);
             else
                 scored[d] = 1;
         }
         #pragma omp critical(jsmf_docmetrics_merge)
         {
-            if (!ok)
-                rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
             for (uint64_t i = 0; ok && i < kt; i++)
                 acc->d1[i] += d1[i];
             for (uint64_t i = 0; ok && i < kt * top; i++)
@@ -197,7 +200,7 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
     acc->ll_tokens += tokens;
     acc->ll_zero += zero;
     free(doc_ll), free(scored);
-    return rc;
+    return jsmf_error_restore(&err);
 }
 
 int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out)

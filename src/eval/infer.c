@@ -151,13 +151,15 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta)
 {
-    int rc = 0;
+    jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
     #pragma omp parallel
     {
         double *cnt = NULL;
         uint64_t cap = 0;
         #pragma omp for schedule(dynamic, 4)
         for (uint32_t d = 0; d < b->ndocs; d++) {
+            if (jsmf_error_pending(&err))
+                continue;
             uint64_t s = b->start[d], n = b->start[d + 1] - s;
             if (n > cap) {
                 free(cnt);
@@ -170,12 +172,10 @@ int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_inf
             if (!r)
                 r = jsmf_theta_fit(m->B, m->k, b->ids + s, cnt, (uint32_t)n, opts,
                                    theta + (uint64_t)d * m->k, NULL);
-            if (r < 0) {
-                #pragma omp critical(jsmf_infer_err)
-                rc = rc ? rc : r;
-            }
+            if (r < 0)
+                jsmf_error_capture(&err, r);
         }
         free(cnt);
     }
-    return rc;
+    return jsmf_error_restore(&err);
 }

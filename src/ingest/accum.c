@@ -194,7 +194,7 @@ uint64_t accum_room(const accum *a, int t)
 
 uint64_t accum_entries(const accum *a)
 {
-    if (a->dirty) /* what it holds was flushed already */
+    if (a->dirty) /* cleared, nothing added since: the dense cells still hold the last flush */
         return 0;
     uint64_t n = a->dense_cells; /* an upper bound: the emission skips zeros */
     for (int i = 0; a->hashed && i < a->threads; i++)
@@ -438,7 +438,8 @@ static void table_to_run(accum *a, table *t)
 
 int accum_prepare_rows(accum *a)
 {
-    if (!a->hashed || a->dirty)
+    if (!a->hashed || a->dirty) /* dirty: nothing added since the last flush; its stale runs
+                                   fill the tables and must not be mirrored again */
         return JSMF_OK;
     #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
     for (int i = 0; i < a->threads; i++)

@@ -68,7 +68,7 @@ static int pick_record(run *r, const char *path, uint64_t fp, uint64_t size, jsm
         snprintf(rec->path, sizeof rec->path, "%s", path);
         return JSMF_OK;
     }
-    /* stdin has no fingerprint: every stdin ingest is a new record */
+    /* stdin is fingerprinted only at its end (finish_stdin) */
     if (complete && fp != 0 && !r->o->force)
         return jsmf_error(JSMF_EEXIST, "%s: already ingested into %s (fingerprint %016" PRIx64
                           "); use --force to add it again", path, jsmf_store_path(r->s), fp);
@@ -82,10 +82,11 @@ static int pick_record(run *r, const char *path, uint64_t fp, uint64_t size, jsm
     return JSMF_OK;
 }
 
-static int remember_record(run *r, const jsmf_store_input *rec)
+/* Keep the run's view of the records current: the record under key (fp, occ) becomes rec. */
+static int remember_record(run *r, uint64_t fp, uint32_t occ, const jsmf_store_input *rec)
 {
     for (uint32_t i = 0; i < r->nrecs; i++)
-        if (r->recs[i].fingerprint == rec->fingerprint && r->recs[i].occurrence == rec->occurrence) {
+        if (r->recs[i].fingerprint == fp && r->recs[i].occurrence == occ) {
             r->recs[i] = *rec;
             return JSMF_OK;
         }
@@ -153,11 +154,59 @@ static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
                            doc->index + 1);
 }
 
+/* Stdin is fingerprinted at its end: its record, keyed (0, occurrence) while it was read, is
+ * completed under its content's key. Content the store already holds completely is refused as
+ * for a file when none of it was stored yet (dropped from the buffer: nothing is added); when a
+ * checkpoint already stored part of it, it cannot be taken back and is completed as a repeat.
+ * `stored`: the record may be in the store (resumed, or checkpointed while it was read). */
+static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t size, int stored,
+                        jsmf_ingest_summary *sum)
+{
+    uint64_t old_fp = rec->fingerprint;
+    uint32_t old_occ = rec->occurrence, occ = 0;
+    const jsmf_store_input *same = NULL;
+    for (uint32_t i = 0; i < r->nrecs && fp; i++) {
+        const jsmf_store_input *x = &r->recs[i];
+        if (x->fingerprint != fp)
+            continue;
+        if (x->occurrence >= occ)
+            occ = x->occurrence + 1;
+        if (x->state == JSMF_INPUT_COMPLETE && !same)
+            same = x;
+    }
+    int rc;
+    if (same && !r->o->force) {
+        if (!stored) {
+            if ((rc = jsmf_ingest_input_discard(r->g)))
+                return rc;
+            return jsmf_error(JSMF_EEXIST, "%s: already ingested into %s (fingerprint %016" PRIx64
+                              ", from %s); use --force to add it again", rec->path,
+                              jsmf_store_path(r->s), fp,
+                              strcmp(same->path, "-") ? same->path : "stdin");
+        }
+        sum->inputs_repeated++;
+    }
+#ifndef JSMF_STORE_HAS_INPUT_REMOVE
+    if (stored) /* a stored record cannot be renamed by this store: it keeps fingerprint 0 */
+        fp = 0;
+#endif
+    rec->state = JSMF_INPUT_COMPLETE;
+    if (!fp) {
+        if ((rc = jsmf_ingest_input_done(r->g)))
+            return rc;
+    } else {
+        if ((rc = jsmf_ingest_input_done_as(r->g, fp, occ, size, stored)))
+            return rc;
+        rec->fingerprint = fp, rec->occurrence = occ, rec->size = size;
+    }
+    return remember_record(r, old_fp, old_occ, rec);
+}
+
 static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
 {
     uint64_t fp = 0, size = 0;
-    int rc, resumed;
-    if (strcmp(path, "-") && (rc = jsmf_fingerprint_file(path, &fp, &size)))
+    int rc, resumed, is_stdin = !strcmp(path, "-");
+    if (!is_stdin && (rc = jsmf_fingerprint_file(path, &fp, &size)))
         return rc;
     jsmf_store_input rec;
     if ((rc = pick_record(r, path, fp, size, &rec, &resumed)))
@@ -175,10 +224,15 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
     rec.format = (uint32_t)jsmf_docs_format(d);
-    if ((rc = build_xlat(r, d)) || (rc = jsmf_ingest_input(r->g, &rec))) {
+    /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that
+     * holds nothing of the inputs before it */
+    int check_dup = is_stdin && !resumed && !r->o->force;
+    if ((rc = build_xlat(r, d)) || (check_dup && (rc = jsmf_ingest_checkpoint(r->g))) ||
+        (rc = jsmf_ingest_input(r->g, &rec))) {
         jsmf_docs_close(d);
         return rc;
     }
+    uint64_t checkpoints = jsmf_ingest_checkpoints(r->g);
     jsmf_doc doc;
     uint64_t ndocs = 0;
     while ((rc = jsmf_docs_next(d, &doc)) == 1) {
@@ -190,12 +244,17 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
     }
     if (rc == 0 && ndocs == 0 && !resumed)
         rc = jsmf_error(JSMF_EFORMAT, "%s: empty input: no documents", jsmf_docs_name(d));
+    if (rc == 0 && is_stdin)
+        rc = jsmf_docs_fingerprint(d, &fp, &size);
     jsmf_docs_close(d);
     if (rc)
         return rc;
-    rec.state = JSMF_INPUT_COMPLETE;
     sum->inputs_resumed += resumed;
-    if ((rc = remember_record(r, &rec)))
+    if (is_stdin)
+        return finish_stdin(r, &rec, fp, size,
+                            resumed || jsmf_ingest_checkpoints(r->g) != checkpoints, sum);
+    rec.state = JSMF_INPUT_COMPLETE;
+    if ((rc = remember_record(r, rec.fingerprint, rec.occurrence, &rec)))
         return rc;
     return jsmf_ingest_input_done(r->g);
 }
@@ -231,11 +290,13 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                         n > 1 ? " (and so are all the other inputs)" : "");
     if (r.g) {
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
+        uint32_t repeated = local.inputs_repeated;
         if (rc)
             jsmf_ingest_abort(r.g); /* the store stays at its last checkpoint */
         else
             rc = jsmf_ingest_finish(r.g, &local);
         local.inputs_resumed = resumed, local.inputs_skipped = skipped;
+        local.inputs_repeated = repeated;
     }
     if (sum)
         *sum = local;

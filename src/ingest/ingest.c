@@ -253,6 +253,59 @@ int jsmf_ingest_input_done(jsmf_ingest *g)
     return JSMF_OK;
 }
 
+int jsmf_ingest_checkpoint(jsmf_ingest *g)
+{
+    return checkpoint(g);
+}
+
+uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g)
+{
+    return g->sum.flushes;
+}
+
+int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
+                              uint64_t size, int stored)
+{
+    if (g->cur < 0)
+        return jsmf_error(JSMF_EINVAL, "ingest: no input in progress");
+    jsmf_store_input *r = &g->recs[g->cur];
+    int rekey = r->fingerprint != fingerprint || r->occurrence != occurrence;
+    if (rekey && stored) {
+#ifdef JSMF_STORE_HAS_INPUT_REMOVE
+        /* the same commit deletes the record under its old key, then writes the new one */
+        jsmf_store_input copy = *r;
+        int rc = jsmf_ingest_input(g, &copy); /* appended: the copy becomes the current one */
+        if (rc)
+            return rc;
+        g->recs[g->cur - 1].state = JSMF_INPUT_REMOVE;
+        r = &g->recs[g->cur];
+#else
+        return jsmf_error(JSMF_ENOTSUP, "%s: this store cannot rename an input record",
+                          r->path);
+#endif
+    }
+    r->fingerprint = fingerprint, r->occurrence = occurrence, r->size = size;
+    return jsmf_ingest_input_done(g);
+}
+
+int jsmf_ingest_input_discard(jsmf_ingest *g)
+{
+    if (g->cur < 0 || g->nrecs != 1)
+        return jsmf_error(JSMF_EINVAL, "ingest: discarding an input needs a checkpoint before it");
+    batch_reset(&g->b, g->threads);
+    accum_clear(g->acc);
+    jsmf_store_counts *c = &g->counts; /* all of it the discarded input's */
+    g->sum.docs -= c->docs, g->sum.docs_dropped -= c->docs_dropped;
+    g->sum.tokens -= c->tokens, g->sum.tokens_dropped -= c->tokens_dropped;
+    g->sum.oov_tokens -= c->oov_tokens;
+    memset(&g->counts, 0, sizeof g->counts);
+    memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
+    memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
+    g->dirty = 0;
+    g->nrecs = 0, g->cur = -1;
+    return JSMF_OK;
+}
+
 /* Sum repeats and sort: uniq/ucnt get the document's distinct ids in increasing order. */
 static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
                           uint32_t n, uint64_t *total)

@@ -48,7 +48,6 @@ struct jsmf_vocab_counter {
     int ntabs;
     uint32_t *idmap;     /* UCI / LDA-C: file id -> entry + 1 in tabs[0] (0 = not looked up) */
     size_t idmap_cap;
-    char errmsg[1024];   /* a worker thread's error message, carried to the caller's thread */
     char *batch;         /* parallel text: raw lines of a batch, one after another */
     size_t batch_cap;
     uint64_t *line_off;  /* start of line i in batch; line_off[n] = end */
@@ -459,32 +458,21 @@ static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *li
 /* Count the lines of the current batch on every thread, each into its own table. */
 static int count_batch(jsmf_vocab_counter *vc, const jsmf_tokenizer *tok, size_t nlines)
 {
-    int rc = 0;
+    jsmf_error_slot err = {0}; /* the failing worker's message, for the calling thread */
 #pragma omp parallel num_threads(vc->ntabs)
     {
         word_table *t = vc->tabs[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 256)
         for (size_t i = 0; i < nlines; i++) {
-            int e;
-#pragma omp atomic read
-            e = rc;
-            if (e)
+            if (jsmf_error_pending(&err))
                 continue;
-            e = add_raw_line(t, tok, vc->batch + vc->line_off[i],
-                             (size_t)(vc->line_off[i + 1] - vc->line_off[i]));
-            if (e) {
-#pragma omp critical(jsmf_vocab_error)
-                if (!rc) { /* the message lives in this thread's buffer: carry it over */
-                    snprintf(vc->errmsg, sizeof vc->errmsg, "%s", jsmf_errmsg());
-#pragma omp atomic write
-                    rc = e;
-                }
-            }
+            int e = add_raw_line(t, tok, vc->batch + vc->line_off[i],
+                                 (size_t)(vc->line_off[i + 1] - vc->line_off[i]));
+            if (e)
+                jsmf_error_capture(&err, e);
         }
     }
-    if (rc)
-        jsmf_error(rc, "%s", vc->errmsg); /* on the calling thread */
-    return rc;
+    return jsmf_error_restore(&err);
 }
 
 #define PARALLEL_MIN_THREADS 3

@@ -121,8 +121,15 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
     unsigned char kb[12], buf[sizeof in->path + 128];
     for (uint32_t i = 0; i < n; i++) {
         input_key(kb, in[i].fingerprint, in[i].occurrence);
-        MDB_val k = {12, kb}, v = {input_encode(buf, &in[i]), buf};
-        int rc = mdb_put(t, s->inputs, &k, &v, 0);
+        MDB_val k = {12, kb}, v = {0, buf};
+        int rc;
+        if (in[i].state == JSMF_INPUT_REMOVE) {
+            if ((rc = mdb_del(t, s->inputs, &k, NULL)) == MDB_NOTFOUND)
+                rc = 0;
+        } else {
+            v.mv_size = input_encode(buf, &in[i]);
+            rc = mdb_put(t, s->inputs, &k, &v, 0);
+        }
         if (rc)
             return store_lmdb_error(s, rc, "writing input record");
     }
