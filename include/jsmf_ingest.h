@@ -45,6 +45,8 @@ typedef struct jsmf_ingest_summary {
     uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
     uint64_t pairs;           /**< pair updates (upper triangle, diagonal included) */
     uint64_t flushes;         /**< checkpoints committed */
+    uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
+                                   (1 MiB); a smaller budget is exceeded by the difference */
     uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:
                                    each checkpointed alone, straight from its word counts */
     uint32_t inputs_done;     /**< inputs read to the end */

@@ -46,6 +46,11 @@ typedef struct jsmf_tokenizer {
 
 #define JSMF_TOKENIZER_DEFAULT {3, 64}
 
+/** The most memory one open reader holds (decode-ahead chunks, the line window, a zstd window
+ *  of up to 8 MiB, mapped pages not yet released): what budgets such as ingest --mem count
+ *  for reading. A zstd frame with a larger window adds the difference. */
+#define JSMF_IO_READER_BYTES ((uint64_t)24 << 20)
+
 /** Most tokens jsmf_tokenize() can produce from `len` bytes with minimum length `min_len`. */
 #define JSMF_TOKENS_MAX(len, min_len) ((len) / ((min_len) > 1 ? (min_len) + 1 : 2) + 1)
 

@@ -153,9 +153,12 @@ typedef struct jsmf_store_flush {
  *  the store stays at its previous checkpoint (JSMF_ENOSPC for a full disk). */
 int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
 
-/** Bytes a write transaction may hold (default 32 MiB): the store's memory while committing is
- *  about twice this (the staging buffer and LMDB's dirty pages). */
+/** Bytes a write transaction may hold (default 32 MiB). */
 void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
+
+/** The most memory a commit of this store takes with the current write budget: the staging
+ *  buffer, LMDB's dirty pages of one transaction and the row buffers of its readers. */
+uint64_t jsmf_store_write_memory(const jsmf_store *s);
 #endif
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must

@@ -264,6 +264,10 @@ int cmd_ingest(int argc, char **argv)
     free(a.inputs);
     if (rc)
         return cli_fail(rc);
+    if (a.mem < r.mem_needed)
+        cli_info("--mem %.0f MiB is below what reading, the store's writes and the per-word "
+                 "arrays need with a minimal accumulator (%.0f MiB): the ingest used about that",
+                 a.mem / 1048576.0, r.mem_needed / 1048576.0);
     if (r.oversize_docs)
         cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was "
                  "checkpointed alone", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");

@@ -78,10 +78,11 @@ static inline uint64_t tri_off(uint64_t n, uint64_t i)
     return i * n - i * (i - 1) / 2 - i; /* (i, j) of an n-wide upper triangle is at this + j */
 }
 
-/* Rows per block when gathering dense column parts (about 8 MiB of buffer). */
+/* Rows per block when gathering dense column parts (a buffer of about COLBUF_BYTES). */
+#define COLBUF_BYTES ((uint64_t)8 << 20)
 static uint64_t colblock(const accum *a)
 {
-    uint64_t B = (8u << 20) / ((uint64_t)a->F * sizeof(jsmf_sum) + 1);
+    uint64_t B = COLBUF_BYTES / ((uint64_t)a->F * sizeof(jsmf_sum) + 1);
     return B < 1 ? 1 : B > a->F ? a->F : B;
 }
 
@@ -105,10 +106,11 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
     }
     /* the dense block: everything when it fits, else the frequent words in half the budget */
     uint64_t F = 0, cells = (uint64_t)n_words * (n_words + 1) / 2;
-    if (mode == ACCUM_DENSE || (mode == ACCUM_AUTO && cells * sizeof(jsmf_sum) <= bytes)) {
+    if (mode == ACCUM_DENSE ||
+        (mode == ACCUM_AUTO && cells * sizeof(jsmf_sum) + COLBUF_BYTES <= bytes)) {
         F = n_words;
     } else if (mode == ACCUM_AUTO) {
-        while (F < n_words && (F + 1) * (F + 2) / 2 * sizeof(jsmf_sum) <= bytes / 2)
+        while (F < n_words && (F + 1) * (F + 2) / 2 * sizeof(jsmf_sum) + COLBUF_BYTES <= bytes / 2)
             F++;
         if (F < 256)
             F = 0; /* not worth a second structure */
@@ -123,7 +125,8 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
             return jsmf_error(JSMF_ENOMEM, "out of memory for the accumulator (%llu bytes)",
                               (unsigned long long)(a->dense_cells * sizeof(jsmf_sum)));
         }
-        bytes = bytes > a->dense_cells * sizeof(jsmf_sum) ? bytes - a->dense_cells * sizeof(jsmf_sum) : 0;
+        uint64_t used = a->dense_cells * sizeof(jsmf_sum) + colblock(a) * F * sizeof *a->colbuf;
+        bytes = bytes > used ? bytes - used : 0;
     }
     if (F == n_words) {
         a->limit = UINT64_MAX / 4;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "accum.h"
+#include "jsmf_io.h"
 
 #define BATCH_DOCS 4096
 #define BATCH_IDS (1u << 18)
@@ -138,14 +139,16 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
         jsmf_ingest_abort(g);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
-    /* the budget: tables get what the batch buffers, the per-word arrays and the store's
-     * checkpoint transactions (a staging buffer and as many LMDB dirty pages) leave */
+    /* the budget: tables get what reading, the batch buffers, the per-word arrays and the
+     * store's checkpoints (staging buffer, LMDB dirty pages, row readers) leave */
     uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
     uint64_t txn = mem / 16;
     txn = txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
     jsmf_store_set_write_budget(s, txn);
-    uint64_t fixed = (uint64_t)N * 68 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16 + 3 * txn;
+    uint64_t fixed = (uint64_t)N * 68 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16 +
+                     jsmf_store_write_memory(s) + JSMF_IO_READER_BYTES;
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
+    g->sum.mem_needed = fixed + (1u << 20);
     if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
         (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
         jsmf_ingest_abort(g);

@@ -13,9 +13,11 @@
 
 #define IO_DEFAULT_MAX_LINE ((uint64_t)256 << 20)
 #define IO_CHUNK ((size_t)1 << 20) /* decoded window to start with; grows only for long lines */
-#define IO_NCHUNK 4                /* decoder thread: chunks decoded ahead of the parser */
+#define IO_NCHUNK 2                /* decoder thread: chunks decoded ahead of the parser */
 #define IO_DECODE_CHUNK ((size_t)4 << 20) /* ... of this size: few hand-overs between threads */
-#define IO_RELEASE ((size_t)16 << 20) /* mmap: unmap parsed pages in blocks of this size */
+#define IO_RELEASE ((size_t)4 << 20) /* mmap: unmap parsed pages in blocks of this size */
+_Static_assert(IO_NCHUNK * IO_DECODE_CHUNK + IO_CHUNK + IO_RELEASE + ((size_t)8 << 20) <=
+                   JSMF_IO_READER_BYTES, "jsmf_io.h: JSMF_IO_READER_BYTES is too small");
 
 enum io_kind { IO_MMAP, IO_PLAIN, IO_ZSTD };
 

@@ -34,10 +34,6 @@ static int stored_row(emit_ctx *c, uint32_t row, const uint32_t **cols, uint32_t
         if (rc < 0)
             return rc;
         c->have = rc == 1, c->end = rc == 0;
-        if (c->rd->bytes > c->s->txn_bytes) {
-            store_drop_mapped(c->s); /* keep the pages read from the map out of our RSS */
-            c->rd->bytes = 0;
-        }
     }
     if (c->have && c->prow == row)
         *cols = c->pcols, *n = c->pn;
@@ -214,6 +210,7 @@ static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
     emit_ctx c = {s, &w, NULL, 0, 0, 0, 0, NULL, 0, 0, 0};
     if (!rc && nnz && !(rc = reader_init(&rd, s->n_words))) {
         c.rd = &rd;
+        rd.cols_only = 1; /* only which entries exist matters here */
         rc = reader_add_store(&rd, s, rt);
     }
     if (!rc && f->rows)
@@ -261,4 +258,13 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
 {
     if (!s->txn_fixed)
         s->txn_bytes = bytes < (64u << 10) ? (64u << 10) : bytes;
+}
+
+uint64_t jsmf_store_write_memory(const jsmf_store *s)
+{
+    uint64_t row = (uint64_t)s->n_words * ENTRY_BYTES + ((uint64_t)s->n_words / CHUNK_MAX + 1) * 12;
+    /* staging buffer (budget + one row), dirty pages (chunks fill ~94% of a page, plus branch
+     * pages and the checkpoint's word statistics), readers: one row per live run and two more */
+    return s->txn_bytes + row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
+           (uint64_t)(RUNS_KEEP + 3) * row;
 }

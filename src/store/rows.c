@@ -51,9 +51,18 @@ static int stream_load(row_stream *m)
         if (m->row >= m->s->n_words || m->n + cnt > m->s->n_words ||
             m->v.mv_size != 2 + (size_t)cnt * ENTRY_BYTES)
             return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);
-        chunk_decode(&m->v, m->cols + m->n, m->vals + m->n);
+        if (m->cols_only)
+            memcpy(m->cols + m->n, (const char *)m->v.mv_data + 2, (size_t)cnt * 4);
+        else
+            chunk_decode(&m->v, m->cols + m->n, m->vals + m->n);
         m->n += cnt;
+        m->s->mapped_bytes += m->v.mv_size;
         rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_NEXT);
+    }
+    if (m->s->mapped_bytes > m->s->txn_bytes) {
+        /* pages read from the map stay in the page cache, not in this process */
+        store_drop_mapped(m->s);
+        m->s->mapped_bytes = 0;
     }
     if (rc == MDB_NOTFOUND)
         m->eof = 1;
@@ -66,6 +75,8 @@ static int stream_seek(row_stream *m, uint32_t row, int force)
 {
     if (!force && m->n && !m->stale && m->row >= row)
         return JSMF_OK;
+    if (!force && !m->eof && (m->n || m->stale) && get_be32(m->k.mv_data) >= row)
+        return stream_load(m); /* the cursor is at the next row already: no search */
     unsigned char kb[8];
     put_be32(kb, row), put_be32(kb + 4, 0);
     m->k = (MDB_val){8, kb};
@@ -103,6 +114,7 @@ int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
     row_stream *m = &r->st[r->k];
     memset(m, 0, sizeof *m);
     m->s = s;
+    m->cols_only = r->cols_only;
     m->cols = malloc(((size_t)r->n_words + 1) * sizeof *m->cols);
     m->vals = malloc(((size_t)r->n_words + 1) * sizeof *m->vals);
     int rc = mdb_cursor_open(t, dbi, &m->cur);
@@ -146,7 +158,8 @@ int reader_rewind(row_reader *r)
     return rc;
 }
 
-/* out (on entries) += m's row, merged backwards in place: out has room for n_words entries. */
+/* out (on entries) += m's row, merged backwards in place: out has room for n_words entries.
+ * Without values (a columns-only reader) only the union of the columns is formed. */
 static uint32_t add_into(uint32_t *oc, jsmf_sum *ov, uint32_t on, const row_stream *m)
 {
     uint32_t total = 0, x = 0, y = 0;
@@ -159,14 +172,25 @@ static uint32_t add_into(uint32_t *oc, jsmf_sum *ov, uint32_t on, const row_stre
             x++, y++;
         total++;
     }
+    int vals = !m->cols_only;
     int64_t a = (int64_t)on - 1, b = (int64_t)m->n - 1, w = (int64_t)total - 1;
-    while (b >= 0) {
-        if (a >= 0 && oc[a] > m->cols[b])
-            oc[w] = oc[a], ov[w--] = ov[a--];
-        else if (a >= 0 && oc[a] == m->cols[b])
-            oc[w] = oc[a], ov[w--] = ov[a--] + m->vals[b--];
-        else
-            oc[w] = m->cols[b], ov[w--] = m->vals[b--];
+    for (; b >= 0; w--) {
+        if (a >= 0 && oc[a] > m->cols[b]) {
+            oc[w] = oc[a];
+            if (vals)
+                ov[w] = ov[a];
+            a--;
+        } else if (a >= 0 && oc[a] == m->cols[b]) {
+            oc[w] = oc[a];
+            if (vals)
+                ov[w] = ov[a] + m->vals[b];
+            a--, b--;
+        } else {
+            oc[w] = m->cols[b];
+            if (vals)
+                ov[w] = m->vals[b];
+            b--;
+        }
     }
     return total;
 }
@@ -194,7 +218,6 @@ int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_
         row_stream *m = &r->st[at];
         *cols = m->cols, *vals = m->vals, *n = m->n;
         m->stale = 1;
-        r->bytes += (uint64_t)m->n * ENTRY_BYTES;
         return 1;
     }
     uint32_t on = 0;
@@ -203,8 +226,7 @@ int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_
         if (m->n && m->row == min) {
             on = add_into(r->cols, r->vals, on, m);
             m->stale = 1;
-            r->bytes += (uint64_t)m->n * ENTRY_BYTES;
-        }
+            }
     }
     *cols = r->cols, *vals = r->vals, *n = on;
     return 1;

@@ -150,6 +150,7 @@ static int writer_spill(run_writer *w)
     if (rc)
         return rc;
     w->fresh = 1, w->len = 0;
+    store_drop_mapped(s); /* LMDB reads map pages while writing (tree edges, freelist) */
     if (++s->stages == s->hook_exit_stage)
         _exit(99); /* test hook: die with part of a run written, not registered */
     return JSMF_OK;
@@ -160,9 +161,11 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
 {
     size_t need = w->len + (size_t)n * ENTRY_BYTES + ((size_t)n / CHUNK_MAX + 1) * 12;
     if (need > w->cap) {
-        size_t cap = w->cap ? w->cap : (1u << 20);
-        while (cap < need)
-            cap *= 2;
+        /* the budget and one more row: spilled at the budget, the buffer never grows again */
+        size_t row = (size_t)w->s->n_words * ENTRY_BYTES + ((size_t)w->s->n_words / CHUNK_MAX + 1) * 12;
+        size_t cap = w->s->txn_bytes + row;
+        if (cap < need)
+            cap = need;
         unsigned char *nb = realloc(w->buf, cap);
         if (!nb)
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a run buffer", w->s->path);
@@ -253,10 +256,6 @@ static int compact_once(jsmf_store *s)
     const jsmf_sum *vals;
     while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1) {
         rc = run_writer_row(&w, row, cols, vals, n);
-        if (rd.bytes > s->txn_bytes) {
-            store_drop_mapped(s);
-            rd.bytes = 0;
-        }
     }
     reader_free(&rd);
     mdb_txn_abort(rt);

@@ -42,6 +42,7 @@ struct jsmf_store {
     uint64_t mapsize;
     int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
     uint64_t txn_bytes;      /* a staged run is written in transactions of about this size */
+    uint64_t mapped_bytes;   /* read from the map since its pages were last dropped */
     int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     struct row_reader *src_rd; /* its row reader */
@@ -150,6 +151,7 @@ typedef struct row_stream {
     MDB_cursor *cur;
     MDB_val k, v;     /* the first chunk not yet loaded */
     int eof, stale;   /* stale: the loaded row was handed out; load the next one first */
+    int cols_only;    /* load columns only (values are left undefined) */
     uint32_t row, n;  /* the loaded row (n = 0: none) */
     uint32_t *cols;
     jsmf_sum *vals;
@@ -158,9 +160,9 @@ typedef struct row_stream {
 typedef struct row_reader {
     row_stream *st;
     uint32_t k, cap, n_words;
+    int cols_only;    /* set before adding streams: rows come with columns only */
     uint32_t *cols;   /* a summed row of several streams */
     jsmf_sum *vals;
-    uint64_t bytes;   /* decoded since the last call of reader_take_bytes */
 } row_reader;
 
 int reader_init(row_reader *r, uint32_t n_words);
