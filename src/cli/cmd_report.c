@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -103,11 +104,22 @@ static int read_text_file(const char *path, char **out)
     return 0;
 }
 
-/* Write to FILE.tmp-PID and rename, so a reader never sees half a page. */
+/* Write to FILE.tmp-PID and rename, so a reader never sees half a page; a device or a pipe
+ * (/dev/null, /dev/stdout) is written directly, never replaced. */
 static int write_page(const report_args *a, const jsmf_model *m)
 {
+    struct stat st;
     if (!strcmp(a->out, "-"))
         return jsmf_report_write(stdout, m, &a->opts);
+    if (stat(a->out, &st) == 0 && !S_ISREG(st.st_mode)) {
+        FILE *f = fopen(a->out, "w");
+        if (!f)
+            return jsmf_error(JSMF_EIO, "%s: %s", a->out, strerror(errno));
+        int rc = jsmf_report_write(f, m, &a->opts);
+        if (fclose(f) && !rc)
+            rc = jsmf_error(JSMF_EIO, "%s: %s", a->out, strerror(errno));
+        return rc;
+    }
     size_t len = strlen(a->out) + 32;
     char *tmp = malloc(len);
     if (!tmp)

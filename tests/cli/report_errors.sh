@@ -31,5 +31,17 @@ echo "old" >"$tmp/r2.html"
 [ "$(cat "$tmp/r2.html")" = old ] || fail "a failed run replaced the existing page"
 "$JSMF" report "$tmp/m" -o "$tmp/r2.html" -q || fail "replacing a page failed"
 cmp -s "$tmp/r.html" "$tmp/r2.html" || fail "the same model gave different pages"
+# a pipe (like /dev/null or /dev/stdout) is written into, never replaced by a renamed file
+mkfifo "$tmp/pipe"
+cat "$tmp/pipe" >"$tmp/from-pipe.html" &
+reader=$!
+"$JSMF" report "$tmp/m" -o "$tmp/pipe" -q || fail "report into a pipe failed"
+if [ -p "$tmp/pipe" ]; then
+    wait "$reader"
+else
+    kill "$reader" 2>/dev/null
+    fail "the pipe was replaced by a file"
+fi
+cmp -s "$tmp/r.html" "$tmp/from-pipe.html" || fail "the page through the pipe differs"
 ls "$tmp" | grep -q "tmp-" && fail "temporary file left behind: $(ls "$tmp")"
 echo ok
