@@ -49,6 +49,8 @@ typedef struct jsmf_store_stats {
     uint64_t fingerprint;    /**< identifies the content: hash of the inputs ingested and counters */
     uint64_t bytes;          /**< size of the LMDB data file */
     uint32_t runs;           /**< live runs of C (formats/store.md): readers sum them row by row */
+    int nnz_exact;           /**< 0: nnz is an upper bound (an ingest was interrupted before its
+                                  last checkpoint recounted); jsmf_store_source counts exactly */
 } jsmf_store_stats;
 
 int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
@@ -144,6 +146,9 @@ typedef struct jsmf_store_flush {
     const uint64_t *df, *tf;
     const jsmf_store_input *inputs;
     uint32_t n_inputs;
+    int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
+                                            the last checkpoint of an ingest; other checkpoints
+                                            leave an upper bound */
 } jsmf_store_flush;
 
 /** Apply a flush: its C increments become a new run, written in transactions of bounded size

@@ -49,11 +49,11 @@ static void print_json(const char *path, const jsmf_store_stats *st, const jsmf_
     printf("{\"store\": ");
     json_str(path);
     printf(", \"format_version\": %u, \"fingerprint\": \"%016" PRIx64 "\", \"bytes\": %" PRIu64
-           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"runs\": %u, \"tokens\": %" PRIu64
+           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"nnz_exact\": %s, \"runs\": %u, \"tokens\": %" PRIu64
            ", \"oov_tokens\": %" PRIu64 ", \"oov_fraction\": %.6g, \"docs_dropped\": %" PRIu64
            ", \"tokens_dropped\": %" PRIu64 ", \"min_doc_len\": %u,\n \"inputs\": [",
            st->format_version, st->fingerprint, st->bytes, st->n_words, st->docs, st->nnz,
-           st->runs, st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
+           st->nnz_exact ? "true" : "false", st->runs, st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
            st->docs_dropped, st->tokens_dropped, st->min_doc_len);
     for (uint32_t i = 0; i < n; i++) {
         printf("%s\n  {\"path\": ", i ? "," : "");
@@ -81,8 +81,9 @@ static void print_text(const char *path, const jsmf_store_stats *st, const jsmf_
            st->runs == 1 ? "" : "s");
     printf("words (N)       %u\n", st->n_words);
     printf("documents (M)   %" PRIu64 "\n", st->docs);
-    printf("non-zeros of C  %" PRIu64 " (%.3g%% of N^2)\n", st->nnz,
-           st->n_words ? 100.0 * (double)st->nnz / ((double)st->n_words * st->n_words) : 0.0);
+    printf("non-zeros of C  %s%" PRIu64 " (%.3g%% of N^2)%s\n", st->nnz_exact ? "" : "<= ", st->nnz,
+           st->n_words ? 100.0 * (double)st->nnz / ((double)st->n_words * st->n_words) : 0.0,
+           st->nnz_exact ? "" : ": an upper bound until an ingest completes");
     printf("tokens          %" PRIu64 " (%.1f per document)\n", st->tokens,
            st->docs ? (double)st->tokens / (double)st->docs : 0.0);
     printf("OOV tokens      %" PRIu64 " (%.2f%% of all tokens)\n", st->oov_tokens,

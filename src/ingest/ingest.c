@@ -30,6 +30,7 @@ struct jsmf_ingest {
     uint32_t nrecs, caprecs;
     int cur;                     /* index of the current input in recs, -1 none */
     /* a document with more pairs than the tables hold, checkpointed alone (solo_rows) */
+    int finishing;               /* the last checkpoint: it makes the store's nnz exact */
     uint32_t solo_k;
     double solo_q;
     uint32_t *solo_cols;
@@ -199,7 +200,7 @@ static int checkpoint(jsmf_ingest *g)
     int rc = run_batch(g);
     if (rc)
         return rc;
-    if (!g->dirty && g->nrecs == 0)
+    if (!g->dirty && g->nrecs == 0 && !g->finishing)
         return JSMF_OK;
     if ((rc = accum_prepare_rows(g->acc)))
         return rc;
@@ -211,6 +212,7 @@ static int checkpoint(jsmf_ingest *g)
     f.counts = g->counts;
     f.df = g->df, f.tf = g->tf;
     f.inputs = g->recs, f.n_inputs = g->nrecs;
+    f.exact_nnz = g->finishing;
     if ((rc = jsmf_store_commit(g->s, &f)))
         return rc;
     g->sum.flushes++;
@@ -412,6 +414,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
 
 int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
 {
+    g->finishing = 1;
     int rc = checkpoint(g);
     struct timespec t1;
     clock_gettime(CLOCK_MONOTONIC, &t1);

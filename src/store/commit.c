@@ -11,49 +11,9 @@
 typedef struct emit_ctx {
     jsmf_store *s;
     run_writer *w;
-    row_reader *rd;         /* rows already stored, to count new entries; NULL if none */
-    int have, end;          /* the reader's row handed out last (valid until its next call) */
-    uint32_t prow, pn;
-    const uint32_t *pcols;
-    uint64_t new_entries;
     uint32_t last_row;
     int started;
 } emit_ctx;
-
-/* The stored columns of `row` (n = 0 when it has none). */
-static int stored_row(emit_ctx *c, uint32_t row, const uint32_t **cols, uint32_t *n)
-{
-    *n = 0;
-    if (c->have && c->prow < row)
-        c->have = 0;
-    if (!c->have && !c->end) {
-        const jsmf_sum *vals;
-        int rc = reader_seek(c->rd, row);
-        if (!rc)
-            rc = reader_next(c->rd, &c->prow, &c->pcols, &vals, &c->pn);
-        if (rc < 0)
-            return rc;
-        c->have = rc == 1, c->end = rc == 0;
-    }
-    if (c->have && c->prow == row)
-        *cols = c->pcols, *n = c->pn;
-    return JSMF_OK;
-}
-
-/* Entries of the increment row that C does not hold yet (both sorted). */
-static uint32_t count_new(const uint32_t *a, uint32_t an, const uint32_t *b, uint32_t bn)
-{
-    uint32_t i = 0, j = 0, common = 0;
-    while (i < an && j < bn) {
-        if (a[i] < b[j])
-            i++;
-        else if (b[j] < a[i])
-            j++;
-        else
-            i++, j++, common++;
-    }
-    return an - common;
-}
 
 static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
                     uint32_t n)
@@ -67,19 +27,7 @@ static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_s
             return jsmf_error(JSMF_EINVAL, "%s: flush columns out of order in row %u",
                               c->s->path, row);
     c->started = 1, c->last_row = row;
-    if (n == 0)
-        return JSMF_OK;
-    uint32_t added = n;
-    if (c->rd) {
-        const uint32_t *have;
-        uint32_t hn;
-        int rc = stored_row(c, row, &have, &hn);
-        if (rc)
-            return rc;
-        added = count_new(cols, n, have, hn);
-    }
-    c->new_entries += added;
-    return run_writer_row(c->w, row, cols, vals, n);
+    return n ? run_writer_row(c->w, row, cols, vals, n) : JSMF_OK;
 }
 
 /* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
@@ -132,10 +80,57 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
     return JSMF_OK;
 }
 
+/* Entries of C (distinct row, column pairs) over the legacy C, the live runs and run `extra`
+ * (0: none), read in transaction t: one pass over every run, columns only. */
+int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out)
+{
+    row_reader rd;
+    int rc = reader_init(&rd, s->n_words);
+    if (rc)
+        return rc;
+    rd.cols_only = 1;
+    MDB_dbi dbi;
+    rc = reader_add_store(&rd, s, t);
+    if (!rc && extra && !(rc = run_dbi(s, t, extra, 0, &dbi)))
+        rc = reader_add_dbi(&rd, s, t, dbi);
+    uint64_t total = 0;
+    uint32_t row, n;
+    const uint32_t *cols;
+    const jsmf_sum *vals;
+    while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1)
+        total += n, rc = JSMF_OK;
+    reader_free(&rd);
+    *out = total;
+    return rc;
+}
+
+/* nnz after this flush: exact when the store held nothing (every entry is new) or when the
+ * flush asks for it (a recount of everything); otherwise an upper bound, marked so. */
+static int update_nnz(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, const run_writer *w)
+{
+    uint64_t nnz, exact;
+    int rc = store_meta_get_u64(s, t, "nnz", &nnz);
+    if (!rc)
+        rc = store_nnz_exact(s, t, &exact);
+    if (rc || (!w->entries && (exact || !f->exact_nnz)))
+        return rc;
+    if (nnz == 0 && exact) {
+        nnz = w->entries;
+    } else if (f->exact_nnz) {
+        if ((rc = store_count_entries(s, t, 0, &nnz))) /* the new run is registered already */
+            return rc;
+        exact = 1;
+    } else {
+        nnz += w->entries, exact = 0;
+    }
+    if (!(rc = store_meta_put_u64(s, t, "nnz", nnz)))
+        rc = store_meta_put_u64(s, t, "nnz_exact", exact);
+    return rc;
+}
+
 /* The checkpoint's transaction: the run's last part and its registration, counters, word
  * statistics and input records. */
-static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, run_writer *w,
-                          uint64_t new_entries)
+static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, run_writer *w)
 {
     run_list l;
     int rc = runs_get(s, t, &l);
@@ -149,11 +144,13 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
             rc = runs_put(s, t, &l);
         }
     }
+    if (!rc)
+        rc = update_nnz(s, t, f, w);
     const jsmf_store_counts *k = &f->counts;
-    const char *names[] = {"docs", "docs_dropped", "tokens", "tokens_dropped", "oov_tokens", "nnz"};
+    const char *names[] = {"docs", "docs_dropped", "tokens", "tokens_dropped", "oov_tokens"};
     const uint64_t adds[] = {k->docs, k->docs_dropped, k->tokens, k->tokens_dropped,
-                             k->oov_tokens, new_entries};
-    for (int i = 0; i < 6 && !rc; i++)
+                             k->oov_tokens};
+    for (int i = 0; i < 5 && !rc; i++)
         rc = store_meta_add_u64(s, t, names[i], adds[i]);
     if (!rc && (f->df || f->tf))
         rc = add_wordstats(s, t, f->df, f->tf);
@@ -164,15 +161,14 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
     return rc;
 }
 
-static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w,
-                        uint64_t new_entries)
+static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w)
 {
     MDB_txn *t;
     int rc = mdb_txn_begin(s->env, NULL, 0, &t);
     if (rc)
         return store_lmdb_error(s, rc, "cannot begin write transaction");
     s->map_full = 0;
-    rc = register_flush(s, t, f, w, new_entries);
+    rc = register_flush(s, t, f, w);
     s->commits++;
     if (!rc && s->hook_exit_inside == s->commits)
         _exit(98); /* test hook: die with the transaction written but not committed */
@@ -192,35 +188,23 @@ static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w,
     return rc;
 }
 
-/* One attempt at a flush: stage the run (counting new entries against the stored rows in a
- * read transaction), then the checkpoint transaction. */
+/* One attempt at a flush: stage the run, then the checkpoint transaction. */
 static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
 {
-    MDB_txn *rt = NULL;
+    MDB_txn *rt;
     run_list l;
-    uint64_t nnz = 0;
     int rc = store_read_begin(s, &rt);
-    if (!rc)
-        rc = runs_get(s, rt, &l);
-    if (!rc)
-        rc = store_meta_get_u64(s, rt, "nnz", &nnz);
+    if (rc)
+        return rc;
+    rc = runs_get(s, rt, &l);
+    mdb_txn_abort(rt);
     run_writer w;
     run_writer_init(&w, s, rc ? 0 : l.next_id);
-    row_reader rd;
-    emit_ctx c = {s, &w, NULL, 0, 0, 0, 0, NULL, 0, 0, 0};
-    if (!rc && nnz && !(rc = reader_init(&rd, s->n_words))) {
-        c.rd = &rd;
-        rd.cols_only = 1; /* only which entries exist matters here */
-        rc = reader_add_store(&rd, s, rt);
-    }
+    emit_ctx c = {s, &w, 0, 0};
     if (!rc && f->rows)
         rc = f->rows(f->rows_arg, emit_row, &c);
-    if (c.rd)
-        reader_free(&rd);
-    if (rt)
-        mdb_txn_abort(rt);
     if (!rc)
-        rc = commit_final(s, f, &w, c.new_entries);
+        rc = commit_final(s, f, &w);
     run_writer_free(&w);
     store_drop_mapped(s);
     return rc;

@@ -152,6 +152,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         f.rows = merge_rows, f.rows_arg = &c;
         f.df = df, f.tf = tf;
         f.inputs = inputs, f.n_inputs = n_inputs;
+        f.exact_nnz = 1;
         rc = jsmf_store_commit(o, &f);
     }
     jsmf_store_close(o);

@@ -280,8 +280,13 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     else if (!(rc = reader_init(s->src_rd, s->n_words)))
         rc = reader_add_store(s->src_rd, s, s->src_txn);
+    uint64_t exact = 1;
     if (!rc)
         rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz);
+    if (!rc)
+        rc = store_nnz_exact(s, s->src_txn, &exact);
+    if (!rc && !exact) /* an interrupted ingest left an upper bound: count */
+        rc = store_count_entries(s, s->src_txn, 0, &nnz);
     if (rc) {
         jsmf_store_source_release(s);
         return rc;

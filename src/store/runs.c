@@ -208,6 +208,7 @@ typedef struct compact_ctx {
     run_writer *w;
     const run_list *old;
     uint32_t from;
+    int legacy;             /* the legacy C database holds entries */
 } compact_ctx;
 
 static int compact_register(jsmf_store *s, MDB_txn *t, void *arg)
@@ -223,6 +224,10 @@ static int compact_register(jsmf_store *s, MDB_txn *t, void *arg)
     l.n = c->from;
     l.r[l.n++] = (run_info){c->w->id, c->w->entries};
     l.next_id = c->w->id + 1;
+    if (!rc && c->from == 0 && !c->legacy) { /* the merged run is all of C: count known */
+        if (!(rc = store_meta_put_u64(s, t, "nnz", c->w->entries)))
+            rc = store_meta_put_u64(s, t, "nnz_exact", 1);
+    }
     return rc ? rc : runs_put(s, t, &l);
 }
 
@@ -257,10 +262,12 @@ static int compact_once(jsmf_store *s)
     while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1) {
         rc = run_writer_row(&w, row, cols, vals, n);
     }
+    MDB_stat st;
+    int legacy = mdb_stat(rt, s->C, &st) != 0 || st.ms_entries > 0;
     reader_free(&rd);
     mdb_txn_abort(rt);
     if (!rc) {
-        compact_ctx c = {&w, &l, from};
+        compact_ctx c = {&w, &l, from, legacy};
         rc = in_write_txn(s, compact_register, &c, 0);
     }
     run_writer_free(&w);

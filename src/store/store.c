@@ -120,6 +120,18 @@ int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t x)
     return rc ? store_lmdb_error(s, rc, "writing meta") : JSMF_OK;
 }
 
+int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out)
+{
+    MDB_val k = str_key("nnz_exact"), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    *out = 1;
+    if (rc == MDB_NOTFOUND)
+        return JSMF_OK;
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    return store_meta_get_u64(s, t, "nnz_exact", out);
+}
+
 int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
 {
     uint64_t v;
@@ -436,8 +448,11 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
         mdb_cursor_close(cur);
     }
     run_list l;
+    uint64_t exact = 1;
     if (!rc && !(rc = runs_get(s, t, &l)))
         out->runs = l.n;
+    if (!rc && !(rc = store_nnz_exact(s, t, &exact)))
+        out->nnz_exact = exact != 0;
     mdb_txn_abort(t);
     out->fingerprint = h;
     char data[4096];

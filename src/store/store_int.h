@@ -98,6 +98,12 @@ int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
 /* Begin a read transaction, adopting a map grown by a writer. */
 int store_read_begin(jsmf_store *s, MDB_txn **t);
 
+/* meta nnz_exact: 1 (or absent) when meta nnz counts the entries of C, 0 when it is an upper
+ * bound (checkpoints that did not recount). */
+int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out);
+/* Entries of C over all live runs (and run `extra` if not 0), in transaction t. */
+int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out);
+
 /* Double the map (no transaction of this process may be open). */
 int store_grow_map(jsmf_store *s);
 

@@ -62,7 +62,7 @@ def main():
     # 1. hooks: exit right after the K-th commit, inside the K-th checkpoint transaction, or
     # after the K-th staged part of a run (tiny transactions), chained
     store = os.path.join(tmp, "hooks.store")
-    interruptions = 0
+    interruptions = inexact = 0
     for step in range(14):
         hook = rnd.choice(["JSMF_TEST_EXIT_AFTER_COMMIT", "JSMF_TEST_EXIT_IN_COMMIT",
                            "JSMF_TEST_EXIT_IN_STAGE"])
@@ -72,15 +72,26 @@ def main():
             break
         assert p.returncode in (97, 98, 99), p.stderr
         interruptions += 1
-        # the store at a checkpoint is readable at once
-        run("info", store, "--json")
+        # the store at a checkpoint is readable at once; its nnz is exact, or an upper bound
+        # (checkpoints before the last one do not recount) that says so
+        info = json.loads(run("info", store, "--json").stdout)
+        if info["docs"]:
+            mm = [l for l in export_bytes(store, tmp).split(b"\n") if l.strip() and l[:1] != b"%"]
+            body = [l.split() for l in mm[1:]]  # after the size line: lower triangle entries
+            nnz = 2 * len(body) - sum(1 for l in body if l[0] == l[1])
+            if info["nnz_exact"]:
+                assert info["nnz"] == nnz, (info["nnz"], nnz)
+            else:
+                inexact += 1
+                assert info["nnz"] >= nnz, (info["nnz"], nnz)
     else:
         run("ingest", store, *args)
     assert interruptions >= 5, interruptions
     assert export_bytes(store, tmp) == want_bytes, "hook-interrupted ingest gives another C"
     assert summary(store) == want_info, (summary(store), want_info)
-    runs = json.loads(run("info", store, "--json").stdout)["runs"]
-    assert 1 <= runs <= 8, "compaction should leave at most 8 runs, found %d" % runs
+    info = json.loads(run("info", store, "--json").stdout)
+    assert 1 <= info["runs"] <= 8, "compaction should leave at most 8 runs, found %d" % info["runs"]
+    assert info["nnz_exact"] and inexact > 0, (info["nnz_exact"], inexact)
 
     # 2. kill -9 at random moments; trials on fresh stores until enough kills landed
     kills, seen, trials = 0, set(), 0
