@@ -252,8 +252,6 @@ static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
     uint64_t m;
     int rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
     if (!rc)
-        rc = store_tmp_reserve(s, (size_t)s->n_words + 1);
-    if (!rc)
         rc = reader_rewind(s->src_rd);
     double dm = (double)m;
     uint32_t row, n;
@@ -261,8 +259,8 @@ static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
     const jsmf_sum *vals;
     while (!rc && (rc = reader_next(s->src_rd, &row, &cols, &vals, &n)) == 1) {
         for (uint32_t i = 0; i < n; i++)
-            s->tmp_dvals[i] = sum_to_double(vals[i], dm);
-        rc = fn(arg, row, cols, s->tmp_dvals, n);
+            s->src_vals[i] = sum_to_double(vals[i], dm);
+        rc = fn(arg, row, cols, s->src_vals, n);
     }
     return rc;
 }
@@ -276,7 +274,8 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
         s->src_txn = NULL;
         return rc;
     }
-    if (!(s->src_rd = calloc(1, sizeof *s->src_rd)))
+    s->src_vals = malloc(((size_t)s->n_words + 1) * sizeof *s->src_vals);
+    if (!s->src_vals || !(s->src_rd = calloc(1, sizeof *s->src_rd)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     else if (!(rc = reader_init(s->src_rd, s->n_words)))
         rc = reader_add_store(s->src_rd, s, s->src_txn);
@@ -300,6 +299,10 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
 
 void jsmf_store_source_release(jsmf_store *s)
 {
+    if (s) {
+        free(s->src_vals);
+        s->src_vals = NULL;
+    }
     if (s && s->src_rd) {
         reader_free(s->src_rd);
         free(s->src_rd);

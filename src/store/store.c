@@ -67,28 +67,6 @@ void store_drop_mapped(jsmf_store *s)
     fclose(f);
 }
 
-int store_tmp_reserve(jsmf_store *s, size_t n)
-{
-    if (n <= s->tmp_cap)
-        return JSMF_OK;
-    size_t cap = s->tmp_cap ? s->tmp_cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    uint32_t *c = realloc(s->tmp_cols, cap * sizeof *c);
-    if (c)
-        s->tmp_cols = c;
-    jsmf_sum *v = realloc(s->tmp_vals, cap * sizeof *v);
-    if (v)
-        s->tmp_vals = v;
-    double *d = realloc(s->tmp_dvals, cap * sizeof *d);
-    if (d)
-        s->tmp_dvals = d;
-    if (!c || !v || !d)
-        return jsmf_error(JSMF_ENOMEM, "%s: out of memory for row buffers", s->path);
-    s->tmp_cap = cap;
-    return JSMF_OK;
-}
-
 /* ---- meta ------------------------------------------------------------------------------- */
 
 static MDB_val str_key(const char *k)
@@ -321,9 +299,6 @@ void jsmf_store_close(jsmf_store *s)
         mdb_env_close(s->env);
     if (s->lockfd >= 0)
         close(s->lockfd); /* releases the flock */
-    free(s->tmp_cols);
-    free(s->tmp_vals);
-    free(s->tmp_dvals);
     free(s->path);
     free(s);
 }

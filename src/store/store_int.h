@@ -46,11 +46,7 @@ struct jsmf_store {
     int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     struct row_reader *src_rd; /* its row reader */
-    /* scratch for row merges (write side) and row decoding (read side) */
-    uint32_t *tmp_cols;
-    jsmf_sum *tmp_vals;
-    double *tmp_dvals;
-    size_t tmp_cap;
+    double *src_vals;        /* a row of the source as doubles */
     /* test hooks (formats/store.md, "Failure injection") */
     long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
     long commits, stages;
@@ -110,8 +106,6 @@ int store_grow_map(jsmf_store *s);
 /* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
 void store_drop_mapped(jsmf_store *s);
 
-/* Make sure the scratch buffers hold at least n entries. */
-int store_tmp_reserve(jsmf_store *s, size_t n);
 
 /* Chunk codec. */
 uint32_t chunk_count(const MDB_val *v);
