@@ -246,7 +246,7 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
 
 uint64_t jsmf_store_write_memory(const jsmf_store *s)
 {
-    uint64_t row = (uint64_t)s->n_words * ENTRY_BYTES + ((uint64_t)s->n_words / CHUNK_MAX + 1) * 12;
+    uint64_t row = row_record_bytes(s->n_words);
     /* staging buffer (budget + one row), dirty pages (chunks fill ~94% of a page, plus branch
      * pages and the checkpoint's word statistics), readers: one row per live run and two more */
     return s->txn_bytes + row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +

@@ -159,11 +159,10 @@ static int writer_spill(run_writer *w)
 int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
                    uint32_t n)
 {
-    size_t need = w->len + (size_t)n * ENTRY_BYTES + ((size_t)n / CHUNK_MAX + 1) * 12;
+    size_t need = w->len + row_record_bytes(n);
     if (need > w->cap) {
         /* the budget and one more row: spilled at the budget, the buffer never grows again */
-        size_t row = (size_t)w->s->n_words * ENTRY_BYTES + ((size_t)w->s->n_words / CHUNK_MAX + 1) * 12;
-        size_t cap = w->s->txn_bytes + row;
+        size_t cap = w->s->txn_bytes + row_record_bytes(w->s->n_words);
         if (cap < need)
             cap = need;
         unsigned char *nb = realloc(w->buf, cap);

@@ -355,9 +355,8 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         else if (rc)
             mdb_txn_abort(t);
         if (rc && s->map_full) {
-            s->mapsize *= 2;
-            if ((rc = mdb_env_set_mapsize(s->env, s->mapsize)))
-                return store_lmdb_error(s, rc, "cannot grow map");
+            if ((rc = store_grow_map(s)))
+                return rc;
             continue;
         }
         if (rc)

@@ -13,6 +13,13 @@
 #define CHUNK_MAX 96
 #define ENTRY_BYTES 20 /* u32 column + 16-byte sum */
 
+/* Bytes a row of n entries takes in a run writer's buffer: its chunks and, per chunk, an
+ * 8-byte key and a 2-byte length. */
+static inline size_t row_record_bytes(size_t n)
+{
+    return n * ENTRY_BYTES + (n / CHUNK_MAX + 1) * 12;
+}
+
 /* C runs (formats/store.md): at most RUNS_KEEP stay live after a checkpoint's compaction. */
 #define RUNS_KEEP 8
 #define RUNS_MAX 64
