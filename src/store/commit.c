@@ -215,6 +215,7 @@ int store_grow_map(jsmf_store *s)
     MDB_envinfo info;
     mdb_env_info(s->env, &info);
     s->mapsize = (info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize) * 2;
+    s->map_seen_size = 0; /* LMDB maps anew */
     int rc = mdb_env_set_mapsize(s->env, s->mapsize);
     return rc ? store_lmdb_error(s, rc, "cannot grow the map") : JSMF_OK;
 }
@@ -248,7 +249,8 @@ uint64_t jsmf_store_write_memory(const jsmf_store *s)
 {
     uint64_t row = row_record_bytes(s->n_words);
     /* staging buffer (budget + one row), dirty pages (chunks fill ~94% of a page, plus branch
-     * pages and the checkpoint's word statistics), readers: one row per live run and two more */
+     * pages and the checkpoint's word statistics), pages of the map read since the last drop
+     * (store_mapped_read), readers: one row per live run and two more */
     return s->txn_bytes + row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
-           (uint64_t)(RUNS_KEEP + 3) * row;
+           s->txn_bytes + (uint64_t)(RUNS_KEEP + 3) * row;
 }

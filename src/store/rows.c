@@ -56,13 +56,8 @@ static int stream_load(row_stream *m)
         else
             chunk_decode(&m->v, m->cols + m->n, m->vals + m->n);
         m->n += cnt;
-        m->s->mapped_bytes += m->v.mv_size;
+        store_mapped_read(m->s, m->v.mv_size);
         rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_NEXT);
-    }
-    if (m->s->mapped_bytes > m->s->txn_bytes) {
-        /* pages read from the map stay in the page cache, not in this process */
-        store_drop_mapped(m->s);
-        m->s->mapped_bytes = 0;
     }
     if (rc == MDB_NOTFOUND)
         m->eof = 1;

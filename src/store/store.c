@@ -35,18 +35,19 @@ int store_read_begin(jsmf_store *s, MDB_txn **t)
     int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
     if (rc == MDB_MAP_RESIZED) {
         /* a writer grew the map: adopt its size and retry */
+        s->map_seen_size = 0; /* LMDB maps anew */
         if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
             rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
     }
     return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
 }
 
-void store_drop_mapped(jsmf_store *s)
+/* Find where data.mdb is mapped. LMDB does not say where its map is, so read /proc/self/maps
+ * (Linux); the answer holds until the map size changes, which is when LMDB maps anew. */
+static void find_map(jsmf_store *s, uint64_t mapsize)
 {
-    /* Clean file pages of the map, read while merging rows, stay in the page cache; dropping
-     * them from this process keeps its resident size to what it allocates. LMDB does not say
-     * where its map is, so find the mapping of data.mdb in /proc/self/maps (Linux). */
     char want[4096], real[PATH_MAX], line[4352];
+    s->map_parts = 0, s->map_seen_size = mapsize;
     snprintf(want, sizeof want, "%s/data.mdb", s->path);
     if (!realpath(want, real))
         return;
@@ -54,7 +55,7 @@ void store_drop_mapped(jsmf_store *s)
     if (!f)
         return;
     size_t rl = strlen(real);
-    while (fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f) && s->map_parts < 4) {
         size_t ll = strlen(line);
         if (ll > 0 && line[ll - 1] == '\n')
             line[--ll] = 0;
@@ -62,9 +63,35 @@ void store_drop_mapped(jsmf_store *s)
             continue;
         unsigned long lo, hi;
         if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+            s->map_lo[s->map_parts] = lo, s->map_hi[s->map_parts++] = hi;
     }
     fclose(f);
+}
+
+void store_drop_mapped(jsmf_store *s)
+{
+    /* Clean file pages of the map, read while merging rows, stay in the page cache; dropping
+     * them from this process keeps its resident size to what it allocates. */
+    MDB_envinfo info;
+    s->mapped_bytes = 0;
+    if (mdb_env_info(s->env, &info))
+        return;
+    if (s->map_seen_size != info.me_mapsize)
+        find_map(s, info.me_mapsize);
+    for (int i = 0; i < s->map_parts; i++)
+        madvise((void *)s->map_lo[i], s->map_hi[i] - s->map_lo[i], MADV_DONTNEED);
+}
+
+void store_mapped_read(jsmf_store *s, uint64_t bytes)
+{
+    /* on a fault the kernel maps up to 16 pages around the one read (fault-around), pages of
+     * other runs stored nearby among them: measured, the map's resident pages stay within
+     * MAP_FAULT_AROUND times the bytes read. Dropping pages costs more than reading them back
+     * (the next touch refaults them and, on recent kernels, rebuilds their page tables), so
+     * this budget is a compromise, counted in jsmf_store_write_memory. */
+    s->mapped_bytes += bytes;
+    if (s->mapped_bytes > s->txn_bytes / MAP_FAULT_AROUND)
+        store_drop_mapped(s);
 }
 
 /* ---- meta ------------------------------------------------------------------------------- */

@@ -50,6 +50,9 @@ struct jsmf_store {
     int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
     uint64_t txn_bytes;      /* a staged run is written in transactions of about this size */
     uint64_t mapped_bytes;   /* read from the map since its pages were last dropped */
+    uintptr_t map_lo[4], map_hi[4]; /* where data.mdb is mapped (store_drop_mapped) */
+    int map_parts;
+    uint64_t map_seen_size;  /* the map size when map_lo/map_hi were found; 0: not yet */
     int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     struct row_reader *src_rd; /* its row reader */
@@ -112,6 +115,10 @@ int store_grow_map(jsmf_store *s);
 
 /* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
 void store_drop_mapped(jsmf_store *s);
+/* Note bytes just read from the map; drops the map's pages when they may hold a write budget
+ * (with the pages the kernel maps around the ones read, about MAP_FAULT_AROUND times more). */
+#define MAP_FAULT_AROUND 4
+void store_mapped_read(jsmf_store *s, uint64_t bytes);
 
 
 /* Chunk codec. */
@@ -125,9 +132,12 @@ int runs_get(jsmf_store *s, MDB_txn *t, run_list *out);
 int runs_put(jsmf_store *s, MDB_txn *t, const run_list *l);
 /* Open the database of run `id` in t (created when `create`). */
 int run_dbi(jsmf_store *s, MDB_txn *t, uint32_t id, int create, MDB_dbi *out);
-/* Writer open: drop a run left unregistered by a killed checkpoint, and open the handles of
- * the live runs in a write transaction so that read transactions of this process find them. */
+/* Writer open: open the handles of the live runs in a write transaction so that read
+ * transactions of this process find them, then drop dead runs (runs_drop_dead). */
 int runs_writer_open(jsmf_store *s);
+/* Drop the run databases the registry does not list, in transactions of about the write budget
+ * each (the process never maps a whole large run at once). */
+int runs_drop_dead(jsmf_store *s);
 
 /* A run being written: rows are encoded into a buffer that goes to LMDB in its own write
  * transaction whenever it holds txn_bytes; the rest goes into the checkpoint's transaction. */

@@ -25,6 +25,19 @@ def summary(store):
     return {k: info[k] for k in KEYS}, sorted(ins)
 
 
+def run_databases(store):
+    """Names of the run databases in the store's LMDB file (live and dead)."""
+    out = subprocess.run(["mdb_stat", "-a", store], capture_output=True, check=True).stdout
+    return [l.split()[2].rstrip(b":").decode() for l in out.splitlines()
+            if l.startswith(b"Status of run.")]
+
+
+def assert_no_dead_runs(store):
+    info = json.loads(run("info", store, "--json").stdout)
+    names = run_databases(store)
+    assert len(names) == info["runs"], "dead runs left behind: %s, %d live" % (names, info["runs"])
+
+
 def main():
     rnd = random.Random(SEED)
     tmp = tempfile.mkdtemp(prefix="jsmf-ingest-resume-")
@@ -92,6 +105,7 @@ def main():
     info = json.loads(run("info", store, "--json").stdout)
     assert 1 <= info["runs"] <= 8, "compaction should leave at most 8 runs, found %d" % info["runs"]
     assert info["nnz_exact"] and inexact > 0, (info["nnz_exact"], inexact)
+    assert_no_dead_runs(store)
 
     # 2. kill -9 at random moments; trials on fresh stores until enough kills landed
     kills, seen, trials = 0, set(), 0
@@ -123,6 +137,7 @@ def main():
             assert b"already ingested" in p.stderr, p.stderr
         assert export_bytes(store, tmp) == want_bytes, "kill -9 interrupted ingest gives another C"
         assert summary(store) == want_info
+        assert_no_dead_runs(store)
     assert kills >= 4 and len(seen) >= 2, "kills %d at checkpoints %s" % (kills, sorted(seen))
 
     # 3. stdin: interrupted, then the same stream piped again resumes it
