@@ -73,7 +73,7 @@ void jsmf_store_source_release(jsmf_store *s);
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 2
+#define JSMF_STORE_FORMAT_VERSION 3
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90

@@ -37,6 +37,11 @@ static int disk_full(jsmf_store *s)
     return statvfs(s->path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
 }
 
+int store_commit_error(jsmf_store *s, int rc)
+{
+    return store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
+}
+
 static int add_wordstats(jsmf_store *s, MDB_txn *t, const uint64_t *df, const uint64_t *tf)
 {
     for (uint32_t i = 0; i < s->n_words; i++) {
@@ -179,7 +184,7 @@ static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w)
     if (rc) {
         mdb_txn_abort(t);
     } else if ((rc = mdb_txn_commit(t))) {
-        rc = store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
+        rc = store_commit_error(s, rc);
     }
     if (rc)
         s->commits--;

@@ -4,29 +4,145 @@
 
 #include <stdlib.h>
 
-/* A chunk value: u16 count, count x u32 column, count x 16-byte sum (all little-endian). */
-uint32_t chunk_count(const MDB_val *v)
+/* ---- the chunk codec (formats/store.md, "C runs") ----------------------------------------- */
+
+static int64_t plain_decode(const MDB_val *v, uint32_t n, uint32_t *cols, jsmf_sum *vals,
+                            uint32_t room)
 {
-    uint16_t n;
-    memcpy(&n, v->mv_data, 2);
+    if (n > room || v->mv_size != 2 + (size_t)n * CHUNK_PLAIN_ENTRY)
+        return -1;
+    const char *p = (const char *)v->mv_data + 2;
+    memcpy(cols, p, (size_t)n * 4);
+    if (vals)
+        memcpy(vals, p + (size_t)n * 4, (size_t)n * sizeof(jsmf_sum));
     return n;
 }
 
-void chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals)
+static unsigned varint_put(unsigned char *p, uint32_t x)
 {
-    uint32_t n = chunk_count(v);
-    const char *p = (const char *)v->mv_data + 2;
-    memcpy(cols, p, (size_t)n * 4);
-    memcpy(vals, p + (size_t)n * 4, (size_t)n * sizeof(jsmf_sum));
+    unsigned n = 0;
+    for (; x >= 0x80; x >>= 7)
+        p[n++] = (unsigned char)(x | 0x80);
+    p[n++] = (unsigned char)x;
+    return n;
 }
 
-size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n)
+static unsigned varint_size(uint32_t x)
 {
-    uint16_t c = (uint16_t)n;
+    return x < (1u << 7) ? 1 : x < (1u << 14) ? 2 : x < (1u << 21) ? 3 : x < (1u << 28) ? 4 : 5;
+}
+
+/* A sum as (trailing zero bits | sign << 7, byte length L, L bytes of |v| >> tz, little-endian):
+ * a sum of a few contributions has the 53 significant bits of a double and many trailing zero
+ * bits (formats/store.md, the estimator's fixed point), so it takes 9 bytes instead of 16. */
+typedef struct packed_sum {
+    unsigned __int128 m;
+    unsigned char tz_sign, len;
+} packed_sum;
+
+static packed_sum sum_pack(jsmf_sum v)
+{
+    packed_sum r = {v < 0 ? -(unsigned __int128)v : (unsigned __int128)v, v < 0 ? 0x80 : 0, 0};
+    if (!r.m)
+        return r;
+    uint64_t lo = (uint64_t)r.m, hi = (uint64_t)(r.m >> 64);
+    unsigned tz = lo ? (unsigned)__builtin_ctzll(lo) : 64 + (unsigned)__builtin_ctzll(hi);
+    r.m >>= tz;
+    lo = (uint64_t)r.m, hi = (uint64_t)(r.m >> 64);
+    unsigned bits = hi ? 128 - (unsigned)__builtin_clzll(hi) : 64 - (unsigned)__builtin_clzll(lo);
+    r.tz_sign |= (unsigned char)tz, r.len = (unsigned char)((bits + 7) / 8);
+    return r;
+}
+
+size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n,
+                    uint32_t *taken)
+{
+    /* how many fit: the columns come first (a reader of columns only stops after them) */
+    size_t size = 2;
+    uint32_t k = 0;
+    for (uint32_t prev = 0; k < n && k < CHUNK_PACKED - 1; k++) {
+        uint32_t delta = k ? cols[k] - prev - 1 : cols[k];
+        size_t e = varint_size(delta) + 2 + sum_pack(vals[k]).len;
+        if (k && size + e > CHUNK_BYTES_MAX)
+            break;
+        size += e, prev = cols[k];
+    }
+    uint16_t c = (uint16_t)(k | CHUNK_PACKED);
     memcpy(buf, &c, 2);
-    memcpy(buf + 2, cols, (size_t)n * 4);
-    memcpy(buf + 2 + (size_t)n * 4, vals, (size_t)n * sizeof(jsmf_sum));
-    return 2 + (size_t)n * ENTRY_BYTES;
+    unsigned char *p = buf + 2;
+    for (uint32_t i = 0; i < k; i++)
+        p += varint_put(p, i ? cols[i] - cols[i - 1] - 1 : cols[i]);
+    for (uint32_t i = 0; i < k; i++) {
+        packed_sum ps = sum_pack(vals[i]);
+        p[0] = ps.tz_sign, p[1] = ps.len;
+        memcpy(p + 2, &ps.m, ps.len); /* little-endian host (formats/store.md) */
+        p += 2 + ps.len;
+    }
+    *taken = k;
+    return (size_t)(p - buf);
+}
+
+static int64_t packed_decode(const MDB_val *v, uint32_t n, uint32_t *cols, jsmf_sum *vals,
+                             uint32_t room, uint32_t n_words)
+{
+    if (n > room || n == 0)
+        return -1;
+    const unsigned char *p = (const unsigned char *)v->mv_data + 2, *end = p + v->mv_size - 2;
+    uint64_t col = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (p == end)
+            return -1;
+        uint32_t x = *p++;
+        if (x & 0x80) { /* a gap of 128 or more: rare in a row of C */
+            x &= 0x7f;
+            for (unsigned shift = 7;; shift += 7) {
+                if (p == end || shift > 28)
+                    return -1;
+                x |= (uint32_t)(*p & 0x7f) << shift;
+                if (!(*p++ & 0x80))
+                    break;
+            }
+        }
+        col = i ? col + x + 1 : x;
+        if (col >= n_words)
+            return -1;
+        cols[i] = (uint32_t)col;
+    }
+    if (!vals)
+        return n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (end - p < 2)
+            return -1;
+        unsigned tz = p[0] & 0x7f, len = p[1];
+        if (len > 16 || end - p - 2 < len)
+            return -1;
+        unsigned __int128 m = 0;
+        if (len <= 8 && end - p >= 10) { /* one unaligned load, the bytes past len masked */
+            uint64_t x;
+            memcpy(&x, p + 2, 8);
+            m = len == 8 ? x : x & ((1ULL << (8 * len)) - 1);
+        } else {
+            memcpy(&m, p + 2, len);
+        }
+        if (tz && (m >> (128 - tz)))
+            return -1; /* would not fit in 128 bits */
+        m <<= tz;
+        vals[i] = (jsmf_sum)(p[0] & 0x80 ? 0 - m : m); /* -2^127 included */
+        p += 2 + len;
+    }
+    return p == end ? (int64_t)n : -1;
+}
+
+int64_t chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t room,
+                     uint32_t n_words)
+{
+    uint16_t c;
+    if (v->mv_size < 2)
+        return -1;
+    memcpy(&c, v->mv_data, 2);
+    if (c & CHUNK_PACKED)
+        return packed_decode(v, c & ~CHUNK_PACKED, cols, vals, room, n_words);
+    return plain_decode(v, c, cols, vals, room);
 }
 
 /* ---- one stream: the rows of one database in key order ----------------------------------- */
@@ -47,15 +163,13 @@ static int stream_load(row_stream *m)
     m->row = get_be32(m->k.mv_data);
     int rc = 0;
     while (rc == 0 && get_be32(m->k.mv_data) == m->row) {
-        uint32_t cnt = chunk_count(&m->v);
-        if (m->row >= m->s->n_words || m->n + cnt > m->s->n_words ||
-            m->v.mv_size != 2 + (size_t)cnt * ENTRY_BYTES)
+        int64_t cnt = m->row < m->s->n_words
+                          ? chunk_decode(&m->v, m->cols + m->n, m->cols_only ? NULL : m->vals + m->n,
+                                         m->s->n_words - m->n, m->s->n_words)
+                          : -1;
+        if (cnt < 0)
             return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);
-        if (m->cols_only)
-            memcpy(m->cols + m->n, (const char *)m->v.mv_data + 2, (size_t)cnt * 4);
-        else
-            chunk_decode(&m->v, m->cols + m->n, m->vals + m->n);
-        m->n += cnt;
+        m->n += (uint32_t)cnt;
         store_mapped_read(m->s, m->v.mv_size);
         rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_NEXT);
     }

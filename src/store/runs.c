@@ -78,7 +78,7 @@ static int in_write_txn(jsmf_store *s, int (*fn)(jsmf_store *, MDB_txn *, void *
     rc = mdb_txn_commit(t);
     if (lazy_sync)
         mdb_env_set_flags(s->env, MDB_NOMETASYNC, 0);
-    return rc ? store_lmdb_error(s, rc, "commit") : JSMF_OK;
+    return rc ? store_commit_error(s, rc) : JSMF_OK;
 }
 
 static int open_live_runs(jsmf_store *s, MDB_txn *t, void *arg)
@@ -243,11 +243,10 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a run buffer", w->s->path);
         w->buf = nb, w->cap = cap;
     }
-    for (uint32_t a = 0; a < n; a += CHUNK_MAX) {
-        uint32_t m = n - a < CHUNK_MAX ? n - a : CHUNK_MAX;
+    for (uint32_t a = 0, m; a < n; a += m) {
         unsigned char *p = w->buf + w->len;
         put_be32(p, row), put_be32(p + 4, cols[a]);
-        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, m);
+        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, n - a, &m);
         memcpy(p + 8, &vlen, 2);
         w->len += 10 + (size_t)vlen;
     }

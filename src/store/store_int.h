@@ -8,16 +8,21 @@
 
 #include "jsmf_store.h"
 
-/* Entries per C chunk: 2 + 96 * 20 bytes stays below LMDB's in-page node limit for 4 KiB pages,
- * so no chunk lives in overflow pages and an appended run fills its leaf pages two chunks each. */
-#define CHUNK_MAX 96
-#define ENTRY_BYTES 20 /* u32 column + 16-byte sum */
+/* C chunks (formats/store.md): a chunk value stays within CHUNK_BYTES_MAX, below LMDB's in-page
+ * node limit for 4 KiB pages, so no chunk lives in overflow pages. Version 2 chunks ("plain")
+ * hold up to 96 entries of 20 bytes; writers now write "packed" chunks: a column in 1 to 5
+ * bytes, a sum in 2 to 18, cut when the next entry would pass CHUNK_BYTES_MAX. */
+#define CHUNK_BYTES_MAX 1922
+#define CHUNK_PLAIN_MAX 96
+#define CHUNK_PLAIN_ENTRY 20 /* u32 column + 16-byte sum */
+#define CHUNK_PACKED 0x8000u /* in the count: the chunk is packed */
+#define PACKED_ENTRY_MAX 23  /* a packed entry's largest size */
 
-/* Bytes a row of n entries takes in a run writer's buffer: its chunks and, per chunk, an
- * 8-byte key and a 2-byte length. */
+/* Bytes a row of n entries takes in a run writer's buffer at most: its chunks and, per chunk,
+ * an 8-byte key and a 2-byte length. */
 static inline size_t row_record_bytes(size_t n)
 {
-    return n * ENTRY_BYTES + (n / CHUNK_MAX + 1) * 12;
+    return n * PACKED_ENTRY_MAX + (n / ((CHUNK_BYTES_MAX - 2) / PACKED_ENTRY_MAX) + 1) * 12;
 }
 
 /* C runs (formats/store.md): at most RUNS_KEEP stay live after a checkpoint's compaction. */
@@ -112,6 +117,8 @@ int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out
 
 /* Double the map (no transaction of this process may be open). */
 int store_grow_map(jsmf_store *s);
+/* The error of a failed mdb_txn_commit: JSMF_ENOSPC when the disk is full (LMDB says EIO). */
+int store_commit_error(jsmf_store *s, int rc);
 
 /* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
 void store_drop_mapped(jsmf_store *s);
@@ -122,9 +129,14 @@ void store_mapped_read(jsmf_store *s, uint64_t bytes);
 
 
 /* Chunk codec. */
-uint32_t chunk_count(const MDB_val *v);
-void chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals);
-size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n);
+/* Decode a chunk (plain or packed) into cols and, unless vals is NULL, vals; at most room
+ * entries, columns below n_words. Returns the entry count, or -1 if the chunk is corrupt. */
+int64_t chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t room,
+                     uint32_t n_words);
+/* Encode a packed chunk of the first entries of cols/vals (n > 0) into buf, as many as fit in
+ * CHUNK_BYTES_MAX (at least one); *taken says how many. Returns the chunk's size. */
+size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n,
+                    uint32_t *taken);
 
 /* ---- runs.c: the registry, staged writing and compaction ---------------------------------- */
 
