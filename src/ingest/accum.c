@@ -298,16 +298,30 @@ static void table_grow(table *t)
     big_free(old, oldcap * sizeof *old);
 }
 
+/* Products h_i h_j below this come from a per-document table of their fixed-point values. */
+#define SMALL_PRODUCTS 16
+
+/* The fixed-point value of product k of document counts: the table's entry when small (the
+ * same bits as computing it: accum_fixed((double)k * q) either way). */
+static inline jsmf_sum pair_value(const jsmf_sum *small, uint64_t k, double q)
+{
+    return k < SMALL_PRODUCTS ? small[k] : accum_fixed((double)k * q);
+}
+
 /* Thread t adds the pairs (i, j), i <= j, of the rows i it owns: the dense block where both
  * ids are below F (a prefix of the sorted ids), the tables for the rest. */
 static void add_batch_thread(accum *a, const doc_batch *b, int t)
 {
     table *tab = &a->t[t];
     uint32_t T = (uint32_t)a->threads, F = a->F;
+    jsmf_sum small[SMALL_PRODUCTS];
     for (uint32_t d = 0; d < b->ndocs; d++) {
         const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
         uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]);
         double q = b->q[d];
+        /* most pairs are of words seen once or twice: their values are a few constants */
+        for (uint64_t k = 0; k < SMALL_PRODUCTS; k++)
+            small[k] = accum_fixed((double)k * q);
         uint32_t p = 0;
         while (p < n && ids[p] < F)
             p++;
@@ -319,15 +333,19 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t)
             if (x < p) {
                 jsmf_sum *row = a->dense + tri_off(F, i);
                 if (hi > 1)
-                    row[i] += accum_fixed((double)(hi * hi - hi) * q);
-                for (; y < p; y++)
-                    row[ids[y]] += accum_fixed((double)(hi * cnt[y]) * q);
+                    row[i] += pair_value(small, hi * hi - hi, q);
+                if (hi == 1)
+                    for (; y < p; y++)
+                        row[ids[y]] += pair_value(small, cnt[y], q);
+                else
+                    for (; y < p; y++)
+                        row[ids[y]] += pair_value(small, hi * cnt[y], q);
             } else if (hi > 1) {
-                table_add(tab, (uint64_t)i << 32 | i, accum_fixed((double)(hi * hi - hi) * q));
+                table_add(tab, (uint64_t)i << 32 | i, pair_value(small, hi * hi - hi, q));
             }
             uint64_t rowkey = (uint64_t)i << 32;
             for (; y < n; y++)
-                table_add(tab, rowkey | ids[y], accum_fixed((double)(hi * cnt[y]) * q));
+                table_add(tab, rowkey | ids[y], pair_value(small, hi * cnt[y], q));
         }
     }
 }
