@@ -54,15 +54,20 @@ static packed_sum sum_pack(jsmf_sum v)
     return r;
 }
 
+/* Entries a packed chunk can hold at most (3 bytes each at least: a column and an empty sum). */
+#define PACKED_MAX_ENTRIES ((CHUNK_BYTES_MAX - 2) / 3)
+
 size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n,
                     uint32_t *taken)
 {
     /* how many fit: the columns come first (a reader of columns only stops after them) */
+    packed_sum ps[PACKED_MAX_ENTRIES];
     size_t size = 2;
     uint32_t k = 0;
-    for (uint32_t prev = 0; k < n && k < CHUNK_PACKED - 1; k++) {
+    for (uint32_t prev = 0; k < n && k < PACKED_MAX_ENTRIES; k++) {
         uint32_t delta = k ? cols[k] - prev - 1 : cols[k];
-        size_t e = varint_size(delta) + 2 + sum_pack(vals[k]).len;
+        ps[k] = sum_pack(vals[k]);
+        size_t e = varint_size(delta) + 2 + ps[k].len;
         if (k && size + e > CHUNK_BYTES_MAX)
             break;
         size += e, prev = cols[k];
@@ -73,10 +78,10 @@ size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *va
     for (uint32_t i = 0; i < k; i++)
         p += varint_put(p, i ? cols[i] - cols[i - 1] - 1 : cols[i]);
     for (uint32_t i = 0; i < k; i++) {
-        packed_sum ps = sum_pack(vals[i]);
-        p[0] = ps.tz_sign, p[1] = ps.len;
-        memcpy(p + 2, &ps.m, ps.len); /* little-endian host (formats/store.md) */
-        p += 2 + ps.len;
+        p[0] = ps[i].tz_sign, p[1] = ps[i].len;
+        memcpy(p + 2, &ps[i].m, 16); /* all 16 bytes: a fixed-size store, the slack after
+                                        the chunk takes the rest (little-endian host) */
+        p += 2 + ps[i].len;
     }
     *taken = k;
     return (size_t)(p - buf);

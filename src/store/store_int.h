@@ -17,12 +17,14 @@
 #define CHUNK_PLAIN_ENTRY 20 /* u32 column + 16-byte sum */
 #define CHUNK_PACKED 0x8000u /* in the count: the chunk is packed */
 #define PACKED_ENTRY_MAX 23  /* a packed entry's largest size */
+#define CHUNK_SLACK 16       /* room chunk_encode may write past a chunk */
 
 /* Bytes a row of n entries takes in a run writer's buffer at most: its chunks and, per chunk,
  * an 8-byte key and a 2-byte length. */
 static inline size_t row_record_bytes(size_t n)
 {
-    return n * PACKED_ENTRY_MAX + (n / ((CHUNK_BYTES_MAX - 2) / PACKED_ENTRY_MAX) + 1) * 12;
+    return n * PACKED_ENTRY_MAX + (n / ((CHUNK_BYTES_MAX - 2) / PACKED_ENTRY_MAX) + 1) * 12 +
+           CHUNK_SLACK;
 }
 
 /* C runs (formats/store.md): at most RUNS_KEEP stay live after a checkpoint's compaction. */
@@ -134,7 +136,8 @@ void store_mapped_read(jsmf_store *s, uint64_t bytes);
 int64_t chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t room,
                      uint32_t n_words);
 /* Encode a packed chunk of the first entries of cols/vals (n > 0) into buf, as many as fit in
- * CHUNK_BYTES_MAX (at least one); *taken says how many. Returns the chunk's size. */
+ * CHUNK_BYTES_MAX (at least one); *taken says how many. Returns the chunk's size. buf must
+ * have CHUNK_SLACK bytes of room past the chunk (the encoder writes sums in 16-byte stores). */
 size_t chunk_encode(unsigned char *buf, const uint32_t *cols, const jsmf_sum *vals, uint32_t n,
                     uint32_t *taken);
 
