@@ -24,6 +24,10 @@ typedef struct table {
     int shift;
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
+    /* the batch's dense part by row: occurrences (document, position) of each owned row */
+    uint32_t *occ_start;   /* F / T + 2 offsets, by local row i / T */
+    uint32_t *occ_doc, *occ_pos, *doc_p;
+    uint64_t occ_cap, doc_cap;
     char pad[64];          /* keep threads' counters on separate cache lines */
 } table;
 
@@ -42,6 +46,8 @@ struct accum {
     jsmf_sum *vals;
     uint64_t *pos;        /* per-thread cursor during emission */
     jsmf_sum *colbuf;     /* a block of dense column parts */
+    jsmf_sum *small;      /* per document of a batch, the values of count products < 16 */
+    uint32_t small_cap;
 };
 
 /* Zeroed memory for the big tables, on transparent huge pages where the system allows: random
@@ -116,6 +122,11 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
             F = 0; /* not worth a second structure */
     }
     a->F = (uint32_t)F;
+    for (int i = 0; F && i < threads; i++)
+        if (!(a->t[i].occ_start = malloc((F / (uint64_t)threads + 2) * sizeof(uint32_t)))) {
+            accum_free(a);
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        }
     if (F) {
         a->dense_cells = F * (F + 1) / 2;
         a->dense = big_alloc(a->dense_cells * sizeof *a->dense);
@@ -167,9 +178,10 @@ void accum_free(accum *a)
     for (int i = 0; a->t && i < a->threads; i++) {
         big_free(a->t[i].e, (a->t[i].mask + 1) * sizeof(entry));
         free(a->t[i].next), free(a->t[i].end);
+        free(a->t[i].occ_start), free(a->t[i].occ_doc), free(a->t[i].occ_pos), free(a->t[i].doc_p);
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
-    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->colbuf);
+    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->colbuf), free(a->small);
     free(a);
 }
 
@@ -308,20 +320,101 @@ static inline jsmf_sum pair_value(const jsmf_sum *small, uint64_t k, double q)
     return k < SMALL_PRODUCTS ? small[k] : accum_fixed((double)k * q);
 }
 
-/* Thread t adds the pairs (i, j), i <= j, of the rows i it owns: the dense block where both
- * ids are below F (a prefix of the sorted ids), the tables for the rest. */
-static void add_batch_thread(accum *a, const doc_batch *b, int t)
+/* Room for the thread's occurrence lists of a batch of ndocs documents and nids ids. */
+static int occ_reserve(table *tab, uint32_t ndocs, uint64_t nids)
+{
+    if (nids > tab->occ_cap) {
+        uint32_t *d = realloc(tab->occ_doc, nids * sizeof *d);
+        if (d)
+            tab->occ_doc = d;
+        uint32_t *p = d ? realloc(tab->occ_pos, nids * sizeof *p) : NULL;
+        if (!p)
+            return -1;
+        tab->occ_pos = p, tab->occ_cap = nids;
+    }
+    if (ndocs > tab->doc_cap) {
+        uint32_t *p = realloc(tab->doc_p, ndocs * sizeof *p);
+        if (!p)
+            return -1;
+        tab->doc_p = p, tab->doc_cap = ndocs;
+    }
+    return 0;
+}
+
+/* The dense block's pairs of the rows thread t owns, row by row: a counting sort of the
+ * batch's occurrences of those words first, so that every document adding to row i does so
+ * while the row is in cache (a long document's pairs otherwise land in hundreds of rows of
+ * many KiB each, one cache miss per pair). */
+static void add_dense_rows(accum *a, const doc_batch *b, int t, const jsmf_sum *small)
 {
     table *tab = &a->t[t];
+    uint32_t T = (uint32_t)a->threads, F = a->F, rows = (F - (uint32_t)t + T - 1) / T;
+    if (occ_reserve(tab, b->ndocs, 0)) {
+        tab->failed = 1;
+        return;
+    }
+    uint32_t *start = tab->occ_start;
+    memset(start, 0, ((size_t)rows + 2) * sizeof *start);
+    for (uint32_t d = 0; d < b->ndocs; d++) {
+        const uint32_t *ids = b->ids + b->start[d];
+        uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]), p = 0;
+        while (p < n && ids[p] < F)
+            p++;
+        tab->doc_p[d] = p;
+        for (uint32_t x = 0; x < p; x++)
+            if (ids[x] % T == (uint32_t)t)
+                start[ids[x] / T + 2]++;
+    }
+    for (uint32_t r = 0; r < rows; r++)
+        start[r + 2] += start[r + 1];
+    if (occ_reserve(tab, 0, start[rows + 1])) { /* this thread's share of the ids */
+        tab->failed = 1;
+        return;
+    }
+    for (uint32_t d = 0; d < b->ndocs; d++) { /* start[r + 1] ends as row r's first slot */
+        const uint32_t *ids = b->ids + b->start[d];
+        for (uint32_t x = 0; x < tab->doc_p[d]; x++)
+            if (ids[x] % T == (uint32_t)t) {
+                uint32_t at = start[ids[x] / T + 1]++;
+                tab->occ_doc[at] = d, tab->occ_pos[at] = x;
+            }
+    }
+    for (uint32_t r = 0; r < rows; r++) {
+        uint32_t i = r * T + (uint32_t)t;
+        jsmf_sum *row = a->dense + tri_off(F, i);
+        for (uint32_t o = start[r]; o < start[r + 1]; o++) {
+            uint32_t d = tab->occ_doc[o], x = tab->occ_pos[o], p = tab->doc_p[d];
+            const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
+            const jsmf_sum *sm = small + (size_t)d * SMALL_PRODUCTS;
+            double q = b->q[d];
+            uint64_t hi = cnt[x];
+            if (hi > 1)
+                row[i] += pair_value(sm, hi * hi - hi, q);
+            if (hi == 1)
+                for (uint32_t y = x + 1; y < p; y++)
+                    row[ids[y]] += pair_value(sm, cnt[y], q);
+            else
+                for (uint32_t y = x + 1; y < p; y++)
+                    row[ids[y]] += pair_value(sm, hi * cnt[y], q);
+        }
+    }
+}
+
+/* Thread t adds the pairs (i, j), i <= j, of the rows i it owns: the dense block where both
+ * ids are below F (a prefix of the sorted ids), row by row; the tables for the rest. */
+static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum *small)
+{
+    if (a->F)
+        add_dense_rows(a, b, t, small);
+    if (!a->hashed)
+        return;
+    table *tab = &a->t[t];
     uint32_t T = (uint32_t)a->threads, F = a->F;
-    jsmf_sum small[SMALL_PRODUCTS];
     for (uint32_t d = 0; d < b->ndocs; d++) {
         const uint32_t *ids = b->ids + b->start[d], *cnt = b->counts + b->start[d];
         uint32_t n = (uint32_t)(b->start[d + 1] - b->start[d]);
+        const jsmf_sum *sm = small + (size_t)d * SMALL_PRODUCTS;
         double q = b->q[d];
-        /* most pairs are of words seen once or twice: their values are a few constants */
-        for (uint64_t k = 0; k < SMALL_PRODUCTS; k++)
-            small[k] = accum_fixed((double)k * q);
         uint32_t p = 0;
         while (p < n && ids[p] < F)
             p++;
@@ -329,23 +422,12 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t)
             uint32_t i = ids[x];
             if (i % T != (uint32_t)t)
                 continue;
-            uint64_t hi = cnt[x], y = x + 1;
-            if (x < p) {
-                jsmf_sum *row = a->dense + tri_off(F, i);
-                if (hi > 1)
-                    row[i] += pair_value(small, hi * hi - hi, q);
-                if (hi == 1)
-                    for (; y < p; y++)
-                        row[ids[y]] += pair_value(small, cnt[y], q);
-                else
-                    for (; y < p; y++)
-                        row[ids[y]] += pair_value(small, hi * cnt[y], q);
-            } else if (hi > 1) {
-                table_add(tab, (uint64_t)i << 32 | i, pair_value(small, hi * hi - hi, q));
-            }
+            uint64_t hi = cnt[x], y = x < p ? p : x + 1;
+            if (x >= p && hi > 1)
+                table_add(tab, (uint64_t)i << 32 | i, pair_value(sm, hi * hi - hi, q));
             uint64_t rowkey = (uint64_t)i << 32;
             for (; y < n; y++)
-                table_add(tab, rowkey | ids[y], pair_value(small, hi * cnt[y], q));
+                table_add(tab, rowkey | ids[y], pair_value(sm, hi * cnt[y], q));
         }
     }
 }
@@ -354,17 +436,27 @@ int accum_add_batch(accum *a, const doc_batch *b)
 {
     if (a->dirty)
         clear_now(a);
+    if (b->ndocs > a->small_cap) {
+        jsmf_sum *sm = realloc(a->small, (size_t)b->ndocs * SMALL_PRODUCTS * sizeof *sm);
+        if (!sm)
+            return jsmf_error(JSMF_ENOMEM, "out of memory for a batch");
+        a->small = sm, a->small_cap = b->ndocs;
+    }
+    /* most pairs are of words seen once or twice: their values are a few constants */
+    for (uint32_t d = 0; d < b->ndocs; d++)
+        for (uint64_t k = 0; k < SMALL_PRODUCTS; k++)
+            a->small[(size_t)d * SMALL_PRODUCTS + k] = accum_fixed((double)k * b->q[d]);
     if (a->threads == 1) {
-        add_batch_thread(a, b, 0);
+        add_batch_thread(a, b, 0, a->small);
     } else {
         #pragma omp parallel num_threads(a->threads)
         {
             int t = omp_get_thread_num();
             if (t < a->threads)
-                add_batch_thread(a, b, t);
+                add_batch_thread(a, b, t, a->small);
         }
     }
-    for (int t = 0; a->hashed && t < a->threads; t++)
+    for (int t = 0; t < a->threads; t++)
         if (a->t[t].failed)
             return jsmf_error(JSMF_ENOMEM, "out of memory growing the accumulator");
     return JSMF_OK;

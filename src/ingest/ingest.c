@@ -10,8 +10,14 @@
 #include "accum.h"
 #include "jsmf_io.h"
 
-#define BATCH_DOCS 4096
-#define BATCH_IDS (1u << 18)
+/* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
+ * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
+ * q, the accumulator's table of small products and per-thread prefix lengths. */
+#define BATCH_SHARE 32
+#define BATCH_MIN_BYTES (2u << 20)
+#define BATCH_MAX_BYTES (32u << 20)
+#define BATCH_ID_BYTES 16
+#define BATCH_DOC_BYTES(T) (280 + 4 * (T))
 
 struct jsmf_ingest {
     jsmf_store *s;
@@ -19,6 +25,8 @@ struct jsmf_ingest {
     accum *acc;
     int threads;
     doc_batch b;
+    uint32_t batch_docs;         /* a batch runs when it holds this many documents */
+    uint64_t batch_ids;          /* ... or ids */
     uint64_t *add;               /* per thread, the current document's new entries */
     /* document normalisation: counts per word, stamped by document */
     uint32_t *stamp, *cnt, *uniq, *ucnt, docno;
@@ -51,7 +59,7 @@ static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
     if (!b->pairs && !(b->pairs = calloc((size_t)threads, sizeof *b->pairs)))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     if (docs + 1 > b->cap_docs) {
-        uint32_t c = b->cap_docs ? b->cap_docs * 2 : BATCH_DOCS + 1;
+        uint32_t c = b->cap_docs ? b->cap_docs * 2 : docs + 1;
         while (c < docs + 1)
             c *= 2;
         uint64_t *s = realloc(b->start, (size_t)c * sizeof *s);
@@ -65,7 +73,7 @@ static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
         b->cap_docs = c;
     }
     if (ids > b->cap_ids) {
-        uint64_t c = b->cap_ids ? b->cap_ids * 2 : BATCH_IDS;
+        uint64_t c = b->cap_ids ? b->cap_ids * 2 : ids;
         while (c < ids)
             c *= 2;
         uint32_t *i = realloc(b->ids, c * sizeof *i);
@@ -146,12 +154,19 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     uint64_t txn = mem / 16;
     txn = txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
     jsmf_store_set_write_budget(s, txn);
-    uint64_t fixed = (uint64_t)N * 68 + (uint64_t)BATCH_IDS * 8 + BATCH_DOCS * 16 +
-                     jsmf_store_write_memory(s) + JSMF_IO_READER_BYTES;
+    /* batches: bigger ones let the accumulator add row by row over more documents (fewer
+     * passes over its dense block); counted twice, as the buffers grow by doubling */
+    uint64_t batch = mem / BATCH_SHARE;
+    batch = batch < BATCH_MIN_BYTES ? BATCH_MIN_BYTES : batch > BATCH_MAX_BYTES ? BATCH_MAX_BYTES
+                                                                                 : batch;
+    g->batch_ids = batch / 2 / BATCH_ID_BYTES;
+    g->batch_docs = (uint32_t)(batch / 2 / BATCH_DOC_BYTES(g->threads));
+    uint64_t fixed = (uint64_t)N * 68 + 2 * batch + jsmf_store_write_memory(s) +
+                     JSMF_IO_READER_BYTES;
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     g->sum.mem_needed = fixed + (1u << 20);
     if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
-        (rc = batch_reserve(&g->b, g->threads, BATCH_DOCS, BATCH_IDS))) {
+        (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_abort(g);
         return rc;
     }
@@ -399,7 +414,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         r->docs++, r->tokens += len;
         g->sum.docs++, g->sum.tokens += len;
         g->sum.pairs += (uint64_t)k * (k + 1) / 2;
-        if ((g->b.ndocs >= BATCH_DOCS || g->b.nids >= BATCH_IDS) && (rc = run_batch(g)))
+        if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = run_batch(g)))
             return rc;
     }
     g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
