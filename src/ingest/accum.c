@@ -25,7 +25,7 @@ typedef struct table {
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
-    uint32_t *occ_start;   /* F / T + 2 offsets, by local row i / T */
+    uint32_t *occ_start;   /* F / T + 3 offsets, by local row i / T */
     uint32_t *occ_doc, *occ_pos, *doc_p;
     uint64_t occ_cap, doc_cap;
     char pad[64];          /* keep threads' counters on separate cache lines */
@@ -122,8 +122,9 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
             F = 0; /* not worth a second structure */
     }
     a->F = (uint32_t)F;
+    /* thread t owns ceil((F - t) / threads) rows; its counting sort needs two more slots */
     for (int i = 0; F && i < threads; i++)
-        if (!(a->t[i].occ_start = malloc((F / (uint64_t)threads + 2) * sizeof(uint32_t)))) {
+        if (!(a->t[i].occ_start = malloc((F / (uint64_t)threads + 3) * sizeof(uint32_t)))) {
             accum_free(a);
             return jsmf_error(JSMF_ENOMEM, "out of memory");
         }

@@ -254,6 +254,10 @@ static void test_exact_and_invariant(void)
     CHECK_OK(ingest_range("dense", 0, DOCS, 3, 1, 0));
     CHECK_OK(read_dense("dense", b));
     CHECK(same(a, b));
+    /* threads that do not divide N own unequal numbers of dense rows */
+    CHECK_OK(ingest_range("dense7", 0, DOCS, 7, 1, 0));
+    CHECK_OK(read_dense("dense7", b));
+    CHECK(same(a, b));
     test_mode = 1, test_every = 0;
     /* a complete input is recognised */
     CHECK(ingest_range("killed", 0, DOCS, 2, 1, 0) == JSMF_EEXIST);
