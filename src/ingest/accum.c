@@ -25,7 +25,7 @@ typedef struct table {
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
-    uint32_t *occ_start;   /* F / T + 3 offsets, by local row i / T */
+    uint32_t *occ_start;   /* owned_rows + 2 offsets, by local row i / T */
     uint32_t *occ_doc, *occ_pos, *doc_p;
     uint64_t occ_cap, doc_cap;
     char pad[64];          /* keep threads' counters on separate cache lines */
@@ -49,6 +49,12 @@ struct accum {
     jsmf_sum *small;      /* per document of a batch, the values of count products < 16 */
     uint32_t small_cap;
 };
+
+/* Rows i < F of the dense block that thread t of T owns (those with i % T == t). */
+static inline uint32_t owned_rows(uint32_t F, int T, int t)
+{
+    return F > (uint32_t)t ? (F - (uint32_t)t + (uint32_t)T - 1) / (uint32_t)T : 0;
+}
 
 /* Zeroed memory for the big tables, on transparent huge pages where the system allows: random
  * access into hundreds of MiB is bound by TLB misses and page faults otherwise. */
@@ -122,9 +128,9 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
             F = 0; /* not worth a second structure */
     }
     a->F = (uint32_t)F;
-    /* thread t owns ceil((F - t) / threads) rows; its counting sort needs two more slots */
     for (int i = 0; F && i < threads; i++)
-        if (!(a->t[i].occ_start = malloc((F / (uint64_t)threads + 3) * sizeof(uint32_t)))) {
+        if (!(a->t[i].occ_start = malloc(((size_t)owned_rows((uint32_t)F, threads, i) + 2) *
+                                         sizeof(uint32_t)))) {
             accum_free(a);
             return jsmf_error(JSMF_ENOMEM, "out of memory");
         }
@@ -349,7 +355,7 @@ static int occ_reserve(table *tab, uint32_t ndocs, uint64_t nids)
 static void add_dense_rows(accum *a, const doc_batch *b, int t, const jsmf_sum *small)
 {
     table *tab = &a->t[t];
-    uint32_t T = (uint32_t)a->threads, F = a->F, rows = (F - (uint32_t)t + T - 1) / T;
+    uint32_t T = (uint32_t)a->threads, F = a->F, rows = owned_rows(F, a->threads, t);
     if (occ_reserve(tab, b->ndocs, 0)) {
         tab->failed = 1;
         return;
