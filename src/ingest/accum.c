@@ -20,8 +20,7 @@ typedef struct entry {
 
 typedef struct table {
     entry *e;
-    uint64_t mask, count, sorted;
-    int shift;
+    uint64_t size, count, sorted; /* slots, entries, sorted run length after a flush */
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
@@ -151,11 +150,14 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
         *out = a;
         return JSMF_OK;
     }
-    /* tables grow by doubling (old and new coexist while rehashing: 1.5 x the final size) */
+    /* tables grow by doubling, old and new coexisting while rehashing, up to the size cap whose
+     * last growth fits the budget: from a power of two P to cap = min(2P, per - P) slots; of
+     * these the largest (a power of two alone would leave up to half the budget unused) */
     a->hashed = 1;
-    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), cap = 1024;
-    while (cap * 3 <= per)
-        cap *= 2;
+    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), P = 1024;
+    while (P * 3 <= per)
+        P *= 2;
+    uint64_t cap = per > 2 * P ? per - P : P;
     a->cap = cap;
     a->limit = cap / 2;
     uint64_t start = 1024; /* grows with the data: small inputs touch little memory */
@@ -166,8 +168,7 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
         t->next = malloc(((size_t)n_words + 1) * sizeof *t->next);
         t->end = malloc(((size_t)n_words + 1) * sizeof *t->end);
         ok = t->e && t->next && t->end;
-        t->mask = start - 1;
-        t->shift = 64 - __builtin_ctzll(start);
+        t->size = start;
     }
     if (!ok) {
         accum_free(a);
@@ -183,7 +184,7 @@ void accum_free(accum *a)
     if (!a)
         return;
     for (int i = 0; a->t && i < a->threads; i++) {
-        big_free(a->t[i].e, (a->t[i].mask + 1) * sizeof(entry));
+        big_free(a->t[i].e, a->t[i].size * sizeof(entry));
         free(a->t[i].next), free(a->t[i].end);
         free(a->t[i].occ_start), free(a->t[i].occ_doc), free(a->t[i].occ_pos), free(a->t[i].doc_p);
     }
@@ -242,16 +243,16 @@ static void clear_now(accum *a)
     for (int i = 0; i < a->threads; i++) {
         table *t = &a->t[i];
         t->count = 0, t->sorted = 0;
-        if (t->mask + 1 > a->cap) {
+        if (t->size > a->cap) {
             /* grown past the budget by an oversize document: back to the budget */
             entry *e = big_alloc(a->cap * sizeof *e);
             if (e) {
-                big_free(t->e, (t->mask + 1) * sizeof *t->e);
-                t->e = e, t->mask = a->cap - 1, t->shift = 64 - __builtin_ctzll(a->cap);
+                big_free(t->e, t->size * sizeof *t->e);
+                t->e = e, t->size = a->cap;
                 continue;
             }
         }
-        memset(t->e, 0, (size_t)(t->mask + 1) * sizeof *t->e);
+        memset(t->e, 0, (size_t)t->size * sizeof *t->e);
     }
 }
 
@@ -270,14 +271,21 @@ void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *
         add[ids[i] % (uint32_t)T] += i < p ? n - p : n - i;
 }
 
-static void table_grow(table *t);
+static void table_grow(table *t, uint64_t cap);
 
-static inline void table_add(table *t, uint64_t key, jsmf_sum v)
+/* The home slot of a key: the high bits of a multiplicative hash scaled to the table's size (any
+ * size; for a power of two, the top bits). */
+static inline uint64_t home_slot(uint64_t key, uint64_t size)
+{
+    return (uint64_t)(((unsigned __int128)(key * 0x9E3779B97F4A7C15ULL) * size) >> 64);
+}
+
+static inline void table_add(table *t, uint64_t key, jsmf_sum v, uint64_t cap)
 {
     if (__builtin_expect(t->failed, 0))
         return;
     key += 1;
-    uint64_t h = (key * 0x9E3779B97F4A7C15ULL) >> t->shift;
+    uint64_t h = home_slot(key, t->size);
     for (;;) {
         entry *e = &t->e[h];
         if (e->key == key) {
@@ -287,34 +295,39 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v)
         if (e->key == EMPTY) {
             e->key = key;
             set_sum(e, v);
-            if (++t->count > (t->mask + 1) / 2)
-                table_grow(t);
+            if (++t->count > t->size / 2)
+                table_grow(t, cap);
             return;
         }
-        h = (h + 1) & t->mask;
+        if (++h == t->size)
+            h = 0;
     }
 }
 
 /* Double a table (never beyond the accumulator's cap: the ingest flushes before that). */
-static void table_grow(table *t)
+/* Double the table, or grow it to the cap when doubling would pass it (past the cap only when
+ * it is full already). */
+static void table_grow(table *t, uint64_t cap)
 {
-    uint64_t cap = (t->mask + 1) * 2;
-    entry *old = t->e, *e = big_alloc(cap * sizeof *e);
+    uint64_t old_size = t->size, size = old_size * 2;
+    if (old_size < cap && size > cap)
+        size = cap;
+    entry *old = t->e, *e = big_alloc(size * sizeof *e);
     if (!e) {
         t->failed = 1; /* the ingest fails without committing */
         return;
     }
-    uint64_t oldcap = t->mask + 1;
-    t->e = e, t->mask = cap - 1, t->shift--;
-    for (uint64_t i = 0; i < oldcap; i++) {
+    t->e = e, t->size = size;
+    for (uint64_t i = 0; i < old_size; i++) {
         if (old[i].key == EMPTY)
             continue;
-        uint64_t h = (old[i].key * 0x9E3779B97F4A7C15ULL) >> t->shift; /* as table_add */
+        uint64_t h = home_slot(old[i].key, size);
         while (e[h].key != EMPTY)
-            h = (h + 1) & t->mask;
+            if (++h == size)
+                h = 0;
         e[h] = old[i];
     }
-    big_free(old, oldcap * sizeof *old);
+    big_free(old, old_size * sizeof *old);
 }
 
 /* Products h_i h_j below this come from a per-document table of their fixed-point values. */
@@ -431,10 +444,10 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum
                 continue;
             uint64_t hi = cnt[x], y = x < p ? p : x + 1;
             if (x >= p && hi > 1)
-                table_add(tab, (uint64_t)i << 32 | i, pair_value(sm, hi * hi - hi, q));
+                table_add(tab, (uint64_t)i << 32 | i, pair_value(sm, hi * hi - hi, q), a->cap);
             uint64_t rowkey = (uint64_t)i << 32;
             for (; y < n; y++)
-                table_add(tab, rowkey | ids[y], pair_value(sm, hi * cnt[y], q));
+                table_add(tab, rowkey | ids[y], pair_value(sm, hi * cnt[y], q), a->cap);
         }
     }
 }
@@ -537,7 +550,7 @@ static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, 
 /* Compact, mirror the strict upper triangle, sort: the table becomes a sorted run. */
 static void table_to_run(accum *a, table *t)
 {
-    uint64_t n = 0, slots = t->mask + 1;
+    uint64_t n = 0, slots = t->size;
     for (uint64_t i = 0; i < slots; i++)
         if (t->e[i].key != EMPTY) {
             t->e[n] = t->e[i];

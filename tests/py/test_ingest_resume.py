@@ -41,7 +41,7 @@ def assert_no_dead_runs(store):
 def main():
     rnd = random.Random(SEED)
     tmp = tempfile.mkdtemp(prefix="jsmf-ingest-resume-")
-    vocab, lines = make_corpus(seed=11, n_vocab=1500, n_oov=100, n_docs=900, max_len=60)
+    vocab, lines = make_corpus(seed=11, n_vocab=1500, n_oov=100, n_docs=900, max_len=80)
     vpath = os.path.join(tmp, "vocab.txt")
     write_text(vpath, vocab)
     a, b = os.path.join(tmp, "a.txt"), os.path.join(tmp, "b.txt")
