@@ -150,9 +150,9 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **o
         *out = a;
         return JSMF_OK;
     }
-    /* tables grow by doubling, old and new coexisting while rehashing, up to the size cap whose
-     * last growth fits the budget: from a power of two P to cap = min(2P, per - P) slots; of
-     * these the largest (a power of two alone would leave up to half the budget unused) */
+    /* tables grow by doubling up to a power of two P, then once more to cap = min(2P, per - P)
+     * slots: old and new coexist while rehashing, so that last growth fills the budget (a power
+     * of two cap alone would leave up to half of it unused) */
     a->hashed = 1;
     uint64_t per = bytes / (uint64_t)threads / sizeof(entry), P = 1024;
     while (P * 3 <= per)
@@ -304,9 +304,8 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v, uint64_t cap)
     }
 }
 
-/* Double a table (never beyond the accumulator's cap: the ingest flushes before that). */
-/* Double the table, or grow it to the cap when doubling would pass it (past the cap only when
- * it is full already). */
+/* Double the table, or grow it to the cap when doubling would pass it (beyond the cap only for
+ * an oversize document: the ingest flushes before that otherwise). */
 static void table_grow(table *t, uint64_t cap)
 {
     uint64_t old_size = t->size, size = old_size * 2;
