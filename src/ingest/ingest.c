@@ -54,6 +54,23 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Most documents have a few dozen distinct words: an inline insertion sort beats qsort's
+ * comparator calls there (qsort and its comparator took 6 % of the CPU of a debdesc ingest, all
+ * of it on the serial reading path). */
+static void sort_ids(uint32_t *a, uint32_t n)
+{
+    if (n > 64) {
+        qsort(a, n, sizeof *a, cmp_u32);
+        return;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = a[i], j = i;
+        for (; j > 0 && a[j - 1] > v; j--)
+            a[j] = a[j - 1];
+        a[j] = v;
+    }
+}
+
 static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
 {
     if (!b->pairs && !(b->pairs = calloc((size_t)threads, sizeof *b->pairs)))
@@ -346,7 +363,7 @@ static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *c
         g->cnt[id] += c;
         tot += c;
     }
-    qsort(g->uniq, k, sizeof *g->uniq, cmp_u32);
+    sort_ids(g->uniq, k);
     for (uint32_t i = 0; i < k; i++)
         g->ucnt[i] = g->cnt[g->uniq[i]];
     *total = tot;
