@@ -628,6 +628,20 @@ static uint64_t next_hashed_row(const accum *a)
     return row;
 }
 
+/* buf[(r - r0) * r1 + i] = cell (i, r) of the dense block for r0 <= r < r1, i < r. Each row i
+ * above is read as one segment; the threads share the rows, since a segment's first lines are
+ * a cache miss each (most of a flush's time in the dense block goes here). */
+static void gather_columns(const accum *a, uint64_t r0, uint64_t r1, jsmf_sum *buf)
+{
+    uint64_t F = a->F;
+    #pragma omp parallel for num_threads(a->threads) schedule(static)
+    for (uint64_t i = 0; i < r1 - 1; i++) {
+        const jsmf_sum *row = a->dense + tri_off(F, i);
+        for (uint64_t c = i + 1 > r0 ? i + 1 : r0; c < r1; c++)
+            buf[(c - r0) * r1 + i] = row[c];
+    }
+}
+
 int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
 {
     accum *a = arg;
@@ -639,12 +653,8 @@ int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
      * reading each row above as one contiguous segment */
     for (uint64_t r0 = 0; r0 < F && !rc; r0 += B) {
         uint64_t r1 = r0 + B < F ? r0 + B : F;
-        jsmf_sum *buf = a->colbuf; /* buf[(r - r0) * r1 + i] = cell (i, r), i < r */
-        for (uint64_t i = 0; i + 1 < r1; i++) {
-            const jsmf_sum *row = a->dense + tri_off(F, i);
-            for (uint64_t c = i + 1 > r0 ? i + 1 : r0; c < r1; c++)
-                buf[(c - r0) * r1 + i] = row[c];
-        }
+        jsmf_sum *buf = a->colbuf;
+        gather_columns(a, r0, r1, buf);
         for (uint64_t r = r0; r < r1 && !rc; r++) {
             uint32_t n = dense_part(a, r, buf + (r - r0) * r1, 0);
             if (a->hashed)
