@@ -36,6 +36,10 @@ typedef struct jsmf_ingest_opts {
     int accumulator;          /**< 0 auto (dense upper triangle when it fits the budget), 1 hash
                                    tables, 2 dense: for measurements; the result is the same */
     double checkpoint_secs;   /**< also checkpoint after this much time (0 = 300 s, < 0 never) */
+    const uint64_t *df;       /**< document frequency of each word (N entries) to plan the
+                                   accumulator by when the store has counted none yet (a new
+                                   store: its vocabulary's df); NULL: none. The result is the
+                                   same either way; only speed and checkpoints change */
     jsmf_ingest_progress_fn progress;
     void *progress_arg;
 } jsmf_ingest_opts;
@@ -45,6 +49,8 @@ typedef struct jsmf_ingest_summary {
     uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
     uint64_t pairs;           /**< pair updates (upper triangle, diagonal included) */
     uint64_t flushes;         /**< checkpoints committed */
+    uint32_t dense_width;     /**< the accumulator's dense block: pairs of the words with ids
+                                   below this (N: all of C dense, 0: hash tables only) */
     uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
                                    (1 MiB); a smaller budget is exceeded by the difference */
     uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:

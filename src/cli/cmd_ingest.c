@@ -189,8 +189,11 @@ static int check_existing(jsmf_store *s, const ingest_args *a)
     return rc;
 }
 
-static int open_store(const ingest_args *a, jsmf_store **out)
+/* Open STORE, creating it with a new vocabulary when it has none; *df gets a new store's
+ * document frequencies from that vocabulary (NULL when unknown or the store existed). */
+static int open_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
 {
+    *df = NULL;
     jsmf_store *s;
     int rc = jsmf_store_open(a->store, JSMF_STORE_CREATE, &s);
     if (rc)
@@ -218,6 +221,8 @@ static int open_store(const ingest_args *a, jsmf_store **out)
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
     rc = jsmf_store_init(s, v, &p);
+    if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
+        memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
     jsmf_vocab_free(v);
     if (rc) {
         jsmf_store_close(s);
@@ -232,11 +237,11 @@ static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
     uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
     double t = r->seconds > 0 ? r->seconds : 1e-9;
     cli_info("%s: %u input%s (%u resumed), %" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64
-             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s, %.2f s "
-             "(%.0f docs/s, %.3g pairs/s)",
+             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s (dense "
+             "block %u words), %.2f s (%.0f docs/s, %.3g pairs/s)",
              a->store, r->inputs_done, r->inputs_done == 1 ? "" : "s", r->inputs_resumed, r->docs,
              r->docs_dropped, r->tokens, all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0,
-             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", r->seconds,
+             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", r->dense_width, r->seconds,
              (double)(r->docs + r->docs_dropped) / t, (double)r->pairs / t);
 }
 
@@ -249,16 +254,18 @@ int cmd_ingest(int argc, char **argv)
         return rc < 0 ? cli_finish_stdout() : rc;
     }
     jsmf_store *s = NULL;
-    if ((rc = open_store(&a, &s))) {
+    uint64_t *df = NULL;
+    if ((rc = open_store(&a, &s, &df))) {
         free(a.inputs);
         return cli_fail(rc);
     }
     jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
                           .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
                           .uci_vocab = a.uci_vocab, .progress = progress,
-                          .accumulator = a.accumulator};
+                          .accumulator = a.accumulator, .df = df};
     jsmf_ingest_summary r;
     rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
+    free(df);
     cli_progress_done();
     jsmf_store_close(s);
     free(a.inputs);

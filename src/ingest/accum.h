@@ -22,9 +22,12 @@ typedef struct doc_batch {
 enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2 };
 
 /* An accumulator using at most `bytes`: all of C as a dense upper triangle when it fits (or
- * mode is ACCUM_DENSE); else (ACCUM_AUTO) a dense block for the most frequent words in half the
- * budget and per-thread hash tables for the other pairs; ACCUM_HASH: hash tables only. */
-int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, accum **out);
+ * mode is ACCUM_DENSE); else (ACCUM_AUTO) a dense block for the words of the lowest ids in at
+ * most half the budget, as wide as the words' document frequencies df (N entries, or NULL:
+ * unknown) make worth it, and per-thread hash tables for the other pairs; ACCUM_HASH: hash
+ * tables only. */
+int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uint64_t *df,
+              accum **out);
 void accum_free(accum *a);
 int accum_threads(const accum *a);
 /* Width F of the dense block (pairs of ids both below F); N when all of C is dense. */

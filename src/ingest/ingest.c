@@ -129,6 +129,15 @@ static int run_batch(jsmf_ingest *g)
     return rc;
 }
 
+/* The df the accumulator's layout is planned by: what the store counted, else the caller's. */
+static const uint64_t *planning_df(const jsmf_vocab *v, const jsmf_ingest_opts *o)
+{
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->df[i])
+            return v->df;
+    return o ? o->df : NULL;
+}
+
 int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
 {
     *out = NULL;
@@ -182,8 +191,17 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
                      JSMF_IO_READER_BYTES;
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     g->sum.mem_needed = fixed + (1u << 20);
-    if ((rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, &g->acc)) ||
-        (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids))) {
+    jsmf_vocab *v = NULL;
+    if ((rc = jsmf_store_vocab(s, &v))) {
+        jsmf_ingest_abort(g);
+        return rc;
+    }
+    rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, planning_df(v, o),
+                   &g->acc);
+    jsmf_vocab_free(v);
+    if (!rc)
+        g->sum.dense_width = accum_dense_width(g->acc);
+    if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_abort(g);
         return rc;
     }

@@ -358,6 +358,30 @@ static void test_lock_version_enospc(void)
     CHECK(strstr(jsmf_errmsg(), "version 99") != NULL);
 }
 
+/* The dense block's width planned from df: the widest without df, a wide block when the
+ * frequent words have the lowest ids, none when no prefix of ids holds most pairs. */
+static void test_dense_plan(void)
+{
+    enum { W = 20000 };
+    const uint64_t bytes = (uint64_t)256 << 20;
+    uint64_t *df = malloc(W * sizeof *df);
+    accum *a;
+    CHECK_OK(accum_new(W, 2, bytes, ACCUM_AUTO, NULL, &a));
+    uint32_t widest = accum_dense_width(a);
+    CHECK(widest >= 256 && (uint64_t)widest * widest * 8 <= bytes / 2);
+    accum_free(a);
+    struct { int zipf, reversed, want_wide; } cases[] = {{1, 0, 1}, {1, 1, 0}, {0, 0, 0}};
+    for (int c = 0; c < 3; c++) {
+        for (uint32_t i = 0; i < W; i++)
+            df[i] = cases[c].zipf ? 1000000 / ((cases[c].reversed ? W - i : i + 1)) : 50;
+        CHECK_OK(accum_new(W, 2, bytes, ACCUM_AUTO, df, &a));
+        uint32_t F = accum_dense_width(a);
+        CHECK(cases[c].want_wide ? F > widest / 2 && F <= widest : F == 0);
+        accum_free(a);
+    }
+    free(df);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/jsmf-test-store-XXXXXX");
@@ -366,6 +390,7 @@ int main(void)
     setenv("JSMF_STORE_NOSYNC", "1", 1); /* kill-safe; fsync would dominate the run time */
     make_corpus();
     test_fixed_conversion();
+    test_dense_plan();
     test_exact_and_invariant();
     test_map_growth();
     test_lock_version_enospc();
