@@ -21,6 +21,7 @@ typedef struct entry {
 typedef struct table {
     entry *e;
     uint64_t size, count, sorted; /* slots, entries, sorted run length after a flush */
+    uint64_t cap;          /* the accumulator's cap on slots (exceeded only by an oversize doc) */
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
@@ -167,9 +168,8 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
     /* the dense block: everything when it fits, else planned from the words' df */
-    uint64_t F = 0, cells = (uint64_t)n_words * (n_words + 1) / 2;
-    if (mode == ACCUM_DENSE ||
-        (mode == ACCUM_AUTO && cells * sizeof(jsmf_sum) + COLBUF_BYTES <= bytes))
+    uint64_t F = 0;
+    if (mode == ACCUM_DENSE || (mode == ACCUM_AUTO && dense_bytes(n_words) <= bytes))
         F = n_words;
     else if (mode == ACCUM_AUTO)
         F = plan_dense_width(n_words, bytes, df);
@@ -215,7 +215,7 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
         t->next = malloc(((size_t)n_words + 1) * sizeof *t->next);
         t->end = malloc(((size_t)n_words + 1) * sizeof *t->end);
         ok = t->e && t->next && t->end;
-        t->size = start;
+        t->size = start, t->cap = cap;
     }
     if (!ok) {
         accum_free(a);
@@ -318,7 +318,7 @@ void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *
         add[ids[i] % (uint32_t)T] += i < p ? n - p : n - i;
 }
 
-static void table_grow(table *t, uint64_t cap);
+static void table_grow(table *t);
 
 /* The home slot of a key: the high bits of a multiplicative hash scaled to the table's size (any
  * size; for a power of two, the top bits). */
@@ -327,7 +327,7 @@ static inline uint64_t home_slot(uint64_t key, uint64_t size)
     return (uint64_t)(((unsigned __int128)(key * 0x9E3779B97F4A7C15ULL) * size) >> 64);
 }
 
-static inline void table_add(table *t, uint64_t key, jsmf_sum v, uint64_t cap)
+static inline void table_add(table *t, uint64_t key, jsmf_sum v)
 {
     if (__builtin_expect(t->failed, 0))
         return;
@@ -343,7 +343,7 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v, uint64_t cap)
             e->key = key;
             set_sum(e, v);
             if (++t->count > t->size / 2)
-                table_grow(t, cap);
+                table_grow(t);
             return;
         }
         if (++h == t->size)
@@ -353,11 +353,11 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v, uint64_t cap)
 
 /* Double the table, or grow it to the cap when doubling would pass it (beyond the cap only for
  * an oversize document: the ingest flushes before that otherwise). */
-static void table_grow(table *t, uint64_t cap)
+static void table_grow(table *t)
 {
     uint64_t old_size = t->size, size = old_size * 2;
-    if (old_size < cap && size > cap)
-        size = cap;
+    if (old_size < t->cap && size > t->cap)
+        size = t->cap;
     entry *old = t->e, *e = big_alloc(size * sizeof *e);
     if (!e) {
         t->failed = 1; /* the ingest fails without committing */
@@ -490,10 +490,10 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum
                 continue;
             uint64_t hi = cnt[x], y = x < p ? p : x + 1;
             if (x >= p && hi > 1)
-                table_add(tab, (uint64_t)i << 32 | i, pair_value(sm, hi * hi - hi, q), a->cap);
+                table_add(tab, (uint64_t)i << 32 | i, pair_value(sm, hi * hi - hi, q));
             uint64_t rowkey = (uint64_t)i << 32;
             for (; y < n; y++)
-                table_add(tab, rowkey | ids[y], pair_value(sm, hi * cnt[y], q), a->cap);
+                table_add(tab, rowkey | ids[y], pair_value(sm, hi * cnt[y], q));
         }
     }
 }
