@@ -22,6 +22,7 @@ typedef struct table {
     entry *e;
     uint64_t size, count, sorted; /* slots, entries, sorted run length after a flush */
     uint64_t cap;          /* the accumulator's cap on slots (exceeded only by an oversize doc) */
+    uint64_t jump;         /* the size that grows to cap at once */
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
@@ -197,14 +198,15 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
         *out = a;
         return JSMF_OK;
     }
-    /* tables grow by doubling up to a power of two P, then once more to cap = min(2P, per - P)
-     * slots: old and new coexist while rehashing, so that last growth fills the budget (a power
-     * of two cap alone would leave up to half of it unused) */
+    /* tables grow by doubling up to the power of two J, the largest with J <= per - J, then
+     * once to cap = per - J slots: old and new coexist while rehashing, so that last growth
+     * fills the budget (between 1/2 and 3/4 of it; a power of two cap alone would leave up to
+     * half unused, and doubling on to the largest power of two below per / 3, up to a third) */
     a->hashed = 1;
-    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), P = 1024;
-    while (P * 3 <= per)
-        P *= 2;
-    uint64_t cap = per > 2 * P ? per - P : P;
+    uint64_t per = bytes / (uint64_t)threads / sizeof(entry), jump = 1024;
+    while (jump * 4 <= per)
+        jump *= 2;
+    uint64_t cap = per >= 2 * jump ? per - jump : jump;
     a->cap = cap;
     a->limit = cap / 2;
     uint64_t start = 1024; /* grows with the data: small inputs touch little memory */
@@ -215,7 +217,7 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
         t->next = malloc(((size_t)n_words + 1) * sizeof *t->next);
         t->end = malloc(((size_t)n_words + 1) * sizeof *t->end);
         ok = t->e && t->next && t->end;
-        t->size = start, t->cap = cap;
+        t->size = start, t->cap = cap, t->jump = jump;
     }
     if (!ok) {
         accum_free(a);
@@ -356,7 +358,7 @@ static inline void table_add(table *t, uint64_t key, jsmf_sum v)
 static void table_grow(table *t)
 {
     uint64_t old_size = t->size, size = old_size * 2;
-    if (old_size < t->cap && size > t->cap)
+    if (old_size < t->cap && (size > t->cap || old_size == t->jump))
         size = t->cap;
     entry *old = t->e, *e = big_alloc(size * sizeof *e);
     if (!e) {
