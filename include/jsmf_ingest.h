@@ -61,7 +61,10 @@ typedef struct jsmf_ingest_summary {
     uint32_t inputs_repeated; /**< stdin inputs whose content the store already held completely,
                                    found at their end after a checkpoint had stored part of
                                    them: completed again under the next occurrence */
-    double seconds;
+    double seconds;           /**< wall time of the run, of which: */
+    double seconds_adding;    /**< adding batches of pairs to the accumulator */
+    double seconds_checkpoints; /**< checkpoints: turning the accumulator into rows, and the
+                                   commit (the rest is reading, tokenising, word lookup) */
 } jsmf_ingest_summary;
 
 /* ---- feeding documents directly (tests, extractors linking the library) ------------------ */

@@ -124,8 +124,10 @@ static double now_s(void)
 
 static int run_batch(jsmf_ingest *g)
 {
+    double t0 = now_s();
     int rc = g->b.ndocs ? accum_add_batch(g->acc, &g->b) : 0;
     batch_reset(&g->b, g->threads);
+    g->sum.seconds_adding += now_s() - t0;
     return rc;
 }
 
@@ -252,6 +254,7 @@ static int checkpoint(jsmf_ingest *g)
         return rc;
     if (!g->dirty && g->nrecs == 0 && !g->finishing)
         return JSMF_OK;
+    double t0 = now_s();
     if ((rc = accum_prepare_rows(g->acc)))
         return rc;
     jsmf_store_flush f = {0};
@@ -265,6 +268,7 @@ static int checkpoint(jsmf_ingest *g)
     f.exact_nnz = g->finishing;
     if ((rc = jsmf_store_commit(g->s, &f)))
         return rc;
+    g->sum.seconds_checkpoints += now_s() - t0;
     g->sum.flushes++;
     g->solo_k = 0;
     accum_clear(g->acc);
