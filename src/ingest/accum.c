@@ -200,8 +200,7 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
     }
     /* tables grow by doubling up to the power of two J, the largest with J <= per - J, then
      * once to cap = per - J slots: old and new coexist while rehashing, so that last growth
-     * fills the budget (between 1/2 and 3/4 of it; a power of two cap alone would leave up to
-     * half unused, and doubling on to the largest power of two below per / 3, up to a third) */
+     * fills the thread's share, and the last table gets between 1/2 and 3/4 of it */
     a->hashed = 1;
     uint64_t per = bytes / (uint64_t)threads / sizeof(entry), jump = 1024;
     while (jump * 4 <= per)
