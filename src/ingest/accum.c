@@ -6,10 +6,11 @@
  * (columns < F) then the hashed part (columns >= F) of each row. */
 #include "accum.h"
 
+#include "core/bigmem.h"
+
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define EMPTY 0 /* keys are stored plus one, so fresh (zero) memory is empty */
 
@@ -55,26 +56,6 @@ struct accum {
 static inline uint32_t owned_rows(uint32_t F, int T, int t)
 {
     return F > (uint32_t)t ? (F - (uint32_t)t + (uint32_t)T - 1) / (uint32_t)T : 0;
-}
-
-/* Zeroed memory for the big tables, on transparent huge pages where the system allows: random
- * access into hundreds of MiB is bound by TLB misses and page faults otherwise. */
-static void *big_alloc(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    if (bytes >= (4u << 20))
-        madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
-static void big_free(void *p, size_t bytes)
-{
-    if (p)
-        munmap(p, bytes);
 }
 
 static inline jsmf_sum get_sum(const entry *e)
@@ -184,7 +165,7 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
     if (F) {
         a->dense_cells = F * (F + 1) / 2;
         a->dense = big_alloc(a->dense_cells * sizeof *a->dense);
-        a->colbuf = malloc(colblock(a) * F * sizeof *a->colbuf);
+        a->colbuf = big_alloc(colblock(a) * F * sizeof *a->colbuf);
         if (!a->dense || !a->colbuf) {
             accum_free(a);
             return jsmf_error(JSMF_ENOMEM, "out of memory for the accumulator (%llu bytes)",
@@ -237,7 +218,8 @@ void accum_free(accum *a)
         free(a->t[i].occ_start), free(a->t[i].occ_doc), free(a->t[i].occ_pos), free(a->t[i].doc_p);
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
-    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->colbuf), free(a->small);
+    big_free(a->colbuf, colblock(a) * a->F * sizeof *a->colbuf);
+    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->small);
     free(a);
 }
 

@@ -3,6 +3,8 @@
  * one; compaction merges the newest runs so that readers sum only a few. */
 #include "store_int.h"
 
+#include "core/bigmem.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -191,7 +193,7 @@ void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id)
 
 void run_writer_free(run_writer *w)
 {
-    free(w->buf);
+    big_free(w->buf, w->cap);
     w->buf = NULL, w->len = w->cap = 0;
 }
 
@@ -238,7 +240,7 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
         size_t cap = w->s->txn_bytes + row_record_bytes(w->s->n_words);
         if (cap < need)
             cap = need;
-        unsigned char *nb = realloc(w->buf, cap);
+        unsigned char *nb = big_realloc(w->buf, w->cap, w->len, cap);
         if (!nb)
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a run buffer", w->s->path);
         w->buf = nb, w->cap = cap;
