@@ -218,12 +218,29 @@ static int writer_put(jsmf_store *s, MDB_txn *t, void *arg)
     return JSMF_OK;
 }
 
+/* The size at which a run's buffered records are written out: small at first, since LMDB
+ * mallocs a transaction's dirty pages (fresh memory, a fault per page) and reuses them in the
+ * next, so that a short ingest touches little; then growing with what this handle has staged,
+ * up to the budget, so that a long one pays few per-transaction costs (a data sync, dropping
+ * the map's pages read). kjv, one checkpoint of 66 MB: 0.45 s staged at 32 MiB, 0.23 s at
+ * 4 MiB; synthetic N = 100k at 256M, GBs staged: 52 s at 32 MiB, 72 s at 4 MiB. */
+#define STAGE_MIN_BYTES ((uint64_t)4 << 20)
+#define STAGE_RAMP 8
+
+static uint64_t stage_bytes(const jsmf_store *s)
+{
+    uint64_t b = s->staged / STAGE_RAMP;
+    b = b < STAGE_MIN_BYTES ? STAGE_MIN_BYTES : b;
+    return b < s->txn_bytes ? b : s->txn_bytes;
+}
+
 static int writer_spill(run_writer *w)
 {
     jsmf_store *s = w->s;
     int rc = in_write_txn(s, writer_put, w, 1);
     if (rc)
         return rc;
+    s->staged += w->len;
     w->fresh = 1, w->len = 0;
     store_drop_mapped(s); /* LMDB reads map pages while writing (tree edges, freelist) */
     if (++s->stages == s->hook_exit_stage)
@@ -253,7 +270,7 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
         w->len += 10 + (size_t)vlen;
     }
     w->entries += n, w->rows++;
-    return w->len >= w->s->txn_bytes ? writer_spill(w) : JSMF_OK;
+    return w->len >= stage_bytes(w->s) ? writer_spill(w) : JSMF_OK;
 }
 
 int run_writer_finish(run_writer *w, MDB_txn *t)

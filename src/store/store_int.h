@@ -55,7 +55,8 @@ struct jsmf_store {
     jsmf_store_params params;
     uint64_t mapsize;
     int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
-    uint64_t txn_bytes;      /* a staged run is written in transactions of about this size */
+    uint64_t txn_bytes;      /* a staged run is written in transactions of at most this size */
+    uint64_t staged;         /* bytes of runs this handle has staged (they set the size) */
     uint64_t mapped_bytes;   /* read from the map since its pages were last dropped */
     uintptr_t map_lo[4], map_hi[4]; /* where data.mdb is mapped (store_drop_mapped) */
     int map_parts;
@@ -155,7 +156,8 @@ int runs_writer_open(jsmf_store *s);
 int runs_drop_dead(jsmf_store *s);
 
 /* A run being written: rows are encoded into a buffer that goes to LMDB in its own write
- * transaction whenever it holds txn_bytes; the rest goes into the checkpoint's transaction. */
+ * transaction whenever it holds the stage size (runs.c, at most txn_bytes); the rest goes into
+ * the checkpoint's transaction. */
 typedef struct run_writer {
     jsmf_store *s;
     uint32_t id;
