@@ -548,32 +548,89 @@ static void sort_entries(entry *e, uint64_t n)
     }
 }
 
-/* Group entries by row in place (American flag sort on the row), then sort each row. */
+/* Walks of the in-place permutation by row run interleaved: each step of a walk loads the
+ * entry its predecessor displaces, a cache miss that depends on the one before, so a single walk
+ * leaves the memory system idle (on debdesc it was 72 % of a flush's sorting time). */
+#define WALKERS 8
+
+typedef struct walker {
+    entry hand;      /* the displaced entry it carries */
+    uint64_t hole;   /* the slot it emptied, to be filled by an entry of row home */
+    uint32_t home;
+} walker;
+
+static inline uint32_t row_of(const entry *x)
+{
+    return (uint32_t)(x->key >> 32);
+}
+
+/* Give w the next slot not yet placed whose entry belongs elsewhere (those already in their row
+ * stay); *r is the first row that may have such slots. 0: none left. */
+static int walk_start(entry *e, uint32_t n_words, uint64_t *next, const uint64_t *end,
+                      uint32_t *r, walker *w)
+{
+    while (*r < n_words) {
+        if (next[*r] == end[*r + 1]) {
+            ++*r;
+            continue;
+        }
+        uint64_t h = next[*r]++;
+        if (row_of(&e[h]) == *r)
+            continue;
+        w->hand = e[h], w->hole = h, w->home = *r;
+        return 1;
+    }
+    return 0;
+}
+
+/* Group entries by row in place (American flag sort on the row): slots [end[r], next[r]) of row
+ * r are claimed, the rest still hold entries to place; then sort each row. */
 static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, uint64_t *end)
 {
     memset(end, 0, ((size_t)n_words + 1) * sizeof *end);
     for (uint64_t i = 0; i < n; i++)
-        end[(e[i].key >> 32) + 1]++;
+        end[row_of(&e[i]) + 1]++;
     for (uint32_t r = 0; r < n_words; r++)
         end[r + 1] += end[r];
     for (uint32_t r = 0; r < n_words; r++)
         next[r] = end[r];
-    /* end[r] is now the start of row r; entries [next[r], end[r+1]) are still to place */
-    for (uint32_t r = 0; r < n_words; r++) {
-        while (next[r] < end[r + 1]) {
-            entry t = e[next[r]];
-            uint32_t tr = (uint32_t)(t.key >> 32);
-            while (tr != r) {
-                entry u = e[next[tr]];
-                e[next[tr]++] = t;
-                t = u;
-                tr = (uint32_t)(t.key >> 32);
+    walker w[WALKERS];
+    int live[WALKERS], active = 0;
+    uint32_t r = 0;
+    for (int k = 0; k < WALKERS; k++)
+        active += live[k] = walk_start(e, n_words, next, end, &r, &w[k]);
+    while (active) {
+        for (int k = 0; k < WALKERS; k++) {
+            if (!live[k])
+                continue;
+            uint32_t tr = row_of(&w[k].hand);
+            if (tr == w[k].home) { /* the walk closes: its entry fills the hole it began with */
+                e[w[k].hole] = w[k].hand;
+                if (!(live[k] = walk_start(e, n_words, next, end, &r, &w[k])))
+                    active--;
+                continue;
             }
-            e[next[r]++] = t;
+            if (next[tr] == end[tr + 1]) {
+                /* row tr's slots are all claimed: the one left is another walk's hole; fill
+                 * it, take over that walk's entry, and free it */
+                int j = 0;
+                while (!live[j] || w[j].home != tr)
+                    j++;
+                e[w[j].hole] = w[k].hand;
+                w[k].hand = w[j].hand;
+                if (!(live[j] = walk_start(e, n_words, next, end, &r, &w[j])))
+                    active--;
+                continue;
+            }
+            uint64_t p = next[tr]++;
+            entry u = e[p];
+            e[p] = w[k].hand;
+            w[k].hand = u;
+            __builtin_prefetch(&e[next[row_of(&u)]], 1);
         }
     }
-    for (uint32_t r = 0; r < n_words; r++)
-        sort_entries(e + end[r], end[r + 1] - end[r]);
+    for (uint32_t q = 0; q < n_words; q++)
+        sort_entries(e + end[q], end[q + 1] - end[q]);
 }
 
 /* Compact, mirror the strict upper triangle, sort: the table becomes a sorted run. */
