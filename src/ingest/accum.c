@@ -80,6 +80,12 @@ static uint64_t colblock(const accum *a)
     return B < 1 ? 1 : B > a->F ? a->F : B;
 }
 
+/* Bytes of the column buffer: colblock rows of F cells. */
+static uint64_t colbuf_bytes(const accum *a)
+{
+    return colblock(a) * a->F * sizeof(jsmf_sum);
+}
+
 /* Bytes of a dense block F wide (its triangle and the flush's column buffer). */
 static uint64_t dense_bytes(uint64_t F)
 {
@@ -165,13 +171,13 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
     if (F) {
         a->dense_cells = F * (F + 1) / 2;
         a->dense = big_alloc(a->dense_cells * sizeof *a->dense);
-        a->colbuf = big_alloc(colblock(a) * F * sizeof *a->colbuf);
+        a->colbuf = big_alloc(colbuf_bytes(a));
         if (!a->dense || !a->colbuf) {
             accum_free(a);
             return jsmf_error(JSMF_ENOMEM, "out of memory for the accumulator (%llu bytes)",
                               (unsigned long long)(a->dense_cells * sizeof(jsmf_sum)));
         }
-        uint64_t used = a->dense_cells * sizeof(jsmf_sum) + colblock(a) * F * sizeof *a->colbuf;
+        uint64_t used = a->dense_cells * sizeof(jsmf_sum) + colbuf_bytes(a);
         bytes = bytes > used ? bytes - used : 0;
     }
     if (F == n_words) {
@@ -218,7 +224,7 @@ void accum_free(accum *a)
         free(a->t[i].occ_start), free(a->t[i].occ_doc), free(a->t[i].occ_pos), free(a->t[i].doc_p);
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
-    big_free(a->colbuf, colblock(a) * a->F * sizeof *a->colbuf);
+    big_free(a->colbuf, colbuf_bytes(a));
     free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->small);
     free(a);
 }
