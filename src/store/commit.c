@@ -209,6 +209,8 @@ static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
     if (!rc && f->rows)
         rc = f->rows(f->rows_arg, emit_row, &c);
     if (!rc)
+        rc = run_writer_drain(&w);
+    if (!rc)
         rc = commit_final(s, f, &w);
     run_writer_free(&w);
     store_drop_mapped(s);
@@ -253,9 +255,10 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
 uint64_t jsmf_store_write_memory(const jsmf_store *s)
 {
     uint64_t row = row_record_bytes(s->n_words);
-    /* staging buffer (budget + one row), dirty pages (chunks fill ~94% of a page, plus branch
-     * pages and the checkpoint's word statistics), pages of the map read since the last drop
-     * (store_mapped_read), readers: one row per live run and two more */
-    return s->txn_bytes + row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
+    /* two staging buffers (half the budget + one row each: one filling, one spilling),
+     * dirty pages (chunks fill ~94% of a page, plus branch pages and the checkpoint's word
+     * statistics), pages of the map read since the last drop (store_mapped_read), readers:
+     * one row per live run and two more */
+    return s->txn_bytes + 2 * row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
            s->txn_bytes + (uint64_t)(RUNS_KEEP + 3) * row;
 }

@@ -189,28 +189,42 @@ void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id)
 {
     memset(w, 0, sizeof *w);
     w->s = s, w->id = id;
+    w->buf = s->stage_buf[0], w->cap = s->stage_buf_cap[0];
+    w->out = s->stage_buf[1], w->out_cap = s->stage_buf_cap[1];
+    s->stage_buf[0] = s->stage_buf[1] = NULL;
 }
 
 void run_writer_free(run_writer *w)
 {
-    big_free(w->buf, w->cap);
-    w->buf = NULL, w->len = w->cap = 0;
+    run_writer_drain(w);
+    jsmf_store *s = w->s; /* the buffers go back to the store for the next run */
+    s->stage_buf[0] = w->buf, s->stage_buf_cap[0] = w->cap;
+    s->stage_buf[1] = w->out, s->stage_buf_cap[1] = w->out_cap;
+    w->buf = w->out = NULL, w->len = w->cap = w->out_len = w->out_cap = 0;
 }
 
-/* Put the buffered records into t (appending: run keys arrive in increasing order). */
-static int writer_put(jsmf_store *s, MDB_txn *t, void *arg)
+/* A part of a run: records of an encoded buffer. */
+typedef struct run_part {
+    uint32_t id;
+    int fresh;
+    const unsigned char *buf;
+    size_t len;
+} run_part;
+
+/* Put a part's records into t (appending: run keys arrive in increasing order). */
+static int part_put(jsmf_store *s, MDB_txn *t, void *arg)
 {
-    run_writer *w = arg;
+    const run_part *part = arg;
     MDB_dbi dbi;
-    int rc = run_dbi(s, t, w->id, 1, &dbi);
+    int rc = run_dbi(s, t, part->id, 1, &dbi);
     if (rc)
         return rc;
-    if (!w->fresh && (rc = mdb_drop(t, dbi, 0))) /* leftovers of an attempt that failed */
+    if (!part->fresh && (rc = mdb_drop(t, dbi, 0))) /* leftovers of an attempt that failed */
         return store_lmdb_error(s, rc, "emptying a run");
-    for (size_t p = 0; p < w->len;) {
+    for (size_t p = 0; p < part->len;) {
         uint16_t vlen;
-        memcpy(&vlen, w->buf + p + 8, 2);
-        MDB_val k = {8, w->buf + p}, v = {vlen, w->buf + p + 10};
+        memcpy(&vlen, part->buf + p + 8, 2);
+        MDB_val k = {8, (void *)(part->buf + p)}, v = {vlen, (void *)(part->buf + p + 10)};
         if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)))
             return store_lmdb_error(s, rc, "writing C");
         p += 10 + (size_t)vlen;
@@ -227,24 +241,75 @@ static int writer_put(jsmf_store *s, MDB_txn *t, void *arg)
 #define STAGE_MIN_BYTES ((uint64_t)4 << 20)
 #define STAGE_RAMP 8
 
+/* The most a part holds: half the budget, as two buffers take turns (one filling, one
+ * spilling) within it. */
+static uint64_t stage_cap(const jsmf_store *s)
+{
+    return s->txn_bytes / 2;
+}
+
 static uint64_t stage_bytes(const jsmf_store *s)
 {
     uint64_t b = s->staged / STAGE_RAMP;
     b = b < STAGE_MIN_BYTES ? STAGE_MIN_BYTES : b;
-    return b < s->txn_bytes ? b : s->txn_bytes;
+    return b < stage_cap(s) ? b : stage_cap(s);
 }
 
-static int writer_spill(run_writer *w)
+/* The spill thread: the full buffer in a write transaction of its own. Errors are recorded in
+ * thread-local storage, so the message travels back in out_err. */
+static void *spill_main(void *arg)
+{
+    run_writer *w = arg;
+    run_part part = {w->id, w->fresh, w->out, w->out_len};
+    w->out_rc = in_write_txn(w->s, part_put, &part, 1);
+    if (w->out_rc)
+        snprintf(w->out_err, sizeof w->out_err, "%s", jsmf_errmsg());
+    return NULL;
+}
+
+/* A part is committed: count it, let the map's pages go, and the test hook. */
+static void part_done(run_writer *w)
 {
     jsmf_store *s = w->s;
-    int rc = in_write_txn(s, writer_put, w, 1);
-    if (rc)
-        return rc;
-    s->staged += w->len;
-    w->fresh = 1, w->len = 0;
+    s->staged += w->out_len;
+    w->fresh = 1, w->out_len = 0;
     store_drop_mapped(s); /* LMDB reads map pages while writing (tree edges, freelist) */
     if (++s->stages == s->hook_exit_stage)
         _exit(99); /* test hook: die with part of a run written, not registered */
+}
+
+int run_writer_drain(run_writer *w)
+{
+    if (!w->in_flight)
+        return JSMF_OK;
+    pthread_join(w->thread, NULL);
+    w->in_flight = 0;
+    if (w->out_rc)
+        return jsmf_error(w->out_rc, "%s", w->out_err);
+    part_done(w);
+    return JSMF_OK;
+}
+
+/* The full buffer becomes the spill in flight (once the previous one is done), the other
+ * buffer takes the next rows. Overlapping the two halves the time of a checkpoint's rows:
+ * encoding them and LMDB writing and syncing them take about as long each. */
+static int writer_spill(run_writer *w)
+{
+    int rc = run_writer_drain(w);
+    if (rc)
+        return rc;
+    unsigned char *b = w->out;
+    size_t cap = w->out_cap;
+    w->out = w->buf, w->out_cap = w->cap, w->out_len = w->len;
+    w->buf = b, w->cap = cap, w->len = 0;
+    if (pthread_create(&w->thread, NULL, spill_main, w) == 0) {
+        w->in_flight = 1;
+        return JSMF_OK;
+    }
+    spill_main(w); /* no thread to be had: write it now */
+    if (w->out_rc)
+        return jsmf_error(w->out_rc, "%s", w->out_err);
+    part_done(w);
     return JSMF_OK;
 }
 
@@ -253,8 +318,8 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
 {
     size_t need = w->len + row_record_bytes(n);
     if (need > w->cap) {
-        /* the budget and one more row: spilled at the budget, the buffer never grows again */
-        size_t cap = w->s->txn_bytes + row_record_bytes(w->s->n_words);
+        /* a part's most and one more row: spilled there, the buffer never grows again */
+        size_t cap = stage_cap(w->s) + row_record_bytes(w->s->n_words);
         if (cap < need)
             cap = need;
         unsigned char *nb = big_realloc(w->buf, w->cap, w->len, cap);
@@ -275,7 +340,8 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
 
 int run_writer_finish(run_writer *w, MDB_txn *t)
 {
-    return writer_put(w->s, t, w);
+    run_part part = {w->id, w->fresh, w->buf, w->len};
+    return part_put(w->s, t, &part);
 }
 
 /* ---- compaction --------------------------------------------------------------------------- */
@@ -351,6 +417,8 @@ static int compact_once(jsmf_store *s)
     int legacy = mdb_stat(rt, s->C, &st) != 0 || st.ms_entries > 0;
     reader_free(&rd);
     mdb_txn_abort(rt);
+    if (!rc)
+        rc = run_writer_drain(&w);
     if (!rc) {
         compact_ctx c = {&w, &l, from, legacy};
         rc = in_write_txn(s, compact_register, &c, 0);

@@ -2,6 +2,8 @@
  * creation with a fixed vocabulary, counters, the vocabulary and the input records. */
 #include "store_int.h"
 
+#include "core/bigmem.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -322,6 +324,8 @@ void jsmf_store_close(jsmf_store *s)
     if (!s)
         return;
     jsmf_store_source_release(s);
+    for (int i = 0; i < 2; i++)
+        big_free(s->stage_buf[i], s->stage_buf_cap[i]);
     if (s->env)
         mdb_env_close(s->env);
     if (s->lockfd >= 0)

@@ -4,6 +4,7 @@
 #define JSMF_STORE_INT_H
 
 #include <lmdb.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "jsmf_store.h"
@@ -57,6 +58,8 @@ struct jsmf_store {
     int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
     uint64_t txn_bytes;      /* a staged run is written in transactions of at most this size */
     uint64_t staged;         /* bytes of runs this handle has staged (they set the size) */
+    unsigned char *stage_buf[2]; /* run writers' two staging buffers, kept between runs: */
+    size_t stage_buf_cap[2];     /* fresh memory is a page fault per page */
     uint64_t mapped_bytes;   /* read from the map since its pages were last dropped */
     uintptr_t map_lo[4], map_hi[4]; /* where data.mdb is mapped (store_drop_mapped) */
     int map_parts;
@@ -157,7 +160,8 @@ int runs_drop_dead(jsmf_store *s);
 
 /* A run being written: rows are encoded into a buffer that goes to LMDB in its own write
  * transaction whenever it holds the stage size (runs.c, at most txn_bytes); the rest goes into
- * the checkpoint's transaction. */
+ * the checkpoint's transaction. A full buffer is written by a thread of its own while the
+ * caller encodes into the other one (at most one such spill in flight). */
 typedef struct run_writer {
     jsmf_store *s;
     uint32_t id;
@@ -165,13 +169,24 @@ typedef struct run_writer {
     unsigned char *buf;     /* records: 8-byte key, u16 value length, value */
     size_t len, cap;
     uint64_t entries, rows;
+    /* the spill in flight: its buffer, the thread writing it, and how that ended */
+    unsigned char *out;
+    size_t out_len, out_cap;
+    pthread_t thread;
+    int in_flight, out_rc;
+    char out_err[1024];
 } run_writer;
 
 void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id);
 int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
                    uint32_t n);
-/* Write what is still buffered into transaction t (the run's last part). */
+/* Wait for the spill in flight; its error, if it failed. Call before any other write
+ * transaction of the store (LMDB has one writer at a time: it would wait, and the spill's
+ * outcome must be known before the run is registered). */
+int run_writer_drain(run_writer *w);
+/* Write what is still buffered into transaction t (the run's last part; drained before). */
 int run_writer_finish(run_writer *w, MDB_txn *t);
+/* Drain and free (the run stays unregistered unless run_writer_finish was committed). */
 void run_writer_free(run_writer *w);
 
 /* After a checkpoint: merge the newest runs while they are as large as the next older one, or
