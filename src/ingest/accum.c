@@ -721,15 +721,25 @@ static uint64_t next_hashed_row(const accum *a)
     return row;
 }
 
+/* Rows ahead whose segment the gather prefetches (2, 4 and 8 measured alike). */
+#define GATHER_AHEAD 4
+
 /* buf[(r - r0) * r1 + i] = cell (i, r) of the dense block for r0 <= r < r1, i < r. Each row i
- * above is read as one segment; the threads share the rows, since a segment's first lines are
- * a cache miss each (most of a flush's time in the dense block goes here). */
+ * above is read as one segment, and the segments of the rows GATHER_AHEAD further are
+ * prefetched, since a segment's first lines are a cache miss each. One thread: the other
+ * core is the store's spill thread's (with OpenMP here, an idle worker spinning between
+ * blocks took its time: debdesc's checkpoint 0.74 s, 0.65 s on one thread). */
 static void gather_columns(const accum *a, uint64_t r0, uint64_t r1, jsmf_sum *buf)
 {
     uint64_t F = a->F;
-    #pragma omp parallel for num_threads(a->threads) schedule(static)
     for (uint64_t i = 0; i < r1 - 1; i++) {
         const jsmf_sum *row = a->dense + tri_off(F, i);
+        if (i + GATHER_AHEAD < r1 - 1) {
+            uint64_t k = i + GATHER_AHEAD, c0 = k + 1 > r0 ? k + 1 : r0;
+            const char *ahead = (const char *)(a->dense + tri_off(F, k) + c0);
+            for (uint64_t b = 0; b < (r1 - c0) * sizeof(jsmf_sum); b += 64)
+                __builtin_prefetch(ahead + b);
+        }
         for (uint64_t c = i + 1 > r0 ? i + 1 : r0; c < r1; c++)
             buf[(c - r0) * r1 + i] = row[c];
     }
