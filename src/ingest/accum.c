@@ -14,6 +14,13 @@
 
 #define EMPTY 0 /* keys are stored plus one, so fresh (zero) memory is empty */
 
+/* A flush sorts rows of RADIX_MIN to RADIX_MAX entries (RADIX_MAX: the scratch's size) by an
+ * LSD radix sort on the column, 8 bits a pass: two or three linear passes instead of
+ * quicksort's ~log2(n). The flushes' table sorting of debdesc 4x at 256M: 1.29 s with
+ * quicksort, 0.69-0.83 s with radix from 64 entries (24 and 40 alike, 128 and 256 worse). */
+#define RADIX_MIN 64
+#define RADIX_MAX 16384
+
 typedef struct entry {
     uint64_t key;     /* (row << 32 | column) + 1 in the table; row << 32 | column in a run */
     uint64_t lo, hi;  /* the 128-bit sum, split so an entry is 24 bytes */
@@ -25,6 +32,7 @@ typedef struct table {
     uint64_t cap;          /* the accumulator's cap on slots (exceeded only by an oversize doc) */
     uint64_t jump;         /* the size that grows to cap at once */
     uint64_t *next, *end;  /* N + 1 row counters for the flush sort */
+    entry *scratch;        /* RADIX_MAX entries: the flush sort's rows by column */
     int failed;            /* growing failed: the batch is lost (out of memory) */
     /* the batch's dense part by row: occurrences (document, position) of each owned row */
     uint32_t *occ_start;   /* owned_rows + 2 offsets, by local row i / T */
@@ -189,6 +197,9 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
      * once to cap = per - J slots: old and new coexist while rehashing, so that last growth
      * fills the thread's share, and the last table gets between 1/2 and 3/4 of it */
     a->hashed = 1;
+    uint64_t scratch = n_words < RADIX_MAX ? n_words : RADIX_MAX; /* entries a thread */
+    uint64_t scratch_all = (uint64_t)threads * scratch * sizeof(entry);
+    bytes = bytes > scratch_all ? bytes - scratch_all : 0;
     uint64_t per = bytes / (uint64_t)threads / sizeof(entry), jump = 1024;
     while (jump * 4 <= per)
         jump *= 2;
@@ -202,7 +213,8 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
         t->e = big_alloc(start * sizeof *t->e);
         t->next = malloc(((size_t)n_words + 1) * sizeof *t->next);
         t->end = malloc(((size_t)n_words + 1) * sizeof *t->end);
-        ok = t->e && t->next && t->end;
+        t->scratch = malloc((size_t)scratch * sizeof *t->scratch);
+        ok = t->e && t->next && t->end && t->scratch;
         t->size = start, t->cap = cap, t->jump = jump;
     }
     if (!ok) {
@@ -220,7 +232,7 @@ void accum_free(accum *a)
         return;
     for (int i = 0; a->t && i < a->threads; i++) {
         big_free(a->t[i].e, a->t[i].size * sizeof(entry));
-        free(a->t[i].next), free(a->t[i].end);
+        free(a->t[i].next), free(a->t[i].end), free(a->t[i].scratch);
         free(a->t[i].occ_start), free(a->t[i].occ_doc), free(a->t[i].occ_pos), free(a->t[i].doc_p);
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
@@ -565,6 +577,29 @@ static void sort_entries(entry *e, uint64_t n)
     }
 }
 
+/* Sort e[0..n) (keys of one row) by column, through tmp (n entries); cols <= maxcol. */
+static void radix_sort_row(entry *e, uint64_t n, entry *tmp, uint32_t maxcol)
+{
+    entry *src = e, *dst = tmp;
+    for (unsigned shift = 0; shift < 32 && (shift == 0 || (maxcol >> shift)); shift += 8) {
+        uint64_t at[256] = {0};
+        for (uint64_t i = 0; i < n; i++)
+            at[(uint32_t)src[i].key >> shift & 255]++;
+        if (at[(uint32_t)src[0].key >> shift & 255] == n)
+            continue; /* one digit for all: nothing to move */
+        for (uint64_t d = 0, sum = 0; d < 256; d++) {
+            uint64_t c = at[d];
+            at[d] = sum, sum += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            dst[at[(uint32_t)src[i].key >> shift & 255]++] = src[i];
+        entry *x = src;
+        src = dst, dst = x;
+    }
+    if (src != e)
+        memcpy(e, src, n * sizeof *e);
+}
+
 /* Walks of the in-place permutation by row run interleaved: each step of a walk loads the
  * entry its predecessor displaces, a cache miss that depends on the one before, so a single walk
  * leaves the memory system idle (on debdesc it was 72 % of a flush's sorting time). */
@@ -602,7 +637,8 @@ static int walk_start(entry *e, uint32_t n_words, uint64_t *next, const uint64_t
 
 /* Group entries by row in place (American flag sort on the row): slots [end[r], next[r]) of row
  * r are claimed, the rest still hold entries to place; then sort each row. */
-static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, uint64_t *end)
+static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, uint64_t *end,
+                        entry *scratch)
 {
     memset(end, 0, ((size_t)n_words + 1) * sizeof *end);
     for (uint64_t i = 0; i < n; i++)
@@ -646,8 +682,13 @@ static void sort_by_row(entry *e, uint64_t n, uint32_t n_words, uint64_t *next, 
             __builtin_prefetch(&e[next[row_of(&u)]], 1);
         }
     }
-    for (uint32_t q = 0; q < n_words; q++)
-        sort_entries(e + end[q], end[q + 1] - end[q]);
+    for (uint32_t q = 0; q < n_words; q++) {
+        uint64_t k = end[q + 1] - end[q];
+        if (k >= RADIX_MIN && k <= RADIX_MAX)
+            radix_sort_row(e + end[q], k, scratch, n_words - 1);
+        else
+            sort_entries(e + end[q], k);
+    }
 }
 
 /* Compact, mirror the strict upper triangle, sort: the table becomes a sorted run. */
@@ -668,7 +709,7 @@ static void table_to_run(accum *a, table *t)
             t->e[m++].key = (uint64_t)c << 32 | r;
         }
     }
-    sort_by_row(t->e, m, a->n_words, t->next, t->end);
+    sort_by_row(t->e, m, a->n_words, t->next, t->end, t->scratch);
     t->sorted = m;
 }
 
