@@ -278,21 +278,27 @@ static void part_done(run_writer *w)
         _exit(99); /* test hook: die with part of a run written, not registered */
 }
 
-int run_writer_drain(run_writer *w)
+/* How a finished spill went: its error in this thread, or the part counted as committed. */
+static int spill_outcome(run_writer *w)
 {
-    if (!w->in_flight)
-        return JSMF_OK;
-    pthread_join(w->thread, NULL);
-    w->in_flight = 0;
     if (w->out_rc)
         return jsmf_error(w->out_rc, "%s", w->out_err);
     part_done(w);
     return JSMF_OK;
 }
 
+int run_writer_drain(run_writer *w)
+{
+    if (!w->in_flight)
+        return JSMF_OK;
+    pthread_join(w->thread, NULL);
+    w->in_flight = 0;
+    return spill_outcome(w);
+}
+
 /* The full buffer becomes the spill in flight (once the previous one is done), the other
- * buffer takes the next rows. Overlapping the two halves the time of a checkpoint's rows:
- * encoding them and LMDB writing and syncing them take about as long each. */
+ * buffer takes the next rows: encoding a checkpoint's rows and LMDB writing and syncing them
+ * took about as long each (debdesc at 1G: 0.33 s and 0.31 s). */
 static int writer_spill(run_writer *w)
 {
     int rc = run_writer_drain(w);
@@ -307,10 +313,7 @@ static int writer_spill(run_writer *w)
         return JSMF_OK;
     }
     spill_main(w); /* no thread to be had: write it now */
-    if (w->out_rc)
-        return jsmf_error(w->out_rc, "%s", w->out_err);
-    part_done(w);
-    return JSMF_OK;
+    return spill_outcome(w);
 }
 
 int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,

@@ -159,9 +159,9 @@ int runs_writer_open(jsmf_store *s);
 int runs_drop_dead(jsmf_store *s);
 
 /* A run being written: rows are encoded into a buffer that goes to LMDB in its own write
- * transaction whenever it holds the stage size (runs.c, at most txn_bytes); the rest goes into
- * the checkpoint's transaction. A full buffer is written by a thread of its own while the
- * caller encodes into the other one (at most one such spill in flight). */
+ * transaction whenever it holds the stage size (runs.c, at most half of txn_bytes); the rest
+ * goes into the checkpoint's transaction. A full buffer is written by a thread of its own while
+ * the caller encodes into the other one (at most one such spill in flight). */
 typedef struct run_writer {
     jsmf_store *s;
     uint32_t id;
@@ -186,7 +186,8 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
 int run_writer_drain(run_writer *w);
 /* Write what is still buffered into transaction t (the run's last part; drained before). */
 int run_writer_finish(run_writer *w, MDB_txn *t);
-/* Drain and free (the run stays unregistered unless run_writer_finish was committed). */
+/* Drain, and give the buffers back to the store for the next run (the run stays unregistered
+ * unless run_writer_finish was committed). */
 void run_writer_free(run_writer *w);
 
 /* After a checkpoint: merge the newest runs while they are as large as the next older one, or
