@@ -36,10 +36,15 @@ PKGS    := lmdb libzstd lapacke
 comma     := ,
 SAN_FLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
 OPT       := $(if $(SAN),-O1 -g,-O2 -g)
-FINAL_CFLAGS  := -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) \
-                 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+# pkg-config is asked when a recipe runs, not when make reads this file: on a fresh machine the
+# packages (and their .pc files) arrive only with $(DEPS_OK), a prerequisite of every object, so
+# a value taken at parse time would be empty and the link would miss -llmdb -lzstd -llapacke.
+PKG_CFLAGS     = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lzstd -llapacke)
+FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) \
+                 $(PKG_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)
-LIBS          := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lopenblas -lm -lpthread $(LDLIBS)
+LIBS           = $(PKG_LIBS) -lopenblas -lm -lpthread $(LDLIBS)
 
 LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
