@@ -62,7 +62,8 @@ typedef struct jsmf_ingest_summary {
                                    found at their end after a checkpoint had stored part of
                                    them: completed again under the next occurrence */
     double seconds;           /**< wall time of the run, of which: */
-    double seconds_adding;    /**< adding batches of pairs to the accumulator */
+    double seconds_adding;    /**< reading waited for batches of pairs to be added (adding
+                                   overlaps reading; this is the part that did not) */
     double seconds_checkpoints; /**< checkpoints: turning the accumulator into rows, and the
                                    commit (the rest is reading, tokenising, word lookup) */
 } jsmf_ingest_summary;

@@ -238,7 +238,7 @@ static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
     double t = r->seconds > 0 ? r->seconds : 1e-9;
     cli_info("%s: %u input%s (%u resumed), %" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64
              " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s (dense "
-             "block %u words), %.2f s (%.0f docs/s, %.3g pairs/s; adding pairs %.3f s, "
+             "block %u words), %.2f s (%.0f docs/s, %.3g pairs/s; waiting for adds %.3f s, "
              "checkpoints %.3f s)",
              a->store, r->inputs_done, r->inputs_done == 1 ? "" : "s", r->inputs_resumed, r->docs,
              r->docs_dropped, r->tokens, all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0,

@@ -8,7 +8,7 @@
 
 #include "core/bigmem.h"
 
-#include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +60,19 @@ struct accum {
     jsmf_sum *colbuf;     /* a block of dense column parts */
     jsmf_sum *small;      /* per document of a batch, the values of count products < 16 */
     uint32_t small_cap;
+    struct adder *adders; /* per thread, the batch being added (accum_add_start) */
+    int adding;           /* a batch is being added: wait before anything else */
 };
+
+/* One thread's share of adding a batch: its rows of the dense block and its table. */
+typedef struct adder {
+    accum *a;
+    const doc_batch *b;
+    int t;
+    int clear;            /* empty its rows and table first (the batch after a flush) */
+    int started;          /* runs in thread tid (else it ran in the caller) */
+    pthread_t tid;
+} adder;
 
 /* Rows i < F of the dense block that thread t of T owns (those with i % T == t). */
 static inline uint32_t owned_rows(uint32_t F, int T, int t)
@@ -161,7 +173,8 @@ int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uin
     a->vals = malloc(((size_t)n_words + 1) * sizeof *a->vals);
     a->pos = calloc((size_t)threads, sizeof *a->pos);
     a->t = calloc((size_t)threads, sizeof *a->t);
-    if (!a->cols || !a->vals || !a->pos || !a->t) {
+    a->adders = calloc((size_t)threads, sizeof *a->adders);
+    if (!a->cols || !a->vals || !a->pos || !a->t || !a->adders) {
         accum_free(a);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
@@ -232,6 +245,7 @@ void accum_free(accum *a)
 {
     if (!a)
         return;
+    accum_add_wait(a); /* an error here is the caller's to have seen: the accumulator goes */
     for (int i = 0; a->t && i < a->threads; i++) {
         big_free(a->t[i].e, a->t[i].size * sizeof(entry));
         free(a->t[i].next), free(a->t[i].end), free(a->t[i].scratch);
@@ -239,7 +253,7 @@ void accum_free(accum *a)
     }
     big_free(a->dense, a->dense_cells * sizeof *a->dense);
     big_free(a->colbuf, colbuf_bytes(a));
-    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->small);
+    free(a->t), free(a->cols), free(a->vals), free(a->pos), free(a->small), free(a->adders);
     free(a);
 }
 
@@ -282,28 +296,27 @@ void accum_clear(accum *a)
     a->dirty = 1; /* zeroed only when more is added: the last flush of a run costs nothing */
 }
 
-static void clear_now(accum *a)
+/* Thread t's part of emptying the accumulator after a flush: its own rows of the dense block and
+ * its own table, as it owns them when adding (row i is thread i % T's in both). */
+static void clear_thread(accum *a, int t)
 {
-    a->dirty = 0;
-    if (a->dense)
-        memset(a->dense, 0, a->dense_cells * sizeof *a->dense);
+    uint64_t F = a->F, T = (uint64_t)a->threads;
+    for (uint64_t i = (uint64_t)t; i < F; i += T)
+        memset(a->dense + tri_off(F, i) + i, 0, (F - i) * sizeof *a->dense); /* (i, i..F) */
     if (!a->hashed)
         return;
-    #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
-    for (int i = 0; i < a->threads; i++) {
-        table *t = &a->t[i];
-        t->count = 0, t->sorted = 0;
-        if (t->size > a->cap) {
-            /* grown past the budget by an oversize document: back to the budget */
-            entry *e = big_alloc(a->cap * sizeof *e);
-            if (e) {
-                big_free(t->e, t->size * sizeof *t->e);
-                t->e = e, t->size = a->cap;
-                continue;
-            }
+    table *tab = &a->t[t];
+    tab->count = 0, tab->sorted = 0;
+    if (tab->size > a->cap) {
+        /* grown past the budget by an oversize document: back to the budget */
+        entry *e = big_alloc(a->cap * sizeof *e);
+        if (e) {
+            big_free(tab->e, tab->size * sizeof *tab->e);
+            tab->e = e, tab->size = a->cap;
+            return;
         }
-        memset(t->e, 0, (size_t)t->size * sizeof *t->e);
     }
+    memset(tab->e, 0, (size_t)tab->size * sizeof *tab->e);
 }
 
 void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *add)
@@ -512,10 +525,20 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum
     }
 }
 
-int accum_add_batch(accum *a, const doc_batch *b)
+static void *add_job(void *arg)
 {
-    if (a->dirty)
-        clear_now(a);
+    adder *w = arg;
+    if (w->clear)
+        clear_thread(w->a, w->t);
+    add_batch_thread(w->a, w->b, w->t, w->a->small);
+    return NULL;
+}
+
+int accum_add_start(accum *a, const doc_batch *b)
+{
+    int rc = accum_add_wait(a);
+    if (rc)
+        return rc;
     if (b->ndocs > a->small_cap) {
         jsmf_sum *sm = realloc(a->small, (size_t)b->ndocs * SMALL_PRODUCTS * sizeof *sm);
         if (!sm)
@@ -526,20 +549,38 @@ int accum_add_batch(accum *a, const doc_batch *b)
     for (uint32_t d = 0; d < b->ndocs; d++)
         for (uint64_t k = 0; k < SMALL_PRODUCTS; k++)
             a->small[(size_t)d * SMALL_PRODUCTS + k] = accum_fixed((double)k * b->q[d]);
-    if (a->threads == 1) {
-        add_batch_thread(a, b, 0, a->small);
-    } else {
-        #pragma omp parallel num_threads(a->threads)
-        {
-            int t = omp_get_thread_num();
-            if (t < a->threads)
-                add_batch_thread(a, b, t, a->small);
-        }
+    /* threads of our own rather than OpenMP's: a team's workers spin between batches on the
+     * cores that reading needs */
+    for (int t = 0; t < a->threads; t++) {
+        adder *w = &a->adders[t];
+        *w = (adder){.a = a, .b = b, .t = t, .clear = a->dirty};
+        w->started = pthread_create(&w->tid, NULL, add_job, w) == 0;
+        if (!w->started)
+            add_job(w); /* no thread to be had: this share now, in the caller */
     }
+    a->dirty = 0;
+    a->adding = 1;
+    return JSMF_OK;
+}
+
+int accum_add_wait(accum *a)
+{
+    if (!a->adding)
+        return JSMF_OK;
+    for (int t = 0; t < a->threads; t++)
+        if (a->adders[t].started)
+            pthread_join(a->adders[t].tid, NULL);
+    a->adding = 0;
     for (int t = 0; t < a->threads; t++)
         if (a->t[t].failed)
             return jsmf_error(JSMF_ENOMEM, "out of memory growing the accumulator");
     return JSMF_OK;
+}
+
+int accum_add_batch(accum *a, const doc_batch *b)
+{
+    int rc = accum_add_start(a, b);
+    return rc ? rc : accum_add_wait(a);
 }
 
 /* In-place sort of entries by key: insertion sort for short runs, else quicksort on the
@@ -715,14 +756,31 @@ static void table_to_run(accum *a, table *t)
     t->sorted = m;
 }
 
+static void *table_job(void *arg)
+{
+    adder *w = arg;
+    table_to_run(w->a, &w->a->t[w->t]);
+    return NULL;
+}
+
 int accum_prepare_rows(accum *a)
 {
-    if (!a->hashed || a->dirty) /* dirty: nothing added since the last flush; its stale runs
-                                   fill the tables and must not be mirrored again */
-        return JSMF_OK;
-    #pragma omp parallel for num_threads(a->threads) schedule(static, 1)
-    for (int i = 0; i < a->threads; i++)
-        table_to_run(a, &a->t[i]);
+    int rc = accum_add_wait(a);
+    if (rc || !a->hashed || a->dirty) /* dirty: nothing added since the last flush; its stale
+                                         runs fill the tables and must not be mirrored again */
+        return rc;
+    /* table 0 in the caller, the others in threads (not OpenMP's: see accum_add_start) */
+    for (int t = 1; t < a->threads; t++) {
+        adder *w = &a->adders[t];
+        *w = (adder){.a = a, .t = t};
+        w->started = pthread_create(&w->tid, NULL, table_job, w) == 0;
+        if (!w->started)
+            table_job(w);
+    }
+    table_to_run(a, &a->t[0]);
+    for (int t = 1; t < a->threads; t++)
+        if (a->adders[t].started)
+            pthread_join(a->adders[t].tid, NULL);
     return JSMF_OK;
 }
 

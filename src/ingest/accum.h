@@ -43,7 +43,14 @@ uint64_t accum_entries(const accum *a);
 /* Per-thread upper bound of the entries a document (sorted unique ids) adds, into add[T]. */
 void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *add);
 
-/* Add every pair of every document of the batch (parallel over threads). */
+/* Add every pair of every document of the batch, in threads of its own (one per accumulator
+ * thread), while the caller goes on: it must leave b unchanged, and call nothing else of the
+ * accumulator but accum_doc_pairs, accum_limit and accum_dense_width, until accum_add_wait.
+ * Starting waits for the batch before. */
+int accum_add_start(accum *a, const doc_batch *b);
+/* Wait for the batch being added (if any); an error if adding it failed (out of memory). */
+int accum_add_wait(accum *a);
+/* Both: add the batch now. */
 int accum_add_batch(accum *a, const doc_batch *b);
 
 /* Turn the tables into row-sorted lists of both triangles (in place) and return the rows

@@ -24,7 +24,10 @@ struct jsmf_ingest {
     uint32_t n_words, min_len;
     accum *acc;
     int threads;
-    doc_batch b;
+    doc_batch b;                 /* the batch being filled */
+    doc_batch added;             /* the batch the accumulator is adding meanwhile (if adding) */
+    int adding;
+    uint64_t *room;              /* per thread, entries the filled batch may still add */
     uint32_t batch_docs;         /* a batch runs when it holds this many documents */
     uint64_t batch_ids;          /* ... or ids */
     uint64_t *add;               /* per thread, the current document's new entries */
@@ -122,13 +125,47 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Wait for the batch being added; the accumulator's room is then exact again. The wait is
+ * what the summary counts as time waiting for adds: the rest of adding overlaps reading. */
+static int wait_batch(jsmf_ingest *g)
+{
+    int rc = JSMF_OK;
+    if (g->adding) {
+        double t0 = now_s();
+        rc = accum_add_wait(g->acc);
+        g->adding = 0;
+        g->sum.seconds_adding += now_s() - t0;
+    }
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] = accum_room(g->acc, t);
+    return rc;
+}
+
+/* Hand the filled batch to the accumulator, which adds it while the next one fills (two
+ * buffers take turns); the next may add what room the handed one's bound leaves. */
+static int start_batch(jsmf_ingest *g)
+{
+    int rc = wait_batch(g);
+    if (rc || !g->b.ndocs)
+        return rc;
+    doc_batch full = g->b;
+    g->b = g->added, g->added = full;
+    batch_reset(&g->b, g->threads);
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] -= g->added.pairs[t] < g->room[t] ? g->added.pairs[t] : g->room[t];
+    double t0 = now_s();
+    rc = accum_add_start(g->acc, &g->added);
+    g->sum.seconds_adding += now_s() - t0;
+    g->adding = !rc;
+    return rc;
+}
+
+/* Everything read so far added: the accumulator is idle and its room exact. */
 static int run_batch(jsmf_ingest *g)
 {
-    double t0 = now_s();
-    int rc = g->b.ndocs ? accum_add_batch(g->acc, &g->b) : 0;
-    batch_reset(&g->b, g->threads);
-    g->sum.seconds_adding += now_s() - t0;
-    return rc;
+    int rc = start_batch(g);
+    int rc2 = wait_batch(g);
+    return rc ? rc : rc2;
 }
 
 /* The df the accumulator's layout is planned by: what the store counted, else the caller's. */
@@ -163,6 +200,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->last_checkpoint = now_s();
     size_t N = g->n_words;
     g->add = calloc((size_t)g->threads, sizeof *g->add);
+    g->room = calloc((size_t)g->threads, sizeof *g->room);
     g->stamp = calloc(N, sizeof *g->stamp);
     g->cnt = calloc(N, sizeof *g->cnt);
     g->uniq = malloc(N * sizeof *g->uniq);
@@ -171,7 +209,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->tf = calloc(N, sizeof *g->tf);
     g->solo_cols = malloc(N * sizeof *g->solo_cols);
     g->solo_vals = malloc(N * sizeof *g->solo_vals);
-    if (!g->add || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf ||
+    if (!g->add || !g->room || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf ||
         !g->solo_cols || !g->solo_vals) {
         jsmf_ingest_abort(g);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
@@ -187,8 +225,8 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     uint64_t batch = mem / BATCH_SHARE;
     batch = batch < BATCH_MIN_BYTES ? BATCH_MIN_BYTES : batch > BATCH_MAX_BYTES ? BATCH_MAX_BYTES
                                                                                  : batch;
-    g->batch_ids = batch / 2 / BATCH_ID_BYTES;
-    g->batch_docs = (uint32_t)(batch / 2 / BATCH_DOC_BYTES(g->threads));
+    g->batch_ids = batch / 4 / BATCH_ID_BYTES; /* two buffers take turns, each half of it */
+    g->batch_docs = (uint32_t)(batch / 4 / BATCH_DOC_BYTES(g->threads));
     uint64_t fixed = (uint64_t)N * 68 + 2 * batch + jsmf_store_write_memory(s) +
                      JSMF_IO_READER_BYTES;
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
@@ -203,11 +241,15 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     jsmf_vocab_free(v);
     if (!rc)
         g->sum.dense_width = accum_dense_width(g->acc);
-    if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids))) {
+    if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids)) ||
+        (rc = batch_reserve(&g->added, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_abort(g);
         return rc;
     }
     batch_reset(&g->b, g->threads);
+    batch_reset(&g->added, g->threads);
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] = accum_room(g->acc, t);
     *out = g;
     return JSMF_OK;
 }
@@ -216,9 +258,11 @@ void jsmf_ingest_abort(jsmf_ingest *g)
 {
     if (!g)
         return;
-    accum_free(g->acc);
-    free(g->b.start), free(g->b.ids), free(g->b.counts), free(g->b.q), free(g->b.pairs);
-    free(g->add), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
+    accum_free(g->acc); /* waits for a batch being added */
+    doc_batch *bs[2] = {&g->b, &g->added};
+    for (int i = 0; i < 2; i++)
+        free(bs[i]->start), free(bs[i]->ids), free(bs[i]->counts), free(bs[i]->q), free(bs[i]->pairs);
+    free(g->add), free(g->room), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
     free(g->df), free(g->tf), free(g->recs), free(g->solo_cols), free(g->solo_vals);
     free(g);
 }
@@ -272,6 +316,8 @@ static int checkpoint(jsmf_ingest *g)
     g->sum.flushes++;
     g->solo_k = 0;
     accum_clear(g->acc);
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] = accum_room(g->acc, t);
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
@@ -351,8 +397,11 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
 {
     if (g->cur < 0 || g->nrecs != 1)
         return jsmf_error(JSMF_EINVAL, "ingest: discarding an input needs a checkpoint before it");
+    int rc = wait_batch(g); /* what it added is discarded with the rest */
     batch_reset(&g->b, g->threads);
     accum_clear(g->acc);
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] = accum_room(g->acc, t);
     jsmf_store_counts *c = &g->counts; /* all of it the discarded input's */
     g->sum.docs -= c->docs, g->sum.docs_dropped -= c->docs_dropped;
     g->sum.tokens -= c->tokens, g->sum.tokens_dropped -= c->tokens_dropped;
@@ -362,7 +411,7 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
     g->dirty = 0;
     g->nrecs = 0, g->cur = -1;
-    return JSMF_OK;
+    return rc;
 }
 
 /* Sum repeats and sort: uniq/ucnt get the document's distinct ids in increasing order. */
@@ -415,14 +464,14 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         /* a long run in a big budget still checkpoints now and then */
         int over = g->every > 0 && now_s() - g->last_checkpoint > g->every;
         for (int t = 0; t < T; t++)
-            over |= g->b.pairs[t] + g->add[t] > accum_room(g->acc, t);
+            over |= g->b.pairs[t] + g->add[t] > g->room[t];
         if (over) {
             int rc = run_batch(g);
             if (rc)
                 return rc;
             over = now_s() - g->last_checkpoint > g->every && g->every > 0;
             for (int t = 0; t < T; t++)
-                over |= g->add[t] > accum_room(g->acc, t);
+                over |= g->add[t] > g->room[t];
             if (over && (rc = checkpoint(g)))
                 return rc;
             r = &g->recs[g->cur]; /* a checkpoint moves the current record to the front */
@@ -453,7 +502,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         r->docs++, r->tokens += len;
         g->sum.docs++, g->sum.tokens += len;
         g->sum.pairs += (uint64_t)k * (k + 1) / 2;
-        if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = run_batch(g)))
+        if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = start_batch(g)))
             return rc;
     }
     g->counts.oov_tokens += oov, r->oov_tokens += oov, g->sum.oov_tokens += oov;
