@@ -90,9 +90,32 @@ def main():
             assert info_v[k] == info[k], (extra, k)
         if "1M" in extra:
             assert b"checkpoint" in p.stderr
+    # 5. long documents over a wider vocabulary: documents of more than 64 distinct words
+    # (sorted by radix, two passes for ids above 255) against the reference, by both
+    # accumulators
+    lvocab, llines = make_corpus(seed=11, n_vocab=700, n_oov=20, n_docs=40, max_len=900)
+    ldocs = counts(lvocab, llines)
+    assert max(len(h) for h, _ in ldocs) > 200, "no long document"
+    lv = os.path.join(tmp, "long.vocab.txt")
+    write_text(lv, lvocab)
+    ltext = os.path.join(tmp, "long.txt")
+    write_text(ltext, llines)
+    C_ref, _ = reference_c(len(lvocab), ldocs)
+    long_bytes = None
+    for i, extra in enumerate([[], ["--threads", "3", "--mem", "1M", "--accumulator=hash"]]):
+        s = os.path.join(tmp, "long%d.store" % i)
+        run("ingest", s, ltext, "--vocab", lv, "-q", *extra)
+        run("export", s, "-o", mm)
+        C = read_mm(mm, len(lvocab))
+        lerr = np.abs(C - C_ref).max()
+        assert lerr <= 1e-15 + 1e-12 * np.abs(C_ref).max(), "long documents: %g" % lerr
+        assert np.array_equal(C != 0, C_ref != 0), "long documents: sparsity pattern"
+        b = export_bytes(s, tmp)
+        assert long_bytes is None or b == long_bytes, "long documents %s" % " ".join(extra)
+        long_bytes = b
     subprocess.run(["rm", "-rf", tmp])
     print("ok: C matches the numpy reference (max err %.3g); formats, stdin, zstd, threads, "
-          "budgets and accumulators agree byte for byte" % err)
+          "budgets and accumulators agree byte for byte; long documents too" % err)
 
 
 if __name__ == "__main__":
