@@ -74,6 +74,8 @@ typedef struct adder {
     pthread_t tid;
 } adder;
 
+static void join_adders(accum *a);
+
 /* Rows i < F of the dense block that thread t of T owns (those with i % T == t). */
 static inline uint32_t owned_rows(uint32_t F, int T, int t)
 {
@@ -245,7 +247,7 @@ void accum_free(accum *a)
 {
     if (!a)
         return;
-    accum_add_wait(a); /* an error here is the caller's to have seen: the accumulator goes */
+    join_adders(a); /* no error of its own: the caller's, if any, is the one to keep */
     for (int i = 0; a->t && i < a->threads; i++) {
         big_free(a->t[i].e, a->t[i].size * sizeof(entry));
         free(a->t[i].next), free(a->t[i].end), free(a->t[i].scratch);
@@ -525,6 +527,14 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum
     }
 }
 
+static void join_adders(accum *a)
+{
+    for (int t = 0; a->adding && t < a->threads; t++)
+        if (a->adders[t].started)
+            pthread_join(a->adders[t].tid, NULL);
+    a->adding = 0;
+}
+
 static void *add_job(void *arg)
 {
     adder *w = arg;
@@ -567,10 +577,7 @@ int accum_add_wait(accum *a)
 {
     if (!a->adding)
         return JSMF_OK;
-    for (int t = 0; t < a->threads; t++)
-        if (a->adders[t].started)
-            pthread_join(a->adders[t].tid, NULL);
-    a->adding = 0;
+    join_adders(a);
     for (int t = 0; t < a->threads; t++)
         if (a->t[t].failed)
             return jsmf_error(JSMF_ENOMEM, "out of memory growing the accumulator");
