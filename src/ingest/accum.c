@@ -61,7 +61,7 @@ struct accum {
     jsmf_sum *small;      /* per document of a batch, the values of count products < 16 */
     uint32_t small_cap;
     struct adder *adders; /* per thread, the batch being added (accum_add_start) */
-    int adding;           /* a batch is being added: wait before anything else */
+    int running;          /* shares run in threads (a batch being added): join them first */
 };
 
 /* One thread's share of adding a batch: its rows of the dense block and its table. */
@@ -527,12 +527,21 @@ static void add_batch_thread(accum *a, const doc_batch *b, int t, const jsmf_sum
     }
 }
 
+/* Run fn(w) in a thread of its own, or now in the caller when no thread is to be had (the
+ * threads' shares are disjoint, so either way gives the same result). */
+static void run_share(adder *w, void *(*fn)(void *))
+{
+    w->started = pthread_create(&w->tid, NULL, fn, w) == 0;
+    if (!w->started)
+        fn(w);
+}
+
 static void join_adders(accum *a)
 {
-    for (int t = 0; a->adding && t < a->threads; t++)
+    for (int t = 0; a->running && t < a->threads; t++)
         if (a->adders[t].started)
             pthread_join(a->adders[t].tid, NULL);
-    a->adding = 0;
+    a->running = 0;
 }
 
 static void *add_job(void *arg)
@@ -564,18 +573,16 @@ int accum_add_start(accum *a, const doc_batch *b)
     for (int t = 0; t < a->threads; t++) {
         adder *w = &a->adders[t];
         *w = (adder){.a = a, .b = b, .t = t, .clear = a->dirty};
-        w->started = pthread_create(&w->tid, NULL, add_job, w) == 0;
-        if (!w->started)
-            add_job(w); /* no thread to be had: this share now, in the caller */
+        run_share(w, add_job);
     }
     a->dirty = 0;
-    a->adding = 1;
+    a->running = 1;
     return JSMF_OK;
 }
 
 int accum_add_wait(accum *a)
 {
-    if (!a->adding)
+    if (!a->running)
         return JSMF_OK;
     join_adders(a);
     for (int t = 0; t < a->threads; t++)
@@ -777,17 +784,13 @@ int accum_prepare_rows(accum *a)
                                          runs fill the tables and must not be mirrored again */
         return rc;
     /* table 0 in the caller, the others in threads (not OpenMP's: see accum_add_start) */
-    for (int t = 1; t < a->threads; t++) {
-        adder *w = &a->adders[t];
-        *w = (adder){.a = a, .t = t};
-        w->started = pthread_create(&w->tid, NULL, table_job, w) == 0;
-        if (!w->started)
-            table_job(w);
-    }
-    table_to_run(a, &a->t[0]);
+    for (int t = 0; t < a->threads; t++)
+        a->adders[t] = (adder){.a = a, .t = t};
+    a->running = 1;
     for (int t = 1; t < a->threads; t++)
-        if (a->adders[t].started)
-            pthread_join(a->adders[t].tid, NULL);
+        run_share(&a->adders[t], table_job);
+    table_job(&a->adders[0]);
+    join_adders(a);
     return JSMF_OK;
 }
 
