@@ -591,12 +591,6 @@ int accum_add_wait(accum *a)
     return JSMF_OK;
 }
 
-int accum_add_batch(accum *a, const doc_batch *b)
-{
-    int rc = accum_add_start(a, b);
-    return rc ? rc : accum_add_wait(a);
-}
-
 /* In-place sort of entries by key: insertion sort for short runs, else quicksort on the
  * median of three (no extra memory: the budget must hold). */
 static void sort_entries(entry *e, uint64_t n)

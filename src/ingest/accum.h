@@ -50,8 +50,6 @@ void accum_doc_pairs(const accum *a, const uint32_t *ids, uint32_t n, uint64_t *
 int accum_add_start(accum *a, const doc_batch *b);
 /* Wait for the batch being added (if any); an error if adding it failed (out of memory). */
 int accum_add_wait(accum *a);
-/* Both: add the batch now. */
-int accum_add_batch(accum *a, const doc_batch *b);
 
 /* Turn the tables into row-sorted lists of both triangles (in place) and return the rows
  * callback that delivers them; it can be called any number of times until accum_clear(). */

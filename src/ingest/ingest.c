@@ -136,6 +136,13 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The room each thread's table has left, exact while no batch is being added. */
+static void recount_room(jsmf_ingest *g)
+{
+    for (int t = 0; t < g->threads; t++)
+        g->room[t] = accum_room(g->acc, t);
+}
+
 /* Wait for the batch being added; the accumulator's room is then exact again. The wait is
  * what the summary counts as time waiting for adds: the rest of adding overlaps reading. */
 static int wait_batch(jsmf_ingest *g)
@@ -147,8 +154,7 @@ static int wait_batch(jsmf_ingest *g)
         g->adding = 0;
         g->sum.seconds_adding += now_s() - t0;
     }
-    for (int t = 0; t < g->threads; t++)
-        g->room[t] = accum_room(g->acc, t);
+    recount_room(g);
     return rc;
 }
 
@@ -259,8 +265,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     }
     batch_reset(&g->b, g->threads);
     batch_reset(&g->added, g->threads);
-    for (int t = 0; t < g->threads; t++)
-        g->room[t] = accum_room(g->acc, t);
+    recount_room(g);
     *out = g;
     return JSMF_OK;
 }
@@ -327,8 +332,7 @@ static int checkpoint(jsmf_ingest *g)
     g->sum.flushes++;
     g->solo_k = 0;
     accum_clear(g->acc);
-    for (int t = 0; t < g->threads; t++)
-        g->room[t] = accum_room(g->acc, t);
+    recount_room(g);
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
@@ -411,8 +415,7 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
     int rc = wait_batch(g); /* what it added is discarded with the rest */
     batch_reset(&g->b, g->threads);
     accum_clear(g->acc);
-    for (int t = 0; t < g->threads; t++)
-        g->room[t] = accum_room(g->acc, t);
+    recount_room(g);
     jsmf_store_counts *c = &g->counts; /* all of it the discarded input's */
     g->sum.docs -= c->docs, g->sum.docs_dropped -= c->docs_dropped;
     g->sum.tokens -= c->tokens, g->sum.tokens_dropped -= c->tokens_dropped;
