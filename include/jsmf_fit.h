@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-enum jsmf_rectify { JSMF_RECTIFY_AP = 0, JSMF_RECTIFY_DR = 1, JSMF_RECTIFY_NONE = 2 };
+enum jsmf_rectify { JSMF_RECTIFY_AP = 0, JSMF_RECTIFY_DR = 1, JSMF_RECTIFY_NONE = 2,
+                    JSMF_RECTIFY_COMPRESSED = 3 /**< low rank + repairs (Lee et al. 2021) */ };
 enum jsmf_anchors { JSMF_ANCHORS_QR = 0, JSMF_ANCHORS_FAST = 1 };
 enum jsmf_recover {
     JSMF_RECOVER_ADMM = 0,     /**< ADMM Douglas-Rachford, seed 000 Alg. 3 */
@@ -47,12 +48,21 @@ enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1
                          JSMF_ANCHOR_SPACE_FACTOR = 2 };
 
 #define JSMF_FIT_MAX_LEVELS 8
+/** min_anchor_df: choose it from the corpus. Anchor candidates are the words in at least
+ *  ceil(sqrt(M) / 2) documents (M = docs), lowered while fewer than 2K words qualify but never
+ *  below 2; the rule and its measurements: tools/bench/fit-results.md. */
+#define JSMF_FIT_DF_AUTO UINT64_MAX
 #define JSMF_FIT_MAX_TRACE 1024
 
 typedef struct jsmf_fit_opts {
     uint32_t k;               /**< number of topics K (>= 2) */
     int rectify;              /**< enum jsmf_rectify (default AP) */
-    uint32_t rectify_iters;   /**< AP/DR iterations (default 15) */
+    uint32_t rectify_iters;   /**< AP/DR iterations (default 15); compressed: the cap (0: 50) */
+    double rectify_tol;       /**< compressed: stop when the iterate moves less (relative) */
+    uint32_t compress_rows;   /**< compressed: rows/columns repaired, l (0: ceil(5 K ln K)) */
+    uint32_t sketch_passes;   /**< compressed: most passes over C of its eigendecomposition (0: 30) */
+    double sketch_tol;        /**< compressed: Ritz residual of that eigendecomposition, relative to
+                                   the K-th eigenvalue */
     int anchors;              /**< enum jsmf_anchors (default QR) */
     uint32_t fast_dim;        /**< random projection dimension of --anchors fast (default 1000) */
     int anchor_space;         /**< enum jsmf_anchor_space (default AUTO) */
@@ -62,7 +72,10 @@ typedef struct jsmf_fit_opts {
     double admm_gamma;        /**< proximal gamma (default 3.0) */
     double snls_tol;          /**< stop tolerance of the per-word solvers (default 1e-7) */
     uint32_t snls_maxit;      /**< iteration cap of the per-word solvers (default 1000) */
-    uint64_t min_anchor_df;   /**< words with df below this are not anchor candidates (0: all) */
+    uint64_t min_anchor_df;   /**< words with df below this are not anchor candidates (0: all;
+                                   JSMF_FIT_DF_AUTO, the default: derived from docs, see below) */
+    uint64_t docs;            /**< documents M behind C (the store's), for the automatic
+                                   threshold; 0 when unknown (then no threshold) */
     int threads;              /**< OpenMP threads (0: the OpenMP default) */
     uint64_t seed;            /**< seed of the random starts / projections (default 1) */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
@@ -117,8 +130,13 @@ typedef struct jsmf_fit_report {
     uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */
     double a_raw_sum;             /**< sum of A before normalising it to 1 */
     double alpha0;                /**< recovered Dirichlet concentration (sum of alpha) */
+    uint64_t anchor_df;           /**< the document-frequency threshold of anchor candidates used
+                                       (0: none) */
+    uint32_t anchor_candidates;   /**< words that could be anchors */
     double final_neg_frac, final_neg_mass; /**< clip of the final rectified C */
     jsmf_metrics metrics;         /**< against the original C */
+    int c_metrics_skipped;        /**< recovery and approximation against C not computed: C was
+                                       too large for memory and would need two more passes */
     double recovery_rect;         /**< Recovery against the rectified C (000 Sec. 5.1, log not taken) */
     double approximation_rect;    /**< ||C_rect - B A B^T||_F */
     uint32_t levels;              /**< levels fitted (1 + super-topic levels) */
@@ -135,6 +153,10 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
+
+/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 50 for
+ *  the compressed iterate (which stops earlier when it has converged). */
+uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
 
 /** Name of an enum value for messages and summary.json ("ap", "admm", ...). */
 const char *jsmf_fit_rectify_name(int v);

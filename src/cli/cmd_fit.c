@@ -19,20 +19,28 @@ static void usage(FILE *f)
             "or an N x N .npy matrix written by 'jsmf export' (vocabulary in FILE.vocab.txt).\n\n"
             "  -k, --topics K          number of topics (required)\n"
             "  -o, --output MODEL      model directory to write (required)\n"
-            "  --rectify ap|dr|none    alternating projection (default), Douglas-Rachford, none\n"
-            "  --rectify-iters N       rectification iterations (default 15)\n"
+            "  --rectify ap|compressed|dr|none\n"
+            "                          alternating projection (default), the compressed iterate\n"
+            "                          (low rank + repairs, never N x N), Douglas-Rachford, none\n"
+            "  --rectify-iters N       AP/DR iterations (default 15); compressed: at most (50)\n"
+            "  --rectify-tol X         compressed: stop when the estimated distance to the fixed\n"
+            "                          point is below X (relative; default 1e-4)\n"
+            "  --compress-rows L       compressed: rows kept non-negative (default 2K)\n"
+            "  --sketch-passes D       compressed: passes over C of its eigendecomposition (5)\n"
             "  --anchors qr|fast       sparse implicit pivoted QR (default) or FastAnchorWords\n"
-            "  --anchor-space auto|exact|factor      streaming QR anchors on the exact clipped rows\n"
-            "                          (a pass per anchor) or in factor space (auto: exact to N=5000)\n"
+            "  --anchor-space auto|exact|factor      QR anchors on the rectified rows or in the\n"
+            "                          factor's K dimensions (auto: AP exact where N x N fits\n"
+            "                          --mem or N <= 5000; compressed: factor)\n"
             "  --recover admm|expgrad|kl|activeset   solver for B (default admm)\n"
             "  --recover-a auto|diag|pinv            A = D^-1 C_SS D^-1 or B^+ C B^+T\n"
             "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
             "  --snls-tol X, --snls-maxit N          per-word solver stop (1e-7, 1000)\n"
             "  --eig-tol X             relative Ritz residual of the streaming eigensolver (1e-7)\n"
-            "  --eig-step-maxit N      eigensolver passes per AP step after the first (default 50;\n"
-            "                          1 = one subspace iteration per AP step, fastest)\n"
+            "  --eig-step-maxit N      eigensolver passes per rectification step after the first\n"
+            "                          (AP: default 50, to --eig-tol; compressed: default 2)\n"
             "  --levels K1,K2,...      super-topic levels below K (e.g. 25 -k then --levels 5)\n"
-            "  --min-anchor-df N       words in fewer than N documents are never anchors\n"
+            "  --min-anchor-df N|auto  words in fewer than N documents are never anchors (auto:\n"
+            "                          ceil(sqrt(documents)/2), lowered to keep 2K candidates)\n"
             "  --mode auto|dense|stream  N x N in memory, or row blocks from factors (auto)\n"
             "  --mem SIZE              memory budget for blocks / the dense path (default 2G)\n"
             "  --threads N             threads (default: all)\n"
@@ -78,7 +86,8 @@ static int parse_levels(const char *v, uint32_t *levels)
 
 static int parse_args(int argc, char **argv, fit_args *a)
 {
-    static const char *const rect[] = {"ap", "dr", "none"}, *const anc[] = {"qr", "fast"};
+    static const char *const rect[] = {"ap", "dr", "none", "compressed"}; /* enum order */
+    static const char *const anc[] = {"qr", "fast"};
     static const char *const rec[] = {"admm", "expgrad", "kl", "activeset"};
     static const char *const ra[] = {"auto", "diag", "pinv"};
     static const char *const modes[] = {"auto", "dense", "stream"};
@@ -104,9 +113,17 @@ static int parse_args(int argc, char **argv, fit_args *a)
         } else if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err))) {
             a->output = v;
         } else if ((v = cli_opt_value(argc, argv, &i, "--rectify", NULL, &err))) {
-            rc = parse_choice("--rectify", v, rect, 3, &a->o.rectify);
+            rc = parse_choice("--rectify", v, rect, 4, &a->o.rectify);
         } else if ((v = cli_opt_value(argc, argv, &i, "--rectify-iters", NULL, &err))) {
             rc = cli_parse_u32("--rectify-iters", v, &a->o.rectify_iters);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify-tol", NULL, &err))) {
+            rc = cli_parse_double("--rectify-tol", v, &a->o.rectify_tol);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--compress-rows", NULL, &err))) {
+            rc = cli_parse_u32("--compress-rows", v, &a->o.compress_rows);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--sketch-tol", NULL, &err))) {
+            rc = cli_parse_double("--sketch-tol", v, &a->o.sketch_tol);
+        } else if ((v = cli_opt_value(argc, argv, &i, "--sketch-passes", NULL, &err))) {
+            rc = cli_parse_u32("--sketch-passes", v, &a->o.sketch_passes);
         } else if ((v = cli_opt_value(argc, argv, &i, "--anchors", NULL, &err))) {
             rc = parse_choice("--anchors", v, anc, 2, &a->o.anchors);
         } else if ((v = cli_opt_value(argc, argv, &i, "--anchor-space", NULL, &err))) {
@@ -131,7 +148,10 @@ static int parse_args(int argc, char **argv, fit_args *a)
             rc = parse_levels(v, a->o.levels);
             levels_first = 1;
         } else if ((v = cli_opt_value(argc, argv, &i, "--min-anchor-df", NULL, &err))) {
-            rc = cli_parse_u64("--min-anchor-df", v, &a->o.min_anchor_df);
+            if (!strcmp(v, "auto"))
+                a->o.min_anchor_df = JSMF_FIT_DF_AUTO;
+            else
+                rc = cli_parse_u64("--min-anchor-df", v, &a->o.min_anchor_df);
         } else if ((v = cli_opt_value(argc, argv, &i, "--mode", NULL, &err))) {
             rc = parse_choice("--mode", v, modes, 3, &a->o.mode);
         } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
@@ -280,7 +300,7 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
     jsmf_json_begin_object(&j, "parameters");
     jsmf_json_string(&j, "input", a->input);
     jsmf_json_string(&j, "rectify", jsmf_fit_rectify_name(a->o.rectify));
-    jsmf_json_uint(&j, "rectify_iters", a->o.rectify_iters);
+    jsmf_json_uint(&j, "rectify_iters", jsmf_fit_rectify_iters(&a->o));
     jsmf_json_string(&j, "anchors", jsmf_fit_anchors_name(a->o.anchors));
     jsmf_json_string(&j, "anchor_space", a->o.anchor_space == JSMF_ANCHOR_SPACE_EXACT ? "exact"
                                          : a->o.anchor_space == JSMF_ANCHOR_SPACE_FACTOR ? "factor"
@@ -291,7 +311,10 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
     jsmf_json_number(&j, "snls_tol", a->o.snls_tol);
     jsmf_json_uint(&j, "snls_maxit", a->o.snls_maxit);
     jsmf_json_number(&j, "eig_tol", a->o.eig_tol);
-    jsmf_json_uint(&j, "min_anchor_df", a->o.min_anchor_df);
+    if (a->o.min_anchor_df == JSMF_FIT_DF_AUTO)
+        jsmf_json_string(&j, "min_anchor_df", "auto");
+    else
+        jsmf_json_uint(&j, "min_anchor_df", a->o.min_anchor_df);
     jsmf_json_begin_array(&j, "levels");
     jsmf_json_uint(&j, NULL, a->o.k);
     for (int l = 0; l < JSMF_FIT_MAX_LEVELS && a->o.levels[l]; l++)
@@ -351,6 +374,8 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
         jsmf_json_uint(&j, "snls_unconverged", r->snls_unconverged);
         jsmf_json_number(&j, "a_raw_sum", r->a_raw_sum);
         jsmf_json_number(&j, "alpha0", r->alpha0);
+        jsmf_json_uint(&j, "anchor_df", r->anchor_df);
+        jsmf_json_uint(&j, "anchor_candidates", r->anchor_candidates);
         jsmf_json_number(&j, "final_neg_frac", r->final_neg_frac);
         jsmf_json_number(&j, "final_neg_mass", r->final_neg_mass);
     }
@@ -383,6 +408,12 @@ static void print_report(const jsmf_fit_report *r)
     if (r->n_trace)
         cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
                  r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
+    if (r->c_metrics_skipped)
+        cli_info("recovery and approximation against C not computed (C is larger than --mem: "
+                 "two more passes); 'jsmf eval MODEL --store STORE' computes them");
+    if (r->anchor_df)
+        cli_info("anchors: %u of %u words are candidates (in at least %llu documents)",
+                 r->anchor_candidates, r->n, (unsigned long long)r->anchor_df);
     if (r->snls_unconverged)
         cli_info("warning: %u words hit the solver's iteration cap", r->snls_unconverged);
 }
@@ -404,6 +435,14 @@ int cmd_fit(int argc, char **argv)
         close_input(&in);
         return cli_fail(rc);
     }
+    if (in.have_fp && in.stats.docs == 0) {
+        close_input(&in);
+        return cli_fail(jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is "
+                                   "nothing to fit (ingest documents of at least 2 words first)",
+                                   a.input));
+    }
+    if (in.have_fp)
+        a.o.docs = in.stats.docs;
     a.o.progress = fit_progress;
     jsmf_model *m = NULL;
     jsmf_fit_report *rep = calloc(1, sizeof *rep);

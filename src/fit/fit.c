@@ -24,7 +24,7 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     memset(o, 0, sizeof *o);
     o->k = k;
     o->rectify = JSMF_RECTIFY_AP;
-    o->rectify_iters = 15;
+    o->rectify_iters = 0;
     o->anchors = JSMF_ANCHORS_QR;
     o->fast_dim = 1000;
     o->recover = JSMF_RECOVER_ADMM;
@@ -34,11 +34,14 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->snls_tol = 1e-7;
     o->snls_maxit = 1000;
     o->seed = 1;
+    o->min_anchor_df = JSMF_FIT_DF_AUTO;
     o->mode = JSMF_MODE_AUTO;
     o->mem_bytes = 2ull << 30;
     o->dense_max_n = FIT_DENSE_MAX_N;
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;
+    o->rectify_tol = 1e-4;
+    o->sketch_tol = 1e-2;
 }
 
 static const char *name_of(int v, const char *const *names, int count)
@@ -47,8 +50,8 @@ static const char *name_of(int v, const char *const *names, int count)
 }
 const char *jsmf_fit_rectify_name(int v)
 {
-    static const char *const n[] = {"ap", "dr", "none"};
-    return name_of(v, n, 3);
+    static const char *const n[] = {"ap", "dr", "none", "compressed"};
+    return name_of(v, n, 4);
 }
 const char *jsmf_fit_anchors_name(int v)
 {
@@ -64,6 +67,19 @@ const char *jsmf_fit_mode_name(int v)
 {
     static const char *const n[] = {"auto", "dense", "stream"};
     return name_of(v, n, 3);
+}
+
+uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o)
+{
+    if (o->rectify_iters)
+        return o->rectify_iters;
+    return o->rectify == JSMF_RECTIFY_COMPRESSED ? 50 : 15;
+}
+
+static int cmp_u64_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
 }
 
 static void step(const jsmf_fit_opts *o, const char *what)
@@ -106,6 +122,13 @@ static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
         }
         return JSMF_OK;
     }
+    if (R->kind == FIT_LOWRANK) {
+        fit_lowrank_row_stats(R->lr, c, q2);
+        double tot = fit_sum_ordered(c, n);
+        if (!(tot > 0))
+            return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
+        return JSMF_OK;
+    }
     sums_ctx s = {n, c, q2};
     uint64_t nneg = 0;
     double negmass = 0;
@@ -140,6 +163,7 @@ typedef struct {
     uint32_t d;
     const double *inv; /* per-row scale */
     int gen;           /* rows generated from the factored R (exact, clip included) */
+    int prod;          /* dots as one product with R (the compressed iterate) */
     const double *q;
     double *out;
 } rows_ctx;
@@ -175,6 +199,12 @@ static int rows_dots(void *ctx, const double *q, double *out)
 {
     rows_ctx *r = ctx;
     uint32_t n = r->R->n;
+    if (r->prod) {
+        int rc = fit_mat_apply(r->R, q, 1, out, NULL, NULL);
+        for (uint32_t i = 0; i < n && !rc; i++)
+            out[i] *= r->inv[i];
+        return rc;
+    }
     if (r->gen) { /* one pass over generated row blocks per anchor */
         r->q = q, r->out = out;
         return fit_mat_pass(r->R, gen_dots_block, r, NULL, NULL);
@@ -243,11 +273,28 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
         inv[i] = c[i] > 0 ? 1.0 / c[i] : 0;
         nrm[i] = q2[i] * inv[i] * inv[i];
     }
-    rows_ctx rx = {R, NULL, n, inv, 0, NULL, NULL};
+    rows_ctx rx = {R, NULL, n, inv, 0, 0, NULL, NULL};
     int exact = o->anchor_space == JSMF_ANCHOR_SPACE_EXACT ||
                 (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && n <= FIT_EXACT_ANCHORS_MAX_N);
     if (R->kind == FIT_DENSE) {
         rx.M = R->X;
+    } else if (R->kind == FIT_LOWRANK && o->anchor_space == JSMF_ANCHOR_SPACE_EXACT &&
+               o->anchors == JSMF_ANCHORS_QR) {
+        rx.gen = rx.prod = 1;
+    } else if (R->kind == FIT_LOWRANK) {
+        fit_mat view = {0};
+        view.n = n, view.r = fit_lowrank_k(R->lr), view.scale = 1.0;
+        view.W = view.WG = (double *)fit_lowrank_y(R->lr);
+        V = factor_rows(&view, c);
+        if (!V) {
+            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+            goto out;
+        }
+        rx.M = V, rx.d = view.r;
+        for (uint32_t i = 0; i < n; i++) {
+            inv[i] = 1.0;
+            nrm[i] = cblas_ddot(view.r, V + (size_t)i * view.r, 1, V + (size_t)i * view.r, 1);
+        }
     } else if (R->kind == FIT_FACTOR && exact && o->anchors == JSMF_ANCHORS_QR) {
         rx.gen = 1;
     } else if (R->kind == FIT_FACTOR) {
@@ -294,6 +341,106 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
     rc = fit_anchors_fast(n, dp, P, cand, k, S);
 out:
     free(inv), free(nrm), free(V), free(P), free(Pi);
+    return rc;
+}
+
+/* ---- anchor candidates -------------------------------------------------------------------- */
+
+/* The document-frequency threshold of anchor candidates. A word seen in few documents has a
+ * noisy co-occurrence row, and noise makes a row look far from all the others: exactly what the
+ * pivoted QR picks. Automatic: ceil(sqrt(M) / 2), the best threshold by coherence on every real
+ * corpus measured (tools/bench/fit-results.md), lowered while fewer than 2K words with mass
+ * qualify, never below 2 (a word of one document is that document's bag of words). */
+static int anchor_threshold(const jsmf_vocab *v, const double *c, uint32_t n, uint32_t k,
+                            const jsmf_fit_opts *o, uint64_t *out)
+{
+    *out = 0;
+    if (o->min_anchor_df != JSMF_FIT_DF_AUTO) {
+        *out = o->min_anchor_df;
+        return JSMF_OK;
+    }
+    if (!v || !v->df || !o->docs)
+        return JSMF_OK;
+    uint64_t t = (uint64_t)ceil(sqrt((double)o->docs) / 2);
+    uint64_t *dfs = malloc(sizeof(uint64_t) * n);
+    if (!dfs)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (c[i] > 0)
+            dfs[m++] = v->df[i];
+    qsort(dfs, m, sizeof(uint64_t), cmp_u64_desc);
+    uint32_t want = 2 * k < m ? 2 * k : m;
+    if (want && dfs[want - 1] < t)
+        t = dfs[want - 1];
+    if (t < 2)
+        t = 2;
+    free(dfs);
+    *out = t;
+    return JSMF_OK;
+}
+
+/* ---- is the model valid? ------------------------------------------------------------------ */
+
+/* "anchor1, anchor2, ..." of the topics flagged in `bad` (at most five), for messages. */
+static void anchor_list(const jsmf_model *m, const jsmf_vocab *v, const unsigned char *bad,
+                        char *buf, size_t size)
+{
+    size_t used = 0;
+    uint32_t shown = 0;
+    buf[0] = 0;
+    for (uint32_t a = 0; a < m->k && shown < 5 && used + 1 < size; a++) {
+        if (!bad[a])
+            continue;
+        uint32_t w = m->anchors[a];
+        int len = v && w < v->n ? snprintf(buf + used, size - used, "%s'%s'", shown ? ", " : "",
+                                           v->words[w])
+                                : snprintf(buf + used, size - used, "%sword %u", shown ? ", " : "",
+                                           w);
+        used += len > 0 ? (size_t)len : 0;
+        shown++;
+    }
+}
+
+/* A model whose A does not sum to a positive number, or with topics that hold (almost) none of
+ * the mass, is not a topic model: fail and say what to change instead of writing it. A topic is
+ * empty below a thousandth of an even share (healthy fits measured: at least a fifth of it; the
+ * degenerate AP fit of debdesc without an anchor threshold: 36 of 50 topics at ~1e-9). */
+static int check_model(const jsmf_model *m, const jsmf_vocab *v, uint64_t df_min, double asum)
+{
+    uint32_t n = m->n, k = m->k, empty = 0;
+    char df_hint[96];
+    snprintf(df_hint, sizeof df_hint, "raise --min-anchor-df (it is %llu)",
+             (unsigned long long)df_min);
+    for (size_t e = 0; e < (size_t)n * k; e++)
+        if (!isfinite(m->B[e]))
+            return jsmf_error(JSMF_ENUMERIC, "fit: topic %zu has a non-finite probability",
+                              e % k);
+    if (!isfinite(asum) || !(asum > 0))
+        return jsmf_error(JSMF_ENUMERIC,
+                          "fit: no valid model: the topic co-occurrences A sum to %g (the anchor "
+                          "rows share no mass); %s or lower -k", asum, df_hint);
+    unsigned char *bad = calloc(k, 1);
+    if (!bad)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    for (uint32_t a = 0; a < k; a++) {
+        double pz = 0;
+        for (uint32_t b = 0; b < k; b++)
+            pz += m->A[(size_t)a * k + b];
+        pz /= asum;
+        if (!isfinite(pz) || pz < 1e-3 / k)
+            bad[a] = 1, empty++;
+    }
+    int rc = JSMF_OK;
+    if (empty) {
+        char names[256];
+        anchor_list(m, v, bad, names, sizeof names);
+        rc = jsmf_error(JSMF_ENUMERIC,
+                        "fit: degenerate model: %u of %u topics are empty (anchors %s%s), so "
+                        "their anchor words explain nothing; %s or lower -k", empty, k, names,
+                        empty > 5 ? ", ..." : "", df_hint);
+    }
+    free(bad);
     return rc;
 }
 
@@ -414,18 +561,25 @@ static int dense_scan(void *ctx, jsmf_row_fn fn, void *arg)
 static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
                    int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect);
 
-int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
              jsmf_model **out, jsmf_fit_report *rep)
 {
     *out = NULL;
-    if (!o || o->k < 2 || o->k >= C->n)
-        return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o ? o->k : 0,
-                          C->n);
+    if (!opts)
+        return jsmf_error(JSMF_EINVAL, "fit: no options");
+    jsmf_fit_opts resolved = *opts;
+    resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
+    const jsmf_fit_opts *o = &resolved;
+    if (o->k < 2 || o->k >= C->n)
+        return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o->k, C->n);
+    if (C->nnz == 0)
+        return jsmf_error(JSMF_EINVAL, "fit: C is empty: no word pairs were counted (documents "
+                          "of at least 2 in-vocabulary words make them)");
     if (vocab && vocab->n != C->n)
         return jsmf_error(JSMF_EMISMATCH, "fit: vocabulary has %u words, C has %u rows", vocab->n,
                           C->n);
-    if (o->rectify_iters < 1 && o->rectify != JSMF_RECTIFY_NONE)
-        return jsmf_error(JSMF_EINVAL, "fit: --rectify-iters must be at least 1");
+    if (o->rectify == JSMF_RECTIFY_COMPRESSED && o->mode == JSMF_MODE_DENSE)
+        return jsmf_error(JSMF_EINVAL, "fit: --mode dense needs --rectify ap, dr or none");
     uint32_t prev = o->k;
     for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
         if (o->levels[l] < 2 || o->levels[l] >= prev)
@@ -471,7 +625,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         lo.k = o->levels[l];
         memset(lo.levels, 0, sizeof lo.levels);
         lo.mode = JSMF_MODE_DENSE;
-        lo.min_anchor_df = 0;
+        lo.min_anchor_df = 0, lo.docs = 0;
         lo.rectify = o->rectify == JSMF_RECTIFY_NONE ? JSMF_RECTIFY_NONE : JSMF_RECTIFY_AP;
         double *Anext = NULL;
         jsmf_model *sub = NULL;
@@ -509,14 +663,14 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
 {
     uint32_t n = C->n, k = o->k;
     fit_mat R = {0};
-    double *c = NULL, *q2 = NULL, *Yb = NULL, *XS = NULL;
+    double *c = NULL, *q2 = NULL, *pw = NULL, *Yb = NULL, *XS = NULL;
     unsigned char *cand = NULL;
     jsmf_model *m = NULL;
     int rc = JSMF_OK;
     double t = fit_now();
     uint64_t dense_bytes = 3ull * n * n * sizeof(double);
     int dense = o->mode == JSMF_MODE_DENSE ||
-                (o->mode == JSMF_MODE_AUTO &&
+                (o->mode == JSMF_MODE_AUTO && o->rectify != JSMF_RECTIFY_COMPRESSED &&
                  ((n <= o->dense_max_n || o->rectify == JSMF_RECTIFY_DR) &&
                   dense_bytes <= o->mem_bytes));
     if (o->rectify == JSMF_RECTIFY_DR && !dense)
@@ -549,33 +703,79 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             goto out;
         if (rep)
             rep->t_load = fit_now() - t, rep->passes++;
+    } else if (o->rectify == JSMF_RECTIFY_COMPRESSED) {
+        if ((rc = fit_rectify_compressed(C, o, nt, &R, rep)))
+            goto out;
     } else if ((rc = fit_rectify_stream(C, o, nt, &R, rep))) {
         goto out;
     }
     R.threads = nt;
     R.block = fit_block_rows(n, o->mem_bytes, nt);
     c = malloc(sizeof(double) * n), q2 = malloc(sizeof(double) * n);
+    pw = malloc(sizeof(double) * n);
     cand = malloc(n);
-    if (!c || !q2 || !cand) {
+    if (!c || !q2 || !pw || !cand) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
         goto out;
     }
+    uint64_t nneg = 0;
+    double negmass = 0;
+    int densified = fit_mat_densify(&R, o->mem_bytes, &nneg, &negmass);
     if ((rc = rect_sums(&R, c, q2, rep)))
         goto out;
+    if (densified) { /* Alg. 1 line 9: the clipped iterate normalised to sum 1 */
+        double tot = fit_sum_ordered(c, n);
+        if (!(tot > 0)) {
+            rc = jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
+            goto out;
+        }
+        for (size_t e = 0; e < (size_t)n * n; e++)
+            R.X[e] /= tot;
+        for (uint32_t i = 0; i < n; i++)
+            c[i] /= tot, q2[i] /= tot * tot;
+        if (rep) {
+            rep->passes++;
+            rep->final_neg_frac = (double)nneg / ((double)n * n);
+            rep->final_neg_mass = negmass;
+            if (rep->n_trace) {
+                rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
+                rep->trace[rep->n_trace - 1].neg_mass = negmass;
+            }
+        }
+    }
     if (rep)
         rep->t_rectify = fit_now() - t - rep->t_load;
     /* step 2 */
     t = fit_now();
     step(o, "anchors");
+    uint64_t df_min = 0;
+    if ((rc = anchor_threshold(vocab, c, n, k, o, &df_min)))
+        goto out;
+    uint32_t ncand = 0;
     for (uint32_t i = 0; i < n; i++)
-        cand[i] = c[i] > 0 && !(o->min_anchor_df && vocab && vocab->df &&
-                                vocab->df[i] < o->min_anchor_df);
+        ncand += cand[i] = c[i] > 0 && !(df_min && vocab && vocab->df && vocab->df[i] < df_min);
+    if (rep)
+        rep->anchor_df = df_min, rep->anchor_candidates = ncand;
+    if (ncand < k) {
+        rc = jsmf_error(JSMF_EINVAL, "fit: only %u words can be anchors (%s%llu documents), "
+                        "fewer than K=%u: lower -k%s", ncand, df_min ? "in at least " : "",
+                        (unsigned long long)df_min, k,
+                        df_min ? " or --min-anchor-df, or ingest more documents" : "");
+        goto out;
+    }
     if (!(m = model_alloc(n, k))) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the model");
         goto out;
     }
     if ((rc = find_anchors(&R, c, q2, cand, o, m->anchors)))
         goto out;
+    if (R.kind == FIT_LOWRANK) {
+        /* the anchor rows and columns are repaired too (A is read from them), as the
+         * reference's factorizeY does; the row sums follow */
+        if ((rc = fit_lowrank_finish(R.lr, m->anchors, k)) ||
+            (rc = rect_sums(&R, c, q2, NULL)))
+            goto out;
+    }
     if (rep)
         rep->t_anchors = fit_now() - t;
     /* step 3 */
@@ -587,7 +787,13 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         goto out;
     }
     double rec_rect = NAN;
-    if ((rc = fit_recover_b(&R, c, q2, m->anchors, o, nt, m->B, Yb, XS, &rec_rect, rep)))
+    /* Bayes' rule takes the rectified unigram; a word the compressed iterate leaves without
+     * mass (a rare word whose low-rank row sums to <= 0) keeps its observed frequency and an
+     * uninformative p(z|w), rather than probability 0 in every topic */
+    const double *u = R.kind == FIT_LOWRANK ? fit_lowrank_unigram(R.lr) : NULL;
+    for (uint32_t i = 0; i < n; i++)
+        pw[i] = c[i] > 0 ? c[i] : u ? u[i] : 0;
+    if ((rc = fit_recover_b(&R, c, q2, pw, m->anchors, o, nt, m->B, Yb, XS, &rec_rect, rep)))
         goto out;
     if (rep) {
         rep->t_recover_b = fit_now() - t;
@@ -606,10 +812,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     if (rc)
         goto out;
     double asum = fit_sum_ordered(m->A, (uint64_t)k * k);
-    if (!(fabs(asum) > 0) || !isfinite(asum)) {
-        rc = jsmf_error(JSMF_ENUMERIC, "fit: recovered A sums to %g", asum);
+    if ((rc = check_model(m, vocab, df_min, asum)))
         goto out;
-    }
     for (uint32_t e = 0; e < k * k; e++)
         m->A[e] /= asum;
     double a0 = fit_recover_alpha(k, m->A, m->alpha);
@@ -628,9 +832,18 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         step(o, "metrics");
         if ((rc = approx_rect(&R, q2, k, m->B, m->A, &rep->approximation_rect, rep)))
             goto out;
-        if ((rc = jsmf_model_metrics(m, C, &rep->metrics)))
+        if (R.kind == FIT_LOWRANK && R.c_streamed && fit_lowrank_unigram(R.lr)) {
+            /* C is read from its source on every pass: the two metrics that need C again are
+             * left to 'jsmf eval MODEL --store STORE', the others need only its unigram */
+            rep->metrics.recovery = rep->metrics.approximation = NAN;
+            rep->c_metrics_skipped = 1;
+            rc = fit_metrics_local(m, fit_lowrank_unigram(R.lr), &rep->metrics);
+        } else {
+            rc = jsmf_model_metrics(m, C, &rep->metrics);
+            rep->passes += 2;
+        }
+        if (rc)
             goto out;
-        rep->passes += 2;
         rep->t_metrics = fit_now() - t;
     }
     if (Arect) {
@@ -640,7 +853,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     }
 out:
     fit_mat_free(&R);
-    free(c), free(q2), free(cand), free(Yb), free(XS);
+    free(c), free(q2), free(pw), free(cand), free(Yb), free(XS);
     if (rc) {
         free_model_chain(m);
         m = NULL;
@@ -649,9 +862,15 @@ out:
     return rc;
 }
 
-int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X)
+int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, double **X)
 {
     *X = NULL;
+    jsmf_fit_opts resolved = *opts;
+    resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
+    const jsmf_fit_opts *o = &resolved;
+    if (o->rectify == JSMF_RECTIFY_COMPRESSED)
+        return jsmf_error(JSMF_ENOTSUP, "fit: the rectified C of --rectify compressed is never "
+                          "formed densely (use --rectify ap for --save-rectified)");
     if (o->k < 1 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u out of range for N=%u", o->k, C->n);
     int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();

@@ -29,20 +29,23 @@ static void orth_against(uint32_t n, uint32_t p, double **Vb, uint32_t nb, doubl
         }
 }
 
-int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
-                 uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
-                 uint64_t seed, double *U, double *lam, uint32_t *iters, double *next)
+int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *e, double *U,
+                 double *lam, fit_eig_result *res, double *next)
 {
-    if (p > n)
-        p = n;
+    uint32_t k = e->k, p = e->p < n ? e->p : n, depth = e->depth, maxit = e->maxit;
+    const double *Q0 = e->Q0;
+    uint32_t p0 = e->p0;
+    double tol = e->tol;
     if (k > p)
         return jsmf_error(JSMF_EINVAL, "fit: eigensolver block %u smaller than K=%u", p, k);
     if (depth < 1)
         depth = 1;
+    if (maxit < 1)
+        maxit = 1;
     while (depth > 1 && (uint64_t)depth * p > n)
         depth--;
     uint32_t m = depth * p;
-    uint64_t rng = seed ^ 0x5DEECE66Dull;
+    uint64_t rng = e->seed ^ 0x5DEECE66Dull;
     size_t np = (size_t)n * p;
     double **Vb = calloc(depth, sizeof *Vb), **Wb = calloc(depth, sizeof *Wb);
     double *Y = malloc(sizeof(double) * np), *AY = malloc(sizeof(double) * np);
@@ -69,6 +72,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t
         fit_orth(n, p, Vb[0]);
     }
     uint32_t it;
+    double last_res = NAN;
     for (it = 0; it < maxit; it++) {
         for (uint32_t j = 0; j < depth; j++) {
             if ((rc = apply(ctx, Vb[j], p, Wb[j])))
@@ -118,14 +122,17 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t
         double amax = 0;
         for (uint32_t c = 0; c < p; c++)
             amax = fmax(amax, fabs(w[m - 1 - c]));
+        if (e->tol_kth)
+            amax = fabs(w[m - k]);
         for (uint32_t i = 0; i < n; i++)
             for (uint32_t c = 0; c < p; c++)
                 tmp[(size_t)i * p + c] = AY[(size_t)i * p + c] - w[m - 1 - c] * Y[(size_t)i * p + c];
         fit_gemm_tn(n, p, p, tmp, tmp, G);
-        double res = 0;
+        double r = 0;
         for (uint32_t c = 0; c < k; c++)
-            res = fmax(res, sqrt(fmax(G[c * p + c], 0)));
-        if (res <= tol * (amax > 0 ? amax : 1) || it + 1 == maxit)
+            r = fmax(r, sqrt(fmax(G[c * p + c], 0)));
+        last_res = r / (amax > 0 ? amax : 1);
+        if (last_res <= tol || it + 1 == maxit)
             break;
         /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
          * subspace iteration; Y itself would span the same space again) */
@@ -143,8 +150,10 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t
         lam[c] = w[m - 1 - c];
     if (next)
         memcpy(next, AY, sizeof(double) * np);
-    if (iters)
-        *iters = (it < maxit ? it + 1 : maxit) * depth;
+    if (res) {
+        res->applies = (it < maxit ? it + 1 : maxit) * depth;
+        res->resid = last_res;
+    }
 out:
     for (uint32_t j = 0; j < depth && Vb && Wb; j++)
         free(Vb[j]), free(Wb[j]);

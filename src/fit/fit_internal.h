@@ -12,12 +12,16 @@
 /* Rows per chunk of every reduction over words: fixed, so sums never depend on thread count. */
 #define FIT_CHUNK 2048
 
-enum { FIT_DENSE = 0, FIT_FACTOR = 1, FIT_SPARSE = 2 };
+enum { FIT_DENSE = 0, FIT_FACTOR = 1, FIT_SPARSE = 2, FIT_LOWRANK = 3 };
+
+/* The compressed iterate R = clip_I(Y Y^T) + omega 1 1^T (fit_compress.c). */
+typedef struct fit_lowrank fit_lowrank;
 
 /* The matrix R (N x N) the later steps read, by rows:
- *  dense:  X (n*n);
- *  factor: R = scale * max(WG W^T, 0) with W = [U, 1] (n x r), WG = W diag(g);
- *  sparse: CSR (the unrectified C of --rectify none). */
+ *  dense:   X (n*n);
+ *  factor:  R = scale * max(WG W^T, 0) with W = [U, 1] (n x r), WG = W diag(g);
+ *  sparse:  CSR (the unrectified C of --rectify none);
+ *  lowrank: lr (--rectify compressed), never generated as a whole. */
 typedef struct fit_mat {
     int kind;
     uint32_t n;
@@ -28,6 +32,8 @@ typedef struct fit_mat {
     uint64_t *rowptr;
     uint32_t *cols;
     double *vals;
+    fit_lowrank *lr;
+    int c_streamed;   /* C did not fit in memory: every pass over it reads the source */
     uint32_t block;   /* rows per generated block */
     int threads;
 } fit_mat;
@@ -36,6 +42,11 @@ void fit_mat_free(fit_mat *m);
 /* Rows r0 .. r0+nb-1 of R, dense, into out (nb x n). For FACTOR also counts clipped entries. */
 void fit_mat_rows(const fit_mat *m, uint32_t r0, uint32_t nb, double *out, uint64_t *nneg,
                   double *negmass);
+
+/* A factored R made dense (N x N in memory) when that takes at most half of `mem`: one
+ * generated pass, after which anchors, sums and products read memory. Returns 1 when done (the
+ * clip's count and mass of that pass in *nneg, *negmass), 0 when R stays as it was. */
+int fit_mat_densify(fit_mat *m, uint64_t mem, uint64_t *nneg, double *negmass);
 
 /* A pass over R in row blocks, blocks in parallel; fn gets the dense rows of one block and the
  * thread's scratch. Per-block outputs must go to disjoint places (per-row arrays). */
@@ -61,13 +72,27 @@ uint32_t fit_orth(uint32_t n, uint32_t p, double *Q);
 int fit_syev(uint32_t p, double *A, double *w);
 
 /* Top-K algebraic eigenpairs of the symmetric operator apply(ctx, V, p, Z) (Z = A V), by block
- * Krylov (depth) with Rayleigh-Ritz and restarts, warm-started from Q0 (n x p0 columns, may be
- * NULL). U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the last
- * Ritz vectors: the warm start that advances the subspace by one power step. */
+ * Krylov (depth blocks of p columns) with Rayleigh-Ritz and restarts from a power step, warm-
+ * started from Q0 (n x p0 columns, may be NULL). Stops when every wanted Ritz pair has a residual
+ * below tol times the largest |Ritz value| of the block (tol_kth: times the K-th Ritz value, the
+ * stricter test an eigendecomposition of C needs, whose top eigenvalue dwarfs the K-th), or after
+ * maxit restarts. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the
+ * last Ritz vectors: the warm start that advances the subspace by one power step. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
-int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, uint32_t k, uint32_t p,
-                 uint32_t depth, const double *Q0, uint32_t p0, double tol, uint32_t maxit,
-                 uint64_t seed, double *U, double *lam, uint32_t *iters, double *next);
+typedef struct fit_eig_opts {
+    uint32_t k, p, depth, maxit;
+    const double *Q0;
+    uint32_t p0;
+    double tol;
+    int tol_kth;
+    uint64_t seed;
+} fit_eig_opts;
+typedef struct fit_eig_result {
+    uint32_t applies; /* products with the operator */
+    double resid;     /* the largest relative residual of the wanted pairs, as the test reads it */
+} fit_eig_result;
+int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *e, double *U,
+                 double *lam, fit_eig_result *res, double *next);
 
 /* Random numbers that do not depend on threads. */
 uint64_t fit_rng_next(uint64_t *s);
@@ -108,6 +133,39 @@ int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned cha
 
 double fit_now(void);
 
+/* Products C V with the original C (fit_source.c): cached in memory when it fits half of `mem`,
+ * streamed from the source otherwise; float32 arithmetic when `single`. fit_csrc_apply is a
+ * fit_apply_fn. Row sums and sums of squares of C are known after the first read. */
+typedef struct fit_csrc fit_csrc;
+int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
+                  void (*progress)(void *, const char *, double, double), void *parg,
+                  fit_csrc **out);
+void fit_csrc_close(fit_csrc *s);
+/* How many reads of C the caller expects (for the progress line's total). */
+void fit_csrc_plan(fit_csrc *s, uint32_t passes);
+int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z);
+const double *fit_csrc_rowsums(const fit_csrc *s);
+const double *fit_csrc_rowsq(const fit_csrc *s);
+uint64_t fit_csrc_passes(const fit_csrc *s);
+int fit_csrc_cached(const fit_csrc *s);
+
+/* The compressed iterate (fit_compress.c). */
+fit_lowrank *fit_lowrank_new(uint32_t n, uint32_t k, uint32_t l, int nt);
+void fit_lowrank_free(fit_lowrank *lr);
+int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uint32_t nextra);
+int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra);
+void fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
+void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out);
+int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z);
+uint32_t fit_lowrank_k(const fit_lowrank *lr);
+uint32_t fit_lowrank_l(const fit_lowrank *lr);
+double fit_lowrank_omega(const fit_lowrank *lr);
+const double *fit_lowrank_y(const fit_lowrank *lr);
+const uint32_t *fit_lowrank_rows_i(const fit_lowrank *lr);
+uint32_t fit_compress_rows_default(uint32_t k);
+int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                           jsmf_fit_report *rep);
+
 /* Step 1 (fit_rectify.c). */
 int fit_load_dense(const jsmf_source *C, double **X);
 int fit_load_csr(const jsmf_source *C, fit_mat *m);
@@ -117,10 +175,16 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
                        jsmf_fit_report *rep);
 
 
+/* Metrics that need no pass over C, only the model and the unigram p (fit_metrics.c):
+ * dominancy, specificity, sparsity, entropy, dissimilarity. */
+int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out);
+
 /* Steps 3-4 (fit_recover.c). XS receives the K anchor rows of R (k x n). */
-int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uint32_t *S,
-                  const jsmf_fit_opts *o, int nt, double *B, double *Ybreve, double *XS,
-                  double *recovery_rect, jsmf_fit_report *rep);
+int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
+                  const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
+                  double *XS, double *recovery_rect, jsmf_fit_report *rep);
+/* The unigram of the original C (row sums) the compressed iterate was built from, or NULL. */
+const double *fit_lowrank_unigram(const fit_lowrank *lr);
 void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
                         const uint32_t *S, double *A);
 int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A);

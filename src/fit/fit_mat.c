@@ -14,6 +14,7 @@ void fit_mat_free(fit_mat *m)
 {
     free(m->X), free(m->W), free(m->WG), free(m->g);
     free(m->rowptr), free(m->cols), free(m->vals);
+    fit_lowrank_free(m->lr);
     memset(m, 0, sizeof *m);
 }
 
@@ -25,6 +26,8 @@ void fit_mat_rows(const fit_mat *m, uint32_t r0, uint32_t nb, double *out, uint6
     double mass = 0;
     if (m->kind == FIT_DENSE) {
         memcpy(out, m->X + (size_t)r0 * n, sizeof(double) * nb * n);
+    } else if (m->kind == FIT_LOWRANK) {
+        fit_lowrank_rows(m->lr, r0, nb, out);
     } else if (m->kind == FIT_SPARSE) {
         memset(out, 0, sizeof(double) * nb * n);
         for (uint32_t i = 0; i < nb; i++)
@@ -90,6 +93,34 @@ int fit_mat_pass(const fit_mat *m, fit_block_fn fn, void *arg, uint64_t *nneg, d
     free(buf), free(cnt), free(mass);
     return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory for %u-row blocks of %u words", b, n)
                 : JSMF_OK;
+}
+
+int fit_mat_densify(fit_mat *m, uint64_t mem, uint64_t *nneg, double *negmass)
+{
+    size_t n = m->n;
+    if (m->kind != FIT_FACTOR || (uint64_t)n * n * sizeof(double) > mem / 2)
+        return 0;
+    double *X = malloc(sizeof(double) * n * n);
+    uint32_t b = m->block ? m->block : 64, nblk = (uint32_t)((n + b - 1) / b);
+    uint64_t *cnt = calloc(nblk, sizeof *cnt);
+    double *mass = calloc(nblk, sizeof *mass);
+    if (!X || !cnt || !mass) {
+        free(X), free(cnt), free(mass);
+        return 0;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(m->threads > 0 ? m->threads : omp_get_max_threads())
+    for (uint32_t blk = 0; blk < nblk; blk++) {
+        uint32_t r0 = blk * b, nb = (uint32_t)(n - r0 < b ? n - r0 : b);
+        fit_mat_rows(m, r0, nb, X + (size_t)r0 * n, &cnt[blk], &mass[blk]);
+    }
+    *nneg = 0, *negmass = 0;
+    for (uint32_t blk = 0; blk < nblk; blk++)
+        *nneg += cnt[blk], *negmass += mass[blk];
+    free(cnt), free(mass);
+    free(m->W), free(m->WG), free(m->g);
+    m->W = m->WG = m->g = NULL;
+    m->X = X, m->kind = FIT_DENSE, m->scale = 1.0;
+    return 1;
 }
 
 typedef struct {
@@ -192,6 +223,13 @@ int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint
 {
     if (m->kind == FIT_FACTOR && m->scale == 1.0)
         return factor_apply(m, V, p, Z, nneg, negmass);
+    if (m->kind == FIT_LOWRANK) {
+        if (nneg)
+            *nneg = 0;
+        if (negmass)
+            *negmass = 0;
+        return fit_lowrank_apply(m->lr, V, p, Z);
+    }
     if (m->kind == FIT_SPARSE) {
 #pragma omp parallel for schedule(dynamic, 256) num_threads(m->threads > 0 ? m->threads : omp_get_max_threads())
         for (uint32_t i = 0; i < m->n; i++) {

@@ -90,6 +90,97 @@ static int cmp_ranked(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* p(z) = A 1 (pz, zeroed by the caller), p(z|x=i) by Bayes' rule from B (Bb, n x k). */
+static void bayes(const jsmf_model *mdl, double *pz, double *Bb)
+{
+    uint32_t n = mdl->n, k = mdl->k;
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++)
+            pz[a] += mdl->A[a * k + b];
+    for (uint32_t i = 0; i < n; i++) {
+        double s = 0;
+        for (uint32_t a = 0; a < k; a++)
+            s += (Bb[(size_t)i * k + a] = mdl->B[(size_t)i * k + a] * pz[a]);
+        for (uint32_t a = 0; a < k; a++)
+            Bb[(size_t)i * k + a] = s > 0 ? Bb[(size_t)i * k + a] / s : 0;
+    }
+}
+
+/* The metrics that need only the model and the unigram p (row sums of C, any scale):
+ * dominancy, specificity, sparsity, entropy, dissimilarity. */
+int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out)
+{
+    uint32_t n = mdl->n, k = mdl->k;
+    double *pz = calloc(k, sizeof(double)), *Bb = calloc((size_t)n * k, sizeof(double));
+    int rc = JSMF_OK;
+    if (!pz || !Bb) {
+        free(pz), free(Bb);
+        return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
+    }
+    bayes(mdl, pz, Bb);
+    /* Dominancy: (1/K) sum_k p(z2=k | z1=k) */
+    double dom = 0;
+    for (uint32_t a = 0; a < k; a++)
+        dom += pz[a] > 0 ? mdl->A[a * k + a] / pz[a] : 0;
+    out->dominancy = dom / k;
+    /* Specificity: (1/K) sum_k KL(B_k || p(x)), p(x) the unigram of C */
+    double ptot = fit_sum_ordered(p, n), spec = 0, spars = 0;
+    for (uint32_t a = 0; a < k; a++) {
+        double kl = 0, l1 = 0, l2 = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            double b = mdl->B[(size_t)i * k + a], px = ptot > 0 ? p[i] / ptot : 0;
+            if (b > 0 && px > 0)
+                kl += b * log(b / px);
+            l1 += fabs(b), l2 += b * b;
+        }
+        spec += kl;
+        /* Sparsity (Hoyer): (sqrt N - |b|_1/|b|_2) / (sqrt N - 1) */
+        spars += l2 > 0 ? (sqrt((double)n) - l1 / sqrt(l2)) / (sqrt((double)n) - 1) : 0;
+    }
+    out->specificity = spec / k;
+    out->sparsity = spars / k;
+    /* Entropy: (1/N) sum_i H(z|x=i) / log2 K over words with mass */
+    double ent = 0;
+    uint32_t words = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double h = 0, s = 0;
+        for (uint32_t a = 0; a < k; a++) {
+            double y = Bb[(size_t)i * k + a];
+            s += y;
+            if (y > 0)
+                h -= y * log2(y);
+        }
+        if (s > 0)
+            ent += h / log2((double)k), words++;
+    }
+    out->entropy = words ? ent / words : NAN;
+    /* Dissimilarity: words of a topic's top 20 in no other topic's top 20, averaged */
+    uint32_t top = n < 20 ? n : 20;
+    ranked *rk = malloc(sizeof(ranked) * n);
+    uint32_t *tops = malloc(sizeof(uint32_t) * k * top), *cnt = calloc(n, sizeof(uint32_t));
+    if (!rk || !tops || !cnt) {
+        free(rk), free(tops), free(cnt);
+        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
+        goto done;
+    }
+    for (uint32_t a = 0; a < k; a++) {
+        for (uint32_t i = 0; i < n; i++)
+            rk[i] = (ranked){mdl->B[(size_t)i * k + a], i};
+        qsort(rk, n, sizeof(ranked), cmp_ranked);
+        for (uint32_t t = 0; t < top; t++)
+            cnt[tops[a * top + t] = rk[t].i]++;
+    }
+    double dis = 0;
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t t = 0; t < top; t++)
+            dis += cnt[tops[a * top + t]] == 1;
+    out->dissimilarity = dis / k;
+    free(rk), free(tops), free(cnt);
+done:
+    free(pz), free(Bb);
+    return rc;
+}
+
 int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics *out)
 {
     uint32_t n = mdl->n, k = mdl->k;
@@ -124,17 +215,7 @@ int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics
     }
     if ((rc = C->scan(C->ctx, scan1, &m)))
         goto out;
-    /* p(z) = A 1, p(z|x=i) by Bayes' rule from B */
-    for (uint32_t a = 0; a < k; a++)
-        for (uint32_t b = 0; b < k; b++)
-            pz[a] += mdl->A[a * k + b];
-    for (uint32_t i = 0; i < n; i++) {
-        double s = 0;
-        for (uint32_t a = 0; a < k; a++)
-            s += (Bb[(size_t)i * k + a] = mdl->B[(size_t)i * k + a] * pz[a]);
-        for (uint32_t a = 0; a < k; a++)
-            Bb[(size_t)i * k + a] = s > 0 ? Bb[(size_t)i * k + a] / s : 0;
-    }
+    bayes(mdl, pz, Bb);
     fit_gemm_nn(n, k, k, mdl->B, mdl->A, P);
     if (mdl->anchors) {
         T = calloc((size_t)n * k, sizeof(double));
@@ -168,64 +249,7 @@ int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics
     free(G), free(GA);
     out->approximation = sqrt(fmax(c2 - 2 * cross + quad, 0));
     out->recovery = mdl->anchors ? fit_sum_ordered(m.rec, n) / n : NAN;
-    /* Dominancy: (1/K) sum_k p(z2=k | z1=k) */
-    double dom = 0;
-    for (uint32_t a = 0; a < k; a++)
-        dom += pz[a] > 0 ? mdl->A[a * k + a] / pz[a] : 0;
-    out->dominancy = dom / k;
-    /* Specificity: (1/K) sum_k KL(B_k || p(x)), p(x) the unigram of C */
-    double ptot = fit_sum_ordered(m.p, n), spec = 0, spars = 0;
-    for (uint32_t a = 0; a < k; a++) {
-        double kl = 0, l1 = 0, l2 = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            double b = mdl->B[(size_t)i * k + a], px = ptot > 0 ? m.p[i] / ptot : 0;
-            if (b > 0 && px > 0)
-                kl += b * log(b / px);
-            l1 += fabs(b), l2 += b * b;
-        }
-        spec += kl;
-        /* Sparsity (Hoyer): (sqrt N - |b|_1/|b|_2) / (sqrt N - 1) */
-        spars += l2 > 0 ? (sqrt((double)n) - l1 / sqrt(l2)) / (sqrt((double)n) - 1) : 0;
-    }
-    out->specificity = spec / k;
-    out->sparsity = spars / k;
-    /* Entropy: (1/N) sum_i H(z|x=i) / log2 K over words with mass */
-    double ent = 0;
-    uint32_t words = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        double h = 0, s = 0;
-        for (uint32_t a = 0; a < k; a++) {
-            double y = Bb[(size_t)i * k + a];
-            s += y;
-            if (y > 0)
-                h -= y * log2(y);
-        }
-        if (s > 0)
-            ent += h / log2((double)k), words++;
-    }
-    out->entropy = words ? ent / words : NAN;
-    /* Dissimilarity: words of a topic's top 20 in no other topic's top 20, averaged */
-    uint32_t top = n < 20 ? n : 20;
-    ranked *rk = malloc(sizeof(ranked) * n);
-    uint32_t *tops = malloc(sizeof(uint32_t) * k * top), *cnt = calloc(n, sizeof(uint32_t));
-    if (!rk || !tops || !cnt) {
-        free(rk), free(tops), free(cnt);
-        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-        goto out;
-    }
-    for (uint32_t a = 0; a < k; a++) {
-        for (uint32_t i = 0; i < n; i++)
-            rk[i] = (ranked){mdl->B[(size_t)i * k + a], i};
-        qsort(rk, n, sizeof(ranked), cmp_ranked);
-        for (uint32_t t = 0; t < top; t++)
-            cnt[tops[a * top + t] = rk[t].i]++;
-    }
-    double dis = 0;
-    for (uint32_t a = 0; a < k; a++)
-        for (uint32_t t = 0; t < top; t++)
-            dis += cnt[tops[a * top + t]] == 1;
-    out->dissimilarity = dis / k;
-    free(rk), free(tops), free(cnt);
+    rc = fit_metrics_local(mdl, m.p, out);
 out:
     free(m.p), free(m.q), free(pz), free(Bb), free(P), free(T), free(H), free(m.rec);
     free(m.cross), free(m.tmp), free(m.anchor_of), free(m.CS);

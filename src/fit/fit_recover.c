@@ -64,9 +64,9 @@ static void rhs_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, i
     }
 }
 
-int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uint32_t *S,
-                  const jsmf_fit_opts *o, int nt, double *B, double *Ybreve, double *XS,
-                  double *recovery_rect, jsmf_fit_report *rep)
+int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
+                  const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
+                  double *XS, double *recovery_rect, jsmf_fit_report *rep)
 {
     uint32_t n = R->n, k = o->k;
     double *Tt = calloc((size_t)n * k, sizeof(double)), *H = malloc(sizeof(double) * k * k);
@@ -136,6 +136,13 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uin
             for (uint32_t j = 0; j < k; j++)
                 out[j] = c[i] > 0 ? out[j] / c[i] : 0;
         }
+    } else if (R->kind == FIT_LOWRANK && o->recover != JSMF_RECOVER_KL) {
+        /* one product with the compressed iterate, not a pass over N x N rows */
+        if ((rc = fit_mat_apply(R, Tt, k, rhs, NULL, NULL)))
+            goto out;
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < k; j++)
+                rhs[(size_t)i * k + j] = c[i] > 0 ? rhs[(size_t)i * k + j] / c[i] : 0;
     } else {
         fit_mat R2 = *R;
         R2.threads = nt;
@@ -203,14 +210,15 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const uin
         rep->snls_iters += total;
         rep->snls_unconverged += unconv;
     }
-    /* Bayes' rule (Alg. 3 lines 15-17) */
+    /* Bayes' rule (Alg. 3 lines 15-17) with the unigram pw (a word without mass gets none) */
     double *den = calloc(k, sizeof(double));
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < k; j++)
-            den[j] += Ybreve[(size_t)i * k + j] * c[i];
+            den[j] += Ybreve[(size_t)i * k + j] * fmax(pw[i], 0);
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t j = 0; j < k; j++)
-            B[(size_t)i * k + j] = den[j] > 0 ? Ybreve[(size_t)i * k + j] * c[i] / den[j] : 0;
+            B[(size_t)i * k + j] =
+                den[j] > 0 ? Ybreve[(size_t)i * k + j] * fmax(pw[i], 0) / den[j] : 0;
     free(den);
 out:
     for (int t = 0; t < nt && work; t++)

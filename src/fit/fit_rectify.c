@@ -98,69 +98,6 @@ int fit_load_csr(const jsmf_source *C, fit_mat *m)
     return JSMF_OK;
 }
 
-/* The first AP step streams C: rows are buffered as the source hands them over and each full
- * buffer is multiplied in parallel. */
-typedef struct {
-    const jsmf_source *C;
-    const double *V;
-    double *Z;
-    uint32_t p;
-    uint32_t *brow;
-    uint64_t *boff;
-    uint32_t *bcol;
-    double *bval;
-    uint32_t nrows, rowcap;
-    uint64_t nnz, nnzcap;
-    int threads;
-    uint64_t passes;
-} src_apply;
-
-static void src_flush(src_apply *a)
-{
-#pragma omp parallel for schedule(dynamic, 64) num_threads(a->threads)
-    for (uint32_t r = 0; r < a->nrows; r++) {
-        double *z = a->Z + (size_t)a->brow[r] * a->p;
-        for (uint64_t e = a->boff[r]; e < a->boff[r + 1]; e++)
-            cblas_daxpy(a->p, a->bval[e], a->V + (size_t)a->bcol[e] * a->p, 1, z, 1);
-    }
-    a->nrows = 0;
-    a->nnz = 0;
-}
-
-static int src_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
-{
-    src_apply *a = arg;
-    if (a->nrows == a->rowcap || a->nnz + nv > a->nnzcap)
-        src_flush(a);
-    if (nv > a->nnzcap) { /* a row longer than the buffer: do it here */
-        double *z = a->Z + (size_t)row * a->p;
-        for (uint32_t e = 0; e < nv; e++)
-            cblas_daxpy(a->p, vals[e], a->V + (size_t)cols[e] * a->p, 1, z, 1);
-        return 0;
-    }
-    a->brow[a->nrows] = row;
-    a->boff[a->nrows] = a->nnz;
-    memcpy(a->bcol + a->nnz, cols, nv * sizeof *cols);
-    memcpy(a->bval + a->nnz, vals, nv * sizeof *vals);
-    a->nnz += nv;
-    a->nrows++;
-    a->boff[a->nrows] = a->nnz;
-    return 0;
-}
-
-static int src_apply_fn(void *ctx, const double *V, uint32_t p, double *Z)
-{
-    src_apply *a = ctx;
-    a->V = V, a->Z = Z, a->p = p;
-    memset(Z, 0, sizeof(double) * a->C->n * p);
-    a->passes++;
-    int rc = a->C->scan(a->C->ctx, src_row, a);
-    if (rc)
-        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
-    src_flush(a);
-    return JSMF_OK;
-}
-
 /* ---- factored iterates ------------------------------------------------------------------- */
 
 typedef struct {
@@ -274,25 +211,26 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
     double *Wold = malloc(sizeof(double) * n * r), *gold = malloc(sizeof(double) * r);
     double *Q0 = malloc(sizeof(double) * n * r), *Qn = malloc(sizeof(double) * n * (k + q));
-    src_apply sa = {0};
-    sa.C = C, sa.threads = nt, sa.rowcap = 4096, sa.nnzcap = 1 << 20;
-    sa.brow = malloc(sizeof(uint32_t) * sa.rowcap);
-    sa.boff = malloc(sizeof(uint64_t) * (sa.rowcap + 1));
-    sa.bcol = malloc(sizeof(uint32_t) * sa.nnzcap);
-    sa.bval = malloc(sizeof(double) * sa.nnzcap);
+    fit_csrc *src = NULL;
     int rc = JSMF_OK;
-    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !Qn || !sa.brow || !sa.boff ||
-        !sa.bcol || !sa.bval) {
+    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !Qn) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factored iterate (N=%u)", n);
         goto out;
     }
     uint32_t iters = 0;
     progress(o, "rectify", 0, o->rectify_iters);
-    rc = fit_eig_topk(src_apply_fn, &sa, n, k, k + q1, 3, NULL, 0, o->eig_tol, o->eig_maxit,
-                      o->seed, U, lam, &iters, NULL);
+    fit_eig_opts eo = {k, k + q1, 3, o->eig_maxit, NULL, 0, o->eig_tol, 0, o->seed};
+    fit_eig_result er;
+    /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
+    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->progress, o->progress_arg, &src)))
+        goto out;
+    rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL);
+    iters = er.applies;
     if (rc)
         goto out;
-    passes += sa.passes;
+    passes += fit_csrc_passes(src);
+    fit_csrc_close(src);
+    src = NULL;
     set_factor(F, n, k, U, lam);
     jsmf_fit_trace tr = {NAN, F->g[k], 0, 0, lam[k - 1], iters};
     for (uint32_t t = 1; t < o->rectify_iters; t++) {
@@ -305,9 +243,10 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
                 Q0[(size_t)i * r + k] = 1.0 / sqrt((double)n);
             }
         fac_apply fa = {F, 0, 0, 0, &passes};
-        rc = fit_eig_topk(fac_apply_fn, &fa, n, k, k + q, 1, t == 1 ? Q0 : Qn, t == 1 ? r : k + q,
-                          o->eig_tol, o->eig_step_maxit ? o->eig_step_maxit : o->eig_maxit,
-                          o->seed + t, U, lam, &iters, Qn);
+        fit_eig_opts so = {k, k + q, 1, o->eig_step_maxit ? o->eig_step_maxit : o->eig_maxit,
+                           t == 1 ? Q0 : Qn, t == 1 ? r : k + q, o->eig_tol, 0, o->seed + t};
+        rc = fit_eig_topk(fac_apply_fn, &fa, n, &so, U, lam, &er, Qn);
+        iters = er.applies;
         if (rc)
             goto out;
         tr.neg_frac = (double)fa.nneg / ((double)n * n);
@@ -325,7 +264,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         rep->passes += passes;
 out:
     free(U), free(lam), free(Wold), free(gold), free(Q0), free(Qn);
-    free(sa.brow), free(sa.boff), free(sa.bcol), free(sa.bval);
+    fit_csrc_close(src);
     if (rc)
         fit_mat_free(F);
     return rc;
