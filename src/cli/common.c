@@ -146,9 +146,25 @@ static double now_seconds(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double progress_last;
+static double progress_last, progress_start, step_start, step_done;
 static int progress_drawn;
+static char step_name[64];
 
+/* "12s", "4m05s", "2h13m": at most 6 characters. */
+static void fmt_duration(double s, char *buf, size_t size)
+{
+    if (!(s >= 0) || s > 359999)
+        snprintf(buf, size, "--");
+    else if (s < 60)
+        snprintf(buf, size, "%.0fs", s);
+    else if (s < 3600)
+        snprintf(buf, size, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else
+        snprintf(buf, size, "%dh%02dm", (int)s / 3600, (int)s % 3600 / 60);
+}
+
+/* One line, at most 79 columns: the step, a bar, the percentage, the time since the command
+ * started and, once 2% of the step is done, the time the step still needs at its rate so far. */
 void cli_progress_update(const char *what, double done, double total, const char *unit)
 {
     if (cli_progress < 0)
@@ -156,16 +172,29 @@ void cli_progress_update(const char *what, double done, double total, const char
     if (!cli_progress)
         return;
     double t = now_seconds();
+    if (!progress_start)
+        progress_start = t;
+    if (strncmp(step_name, what, sizeof step_name - 1) || done < step_done) {
+        snprintf(step_name, sizeof step_name, "%s", what); /* a new step, or a step again */
+        step_start = t;
+    }
+    step_done = done;
     if (t - progress_last < 0.2 && done < total)
         return;
     progress_last = t;
+    char el[16], eta[16];
+    fmt_duration(t - progress_start, el, sizeof el);
     if (total > 0) {
-        int width = 30, fill = (int)(width * (done / total > 1 ? 1 : done / total));
-        fprintf(stderr, "\r%s: %-12s [%.*s%*s] %5.1f%% %.0f/%.0f %s\x1b[K", cli_prog, what, fill,
-                "##############################", width - fill, "", 100.0 * done / total, done,
-                total, unit);
+        double f = done / total > 1 ? 1 : done / total < 0 ? 0 : done / total;
+        int width = 20, fill = (int)(width * f);
+        if (f >= 0.02)
+            fmt_duration((t - step_start) * (1 - f) / f, eta, sizeof eta);
+        else
+            snprintf(eta, sizeof eta, "--");
+        fprintf(stderr, "\r%.11s: %-14.14s [%.*s%*s] %5.1f%%  %6s  ETA %-6s\x1b[K", cli_prog, what,
+                fill, "####################", width - fill, "", 100.0 * f, el, eta);
     } else {
-        fprintf(stderr, "\r%s: %-12s %.0f %s\x1b[K", cli_prog, what, done, unit);
+        fprintf(stderr, "\r%.11s: %-14.14s %.0f %-10.10s %6s\x1b[K", cli_prog, what, done, unit, el);
     }
     progress_drawn = 1;
 }
