@@ -8,11 +8,12 @@
  *    max(U diag(l) U^T + s 11^T, 0), kept as (U, l, s) and generated row block by row block.
  *    The dense path (N x N in memory, LAPACK dsyevr) is chosen automatically for small N and is
  *    the in-library reference for the streaming one.
- *  - Streaming anchors are found on the exact clipped rows (one generated pass per anchor) for
- *    small N, and above that exactly in the (K+1)-dimensional factor space of the unclipped final
- *    iterate U diag(l) U^T + s 11^T (row-normalised by the exact row sums of the clipped one);
- *    B, A and every other quantity always use the exact clipped iterate. The clip can move
- *    factor-space anchors (measured in tools/bench/fit); the report records clip statistics.
+ *  - Anchors are found by Alg. 2 on the exact rectified rows, read lazily (a row is generated
+ *    again only while it could still be the next pivot); for the compressed iterate in the
+ *    K-dimensional space of its factor by default (--anchor-space).
+ *  - --rectify compressed (the compressed iterate of Lee et al. 2021, fit_compress.c) reads C
+ *    only for its first eigendecomposition and never forms N x N: every later step costs
+ *    O(N K (K + l)).
  *  - Output is identical for any thread count: per-word solves are independent, every reduction
  *    over words runs in a fixed block order.
  *  - Douglas-Rachford rectification exists only on the dense path (its iterate has no low-rank form).

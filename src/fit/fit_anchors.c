@@ -1,6 +1,6 @@
 /* fit_anchors.c — step 2: anchor words. Alg. 2 of seed 000 (implicit column-pivoted QR: the rows
- * are never modified, only their residual norms u are updated) over any row representation that
- * can give one row and all inner products with a vector; and FastAnchorWords (seed 002 Alg. 4:
+ * are never modified, only their residual norms u are updated, here lazily) over any row
+ * representation that can give one row; and FastAnchorWords (seed 002 Alg. 4:
  * random projection, greedy farthest-from-span, cleanup) on explicit projected points. */
 #include <math.h>
 #include <stdlib.h>
@@ -10,31 +10,74 @@
 
 #include "fit_internal.h"
 
+/* Alg. 2 picks argmax_i u_i, u_i = ||P_i||^2 - sum_l <q_l, P_i>^2, and subtracts <q_k, P_i>^2
+ * from every u_i after each pick: a pass over all rows per anchor. Here the u_i are updated
+ * lazily instead. A u_i left behind is an upper bound of its current value (it only decreases),
+ * so the rows sit in a max-heap by their last value; the top row is brought up to date (its row,
+ * dotted with the q_l it has not seen) and pushed back, until the top is current: that row is the
+ * exact argmax (ties: lower index first, as Alg. 2). Rows whose bounds fall far below the
+ * residuals of the others are never read again. */
+typedef struct {
+    double u;
+    uint32_t i, seen; /* row, and how many q_l are subtracted from u */
+} lazy_row;
+
+static int lazy_before(const lazy_row *a, const lazy_row *b)
+{
+    return a->u > b->u || (a->u == b->u && a->i < b->i);
+}
+
+static void heap_down(lazy_row *h, uint32_t m, uint32_t at)
+{
+    for (;;) {
+        uint32_t l = 2 * at + 1, r = l + 1, best = at;
+        if (l < m && lazy_before(&h[l], &h[best]))
+            best = l;
+        if (r < m && lazy_before(&h[r], &h[best]))
+            best = r;
+        if (best == at)
+            return;
+        lazy_row t = h[at];
+        h[at] = h[best], h[best] = t;
+        at = best;
+    }
+}
+
 int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
 {
-    uint32_t n = ops->n, d = ops->d;
-    double *u = malloc(sizeof(double) * n), *Q = calloc((size_t)k * d, sizeof(double));
-    double *p = malloc(sizeof(double) * d), *t = malloc(sizeof(double) * n);
+    uint32_t n = ops->n, d = ops->d, m = 0;
+    lazy_row *h = malloc(sizeof(lazy_row) * (n ? n : 1));
+    double *Q = calloc((size_t)k * d, sizeof(double)), *p = malloc(sizeof(double) * d);
     int rc = JSMF_OK;
-    if (!u || !Q || !p || !t) {
+    if (!h || !Q || !p) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
         goto out;
     }
     for (uint32_t i = 0; i < n; i++)
-        u[i] = (!ops->cand || ops->cand[i]) ? ops->norms2[i] : -INFINITY;
+        if ((!ops->cand || ops->cand[i]) && ops->norms2[i] > 0)
+            h[m++] = (lazy_row){ops->norms2[i], i, 0};
+    for (uint32_t a = m / 2; a-- > 0;)
+        heap_down(h, m, a);
     for (uint32_t kk = 0; kk < k; kk++) {
-        uint32_t best = 0; /* Alg. 2 line 4: argmax u (first index on ties) */
-        double bu = -INFINITY;
-        for (uint32_t i = 0; i < n; i++)
-            if (u[i] > bu)
-                bu = u[i], best = i;
-        if (!(bu > 0)) {
+        while (m && h[0].seen < kk) { /* bring the top up to date */
+            ops->row(ops->ctx, h[0].i, p);
+            for (uint32_t l = h[0].seen; l < kk; l++) {
+                double t = cblas_ddot(d, Q + (size_t)l * d, 1, p, 1);
+                h[0].u -= t * t;
+            }
+            h[0].seen = kk;
+            heap_down(h, m, 0);
+        }
+        if (!m || !(h[0].u > 0)) {
             rc = jsmf_error(JSMF_ENUMERIC,
                             "fit: only %u independent anchor candidates for K=%u (lower "
                             "--min-anchor-df or K)", kk, k);
             goto out;
         }
+        uint32_t best = h[0].i;
         S[kk] = best;
+        h[0] = h[--m];
+        heap_down(h, m, 0);
         ops->row(ops->ctx, best, p);
         /* line 6: q_k = (p_n - sum_l <q_l, p_n> q_l) / r_k, re-orthogonalised once; normalised by
          * its computed norm (r_k = sqrt(u_n) in exact arithmetic) */
@@ -51,15 +94,9 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
             goto out;
         }
         cblas_dscal(d, 1.0 / nq, q, 1);
-        /* line 7: u <- u - (q_k^T P) o (q_k^T P) */
-        if ((rc = ops->dots(ops->ctx, q, t)))
-            goto out;
-        for (uint32_t i = 0; i < n; i++)
-            u[i] -= t[i] * t[i];
-        u[best] = -INFINITY;
     }
 out:
-    free(u), free(Q), free(p), free(t);
+    free(h), free(Q), free(p);
     return rc;
 }
 

@@ -439,8 +439,6 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
         memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);
-    fit_csrc_close(src);
-    src = NULL;
     psd_factor(n, k, U, lam, Yn);
     if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
         goto out;
@@ -478,6 +476,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     F->kind = FIT_LOWRANK, F->n = n, F->r = k, F->scale = 1.0, F->threads = nt;
     F->c_streamed = streamed;
+    if (!streamed) /* kept for the metrics */
+        F->src = src, src = NULL;
     F->lr = lr;
     lr = NULL;
 out:

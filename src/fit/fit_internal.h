@@ -33,6 +33,7 @@ typedef struct fit_mat {
     uint32_t *cols;
     double *vals;
     fit_lowrank *lr;
+    struct fit_csrc *src; /* C, when the rectification kept it in memory (for the metrics) */
     int c_streamed;   /* C did not fit in memory: every pass over it reads the source */
     uint32_t block;   /* rows per generated block */
     int threads;
@@ -117,12 +118,11 @@ uint32_t fit_snls_activeset(const fit_snls *s, const double *r, double *y, doubl
 uint32_t fit_snls_kl(const fit_snls *s, const double *T, uint32_t n, const double *v, double *y,
                      double *work);
 
-/* Anchors: Alg. 2 on the rows P_i (dim d) given by row(i) and dots(q) = (<q, P_i>)_i. */
+/* Anchors: Alg. 2 on the rows P_i (dim d) given by row(i). */
 typedef struct fit_rows_ops {
     void *ctx;
     uint32_t n, d;
     void (*row)(void *ctx, uint32_t i, double *out);     /* P_i, length d */
-    int (*dots)(void *ctx, const double *q, double *out); /* n values */
     const double *norms2;                                /* ||P_i||^2 */
     const unsigned char *cand;                           /* candidate flags */
 } fit_rows_ops;
@@ -141,6 +141,9 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
                   void (*progress)(void *, const char *, double, double), void *parg,
                   fit_csrc **out);
 void fit_csrc_close(fit_csrc *s);
+/* Rows `ids` (m of them) of C, dense, into out (m x n); read from memory or in one streamed
+ * scan, which also gives the row statistics (ids NULL: only that). */
+int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out);
 /* How many reads of C the caller expects (for the progress line's total). */
 void fit_csrc_plan(fit_csrc *s, uint32_t passes);
 int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z);
@@ -178,6 +181,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
 /* Metrics that need no pass over C, only the model and the unigram p (fit_metrics.c):
  * dominancy, specificity, sparsity, entropy, dissimilarity. */
 int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out);
+/* All the metrics, against the C behind `src` (no pass when C is in memory). */
+int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out);
 
 /* Steps 3-4 (fit_recover.c). XS receives the K anchor rows of R (k x n). */
 int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,

@@ -15,6 +15,7 @@ void fit_mat_free(fit_mat *m)
     free(m->X), free(m->W), free(m->WG), free(m->g);
     free(m->rowptr), free(m->cols), free(m->vals);
     fit_lowrank_free(m->lr);
+    fit_csrc_close(m->src);
     memset(m, 0, sizeof *m);
 }
 
@@ -138,15 +139,18 @@ static void apply_block(void *arg, uint32_t r0, uint32_t nb, const double *rows,
 }
 
 /* Factored apply: X = Y + E with Y = WG W^T and E = max(-Y, 0) the clip correction, so
- * X V = WG (W^T V) + E V. The first term is exact in factor space; E is generated block by block
- * with the one GEMM that makes Y, and applied sparsely while few entries are clipped (dense
- * GEMM on the clipped block otherwise). */
+ * X V = WG (W^T V) + E V. The first term is exact in factor space (double). E is found block by
+ * block from Y generated in float32 (the GEMM that dominates the AP path, twice as fast): its
+ * entries are small and only their float rounding (~1e-7 of |Y|) reaches the product, far below
+ * the eigensolver's tolerance; it is applied sparsely while few entries are clipped, as one float
+ * GEMM on the clipped block otherwise. */
 typedef struct {
     const fit_mat *m;
     uint32_t p;
     const double *V, *WtV;
+    const float *Wf, *WGf, *Vf;
     double *Z;
-    double **buf;
+    float **buf, **zbuf;
     uint64_t *cnt;
     double *mass;
 } fac_ctx;
@@ -156,31 +160,43 @@ static void fac_block(fac_ctx *a, uint32_t blk, uint32_t r0, uint32_t nb, int ti
     const fit_mat *m = a->m;
     size_t n = m->n;
     uint32_t p = a->p, r = m->r;
-    double *Y = a->buf[tid], *Zb = a->Z + (size_t)r0 * p;
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, r, 1.0, m->WG + (size_t)r0 * r, r,
-                m->W, r, 0.0, Y, n);
+    float *Y = a->buf[tid];
+    double *Zb = a->Z + (size_t)r0 * p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, n, r, 1.0f, a->WGf + (size_t)r0 * r,
+                r, a->Wf, r, 0.0f, Y, n);
     uint64_t c = 0;
     double mass = 0;
     for (size_t e = 0; e < (size_t)nb * n; e++)
         if (Y[e] < 0)
             c++, mass -= Y[e];
     a->cnt[blk] = c, a->mass[blk] = mass;
-    if (c * 8 > (uint64_t)nb * n) { /* many clipped: one dense GEMM on max(Y, 0) */
-        for (size_t e = 0; e < (size_t)nb * n; e++)
-            Y[e] = Y[e] > 0 ? Y[e] : 0;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, n, 1.0, Y, n, a->V, p, 0.0,
-                    Zb, p);
-        return;
-    }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, r, 1.0, m->WG + (size_t)r0 * r,
                 r, a->WtV, p, 0.0, Zb, p);
+    if (c * 8 > (uint64_t)nb * n) { /* many clipped: one GEMM on the correction block */
+        float *zf = a->zbuf[tid];
+        for (size_t e = 0; e < (size_t)nb * n; e++)
+            Y[e] = Y[e] < 0 ? -Y[e] : 0;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, n, 1.0f, Y, n, a->Vf, p,
+                    0.0f, zf, p);
+        for (size_t e = 0; e < (size_t)nb * p; e++)
+            Zb[e] += zf[e];
+        return;
+    }
     for (uint32_t i = 0; i < nb; i++) {
-        const double *y = Y + (size_t)i * n;
+        const float *y = Y + (size_t)i * n;
         double *z = Zb + (size_t)i * p;
         for (size_t j = 0; j < n; j++)
             if (y[j] < 0)
-                cblas_daxpy(p, -y[j], a->V + j * p, 1, z, 1);
+                cblas_daxpy(p, -(double)y[j], a->V + j * p, 1, z, 1);
     }
+}
+
+static float *to_float(const double *x, size_t len)
+{
+    float *f = malloc(sizeof(float) * (len ? len : 1));
+    for (size_t e = 0; f && e < len; e++)
+        f[e] = (float)x[e];
+    return f;
 }
 
 static int factor_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
@@ -188,12 +204,16 @@ static int factor_apply(const fit_mat *m, const double *V, uint32_t p, double *Z
 {
     uint32_t n = m->n, b = m->block ? m->block : 64, nblk = (n + b - 1) / b;
     int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
-    fac_ctx a = {m, p, V, NULL, Z, calloc(nt, sizeof(double *)), calloc(nblk, sizeof(uint64_t)),
+    float *Wf = to_float(m->W, (size_t)n * m->r), *WGf = to_float(m->WG, (size_t)n * m->r);
+    float *Vf = to_float(V, (size_t)n * p);
+    fac_ctx a = {m, p, V, NULL, Wf, WGf, Vf, Z, calloc(nt, sizeof(float *)),
+                 calloc(nt, sizeof(float *)), calloc(nblk, sizeof(uint64_t)),
                  calloc(nblk, sizeof(double))};
     double *WtV = malloc(sizeof(double) * m->r * p);
-    int fail = !a.buf || !a.cnt || !a.mass || !WtV;
+    int fail = !a.buf || !a.zbuf || !a.cnt || !a.mass || !WtV || !Wf || !WGf || !Vf;
     for (int t = 0; t < nt && !fail; t++)
-        fail = !(a.buf[t] = malloc(sizeof(double) * (size_t)b * n));
+        fail = !(a.buf[t] = malloc(sizeof(float) * (size_t)b * n)) ||
+               !(a.zbuf[t] = malloc(sizeof(float) * (size_t)b * p));
     if (!fail) {
         fit_gemm_tn(n, m->r, p, m->W, V, WtV);
         a.WtV = WtV;
@@ -212,8 +232,9 @@ static int factor_apply(const fit_mat *m, const double *V, uint32_t p, double *Z
             *negmass = s;
     }
     for (int t = 0; t < nt && a.buf; t++)
-        free(a.buf[t]);
-    free(a.buf), free(a.cnt), free(a.mass), free(WtV);
+        free(a.buf[t]), free(a.zbuf[t]);
+    free(a.buf), free(a.zbuf), free(a.cnt), free(a.mass), free(WtV), free(Wf), free(WGf),
+        free(Vf);
     return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory for %u-row blocks of %u words", b, n)
                 : JSMF_OK;
 }

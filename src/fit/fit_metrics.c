@@ -4,78 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
+
+#include <cblas.h>
+
 #include "fit_internal.h"
-
-typedef struct {
-    uint32_t n, k;
-    double *p, *q;       /* row sums and row sums of squares of C */
-    int32_t *anchor_of;  /* word -> anchor index or -1 */
-    double *CS;          /* k x n anchor rows (raw) */
-    /* second scan */
-    const double *T;     /* Cbar_S^T, n x k */
-    const double *H;     /* T^T T */
-    const double *Bb;    /* p(z|x), n x k */
-    const double *P;     /* B A, n x k */
-    const double *B;
-    double *rec, *cross; /* per row */
-    double *tmp;
-} met_ctx;
-
-static int scan1(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
-{
-    met_ctx *m = arg;
-    if (row >= m->n)
-        return jsmf_error(JSMF_EFORMAT, "metrics: source row %u outside N=%u", row, m->n);
-    double a = 0, b = 0;
-    for (uint32_t e = 0; e < nv; e++)
-        a += vals[e], b += vals[e] * vals[e];
-    m->p[row] = a, m->q[row] = b;
-    if (m->anchor_of && m->anchor_of[row] >= 0) {
-        double *dst = m->CS + (size_t)m->anchor_of[row] * m->n;
-        for (uint32_t e = 0; e < nv; e++)
-            if (cols[e] < m->n)
-                dst[cols[e]] = vals[e];
-    }
-    return 0;
-}
-
-static int scan2(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
-{
-    met_ctx *m = arg;
-    uint32_t k = m->k;
-    const double *Pi = m->P + (size_t)row * k;
-    double cross = 0;
-    double *t = m->tmp;
-    memset(t, 0, sizeof(double) * k);
-    for (uint32_t e = 0; e < nv; e++) {
-        uint32_t j = cols[e];
-        if (j >= m->n)
-            continue;
-        const double *Bj = m->B + (size_t)j * k;
-        double s = 0;
-        for (uint32_t a = 0; a < k; a++)
-            s += Pi[a] * Bj[a];
-        cross += vals[e] * s;
-        if (m->T)
-            for (uint32_t a = 0; a < k; a++)
-                t[a] += vals[e] * m->T[(size_t)j * k + a];
-    }
-    m->cross[row] = cross;
-    if (m->T && m->p[row] > 0) {
-        /* |cbar_i - y^T Cbar_S|^2 = q_i/p_i^2 - 2 y^T (Cbar_S cbar_i) + y^T H y */
-        const double *y = m->Bb + (size_t)row * k;
-        double pi = m->p[row], lin = 0, qd = 0;
-        for (uint32_t a = 0; a < k; a++) {
-            lin += y[a] * t[a] / pi;
-            double h = 0;
-            for (uint32_t b = 0; b < k; b++)
-                h += m->H[a * k + b] * y[b];
-            qd += y[a] * h;
-        }
-        m->rec[row] = sqrt(fmax(m->q[row] / (pi * pi) - 2 * lin + qd, 0));
-    }
-    return 0;
-}
 
 typedef struct {
     double v;
@@ -181,77 +114,89 @@ done:
     return rc;
 }
 
-int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics *out)
+/* Recovery and approximation need C again: the anchors' rows of C, and one product C [B T]
+ * with T = Cbar_S^T, which gives every row's <C_i, (B A B^T)_i> = (B A)_i . (C B)_i and
+ * Cbar_S Cbar_i^T = (C T)_i / p_i. Then the metrics that need only the unigram. */
+int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out)
 {
-    uint32_t n = mdl->n, k = mdl->k;
-    if (C->n != n)
-        return jsmf_error(JSMF_EMISMATCH, "metrics: model has %u words, C has %u", n, C->n);
-    met_ctx m = {0};
-    m.n = n, m.k = k;
-    m.p = calloc(n, sizeof(double));
-    m.q = calloc(n, sizeof(double));
-    double *pz = calloc(k, sizeof(double)), *Bb = calloc((size_t)n * k, sizeof(double));
-    double *P = calloc((size_t)n * k, sizeof(double)), *T = NULL, *H = NULL;
-    m.rec = calloc(n, sizeof(double));
-    m.cross = calloc(n, sizeof(double));
-    m.tmp = calloc(k, sizeof(double));
+    uint32_t n = mdl->n, k = mdl->k, w = mdl->anchors ? 2 * k : k;
+    double *CS = mdl->anchors ? calloc((size_t)k * n, sizeof(double)) : NULL;
+    double *V = malloc(sizeof(double) * n * w), *Z = malloc(sizeof(double) * n * w);
+    double *P = malloc(sizeof(double) * n * k), *H = calloc((size_t)k * k, sizeof(double));
+    double *T = malloc(sizeof(double) * n * k), *pz = calloc(k, sizeof(double));
+    double *Bb = malloc(sizeof(double) * n * k), *rec = calloc(n, sizeof(double));
+    double *cross = calloc(n, sizeof(double));
     int rc = JSMF_OK;
-    if (!m.p || !m.q || !pz || !Bb || !P || !m.rec || !m.cross || !m.tmp) {
+    if ((mdl->anchors && !CS) || !V || !Z || !P || !H || !T || !pz || !Bb || !rec || !cross) {
         rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
         goto out;
     }
-    if (mdl->anchors) {
-        m.anchor_of = malloc(sizeof(int32_t) * n);
-        m.CS = calloc((size_t)k * n, sizeof(double));
-        if (!m.anchor_of || !m.CS) {
-            rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-            goto out;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            m.anchor_of[i] = -1;
-        for (uint32_t a = 0; a < k; a++)
-            if (mdl->anchors[a] < n)
-                m.anchor_of[mdl->anchors[a]] = (int32_t)a;
-    }
-    if ((rc = C->scan(C->ctx, scan1, &m)))
+    if (mdl->anchors && (rc = fit_csrc_rows(src, mdl->anchors, k, CS)))
         goto out;
-    bayes(mdl, pz, Bb);
-    fit_gemm_nn(n, k, k, mdl->B, mdl->A, P);
-    if (mdl->anchors) {
-        T = calloc((size_t)n * k, sizeof(double));
-        H = calloc((size_t)k * k, sizeof(double));
-        if (!T || !H) {
-            rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-            goto out;
-        }
-        for (uint32_t a = 0; a < k; a++) {
-            double ps = mdl->anchors[a] < n ? m.p[mdl->anchors[a]] : 0;
-            for (uint32_t j = 0; j < n; j++)
-                T[(size_t)j * k + a] = ps > 0 ? m.CS[(size_t)a * n + j] / ps : 0;
-        }
+    if (!fit_csrc_rowsums(src) && (rc = fit_csrc_rows(src, NULL, 0, NULL)))
+        goto out;
+    const double *p = fit_csrc_rowsums(src), *q = fit_csrc_rowsq(src);
+    for (uint32_t a = 0; a < k && mdl->anchors; a++) {
+        double ps = mdl->anchors[a] < n ? p[mdl->anchors[a]] : 0;
+        for (uint32_t j = 0; j < n; j++)
+            T[(size_t)j * k + a] = ps > 0 ? CS[(size_t)a * n + j] / ps : 0;
+    }
+    if (mdl->anchors)
         fit_gemm_tn(n, k, k, T, T, H);
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(V + (size_t)i * w, mdl->B + (size_t)i * k, sizeof(double) * k);
+        if (mdl->anchors)
+            memcpy(V + (size_t)i * w + k, T + (size_t)i * k, sizeof(double) * k);
     }
-    m.T = T, m.H = H, m.Bb = Bb, m.P = P, m.B = mdl->B;
-    if ((rc = C->scan(C->ctx, scan2, &m)))
+    if ((rc = fit_csrc_apply(src, V, w, Z)))
         goto out;
+    fit_gemm_nn(n, k, k, mdl->B, mdl->A, P);
+    bayes(mdl, pz, Bb);
+    for (uint32_t i = 0; i < n; i++) {
+        const double *z = Z + (size_t)i * w, *y = Bb + (size_t)i * k;
+        cross[i] = cblas_ddot(k, P + (size_t)i * k, 1, z, 1);
+        if (!mdl->anchors || !(p[i] > 0))
+            continue;
+        /* |cbar_i - y^T Cbar_S|^2 = q_i/p_i^2 - 2 y^T (Cbar_S cbar_i) + y^T H y */
+        double lin = cblas_ddot(k, y, 1, z + k, 1) / p[i], qd = 0;
+        for (uint32_t a = 0; a < k; a++)
+            qd += y[a] * cblas_ddot(k, H + (size_t)a * k, 1, y, 1);
+        rec[i] = sqrt(fmax(q[i] / (p[i] * p[i]) - 2 * lin + qd, 0));
+    }
     /* Approximation: |C|^2 - 2 <C, B A B^T> + tr(B^T B A B^T B A) */
-    double c2 = fit_sum_ordered(m.q, n), cross = fit_sum_ordered(m.cross, n);
+    double c2 = fit_sum_ordered(q, n), cr = fit_sum_ordered(cross, n);
     double *G = calloc((size_t)k * k, sizeof(double)), *GA = calloc((size_t)k * k, sizeof(double));
+    if (!G || !GA) {
+        free(G), free(GA);
+        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
+        goto out;
+    }
     fit_gemm_tn(n, k, k, mdl->B, mdl->B, G);
-    for (uint32_t a = 0; a < k; a++)
-        for (uint32_t b = 0; b < k; b++)
-            for (uint32_t e = 0; e < k; e++)
-                GA[a * k + b] += G[a * k + e] * mdl->A[e * k + b];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0, G, k, mdl->A, k, 0.0,
+                GA, k);
     double quad = 0;
     for (uint32_t a = 0; a < k; a++)
         for (uint32_t b = 0; b < k; b++)
             quad += GA[a * k + b] * GA[b * k + a];
     free(G), free(GA);
-    out->approximation = sqrt(fmax(c2 - 2 * cross + quad, 0));
-    out->recovery = mdl->anchors ? fit_sum_ordered(m.rec, n) / n : NAN;
-    rc = fit_metrics_local(mdl, m.p, out);
+    out->approximation = sqrt(fmax(c2 - 2 * cr + quad, 0));
+    out->recovery = mdl->anchors ? fit_sum_ordered(rec, n) / n : NAN;
+    rc = fit_metrics_local(mdl, p, out);
 out:
-    free(m.p), free(m.q), free(pz), free(Bb), free(P), free(T), free(H), free(m.rec);
-    free(m.cross), free(m.tmp), free(m.anchor_of), free(m.CS);
+    free(CS), free(V), free(Z), free(P), free(H), free(T), free(pz), free(Bb), free(rec);
+    free(cross);
+    return rc;
+}
+
+int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics *out)
+{
+    if (C->n != mdl->n)
+        return jsmf_error(JSMF_EMISMATCH, "metrics: model has %u words, C has %u", mdl->n, C->n);
+    /* C in memory when it takes at most 1 GiB, else two streamed passes */
+    fit_csrc *src = NULL;
+    int rc = fit_csrc_open(C, 2ull << 30, omp_get_max_threads(), 0, NULL, NULL, &src);
+    if (!rc)
+        rc = fit_metrics_c(mdl, src, out);
+    fit_csrc_close(src);
     return rc;
 }

@@ -382,6 +382,68 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
     return rc;
 }
 
+typedef struct {
+    fit_csrc *s;
+    const uint32_t *ids;
+    uint32_t m;
+    double *out;
+} rows_ctx;
+
+static void put_dense(rows_ctx *r, uint32_t a, const uint32_t *cols, const double *vals,
+                      uint32_t nv)
+{
+    double *o = r->out + (size_t)a * r->s->n;
+    for (uint32_t e = 0; e < nv; e++)
+        o[cols[e]] = vals[e];
+}
+
+static int rows_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
+                    uint32_t nv)
+{
+    rows_ctx *r = arg;
+    int rc = check_row(r->s, row, cols, nv);
+    if (rc)
+        return rc;
+    if (!r->s->have_stats)
+        note_stats(r->s, row, vals, nv);
+    for (uint32_t a = 0; a < r->m; a++) /* an id may repeat */
+        if (r->ids[a] == row)
+            put_dense(r, a, cols, vals, nv);
+    return 0;
+}
+
+int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out)
+{
+    if (m)
+        memset(out, 0, sizeof(double) * m * s->n);
+    if (s->cached) {
+        for (uint32_t a = 0; a < m; a++) {
+            /* the cached rows are the non-empty ones, ascending */
+            uint32_t lo = 0, hi = s->nrows;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (s->rows[mid] < ids[a])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == s->nrows || s->rows[lo] != ids[a])
+                continue;
+            double *o = out + (size_t)a * s->n;
+            for (uint64_t e = s->rowptr[lo]; e < s->rowptr[lo + 1]; e++)
+                o[s->cols[e]] = s->single ? s->vf[e] : s->vd[e];
+        }
+        return JSMF_OK;
+    }
+    rows_ctx r = {s, ids, m, out};
+    int rc = s->C->scan(s->C->ctx, rows_row, &r);
+    if (rc)
+        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    s->have_stats = 1;
+    s->passes++;
+    return JSMF_OK;
+}
+
 const double *fit_csrc_rowsums(const fit_csrc *s)
 {
     return s->have_stats ? s->rowsum : NULL;
