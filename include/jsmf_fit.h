@@ -141,6 +141,10 @@ typedef struct jsmf_fit_report {
     double recovery_rect;         /**< Recovery against the rectified C (000 Sec. 5.1, log not taken) */
     double approximation_rect;    /**< ||C_rect - B A B^T||_F */
     uint32_t levels;              /**< levels fitted (1 + super-topic levels) */
+    int rectify;                  /**< enum jsmf_rectify, as run */
+    int converged;                /**< compressed: the steps stopped by the convergence test (0:
+                                       at the cap, rectify_iters) */
+    uint32_t compress_rows;       /**< compressed: rows kept non-negative, l */
 } jsmf_fit_report;
 
 /** Fit K topics to C. `vocab` (may be NULL) names the words (copied into the model) and gives df

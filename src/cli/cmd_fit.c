@@ -20,8 +20,8 @@ static void usage(FILE *f)
             "  -k, --topics K          number of topics (required)\n"
             "  -o, --output MODEL      model directory to write (required)\n"
             "  --rectify ap|compressed|dr|none\n"
-            "                          alternating projection (default), the compressed iterate\n"
-            "                          (low rank + repairs, never N x N), Douglas-Rachford, none\n"
+            "                          alternating projection, the compressed iterate (low rank\n"
+            "                          + repairs, never N x N; default), Douglas-Rachford, none\n"
             "  --rectify-iters N       AP/DR iterations (default 15); compressed: at most (50)\n"
             "  --rectify-tol X         compressed: stop when the estimated distance to the fixed\n"
             "                          point is below X (relative; default 1e-4)\n"
@@ -376,6 +376,10 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
         jsmf_json_number(&j, "alpha0", r->alpha0);
         jsmf_json_uint(&j, "anchor_df", r->anchor_df);
         jsmf_json_uint(&j, "anchor_candidates", r->anchor_candidates);
+        if (r->rectify == JSMF_RECTIFY_COMPRESSED) {
+            jsmf_json_bool(&j, "converged", r->converged);
+            jsmf_json_uint(&j, "compress_rows", r->compress_rows);
+        }
         jsmf_json_number(&j, "final_neg_frac", r->final_neg_frac);
         jsmf_json_number(&j, "final_neg_mass", r->final_neg_mass);
     }
@@ -405,7 +409,12 @@ static void print_report(const jsmf_fit_report *r)
     cli_info("timings (s): load %.3f  rectify %.3f  anchors %.3f  B %.3f  A %.3f  metrics %.3f  "
              "total %.3f", r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
              r->t_metrics, r->t_total);
-    if (r->n_trace)
+    if (r->n_trace && r->rectify == JSMF_RECTIFY_COMPRESSED)
+        cli_info("rectify: compressed, %u passes over C, %u steps (%s), %u rows kept "
+                 "non-negative, alpha0 %.4g", r->trace[0].eig_iters, r->n_trace - 1,
+                 r->converged ? "converged" : "stopped at --rectify-iters", r->compress_rows,
+                 r->alpha0);
+    else if (r->n_trace)
         cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
                  r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
     if (r->c_metrics_skipped)

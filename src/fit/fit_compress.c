@@ -439,6 +439,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
         memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);
+    fit_csrc_close(src); /* float32 values: the metrics read C again in double, if small */
+    src = NULL;
     psd_factor(n, k, U, lam, Yn);
     if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
         goto out;
@@ -467,17 +469,20 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         if (rep)
             rep->passes += iters;
         hist[t] = delta;
-        if (converged(hist, t, o->rectify_tol))
+        if (converged(hist, t, o->rectify_tol)) {
+            if (rep)
+                rep->converged = 1;
             break;
+        }
     }
     if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
         rep->trace[rep->n_trace++] = tr;
     if ((rc = fit_lowrank_finish(lr, NULL, 0)))
         goto out;
+    if (rep)
+        rep->compress_rows = lr->l0;
     F->kind = FIT_LOWRANK, F->n = n, F->r = k, F->scale = 1.0, F->threads = nt;
     F->c_streamed = streamed;
-    if (!streamed) /* kept for the metrics */
-        F->src = src, src = NULL;
     F->lr = lr;
     lr = NULL;
 out:

@@ -144,7 +144,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "C.npy"), C)
-        tight = ["-k", str(K), "--rectify-iters", "6"]
+        tight = ["-k", str(K), "--rectify", "ap", "--rectify-iters", "6"]
         # AP, dense path
         out, B, A, S = run_fit(d, "ap", *tight, "--mode", "dense", "--save-rectified")
         X = ap(C, K, 6)

@@ -42,6 +42,7 @@ int main(void)
 
     jsmf_fit_opts o;
     jsmf_fit_opts_init(&o, k);
+    o.rectify = JSMF_RECTIFY_AP;
     o.rectify_iters = 5;
     o.eig_tol = 1e-12;
     o.snls_tol = 1e-12;
@@ -111,6 +112,26 @@ int main(void)
             for (uint32_t a = 0; a < k; a++)
                 found |= m->anchors[a] < k ? 1u << m->anchors[a] : 0;
             CHECK(found == (1u << k) - 1);
+        }
+        tu_model_free(m);
+    }
+    /* the default, the compressed iterate, recovers the planted topics from the exact C too */
+    {
+        jsmf_fit_opts d;
+        jsmf_fit_opts_init(&d, k);
+        d.snls_tol = 1e-12;
+        d.snls_maxit = 20000;
+        jsmf_model *m = NULL;
+        CHECK(d.rectify == JSMF_RECTIFY_COMPRESSED);
+        CHECK_OK(jsmf_fit(&src, NULL, &d, &m, NULL));
+        if (m) {
+            unsigned found = 0;
+            for (uint32_t a = 0; a < k; a++)
+                found |= m->anchors[a] < k ? 1u << m->anchors[a] : 0;
+            CHECK(found == (1u << k) - 1);
+            double e = b_error(m, n, k, B);
+            fprintf(stderr, "planted: compressed B error %.3g\n", e);
+            CHECK(e < 1e-5);
         }
         tu_model_free(m);
     }
