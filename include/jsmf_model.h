@@ -61,6 +61,22 @@ void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);
  *  id), into `ids` (room for `top`). Returns how many were written (min(top, N)). */
 uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids);
 
+/** p(w) = sum_z B_wz p(z): the model's own unigram, N values into `pw`. */
+void jsmf_model_word_marginal(const jsmf_model *m, double *pw);
+
+/** The `top` words of `topic` ranked by relevance (Sievert & Shirley 2014):
+ *  lambda log p(w|z) + (1 - lambda) log(p(w|z) / p(w)), with pw from jsmf_model_word_marginal.
+ *  lambda >= 1 (or pw NULL) ranks by p(w|z) alone, as jsmf_model_top_words. Smaller lambda
+ *  favours words distinctive of the topic over words frequent everywhere. */
+uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t top,
+                                   double lambda, const double *pw, uint32_t *ids);
+
+/** The relevance of every word for every topic (N x K, as B), for ranking them. */
+void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, double *out);
+
+/** The display default of jsmf topics: relevance with this lambda (tools/bench/e2e measures it). */
+#define JSMF_TOPWORDS_LAMBDA 0.7
+
 /* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes
  * a 1-D array of `rows` values. Writers check every write and the close: JSMF_ENOSPC / JSMF_EIO
  * with the path, and a failed write removes the partial file. */

@@ -11,6 +11,8 @@ enum topics_format { FMT_TEXT, FMT_TSV, FMT_JSON };
 
 typedef struct topics_opts {
     const char *model;
+    double lambda;      /* relevance weight of the ranking; 1: by p(word | topic) */
+    const double *pw;   /* the model's unigram, for the ranking */
     uint32_t top;
     uint32_t level;
     int format;
@@ -22,10 +24,15 @@ static void topics_usage(FILE *f)
     fprintf(f,
             "usage: jsmf topics MODEL [--top N] [--format text|tsv|json] [--level L] [--matrix]\n"
             "\n"
-            "Print the topics of a model: the most probable words of each topic (by\n"
-            "p(word | topic)), its anchor word and its size p(z) = A 1.\n"
+            "Print the topics of a model: the top words of each topic, its anchor word and\n"
+            "its size p(z) = A 1. Words are ranked by relevance, lambda log p(w|z) + (1 -\n"
+            "lambda) log(p(w|z) / p(w)) with lambda 0.7: what a topic says more than the corpus\n"
+            "does, rather than the words frequent in every topic (--rank prob: by p(w|z)).\n"
             "\n"
             "  --top N        words per topic (default 10)\n"
+            "  --rank prob|relevance[:LAMBDA]\n"
+            "                 ranking of the top words (default relevance:0.7; prob is\n"
+            "                 relevance:1)\n"
             "  --format F     text (default; aligned for reading), tsv (one row per topic:\n"
             "                 topic, size, alpha, anchor, top words separated by spaces) or\n"
             "                 json (topics with word probabilities, the A matrix and alpha)\n"
@@ -41,7 +48,7 @@ static void topics_usage(FILE *f)
 
 static int parse_topics_args(int argc, char **argv, topics_opts *o)
 {
-    o->top = 10, o->format = FMT_TEXT;
+    o->top = 10, o->format = FMT_TEXT, o->lambda = JSMF_TOPWORDS_LAMBDA;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         int err = 0;
@@ -53,6 +60,20 @@ static int parse_topics_args(int argc, char **argv, topics_opts *o)
             continue;
         if (!strcmp(a, "--matrix")) {
             o->matrix = 1;
+        } else if ((v = cli_opt_value(argc, argv, &i, "--rank", NULL, &err))) {
+            if (!strcmp(v, "prob")) {
+                o->lambda = 1;
+            } else if (!strcmp(v, "relevance")) {
+                o->lambda = JSMF_TOPWORDS_LAMBDA;
+            } else if (!strncmp(v, "relevance:", 10)) {
+                if ((err = cli_parse_double("--rank", v + 10, &o->lambda)))
+                    return err;
+                if (!(o->lambda >= 0 && o->lambda <= 1))
+                    return cli_usage_error("--rank: lambda must be in [0, 1]");
+            } else {
+                return cli_usage_error("--rank: unknown value '%s' (prob, relevance[:LAMBDA])",
+                                       v);
+            }
         } else if ((v = cli_opt_value(argc, argv, &i, "--top", "-n", &err))) {
             if ((err = cli_parse_u32("--top", v, &o->top)))
                 return err;
@@ -115,7 +136,7 @@ static void print_text(const jsmf_model *m, const topics_opts *o, const double *
         if (m->anchors)
             printf("  %-*s", aw, anchor_word(m, t));
         printf(" ");
-        uint32_t n = ids ? jsmf_model_top_words(m, t, o->top, ids) : 0;
+        uint32_t n = ids ? jsmf_model_top_words_rank(m, t, o->top, o->lambda, o->pw, ids) : 0;
         for (uint32_t r = 0; r < n; r++)
             printf(" %s", m->vocab->words[ids[r]]);
         printf("\n");
@@ -132,7 +153,7 @@ static void print_tsv(const jsmf_model *m, const topics_opts *o, const double *p
         if (m->alpha)
             printf("%.6g", m->alpha[t]);
         printf("\t%s\t", m->anchors ? anchor_word(m, t) : "");
-        uint32_t n = ids ? jsmf_model_top_words(m, t, o->top, ids) : 0;
+        uint32_t n = ids ? jsmf_model_top_words_rank(m, t, o->top, o->lambda, o->pw, ids) : 0;
         for (uint32_t r = 0; r < n; r++)
             printf("%s%s", r ? " " : "", m->vocab->words[ids[r]]);
         printf("\n");
@@ -186,6 +207,7 @@ static void print_json(const jsmf_model *m, const topics_opts *o, const double *
     jsmf_json_int(&j, "levels", levels);
     jsmf_json_uint(&j, "k", m->k);
     jsmf_json_uint(&j, "n_words", m->n);
+    jsmf_json_number(&j, "rank_lambda", o->lambda);
     jsmf_json_begin_array(&j, "topics");
     uint32_t *ids = malloc((o->top ? o->top : 1) * sizeof *ids);
     for (uint32_t t = 0; t < m->k; t++) {
@@ -203,7 +225,7 @@ static void print_json(const jsmf_model *m, const topics_opts *o, const double *
             jsmf_json_null(&j, "anchor");
         }
         jsmf_json_begin_array(&j, "words");
-        uint32_t n = ids ? jsmf_model_top_words(m, t, o->top, ids) : 0;
+        uint32_t n = ids ? jsmf_model_top_words_rank(m, t, o->top, o->lambda, o->pw, ids) : 0;
         for (uint32_t r = 0; r < n; r++) {
             int pretty = j.pretty;
             jsmf_json_begin_object(&j, NULL);
@@ -259,6 +281,10 @@ int cmd_topics(int argc, char **argv)
         return cli_fail(JSMF_ENOMEM);
     }
     jsmf_model_topic_sizes(m, pz);
+    double *pw = o.lambda < 1 ? malloc(sizeof(double) * m->n) : NULL;
+    if (pw)
+        jsmf_model_word_marginal(m, pw);
+    o.pw = pw;
     if (o.top > m->n)
         o.top = m->n; /* also bounds the word buffers below */
     if (o.format == FMT_JSON)
@@ -269,7 +295,7 @@ int cmd_topics(int argc, char **argv)
         print_tsv(m, &o, pz);
     else
         print_text(m, &o, pz);
-    free(pz);
+    free(pz), free(pw);
     jsmf_model_free(model);
     return cli_finish_stdout();
 }

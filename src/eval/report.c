@@ -201,6 +201,7 @@ typedef struct {
     const double *children;   /* kb x k: p(lower topic | this topic) or NULL */
     uint32_t kb;
     char **child_label;       /* kb labels */
+    const double *rank;       /* n x k: what the top words are ranked by (NULL: W itself) */
 } level_view;
 
 static int put_level(FILE *f, const level_view *L, uint32_t top)
@@ -239,7 +240,7 @@ static int put_level(FILE *f, const level_view *L, uint32_t top)
             fputs("null", f);
         fputs(",\"words\":[", f);
         uint32_t nt = top < L->n ? top : L->n;
-        top_indices(L->W + t, L->n, L->k, nt, buf, idx);
+        top_indices((L->rank ? L->rank : L->W) + t, L->n, L->k, nt, buf, idx);
         for (uint32_t i = 0; i < nt; i++) {
             fputs(i ? ",[" : "[", f);
             put_jstr(f, L->vocab->words[idx[i]]);
@@ -305,14 +306,24 @@ static void free_labels(char **lab, uint32_t k)
  * lower K) gets word distributions W_lower * B_sub, one over words (sub->n == N) its own B. */
 static int put_levels(FILE *f, const jsmf_model *m, uint32_t top)
 {
-    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, m->alpha, NULL, 0, NULL};
+    /* the words of level 0 ranked as 'jsmf topics' ranks them (relevance) */
+    level_view L0 = {m->n, m->k, m->B, m->A, m->vocab, m->anchors, m->alpha, NULL, 0, NULL, NULL};
+    double *pw = malloc(sizeof(double) * (m->n ? m->n : 1));
+    size_t nk = (size_t)m->n * m->k;
+    double *rel = malloc(sizeof(double) * (nk > 0 ? nk : 1));
+    if (pw && rel) {
+        jsmf_model_word_marginal(m, pw);
+        jsmf_model_relevance(m, JSMF_TOPWORDS_LAMBDA, pw, rel);
+        L0.rank = rel;
+    }
     fputs("\"levels\":[", f);
     int rc = put_level(f, &L0, top);
+    free(pw), free(rel);
     const double *Wlow = m->B;
     uint32_t klow = m->k;
     double *owned = NULL;
     for (const jsmf_model *s = m->sub; !rc && s; s = s->sub) {
-        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, s->alpha, NULL, 0, NULL};
+        level_view L = {m->n, s->k, NULL, s->A, m->vocab, NULL, s->alpha, NULL, 0, NULL, NULL};
         double *W = NULL;
         if (s->n == klow) {
             W = malloc((uint64_t)m->n * s->k * sizeof *W);

@@ -63,26 +63,76 @@ void jsmf_model_topic_sizes(const jsmf_model *m, double *pz)
     }
 }
 
-uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids)
+/* The `top` largest of v[w * stride] over w < n into ids, largest first (ties: lower id first,
+ * so the order is reproducible), in a small sorted buffer: O(n top) worst case, O(n) typically. */
+static uint32_t top_of(const double *v, uint64_t stride, uint32_t n, uint32_t top, uint32_t *ids)
 {
-    if (top > m->n)
-        top = m->n;
-    /* Keep the `top` best in a small sorted buffer (ties: lower word id first, so the order is
-     * reproducible): O(N top) worst case, O(N) typically. */
-    const double *col = m->B + topic;
+    if (top > n)
+        top = n;
     uint32_t have = 0;
-    for (uint32_t w = 0; w < m->n && top; w++) {
-        double v = col[(size_t)w * m->k];
-        if (have == top && v <= col[(size_t)ids[have - 1] * m->k])
+    for (uint32_t w = 0; w < n && top; w++) {
+        double x = v[w * stride];
+        if (have == top && x <= v[ids[have - 1] * stride])
             continue;
         uint32_t pos = have < top ? have++ : have - 1;
-        while (pos > 0 && col[(size_t)ids[pos - 1] * m->k] < v) {
+        while (pos > 0 && v[ids[pos - 1] * stride] < x) {
             ids[pos] = ids[pos - 1];
             pos--;
         }
         ids[pos] = w;
     }
     return have;
+}
+
+uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids)
+{
+    return top_of(m->B + topic, m->k, m->n, top, ids);
+}
+
+void jsmf_model_word_marginal(const jsmf_model *m, double *pw)
+{
+    double *pz = malloc(sizeof(double) * m->k);
+    if (!pz) {
+        for (uint32_t w = 0; w < m->n; w++)
+            pw[w] = 0;
+        return;
+    }
+    jsmf_model_topic_sizes(m, pz);
+    for (uint32_t w = 0; w < m->n; w++) {
+        double s = 0;
+        for (uint32_t t = 0; t < m->k; t++)
+            s += m->B[(size_t)w * m->k + t] * pz[t];
+        pw[w] = s;
+    }
+    free(pz);
+}
+
+/* lambda log b + (1 - lambda) log(b / p(w)) = log b - (1 - lambda) log p(w); a word the topic
+ * never produces ranks last. */
+static double relevance(double b, double pw, double lambda)
+{
+    return b > 0 && pw > 0 ? log(b) - (1 - lambda) * log(pw) : -INFINITY;
+}
+
+void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, double *out)
+{
+    for (size_t e = 0; e < (size_t)m->n * m->k; e++)
+        out[e] = relevance(m->B[e], pw[e / m->k], lambda);
+}
+
+uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t top,
+                                   double lambda, const double *pw, uint32_t *ids)
+{
+    if (!(lambda < 1) || !pw)
+        return jsmf_model_top_words(m, topic, top, ids);
+    double *r = malloc(sizeof(double) * (m->n ? m->n : 1));
+    if (!r)
+        return jsmf_model_top_words(m, topic, top, ids);
+    for (uint32_t w = 0; w < m->n; w++)
+        r[w] = relevance(m->B[(size_t)w * m->k + topic], pw[w], lambda);
+    uint32_t got = top_of(r, 1, m->n, top, ids);
+    free(r);
+    return got;
 }
 
 void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind)

@@ -33,7 +33,7 @@ while IFS='	' read -r k id word; do
 done < "$T/m/anchors.txt"
 
 # json: parses; anchors, sizes, probabilities, A and alpha agree with the numpy files
-"$JSMF" topics "$T/m" --format json --top 7 > "$T/json" || fail "topics json"
+"$JSMF" topics "$T/m" --format json --top 7 --rank prob > "$T/json" || fail "topics json"
 "$PYTHON" - "$T/m" "$T/json" <<'PY' || fail "json content"
 import json, sys
 import numpy as np
@@ -57,6 +57,26 @@ for t, topic in enumerate(out["topics"]):
     # the anchor is as probable as the top word, so it is among the first two
     assert anchors[t][2] in [w["word"] for w in ws[:2]]
 assert abs(sum(t["size"] for t in out["topics"]) - 1) < 1e-12
+PY
+
+# the default ranking: relevance 0.7 log p(w|z) + 0.3 log(p(w|z) / p(w)), p(w) = B A 1
+"$JSMF" topics "$T/m" --format json --top 7 > "$T/jsonr" || fail "topics json (relevance)"
+"$JSMF" topics "$T/m" --format json --top 7 --rank relevance:0.2 > "$T/jsonr2" || fail "relevance:0.2"
+"$PYTHON" - "$T/m" "$T/jsonr" 0.7 "$T/jsonr2" 0.2 <<'PY' || fail "relevance ranking"
+import json, sys
+import numpy as np
+m = sys.argv[1]
+B, A = np.load(m + "/B.npy"), np.load(m + "/A.npy")
+pw = B @ A.sum(1)
+for path, lam in ((sys.argv[2], float(sys.argv[3])), (sys.argv[4], float(sys.argv[5]))):
+    out = json.load(open(path))
+    assert out["rank_lambda"] == lam
+    for t, topic in enumerate(out["topics"]):
+        with np.errstate(divide="ignore"):
+            r = np.where(B[:, t] > 0, lam * np.log(B[:, t]) + (1 - lam) * np.log(B[:, t] / pw), -np.inf)
+        want = sorted(range(len(r)), key=lambda i: (-r[i], i))[:7]
+        got = [w["id"] for w in topic["words"]]
+        assert got == want or np.allclose(r[got], r[want], rtol=1e-12), (lam, t, got, want)
 PY
 
 # --matrix as tsv is A to the last bit
