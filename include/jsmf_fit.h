@@ -58,8 +58,9 @@ enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1
 typedef struct jsmf_fit_opts {
     uint32_t k;               /**< number of topics K (>= 2) */
     int rectify;              /**< enum jsmf_rectify (default AP) */
-    uint32_t rectify_iters;   /**< AP/DR iterations (default 15); compressed: the cap (0: 50) */
-    double rectify_tol;       /**< compressed: stop when the iterate moves less (relative) */
+    uint32_t rectify_iters;   /**< AP/DR iterations (default 15); compressed: the cap (0: 100) */
+    double rectify_tol;       /**< compressed: stop when the estimated distance of the iterate to
+                                   its fixed point is below this (relative; default 1e-3) */
     uint32_t compress_rows;   /**< compressed: rows/columns repaired, l (0: ceil(5 K ln K)) */
     uint32_t sketch_passes;   /**< compressed: most passes over C of its eigendecomposition (0: 30) */
     double sketch_tol;        /**< compressed: Ritz residual of that eigendecomposition, relative to
@@ -159,7 +160,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
 
-/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 50 for
+/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
  *  the compressed iterate (which stops earlier when it has converged). */
 uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
 

@@ -40,7 +40,9 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->dense_max_n = FIT_DENSE_MAX_N;
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;
-    o->rectify_tol = 1e-4;
+    /* debdesc, K=50: the fixed point's topics within l1 0.014 after 20 steps (0.0037 at 3e-4,
+     * 38 steps; 0.0012 at 1e-4, 56 steps), against l1 ~0.4 to planted truths */
+    o->rectify_tol = 1e-3;
     o->sketch_tol = 1e-2;
 }
 
@@ -73,7 +75,7 @@ uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o)
 {
     if (o->rectify_iters)
         return o->rectify_iters;
-    return o->rectify == JSMF_RECTIFY_COMPRESSED ? 50 : 15;
+    return o->rectify == JSMF_RECTIFY_COMPRESSED ? 100 : 15;
 }
 
 static int cmp_u64_desc(const void *a, const void *b)

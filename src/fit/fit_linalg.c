@@ -116,23 +116,24 @@ double fit_rng_gauss(uint64_t *s)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Duchi et al. 2008: sort, find the threshold theta, clip. */
+/* Euclidean projection onto the probability simplex: the threshold theta with
+ * sum_j max(v_j - theta, 0) = 1, found by Michelot's fixed point (1986): start from the mean
+ * over all coordinates and drop those at or below the current theta until none is dropped.
+ * theta only grows, so at most k rounds, usually 2-4: no sort (qsort dominated B's recovery). */
 void fit_simplex_project(uint32_t k, const double *v, double *out, double *scratch)
 {
-    memcpy(scratch, v, sizeof(double) * k);
-    qsort(scratch, k, sizeof(double), cmp_desc);
-    double cum = 0, theta = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        cum += scratch[j];
-        double t = (cum - 1.0) / (j + 1);
-        if (scratch[j] - t > 0)
-            theta = t;
+    (void)scratch;
+    double theta = -INFINITY;
+    for (;;) {
+        double sum = 0;
+        uint32_t m = 0;
+        for (uint32_t j = 0; j < k; j++)
+            if (v[j] > theta)
+                sum += v[j], m++;
+        double t = (sum - 1.0) / m;
+        if (!(t > theta))
+            break;
+        theta = t;
     }
     for (uint32_t j = 0; j < k; j++)
         out[j] = v[j] > theta ? v[j] - theta : 0.0;

@@ -165,19 +165,19 @@ def main():
             same = open(os.path.join(o1, f), "rb").read() == open(os.path.join(o2, f), "rb").read()
             check(same, "%s identical for 1 and 2 threads" % f)
         # defaults: a 5-pass sketch, two subspace steps per rectification step, stop when the
-        # estimated distance to the fixed point is below 1e-4. Against the same iteration run
-        # until it stops moving (measured 6e-4: B is more sensitive than Y Y^T), and against
-        # numpy's fixed point from the exact eigendecomposition (1.3e-3: a nonconvex iteration
-        # from a slightly different start settles at a slightly different point): within 2e-3.
+        # estimated distance to the fixed point is below 1e-3. Against the same iteration run
+        # until it stops moving, and against numpy's fixed point from the exact
+        # eigendecomposition (a nonconvex iteration from a slightly different start settles at a
+        # slightly different point): measured 1.4e-3 and 1.5e-3 in B, checked at 4e-3.
         Sc, Bc, _ = model(compressed(C, K, l, 5000, 1e-12), l, K, C.sum(1))
         _, Bf, _, Sf = run_fit(d, "fixed", "-k", str(K), "--rectify", "compressed",
                                "--rectify-tol", "1e-12", "--rectify-iters", "1000")
         _, Bd, _, Sd = run_fit(d, "dflt", "-k", str(K), "--rectify", "compressed")
-        check(Sd == Sf and np.abs(Bd - Bf).max() < 2e-3,
-              "default settings: the anchors of the fixed point, B within 2e-3 of it (max diff "
+        check(Sd == Sf and np.abs(Bd - Bf).max() < 4e-3,
+              "default settings: the anchors of the fixed point, B within 4e-3 of it (max diff "
               "%.2e)" % np.abs(Bd - Bf).max())
-        check(Sd == Sc and np.abs(Bd - Bc).max() < 2e-3,
-              "default settings: B within 2e-3 of numpy's fixed point (max diff %.2e)"
+        check(Sd == Sc and np.abs(Bd - Bc).max() < 4e-3,
+              "default settings: B within 4e-3 of numpy's fixed point (max diff %.2e)"
               % np.abs(Bd - Bc).max())
         # against AP on the same C: the same anchors here (a clean planted corpus)
         _, Ba, _, Sa = run_fit(d, "ap", "-k", str(K), "--rectify", "ap")
