@@ -134,7 +134,8 @@ int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned cha
 double fit_now(void);
 
 /* Products C V with the original C (fit_source.c): cached in memory when it fits half of `mem`,
- * streamed from the source otherwise; float32 arithmetic when `single`. fit_csrc_apply is a
+ * streamed from the source otherwise; float32 arithmetic when `single` and C does not fit in
+ * double (fit_csrc_exact tells). fit_csrc_apply is a
  * fit_apply_fn. Row sums and sums of squares of C are known after the first read. */
 typedef struct fit_csrc fit_csrc;
 int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
@@ -151,6 +152,8 @@ const double *fit_csrc_rowsums(const fit_csrc *s);
 const double *fit_csrc_rowsq(const fit_csrc *s);
 uint64_t fit_csrc_passes(const fit_csrc *s);
 int fit_csrc_cached(const fit_csrc *s);
+/* 1 when products use C's values in double (the metrics can read them). */
+int fit_csrc_exact(const fit_csrc *s);
 
 /* The compressed iterate (fit_compress.c). */
 fit_lowrank *fit_lowrank_new(uint32_t n, uint32_t k, uint32_t l, int nt);

@@ -293,7 +293,11 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
         goto fail;
     }
-    /* C in memory when it takes at most half the budget: later passes read RAM, not the store */
+    /* C in memory when it takes at most half the budget: later passes read RAM, not the store.
+     * In double whenever that fits (exact, and the metrics reuse it); float32 is for C larger
+     * than that, where the products are bound by memory traffic */
+    if (single && cache_bytes(C->n, C->nnz, 0) <= mem / 2)
+        s->single = single = 0;
     if (cache_bytes(C->n, C->nnz, single) <= mem / 2) {
         s->cap = C->nnz;
         load_ctx l = {s};
@@ -462,4 +466,9 @@ uint64_t fit_csrc_passes(const fit_csrc *s)
 int fit_csrc_cached(const fit_csrc *s)
 {
     return s->cached;
+}
+
+int fit_csrc_exact(const fit_csrc *s)
+{
+    return !s->single;
 }
