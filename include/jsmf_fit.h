@@ -62,9 +62,10 @@ typedef struct jsmf_fit_opts {
     double rectify_tol;       /**< compressed: stop when the estimated distance of the iterate to
                                    its fixed point is below this (relative; default 1e-3) */
     uint32_t compress_rows;   /**< compressed: rows/columns repaired, l (0: ceil(5 K ln K)) */
-    uint32_t sketch_passes;   /**< compressed: most passes over C of its eigendecomposition (0: 30) */
-    double sketch_tol;        /**< compressed: Ritz residual of that eigendecomposition, relative to
-                                   the K-th eigenvalue */
+    uint32_t sketch_passes;   /**< compressed: most passes over C of its eigendecomposition (0: 16
+                                   when C is in memory, 8 when it is read from the source) */
+    double sketch_tol;        /**< compressed: that eigendecomposition stops when its wanted Ritz
+                                   values move less than this, relative to the K-th (3e-2) */
     int anchors;              /**< enum jsmf_anchors (default QR) */
     uint32_t fast_dim;        /**< random projection dimension of --anchors fast (default 1000) */
     int anchor_space;         /**< enum jsmf_anchor_space (default AUTO) */
@@ -82,7 +83,8 @@ typedef struct jsmf_fit_opts {
     uint64_t seed;            /**< seed of the random starts / projections (default 1) */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
-    uint64_t mem_bytes;       /**< memory budget for row blocks and the dense path (default 2 GiB) */
+    uint64_t mem_bytes;       /**< memory budget: C in memory (up to half), row blocks, the dense
+                                   path (default: a quarter of the RAM, 512 MiB to 4 GiB) */
     uint32_t dense_max_n;     /**< AUTO picks dense when N <= this (default: measured crossover) */
     double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-7) */
     uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */

@@ -425,6 +425,14 @@ static double lowrank_delta(uint32_t n, uint32_t k, const double *Y1, const doub
  * planted corpus, 0.95 on debdesc, faster in the first steps), so the distance to the fixed point
  * is about delta rho / (1 - rho): stop when that estimate, with the slowest of the last three
  * rates, is below tol. A step that moved more than the one before never stops the iteration. */
+static double slowest_rate(const double *hist, uint32_t t)
+{
+    double rho = 0;
+    for (uint32_t j = t - 2; j <= t; j++)
+        rho = fmax(rho, hist[j] / hist[j - 1]);
+    return rho;
+}
+
 static int converged(const double *hist, uint32_t t, double tol)
 {
     double delta = hist[t];
@@ -432,10 +440,22 @@ static int converged(const double *hist, uint32_t t, double tol)
         return 1;
     if (t < 4)
         return 0;
-    double rho = 0;
-    for (uint32_t j = t - 2; j <= t; j++)
-        rho = fmax(rho, hist[j] / hist[j - 1]);
+    double rho = slowest_rate(hist, t);
     return rho < 1 && delta * rho / (1 - rho) <= tol;
+}
+
+/* The steps the test will take, at the rate so far (for the progress line's ETA). */
+static uint32_t steps_expected(const double *hist, uint32_t t, double tol, uint32_t maxit)
+{
+    if (t < 4)
+        return maxit < 20 ? maxit : 20;
+    double rho = slowest_rate(hist, t), delta = hist[t];
+    if (!(rho < 1) || !(rho > 0))
+        return maxit;
+    /* delta rho^j rho / (1 - rho) <= tol */
+    double more = ceil(log(tol * (1 - rho) / (rho * delta)) / log(rho));
+    double total = t + (more > 1 ? more : 1);
+    return total < maxit ? (uint32_t)total : maxit;
 }
 
 uint32_t fit_compress_rows_default(uint32_t k)
@@ -460,14 +480,17 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
         goto out;
     }
-    /* the only reads of C: a randomized block Krylov eigendecomposition, sketch_passes passes */
+    /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
+     * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
+     * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
     if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->progress, o->progress_arg, &src)))
         goto out;
-    /* one block Krylov cycle of depth d = the passes, from a random start of p columns */
-    uint32_t d = o->sketch_passes ? o->sketch_passes : 5;
-    fit_eig_opts eo = {k, k + (k / 2 > 10 ? k / 2 : 10), d, 1, NULL, 0, 0, 1, o->seed};
+    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
+    uint32_t d = cap < 4 ? cap : 4;
+    fit_eig_opts eo = {k, k + (k / 2 > 10 ? k / 2 : 10), d, cap / d, NULL, 0, o->sketch_tol, 1,
+                       o->seed, 1};
     fit_eig_result er;
-    fit_csrc_plan(src, d);
+    fit_csrc_plan(src, cap);
     if ((rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL)))
         goto out;
     uint32_t iters = er.applies;
@@ -489,10 +512,10 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     }
     for (uint32_t t = 1; t <= maxit; t++) {
-        progress(o, "rectify", t, maxit);
+        progress(o, "rectify", t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
-                           t == 1 ? k : p, o->eig_tol, 0, o->seed + t};
+                           t == 1 ? k : p, o->eig_tol, 0, o->seed + t, 0};
         if ((rc = fit_eig_topk(fit_lowrank_apply, lr, n, &so, U, lam, &er, Qn)))
             goto out;
         iters = er.applies;

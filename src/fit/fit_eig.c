@@ -52,7 +52,9 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
     double *tmp = malloc(sizeof(double) * np), *T = malloc(sizeof(double) * m * m);
     double *w = malloc(sizeof(double) * m), *coef = malloc(sizeof(double) * p * p);
     double *Sj = malloc(sizeof(double) * p * p), *G = malloc(sizeof(double) * p * p);
-    int rc = JSMF_OK, fail = !Vb || !Wb || !Y || !AY || !tmp || !T || !w || !coef || !Sj || !G;
+    double *prev = malloc(sizeof(double) * k);
+    int rc = JSMF_OK,
+        fail = !Vb || !Wb || !Y || !AY || !tmp || !T || !w || !coef || !Sj || !G || !prev;
     for (uint32_t j = 0; j < depth && !fail; j++)
         fail = !(Vb[j] = malloc(sizeof(double) * np)) || !(Wb[j] = malloc(sizeof(double) * np));
     if (fail) {
@@ -132,6 +134,14 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
         for (uint32_t c = 0; c < k; c++)
             r = fmax(r, sqrt(fmax(G[c * p + c], 0)));
         last_res = r / (amax > 0 ? amax : 1);
+        if (e->ritz_change) { /* how far the wanted Ritz values moved since the last cycle */
+            double ch = it ? 0 : INFINITY;
+            for (uint32_t c = 0; c < k && it; c++)
+                ch = fmax(ch, fabs(w[m - 1 - c] - prev[c]));
+            last_res = ch / (amax > 0 ? amax : 1);
+            for (uint32_t c = 0; c < k; c++)
+                prev[c] = w[m - 1 - c];
+        }
         if (last_res <= tol || it + 1 == maxit)
             break;
         /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
@@ -158,6 +168,6 @@ out:
     for (uint32_t j = 0; j < depth && Vb && Wb; j++)
         free(Vb[j]), free(Wb[j]);
     free(Vb), free(Wb), free(Y), free(AY), free(tmp), free(T), free(w), free(coef), free(Sj);
-    free(G);
+    free(G), free(prev);
     return rc;
 }

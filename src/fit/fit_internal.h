@@ -76,8 +76,9 @@ int fit_syev(uint32_t p, double *A, double *w);
  * Krylov (depth blocks of p columns) with Rayleigh-Ritz and restarts from a power step, warm-
  * started from Q0 (n x p0 columns, may be NULL). Stops when every wanted Ritz pair has a residual
  * below tol times the largest |Ritz value| of the block (tol_kth: times the K-th Ritz value, the
- * stricter test an eigendecomposition of C needs, whose top eigenvalue dwarfs the K-th), or after
- * maxit restarts. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the
+ * scale an eigendecomposition of C needs, whose top eigenvalue dwarfs the K-th), or, with
+ * ritz_change, when no wanted Ritz value moved by more than that since the previous cycle; or
+ * after maxit cycles. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the
  * last Ritz vectors: the warm start that advances the subspace by one power step. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
 typedef struct fit_eig_opts {
@@ -87,6 +88,7 @@ typedef struct fit_eig_opts {
     double tol;
     int tol_kth;
     uint64_t seed;
+    int ritz_change;
 } fit_eig_opts;
 typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */
@@ -180,6 +182,10 @@ int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_re
 int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
                        jsmf_fit_report *rep);
 
+
+/* A model whose A does not sum to a positive number, with a non-finite B, or with topics below
+ * a thousandth of an even share is no model: the error says why and what to change (fit.c). */
+int fit_check_model(const jsmf_model *m, const jsmf_vocab *v, uint64_t df_min, double asum);
 
 /* Metrics that need no pass over C, only the model and the unigram p (fit_metrics.c):
  * dominancy, specificity, sparsity, entropy, dissimilarity. */

@@ -154,8 +154,16 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     for (size_t e = 0; e < (size_t)n * k; e++)
         rhs[e] *= hs;
     if (o->recover != JSMF_RECOVER_KL) {
+        uint32_t done = 0;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
         for (uint32_t i = 0; i < n; i++) {
+            if (i % 1024 == 0) { /* progress: one thread draws, all count */
+                uint32_t d;
+#pragma omp atomic capture
+                d = done += 1024;
+                if (omp_get_thread_num() == 0 && o->progress)
+                    o->progress(o->progress_arg, "topics", d < n ? d : n, n);
+            }
             if (skip[i])
                 continue;
             double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)i * k;

@@ -164,7 +164,7 @@ def main():
         for f in ("B.npy", "A.npy", "anchors.txt", "alpha.npy"):
             same = open(os.path.join(o1, f), "rb").read() == open(os.path.join(o2, f), "rb").read()
             check(same, "%s identical for 1 and 2 threads" % f)
-        # defaults: a 5-pass sketch, two subspace steps per rectification step, stop when the
+        # defaults: a sketch of 4-pass cycles, two subspace steps per rectification step, stop when the
         # estimated distance to the fixed point is below 1e-3. Against the same iteration run
         # until it stops moving, and against numpy's fixed point from the exact
         # eigendecomposition (a nonconvex iteration from a slightly different start settles at a
