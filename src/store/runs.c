@@ -94,10 +94,13 @@ static int open_live_runs(jsmf_store *s, MDB_txn *t, void *arg)
     return rc;
 }
 
+/* Dead runs at open are what a killed process left: the staged parts of a checkpoint that never
+ * registered them, or a compaction's merged runs not yet freed. The writer lock says no other
+ * process is staging a run, so they go now, even when this process will write nothing. */
 int runs_writer_open(jsmf_store *s)
 {
     int rc = in_write_txn(s, open_live_runs, NULL, 0);
-    return rc;
+    return rc ? rc : runs_drop_dead(s);
 }
 
 /* ---- dropping dead runs ------------------------------------------------------------------- */

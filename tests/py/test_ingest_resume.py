@@ -107,6 +107,19 @@ def main():
     assert info["nnz_exact"] and inexact > 0, (info["nnz_exact"], inexact)
     assert_no_dead_runs(store)
 
+    # 1b. a process killed while staging a new input's run leaves a dead run; the next writer
+    # drops it at open, even one that then finds nothing to do
+    c = os.path.join(tmp, "c.txt")
+    write_text(c, lines[:300])
+    run("ingest", store, c, "--vocab", vpath, "--mem", "1M", "--accumulator=hash", ok=99,
+        env={"JSMF_TEST_EXIT_IN_STAGE": "1", "JSMF_STORE_TXN_BYTES": "8192"})
+    info = json.loads(run("info", store, "--json").stdout)
+    assert len(run_databases(store)) > info["runs"], "the hook should leave a dead run"
+    p = run("ingest", store, *args, ok=1)
+    assert b"already ingested" in p.stderr, p.stderr
+    assert_no_dead_runs(store)
+    assert export_bytes(store, tmp) == want_bytes, "dropping a dead run changed C"
+
     # 2. kill -9 at random moments; trials on fresh stores until enough kills landed
     kills, seen, trials = 0, set(), 0
     env = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_STORE_TXN_BYTES="16384")
