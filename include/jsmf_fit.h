@@ -126,7 +126,9 @@ typedef struct jsmf_fit_trace {
 typedef struct jsmf_fit_report {
     int mode;                     /**< JSMF_MODE_DENSE or JSMF_MODE_STREAM, as run */
     uint32_t n, k;
-    double t_load, t_rectify, t_anchors, t_recover_b, t_recover_a, t_metrics, t_total; /**< s */
+    /** seconds: t_load reads C (the dense path's load; the streaming paths' first
+     *  eigendecomposition, the only reads of C but the metrics'), t_rectify the rest of step 1 */
+    double t_load, t_rectify, t_anchors, t_recover_b, t_recover_a, t_metrics, t_total;
     uint32_t n_trace;
     jsmf_fit_trace trace[JSMF_FIT_MAX_TRACE];
     uint64_t passes;              /**< passes over C or generated row blocks */

@@ -483,6 +483,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
      * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
      * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
+    double t0 = fit_now();
     if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->progress, o->progress_arg, &src)))
         goto out;
     uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
@@ -495,7 +496,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     uint32_t iters = er.applies;
     if (rep)
-        rep->passes += fit_csrc_passes(src), rep->t_load = 0;
+        rep->passes += fit_csrc_passes(src), rep->t_load = fit_now() - t0;
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
         memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);
