@@ -500,7 +500,10 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
         memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);
-    if (streamed || !fit_csrc_exact(src)) /* C is read again for the metrics, if at all */
+    /* C cached in float32 serves the metrics too: recovery moves by ~2e-5 relative, and
+     * reading the store again in double cost two streamed passes, as much as the rest of the
+     * fit at N=20k (tools/bench/fit-results.md) */
+    if (streamed)
         fit_csrc_close(src), src = NULL;
     psd_factor(n, k, U, lam, Yn);
     if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
@@ -544,7 +547,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rep->compress_rows = lr->l0;
     F->kind = FIT_LOWRANK, F->n = n, F->r = k, F->scale = 1.0, F->threads = nt;
     F->c_streamed = streamed;
-    F->src = src; /* C in memory, in double: kept for the metrics */
+    F->src = src; /* C in memory: kept for the metrics */
     src = NULL;
     F->lr = lr;
     lr = NULL;

@@ -36,6 +36,19 @@ def main():
         sp = np.mean((np.sqrt(N) - np.abs(B).sum(0) / np.sqrt((B ** 2).sum(0))) / (np.sqrt(N) - 1))
         assert abs(m["sparsity"] - sp) < 1e-9
         assert m["l1_error"] < 0.5, m["l1_error"]   # an empirical C of 1500 short documents
+        # --mem where C fits half of it in float32 but not in double: the sketch and the fit's
+        # metrics use the float32 copy, and recovery (a difference of squares) moves by ~2e-5
+        # relative; smaller still, C is streamed and the two are left to eval
+        info = json.loads(jsmf("info", t("store"), "--json"))
+        f32 = info["nnz"] * 8 + (info["n_words"] + 1) * 12
+        for mem, want in ((2 * (f32 + info["nnz"] * 2), "float32"), (f32, "streamed")):
+            jsmf("fit", t("store"), "-k", "6", "-o", t("model-" + want), "-q", "--mem", str(mem))
+            sm = json.load(open(t("model-%s/summary.json" % want)))["metrics"]
+            for k in ("recovery", "approximation"):
+                if want == "streamed":
+                    assert sm.get(k) is None, (want, k, sm.get(k))
+                else:
+                    assert abs(sm[k] - m[k]) <= 1e-4 * abs(m[k]), (want, k, sm[k], m[k])
         # A store over another vocabulary is refused.
         subprocess.run([PY, os.path.join(ROOT, "tools/synth/synth.py"), "-o", t("other.txt"),
                         "--truth", t("other"), "--vocab", "200", "--topics", "3", "--docs", "50",
