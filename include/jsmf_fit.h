@@ -50,8 +50,9 @@ enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1
 
 #define JSMF_FIT_MAX_LEVELS 8
 /** min_anchor_df: choose it from the corpus. Anchor candidates are the words in at least
- *  ceil(sqrt(M) / 2) documents (M = docs), lowered while fewer than 2K words qualify but never
- *  below 2; the rule and its measurements: tools/bench/fit-results.md. */
+ *  ceil(sqrt(M) / 8) documents (M = docs; sqrt(M) / 2 for AP, DR and none), lowered while
+ *  fewer than 2K words qualify but never below 2; the rule and its measurements:
+ *  tools/bench/fit-results.md. */
 #define JSMF_FIT_DF_AUTO UINT64_MAX
 #define JSMF_FIT_MAX_TRACE 1024
 

@@ -323,9 +323,12 @@ out:
 
 /* The document-frequency threshold of anchor candidates. A word seen in few documents has a
  * noisy co-occurrence row, and noise makes a row look far from all the others: exactly what the
- * pivoted QR picks. Automatic: ceil(sqrt(M) / 2), the best threshold by coherence on every real
- * corpus measured (tools/bench/fit-results.md), lowered while fewer than 2K words with mass
- * qualify, never below 2 (a word of one document is that document's bag of words). */
+ * pivoted QR picks; too high a threshold leaves topics without a specific anchor and costs
+ * held-out likelihood. Automatic: ceil(sqrt(M) / 8) for the compressed iterate, the knee of
+ * coherence that keeps the likelihood on every real corpus measured; ceil(sqrt(M) / 2) for the
+ * other rectifications, whose clipped rows of rare words still win the pivots below that
+ * (tools/bench/fit-results.md). Lowered while fewer than 2K words with mass qualify, never below
+ * 2 (a word of one document is that document's bag of words). */
 static int anchor_threshold(const jsmf_vocab *v, const double *c, uint32_t n, uint32_t k,
                             const jsmf_fit_opts *o, uint64_t *out)
 {
@@ -336,7 +339,8 @@ static int anchor_threshold(const jsmf_vocab *v, const double *c, uint32_t n, ui
     }
     if (!v || !v->df || !o->docs)
         return JSMF_OK;
-    uint64_t t = (uint64_t)ceil(sqrt((double)o->docs) / 2);
+    double div = o->rectify == JSMF_RECTIFY_COMPRESSED ? 8 : 2;
+    uint64_t t = (uint64_t)ceil(sqrt((double)o->docs) / div);
     uint64_t *dfs = malloc(sizeof(uint64_t) * n);
     if (!dfs)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");

@@ -88,12 +88,12 @@ def main():
         subprocess.run([JSMF, "ingest", os.path.join(d, "st"), txt, "--vocab", vocab, "-q"],
                        check=True)
         r = fit(os.path.join(d, "st"), "-k", "4", "-o", out + "5", "--json")
-        check(r.returncode == 0 and "candidates (in at least 10 documents)" in r.stderr,
-              "the automatic threshold ceil(sqrt(400)/2) = 10 is printed: %s"
+        check(r.returncode == 0 and "candidates (in at least 3 documents)" in r.stderr,
+              "the automatic threshold ceil(sqrt(400)/8) = 3 is printed: %s"
               % r.stderr.strip().splitlines()[-1:])
         if r.returncode == 0:
             sj = json.loads(r.stdout)
-            check(sj["anchor_df"] == 10 and sj["parameters"]["min_anchor_df"] == "auto",
+            check(sj["anchor_df"] == 3 and sj["parameters"]["min_anchor_df"] == "auto",
                   "summary.json records it: %s, %s" % (sj["anchor_df"], sj["parameters"]["min_anchor_df"]))
     if fails:
         print("%d failed" % len(fails))
