@@ -108,6 +108,11 @@ const char *jsmf_version(void);
 /** 1 if the CUDA back end was compiled in, 0 otherwise. */
 int jsmf_have_cuda(void);
 
+/** The default memory budget of fit (--mem): a quarter of the machine's physical memory,
+ *  between 512 MiB and 4 GiB. (ingest keeps 1 GiB: at 4 GiB its store file grew 45% on a
+ *  3.2e9-non-zero corpus, formats/store.md.) */
+uint64_t jsmf_default_mem(void);
+
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
  *

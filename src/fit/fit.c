@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cblas.h>
 
@@ -15,20 +14,6 @@
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
  * faster than the streaming one. */
 #define FIT_DENSE_MAX_N 600
-
-/* A quarter of the machine's memory, between 512 MiB and 4 GiB: half of it may hold C, so a C of
- * up to ~170M non-zeros (double) is read once instead of on every pass (a planted N=20k store
- * with 223M non-zeros: 49 s streamed), while N=100k, K=100 stays under 4 GB. */
-static uint64_t default_mem(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    uint64_t m = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 4 : 2ull << 30;
-    if (m > 4ull << 30)
-        m = 4ull << 30;
-    if (m < 512ull << 20)
-        m = 512ull << 20;
-    return m;
-}
 
 void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
 {
@@ -51,7 +36,7 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->seed = 1;
     o->min_anchor_df = JSMF_FIT_DF_AUTO;
     o->mode = JSMF_MODE_AUTO;
-    o->mem_bytes = default_mem();
+    o->mem_bytes = jsmf_default_mem();
     o->dense_max_n = FIT_DENSE_MAX_N;
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;
