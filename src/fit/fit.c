@@ -110,6 +110,20 @@ static void sums_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, 
     }
 }
 
+/* The pass that clipped the final iterate counts, and its clipping is the final one. */
+static void note_final_clip(jsmf_fit_report *rep, uint32_t n, uint64_t nneg, double negmass)
+{
+    if (!rep)
+        return;
+    rep->passes++;
+    rep->final_neg_frac = (double)nneg / ((double)n * n);
+    rep->final_neg_mass = negmass;
+    if (rep->n_trace) {
+        rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
+        rep->trace[rep->n_trace - 1].neg_mass = negmass;
+    }
+}
+
 /* c_i = sum_j R_ij (the unigram of Alg. 3) and sum_j R_ij^2. A factored R is normalised here to
  * sum to 1 (Alg. 1 line 9), with the exact sum of its clipped entries. */
 static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
@@ -138,15 +152,7 @@ static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
     if (rc)
         return rc;
     if (R->kind == FIT_FACTOR) {
-        if (rep) {
-            rep->passes++;
-            rep->final_neg_frac = (double)nneg / ((double)n * n);
-            rep->final_neg_mass = negmass;
-            if (rep->n_trace) {
-                rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
-                rep->trace[rep->n_trace - 1].neg_mass = negmass;
-            }
-        }
+        note_final_clip(rep, n, nneg, negmass);
         double tot = fit_sum_ordered(c, n);
         if (!(tot > 0))
             return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
@@ -697,15 +703,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             R.X[e] /= tot;
         for (uint32_t i = 0; i < n; i++)
             c[i] /= tot, q2[i] /= tot * tot;
-        if (rep) {
-            rep->passes++;
-            rep->final_neg_frac = (double)nneg / ((double)n * n);
-            rep->final_neg_mass = negmass;
-            if (rep->n_trace) {
-                rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
-                rep->trace[rep->n_trace - 1].neg_mass = negmass;
-            }
-        }
+        note_final_clip(rep, n, nneg, negmass);
     }
     if (rep)
         rep->t_rectify = fit_now() - t - rep->t_load;

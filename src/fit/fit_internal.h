@@ -64,6 +64,19 @@ void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const doub
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C);
 double fit_sum_ordered(const double *x, uint64_t n);
 
+/* A value and its row, ordered by value descending, then row ascending (a total order: the
+ * same rows win whatever the sort). */
+typedef struct {
+    double v;
+    uint32_t i;
+} fit_ranked;
+int fit_ranked_desc(const void *a, const void *b);
+
+/* ||W1 G1 W1^T - W2 G2 W2^T||_F / ||W1 G1 W1^T||_F from (r x r) Gram matrices; W1, W2 are
+ * n x r, G1, G2 diagonal (NULL: the identity). */
+double fit_factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
+                        const double *W2, const double *g2);
+
 /* Orthonormalise the columns of Q (n x p) in place (SVQB twice); returns the rank kept (the
  * columns beyond it are zeroed). */
 uint32_t fit_orth(uint32_t n, uint32_t p, double *Q);

@@ -55,6 +55,14 @@ void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const doub
     }
 }
 
+int fit_ranked_desc(const void *a, const void *b)
+{
+    const fit_ranked *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v < y->v ? 1 : -1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
 double fit_sum_ordered(const double *x, uint64_t n)
 {
     double s = 0;

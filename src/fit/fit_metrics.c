@@ -10,18 +10,6 @@
 
 #include "fit_internal.h"
 
-typedef struct {
-    double v;
-    uint32_t i;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->v != y->v)
-        return x->v < y->v ? 1 : -1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
 
 /* p(z) = A 1 (pz, zeroed by the caller), p(z|x=i) by Bayes' rule from B (Bb, n x k). */
 static void bayes(const jsmf_model *mdl, double *pz, double *Bb)
@@ -89,7 +77,7 @@ int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out)
     out->entropy = words ? ent / words : NAN;
     /* Dissimilarity: words of a topic's top 20 in no other topic's top 20, averaged */
     uint32_t top = n < 20 ? n : 20;
-    ranked *rk = malloc(sizeof(ranked) * n);
+    fit_ranked *rk = malloc(sizeof(fit_ranked) * n);
     uint32_t *tops = malloc(sizeof(uint32_t) * k * top), *cnt = calloc(n, sizeof(uint32_t));
     if (!rk || !tops || !cnt) {
         free(rk), free(tops), free(cnt);
@@ -98,8 +86,8 @@ int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out)
     }
     for (uint32_t a = 0; a < k; a++) {
         for (uint32_t i = 0; i < n; i++)
-            rk[i] = (ranked){mdl->B[(size_t)i * k + a], i};
-        qsort(rk, n, sizeof(ranked), cmp_ranked);
+            rk[i] = (fit_ranked){mdl->B[(size_t)i * k + a], i};
+        qsort(rk, n, sizeof(fit_ranked), fit_ranked_desc);
         for (uint32_t t = 0; t < top; t++)
             cnt[tops[a * top + t] = rk[t].i]++;
     }

@@ -150,9 +150,8 @@ static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, cons
     free(ut1);
 }
 
-/* ||W1 G1 W1^T - W2 G2 W2^T||_F / ||W1 G1 W1^T||_F from (r x r) Gram matrices. */
-static double factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
-                           const double *W2, const double *g2)
+double fit_factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
+                        const double *W2, const double *g2)
 {
     double *H11 = malloc(sizeof(double) * r * r), *H22 = malloc(sizeof(double) * r * r);
     double *H12 = malloc(sizeof(double) * r * r);
@@ -162,9 +161,11 @@ static double factor_delta(uint32_t n, uint32_t r, const double *W1, const doubl
     double a = 0, b = 0, c = 0;
     for (uint32_t i = 0; i < r; i++)
         for (uint32_t j = 0; j < r; j++) {
-            a += g1[i] * H11[i * r + j] * g1[j] * H11[j * r + i];
-            c += g2[i] * H22[i * r + j] * g2[j] * H22[j * r + i];
-            b += g1[i] * H12[i * r + j] * g2[j] * H12[i * r + j];
+            double g1i = g1 ? g1[i] : 1, g1j = g1 ? g1[j] : 1;
+            double g2i = g2 ? g2[i] : 1, g2j = g2 ? g2[j] : 1;
+            a += g1i * H11[i * r + j] * g1j * H11[j * r + i];
+            c += g2i * H22[i * r + j] * g2j * H22[j * r + i];
+            b += g1i * H12[i * r + j] * g2j * H12[i * r + j];
         }
     free(H11), free(H22), free(H12);
     double d2 = a - 2 * b + c;
@@ -263,7 +264,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         memcpy(Wold, F->W, sizeof(double) * n * r);
         memcpy(gold, F->g, sizeof(double) * r);
         set_factor(F, n, k, U, lam);
-        tr = (jsmf_fit_trace){factor_delta(n, r, F->W, F->g, Wold, gold), F->g[k], 0, 0,
+        tr = (jsmf_fit_trace){fit_factor_delta(n, r, F->W, F->g, Wold, gold), F->g[k], 0, 0,
                               lam[k - 1], iters};
     }
     /* the last iterate's clip statistics come from the sums pass (fit_rect_sums) */

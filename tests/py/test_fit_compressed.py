@@ -12,16 +12,13 @@ jsmf never forms an N x N matrix on this path: every product above is implicit t
 Also: identical bytes for 1 and 2 threads, and the compressed default agrees with AP on a clean
 planted corpus (same anchors)."""
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_fit_reference import corpus_cooccurrence, snls_exact  # noqa: E402
-
-JSMF = os.environ.get("JSMF", "build/jsmf")
+from test_fit_reference import corpus_cooccurrence, run_fit, snls_exact  # noqa: E402
 
 
 def top_psd(X, K):
@@ -109,17 +106,6 @@ def recover(X, S, unigram):
     d = B[S, np.arange(K)]
     A = X[np.ix_(S, S)] / np.outer(d, d)
     return B, A / A.sum()
-
-
-def run_fit(d, name, *args):
-    out = os.path.join(d, name)
-    subprocess.run([JSMF, "fit", os.path.join(d, "C.npy"), "-o", out, "-q"] + list(args),
-                   check=True)
-    B = np.load(os.path.join(out, "B.npy"))
-    A = np.load(os.path.join(out, "A.npy"))
-    S = [int(x.split("\t")[1]) for x in open(os.path.join(out, "anchors.txt"))
-         if not x.startswith("#")]
-    return out, B, A, S
 
 
 def main():
