@@ -108,9 +108,8 @@ const char *jsmf_version(void);
 /** 1 if the CUDA back end was compiled in, 0 otherwise. */
 int jsmf_have_cuda(void);
 
-/** The default memory budget of fit (--mem): a quarter of the machine's physical memory,
- *  between 512 MiB and 4 GiB. (ingest keeps 1 GiB: at 4 GiB its store file grew 45% on a
- *  3.2e9-non-zero corpus, formats/store.md.) */
+/** The default memory budget of fit and ingest (--mem): a quarter of the machine's physical
+ *  memory, between 512 MiB and 4 GiB. */
 uint64_t jsmf_default_mem(void);
 
 /* ---------------------------------------------------------------------------------------------
@@ -133,6 +132,7 @@ typedef struct jsmf_source {
     void *ctx;         /**< owner's state */
     /** Visit all rows in order; returns 0, a JSMF_E* code, or the visitor's non-zero value. */
     int (*scan)(void *ctx, jsmf_row_fn fn, void *arg);
+    uint64_t bytes;    /**< bytes one scan reads from storage, for read rates (0: unknown) */
 } jsmf_source;
 
 /** An in-memory CSR matrix wrapped as a source (no copy: arrays must outlive the source).

@@ -66,6 +66,18 @@ int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out);
 int jsmf_store_source(jsmf_store *s, jsmf_source *out);
 void jsmf_store_source_release(jsmf_store *s);
 
+/** What one read of all of C found (jsmf_store_check). */
+typedef struct jsmf_store_check_result {
+    uint64_t entries;   /**< entries read (both triangles): equals the store's nnz */
+    uint64_t bytes;     /**< bytes of C's pages read */
+    double sum;         /**< sum of the normalised C: 1 up to rounding when M > 0 */
+} jsmf_store_check_result;
+
+/** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
+ *  increasing within a row. JSMF_ESTORE names the first corrupt row; a count other than the
+ *  store's nnz is JSMF_ESTORE too. */
+int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
+
 
 /* ---------------------------------------------------------------------------------------------
  * Write side: used by ingest and merge. A write handle (JSMF_STORE_WRITE) holds the store's
@@ -73,7 +85,7 @@ void jsmf_store_source_release(jsmf_store *s);
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 3
+#define JSMF_STORE_FORMAT_VERSION 4
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90
@@ -137,11 +149,26 @@ typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols
                                 const jsmf_sum *vals, uint32_t n);
 typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
 
+/** Rows encoded by their producer (jsmf_store_encode_row), so that producers with threads
+ *  encode in parallel: emit() takes the records of one row, rows in strictly increasing order.
+ *  Otherwise as jsmf_rows_fn. */
+typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned char *rec,
+                                    size_t len, uint32_t entries);
+typedef int (*jsmf_encoded_rows_fn)(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
+
+/** Bytes jsmf_store_encode_row may write for a row of n entries. */
+size_t jsmf_store_row_bytes(uint32_t n);
+/** Encode row `row` (n > 0 entries, columns strictly increasing) into buf, which must hold
+ *  jsmf_store_row_bytes(n); returns the bytes written. Thread-safe. */
+size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+                             const jsmf_sum *vals, uint32_t n);
+
 /** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
  *  NULL), and the input records to write (replacing the records with the same key). */
 typedef struct jsmf_store_flush {
     jsmf_rows_fn rows;                 /**< NULL when there is nothing to add to C */
-    void *rows_arg;
+    jsmf_encoded_rows_fn rows_encoded; /**< instead of rows: the rows already encoded */
+    void *rows_arg;                    /**< the argument of either */
     jsmf_store_counts counts;
     const uint64_t *df, *tf;
     const jsmf_store_input *inputs;

@@ -27,6 +27,8 @@ int cli_fail(int rc);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line to stderr unless --quiet. */
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Seconds of the monotonic clock. */
+double cli_now(void);
 
 /* Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
 int cli_common_option(const char *arg);

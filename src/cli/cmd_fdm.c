@@ -536,13 +536,6 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     return buf;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int save_model(const fdm_opts *o, fdm_input *in, jsmf_fdm_result *r, double t0)
 {
     jsmf_model *m = NULL;
@@ -552,7 +545,7 @@ static int save_model(const fdm_opts *o, fdm_input *in, jsmf_fdm_result *r, doub
     memcpy(m->B, r->B, (size_t)r->n * r->k * sizeof(double));
     memcpy(m->A, r->A, (size_t)r->k * r->k * sizeof(double));
     m->vocab = in->vocab;
-    m->summary_json = summary_text(o, in, r, now_seconds() - t0);
+    m->summary_json = summary_text(o, in, r, cli_now() - t0);
     if (!m->summary_json)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
     else
@@ -564,7 +557,7 @@ static int save_model(const fdm_opts *o, fdm_input *in, jsmf_fdm_result *r, doub
 
 int cmd_fdm(int argc, char **argv)
 {
-    double t0 = now_seconds();
+    double t0 = cli_now();
     fdm_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);
@@ -626,7 +619,7 @@ int cmd_fdm(int argc, char **argv)
              "wrote %s", r.k, r.device, (unsigned long long)r.steps,
              r.resumed_from ? " (resumed)" : "", r.stopped_early ? " (converged)" : "",
              r.n_curve ? r.curve_heldout[r.n_curve - 1] : NAN, r.pairs_per_second,
-             now_seconds() - t0, o.output);
+             cli_now() - t0, o.output);
 out:
     if (rc == JSMF_EINTR && o.p.checkpoint)
         cli_info("interrupted; the same command resumes from %s", ckpt);

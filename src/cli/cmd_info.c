@@ -9,11 +9,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: jsmf info STORE [--json] [--quiet]\n\n"
+    fprintf(f, "usage: jsmf info STORE [--json] [--check] [--quiet]\n\n"
                "Describe a store: vocabulary size N, documents M, non-zeros of C, tokens, the\n"
                "out-of-vocabulary fraction, dropped documents, store size and format version,\n"
                "and every input with its state (complete, or partial with its resume offset).\n\n"
-               "  --json   one JSON object on stdout instead of text\n");
+               "  --json   one JSON object on stdout instead of text\n"
+               "  --check  also read all of C once: every chunk decodes, rows and columns in\n"
+               "           order, as many entries as counted; prints the read rate (GB/s)\n");
 }
 
 static void json_str(const char *s)
@@ -105,10 +107,24 @@ static void print_text(const char *path, const jsmf_store_stats *st, const jsmf_
     }
 }
 
+/* --check: one timed read of C, reported on stderr. */
+static int check_c(jsmf_store *s)
+{
+    jsmf_store_check_result r;
+    double t0 = cli_now();
+    int rc = jsmf_store_check(s, &r);
+    double t = cli_now() - t0;
+    if (!rc)
+        cli_info("%s: C read and checked: %" PRIu64 " entries summing to %.6f, %.2f GB of "
+                 "store in %.2f s (%.2f GB/s)", jsmf_store_path(s), r.entries, r.sum,
+                 r.bytes / 1e9, t, t > 0 ? r.bytes / 1e9 / t : 0.0);
+    return rc;
+}
+
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
-    int json = 0;
+    int json = 0, check = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -118,6 +134,8 @@ int cmd_info(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--check"))
+            check = 1;
         else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error("unknown option '%s'", argv[i]);
         else if (path)
@@ -136,6 +154,8 @@ int cmd_info(int argc, char **argv)
         return cli_fail(rc);
     if (!(rc = jsmf_store_stats_get(s, &st)))
         rc = jsmf_store_inputs(s, &in, &n);
+    if (!rc && check)
+        rc = check_c(s);
     jsmf_store_close(s);
     if (rc) {
         free(in);

@@ -139,7 +139,7 @@ const char *cli_opt_value(int argc, char **argv, int *i, const char *name, const
     return argv[*i];
 }
 
-static double now_seconds(void)
+double cli_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -171,7 +171,7 @@ void cli_progress_update(const char *what, double done, double total, const char
         cli_progress = !cli_quiet && isatty(STDERR_FILENO);
     if (!cli_progress)
         return;
-    double t = now_seconds();
+    double t = cli_now();
     if (!progress_start)
         progress_start = t;
     if (strncmp(step_name, what, sizeof step_name - 1) || done < step_done) {

@@ -590,7 +590,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
             snprintf(buf, sizeof buf, "t%u", i);
             lab->words[i] = strdup(buf);
         }
-        jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan};
+        jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan, 0};
         jsmf_fit_opts lo = *o;
         lo.k = o->levels[l];
         memset(lo.levels, 0, sizeof lo.levels);

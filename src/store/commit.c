@@ -30,6 +30,18 @@ static int emit_row(void *ctxp, uint32_t row, const uint32_t *cols, const jsmf_s
     return n ? run_writer_row(c->w, row, cols, vals, n) : JSMF_OK;
 }
 
+static int emit_encoded(void *ctxp, uint32_t row, const unsigned char *rec, size_t len,
+                        uint32_t entries)
+{
+    emit_ctx *c = ctxp;
+    if (row >= c->s->n_words || (c->started && row <= c->last_row) || len < 10 ||
+        get_be32(rec) != row)
+        return jsmf_error(JSMF_EINVAL, "%s: flush rows out of order or range (row %u)",
+                          c->s->path, row);
+    c->started = 1, c->last_row = row;
+    return entries ? run_writer_records(c->w, rec, len, entries) : JSMF_OK;
+}
+
 /* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
 static int disk_full(jsmf_store *s)
 {
@@ -208,6 +220,8 @@ static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
     emit_ctx c = {s, &w, 0, 0};
     if (!rc && f->rows)
         rc = f->rows(f->rows_arg, emit_row, &c);
+    else if (!rc && f->rows_encoded)
+        rc = f->rows_encoded(f->rows_arg, emit_encoded, &c);
     if (!rc)
         rc = run_writer_drain(&w);
     if (!rc)
@@ -260,5 +274,5 @@ uint64_t jsmf_store_write_memory(const jsmf_store *s)
      * statistics), pages of the map read since the last drop (store_mapped_read), readers:
      * one row per live run and two more */
     return s->txn_bytes + 2 * row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
-           s->txn_bytes + (uint64_t)(RUNS_KEEP + 3) * row;
+           s->txn_bytes + (uint64_t)(RUNS_FANIN + 3) * row;
 }

@@ -319,10 +319,29 @@ static int writer_spill(run_writer *w)
     return spill_outcome(w);
 }
 
-int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
-                   uint32_t n)
+size_t jsmf_store_row_bytes(uint32_t n)
 {
-    size_t need = w->len + row_record_bytes(n);
+    return row_record_bytes(n);
+}
+
+size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+                             const jsmf_sum *vals, uint32_t n)
+{
+    size_t len = 0;
+    for (uint32_t a = 0, m; a < n; a += m) {
+        unsigned char *p = buf + len;
+        put_be32(p, row), put_be32(p + 4, cols[a]);
+        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, n - a, &m);
+        memcpy(p + 8, &vlen, 2);
+        len += 10 + (size_t)vlen;
+    }
+    return len;
+}
+
+/* Room for `need` more bytes in the buffer. */
+static int writer_room(run_writer *w, size_t need)
+{
+    need += w->len;
     if (need > w->cap) {
         /* a part's most and one more row: spilled there, the buffer never grows again */
         size_t cap = stage_cap(w->s) + row_record_bytes(w->s->n_words);
@@ -333,14 +352,28 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
             return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a run buffer", w->s->path);
         w->buf = nb, w->cap = cap;
     }
-    for (uint32_t a = 0, m; a < n; a += m) {
-        unsigned char *p = w->buf + w->len;
-        put_be32(p, row), put_be32(p + 4, cols[a]);
-        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, n - a, &m);
-        memcpy(p + 8, &vlen, 2);
-        w->len += 10 + (size_t)vlen;
-    }
+    return JSMF_OK;
+}
+
+int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
+                   uint32_t n)
+{
+    int rc = writer_room(w, row_record_bytes(n));
+    if (rc)
+        return rc;
+    w->len += jsmf_store_encode_row(w->buf + w->len, row, cols, vals, n);
     w->entries += n, w->rows++;
+    return w->len >= stage_bytes(w->s) ? writer_spill(w) : JSMF_OK;
+}
+
+int run_writer_records(run_writer *w, const unsigned char *rec, size_t len, uint32_t entries)
+{
+    int rc = writer_room(w, len);
+    if (rc)
+        return rc;
+    memcpy(w->buf + w->len, rec, len);
+    w->len += len;
+    w->entries += entries, w->rows++;
     return w->len >= stage_bytes(w->s) ? writer_spill(w) : JSMF_OK;
 }
 
@@ -352,18 +385,31 @@ int run_writer_finish(run_writer *w, MDB_txn *t)
 
 /* ---- compaction --------------------------------------------------------------------------- */
 
-/* Merge runs [j, n): the newest ones while together they are as large as the next older one
- * (sizes stay roughly geometric, so an entry is rewritten O(log checkpoints) times), and as
- * many as needed to leave at most RUNS_KEEP. j == n - 1: nothing to merge. */
+/* A run's tier: runs of one tier are within a factor RUNS_FANIN of each other in entries. */
+static unsigned tier(uint64_t entries)
+{
+    unsigned t = 0;
+    for (; entries >= RUNS_FANIN; entries /= RUNS_FANIN)
+        t++;
+    return t;
+}
+
+/* Merge runs [j, n) (size-tiered): the newest runs of the newest run's tier or below, once
+ * there are RUNS_FANIN of them; their sum is at least RUNS_FANIN times the tier's floor, so it
+ * lands a tier higher and an entry is rewritten at most once per tier: log_FANIN of the store
+ * over the smallest run. Beyond RUNS_LIVE_MAX live runs the newest RUNS_FANIN merge anyway.
+ * j >= n - 1: nothing to merge. */
 static uint32_t compact_from(const run_list *l)
 {
     if (l->n < 2)
-        return l->n ? l->n - 1 : 0;
+        return l->n;
     uint32_t j = l->n - 1;
-    uint64_t sum = l->r[j].entries;
-    while (j > 0 && (sum >= l->r[j - 1].entries || j + 1 > RUNS_KEEP))
-        sum += l->r[--j].entries;
-    return j;
+    unsigned t = tier(l->r[j].entries);
+    while (j > 0 && tier(l->r[j - 1].entries) <= t)
+        j--;
+    if (l->n - j >= RUNS_FANIN)
+        return j;
+    return l->n > RUNS_LIVE_MAX ? l->n - RUNS_FANIN : l->n;
 }
 
 typedef struct compact_ctx {
@@ -388,8 +434,9 @@ static int compact_register(jsmf_store *s, MDB_txn *t, void *arg)
     return rc ? rc : runs_put(s, t, &l);
 }
 
-static int compact_once(jsmf_store *s)
+static int compact_once(jsmf_store *s, int *merged)
 {
+    *merged = 0;
     MDB_txn *rt;
     run_list l;
     int rc = store_read_begin(s, &rt);
@@ -428,6 +475,7 @@ static int compact_once(jsmf_store *s)
     if (!rc) {
         compact_ctx c = {&w, &l, from, legacy};
         rc = in_write_txn(s, compact_register, &c, 0);
+        *merged = !rc;
     }
     run_writer_free(&w);
     store_drop_mapped(s);
@@ -436,11 +484,13 @@ static int compact_once(jsmf_store *s)
 
 int runs_compact(jsmf_store *s)
 {
-    for (;;) {
-        int rc = compact_once(s);
-        if (!rc || !s->map_full)
+    for (;;) { /* a merge can complete the next tier's set */
+        int merged, rc = compact_once(s, &merged);
+        if (!rc && !merged)
             return rc;
-        if ((rc = store_grow_map(s)))
+        if (rc && !s->map_full)
+            return rc;
+        if (rc && (rc = store_grow_map(s)))
             return rc;
     }
 }
