@@ -28,13 +28,16 @@ typedef void (*jsmf_ingest_progress_fn)(void *arg, const char *input, uint64_t d
                                         uint64_t total);
 
 typedef struct jsmf_ingest_opts {
-    uint64_t mem;             /**< memory budget in bytes (0 = 1 GiB) */
+    uint64_t mem;             /**< memory budget in bytes (0 = jsmf_default_mem()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
     int force;                /**< ingest inputs already fully ingested again */
     int format;               /**< jsmf_format of the inputs (0 = sniff each) */
     const char *uci_vocab;    /**< UCI vocabulary file (NULL = beside the docword file) */
-    int accumulator;          /**< 0 auto (dense upper triangle when it fits the budget), 1 hash
-                                   tables, 2 dense: for measurements; the result is the same */
+    int accumulator;          /**< 0 auto: a dense upper triangle when it fits the budget, else
+                                   the documents kept and C's rows computed from them at each
+                                   checkpoint; 1 hash tables (with a dense block for frequent
+                                   words), 2 dense, 3 documents: for measurements; the result
+                                   is the same */
     double checkpoint_secs;   /**< also checkpoint after this much time (0 = 300 s, < 0 never) */
     const uint64_t *df;       /**< document frequency of each word (N entries) to plan the
                                    accumulator by when the store has counted none yet (a new
@@ -51,6 +54,7 @@ typedef struct jsmf_ingest_summary {
     uint64_t flushes;         /**< checkpoints committed */
     uint32_t dense_width;     /**< the accumulator's dense block: pairs of the words with ids
                                    below this (N: all of C dense, 0: hash tables only) */
+    int doc_buffer;           /**< 1: documents were kept and C's rows computed from them */
     uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
                                    (1 MiB); a smaller budget is exceeded by the difference */
     uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:

@@ -35,13 +35,13 @@ static void usage(FILE *f)
             "  --uci-vocab FILE   vocabulary of UCI input (default vocab.X.txt beside docword.X.txt)\n"
             "  --min-doc-len N    documents with fewer in-vocabulary tokens are dropped and\n"
             "                     counted (default 5; fixed when the store is created)\n"
-            "  --mem SIZE         memory of the ingest (default 1G), the store's write\n"
-            "                     transactions included: a checkpoint is written whenever the\n"
-            "                     accumulator is full\n"
+            "  --mem SIZE         memory of the ingest, the store's write transactions\n"
+            "                     included (default: a quarter of RAM, 512M to 4G): a\n"
+            "                     checkpoint is written whenever the accumulator is full\n"
             "  --threads N        threads generating pairs (default: all cores)\n"
             "  --force            ingest inputs again that the store already holds completely\n"
             "                     (without it they are skipped; all skipped is an error)\n"
-            "  --accumulator=dense|hash  force the in-memory layout (for measurements; the\n"
+            "  --accumulator=dense|hash|docs  force the in-memory layout (measurements: the\n"
             "                     store is the same either way)\n\n"
             "A one-line summary goes to stderr at the end; progress is drawn when stderr is a\n"
             "terminal. The store layout is formats/store.md.\n");
@@ -49,7 +49,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, ingest_args *a)
 {
-    a->mem = 1ULL << 30;
+    a->mem = jsmf_default_mem();
     a->min_doc_len = 5;
     a->inputs = calloc((size_t)argc, sizeof *a->inputs);
     if (!a->inputs)
@@ -87,6 +87,8 @@ static int parse_args(int argc, char **argv, ingest_args *a)
             a->accumulator = 1; /* measurements only: the result is the same */
         else if (!strcmp(argv[i], "--accumulator=dense"))
             a->accumulator = 2;
+        else if (!strcmp(argv[i], "--accumulator=docs"))
+            a->accumulator = 3;
         else if (argv[i][0] == '-' && argv[i][1])
             return cli_usage_error("unknown option '%s'", argv[i]);
         else if (!a->store)
@@ -236,13 +238,18 @@ static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
 {
     uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
     double t = r->seconds > 0 ? r->seconds : 1e-9;
+    char how[64];
+    if (r->doc_buffer)
+        snprintf(how, sizeof how, "C's rows from the documents kept");
+    else
+        snprintf(how, sizeof how, "dense block %u words", r->dense_width);
     cli_info("%s: %u input%s (%u resumed), %" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64
-             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s (dense "
-             "block %u words), %.2f s (%.0f docs/s, %.3g pairs/s; waiting for adds %.3f s, "
+             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s (%s), "
+             "%.2f s (%.0f docs/s, %.3g pairs/s; waiting for adds %.3f s, "
              "checkpoints %.3f s)",
              a->store, r->inputs_done, r->inputs_done == 1 ? "" : "s", r->inputs_resumed, r->docs,
              r->docs_dropped, r->tokens, all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0,
-             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", r->dense_width, r->seconds,
+             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", how, r->seconds,
              (double)(r->docs + r->docs_dropped) / t, (double)r->pairs / t, r->seconds_adding,
              r->seconds_checkpoints);
 }

@@ -1,5 +1,5 @@
 /* budget.c — the default memory budget (--mem) from the machine: a share of its physical memory
- * (fit's default; ingest's stays 1 GiB until its compaction bounds the store's peak size). */
+ * (fit's and ingest's default). */
 #include "jsmf.h"
 
 #include <unistd.h>

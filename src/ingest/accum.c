@@ -160,6 +160,11 @@ static uint64_t plan_dense_width(uint32_t n_words, uint64_t bytes, const uint64_
     return best;
 }
 
+int accum_dense_fits(uint32_t n_words, uint64_t bytes)
+{
+    return dense_bytes(n_words) <= bytes;
+}
+
 int accum_new(uint32_t n_words, int threads, uint64_t bytes, int mode, const uint64_t *df,
               accum **out)
 {

@@ -19,7 +19,11 @@ typedef struct doc_batch {
     uint64_t *pairs;  /* per thread: upper bound of new entries this batch adds */
 } doc_batch;
 
-enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2 };
+/* ACCUM_DOCS is not this accumulator: ingest keeps documents instead (docsum.h). */
+enum { ACCUM_AUTO = 0, ACCUM_HASH = 1, ACCUM_DENSE = 2, ACCUM_DOCS = 3 };
+
+/* 1 when all of C fits `bytes` as a dense upper triangle. */
+int accum_dense_fits(uint32_t n_words, uint64_t bytes);
 
 /* An accumulator using at most `bytes`: all of C as a dense upper triangle when it fits (or
  * mode is ACCUM_DENSE); else (ACCUM_AUTO) a dense block for the words of the lowest ids in at

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "accum.h"
+#include "docsum.h"
 #include "jsmf_io.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
@@ -18,11 +19,14 @@
 #define BATCH_MAX_BYTES (32u << 20)
 #define BATCH_ID_BYTES 16
 #define BATCH_DOC_BYTES(T) (280 + 4 * (T))
+/* The largest dense triangle of C the automatic choice takes (jsmf_ingest_begin). */
+#define DENSE_MAX_BYTES (256ull << 20)
 
 struct jsmf_ingest {
     jsmf_store *s;
     uint32_t n_words, min_len;
-    accum *acc;
+    accum *acc;                  /* pairs summed in memory, or: */
+    docsum *ds;                  /* documents kept, their rows computed at the checkpoint */
     int threads;
     doc_batch b;                 /* the batch being filled */
     doc_batch added;             /* the batch the accumulator is adding meanwhile (if adding) */
@@ -139,6 +143,8 @@ static double now_s(void)
 /* The room each thread's table has left, exact while no batch is being added. */
 static void recount_room(jsmf_ingest *g)
 {
+    if (!g->acc)
+        return;
     for (int t = 0; t < g->threads; t++)
         g->room[t] = accum_room(g->acc, t);
 }
@@ -148,7 +154,7 @@ static void recount_room(jsmf_ingest *g)
 static int wait_batch(jsmf_ingest *g)
 {
     int rc = JSMF_OK;
-    if (g->adding) {
+    if (g->adding && g->acc) {
         double t0 = now_s();
         rc = accum_add_wait(g->acc);
         g->adding = 0;
@@ -233,7 +239,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     }
     /* the budget: tables get what reading, the batch buffers, the per-word arrays and the
      * store's checkpoints (staging buffer, LMDB dirty pages, row readers) leave */
-    uint64_t mem = o && o->mem ? o->mem : 1ULL << 30;
+    uint64_t mem = o && o->mem ? o->mem : jsmf_default_mem();
     uint64_t txn = mem / 16;
     txn = txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
     jsmf_store_set_write_budget(s, txn);
@@ -253,11 +259,24 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
         jsmf_ingest_abort(g);
         return rc;
     }
-    rc = accum_new(g->n_words, g->threads, tables, o ? o->accumulator : 0, planning_df(v, o),
-                   &g->acc);
+    /* a dense triangle only while it is small: zeroing and scanning it costs more than
+     * summing rows from the documents above that (debdesc, N = 17.7k at 4G: 2.5 GB dense
+     * 3.64 s, documents 1.15 s; kjv, 0.16 GB: 0.28 s and 0.31 s); hash tables when even the
+     * rows' per-thread buffers would take a quarter of the budget */
+    int mode = o ? o->accumulator : ACCUM_AUTO;
+    uint64_t dense_max = tables < DENSE_MAX_BYTES ? tables : DENSE_MAX_BYTES;
+    if (mode == ACCUM_AUTO && !accum_dense_fits(g->n_words, dense_max) &&
+        docsum_fixed_bytes(g->n_words, g->threads) <= tables / 4)
+        mode = ACCUM_DOCS;
+    if (mode == ACCUM_DOCS) {
+        rc = docsum_new(g->n_words, g->threads, tables, &g->ds);
+    } else {
+        rc = accum_new(g->n_words, g->threads, tables, mode, planning_df(v, o), &g->acc);
+        if (!rc)
+            g->sum.dense_width = accum_dense_width(g->acc);
+    }
     jsmf_vocab_free(v);
-    if (!rc)
-        g->sum.dense_width = accum_dense_width(g->acc);
+    g->sum.doc_buffer = g->ds != NULL;
     if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids)) ||
         (rc = batch_reserve(&g->added, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_abort(g);
@@ -275,6 +294,7 @@ void jsmf_ingest_abort(jsmf_ingest *g)
     if (!g)
         return;
     accum_free(g->acc); /* waits for a batch being added */
+    docsum_free(g->ds);
     doc_batch *bs[2] = {&g->b, &g->added};
     for (int i = 0; i < 2; i++)
         free(bs[i]->start), free(bs[i]->ids), free(bs[i]->counts), free(bs[i]->q), free(bs[i]->pairs);
@@ -315,13 +335,15 @@ static int checkpoint(jsmf_ingest *g)
     if (!g->dirty && g->nrecs == 0 && !g->finishing)
         return JSMF_OK;
     double t0 = now_s();
-    if ((rc = accum_prepare_rows(g->acc)))
+    if ((rc = g->acc ? accum_prepare_rows(g->acc) : docsum_prepare_rows(g->ds)))
         return rc;
     jsmf_store_flush f = {0};
     if (g->solo_k)
         f.rows = solo_rows, f.rows_arg = g;
-    else if (accum_entries(g->acc))
+    else if (g->acc && accum_entries(g->acc))
         f.rows = accum_rows, f.rows_arg = g->acc;
+    else if (g->ds && docsum_docs(g->ds))
+        f.rows_encoded = docsum_rows, f.rows_arg = g->ds;
     f.counts = g->counts;
     f.df = g->df, f.tf = g->tf;
     f.inputs = g->recs, f.n_inputs = g->nrecs;
@@ -331,7 +353,10 @@ static int checkpoint(jsmf_ingest *g)
     g->sum.seconds_checkpoints += now_s() - t0;
     g->sum.flushes++;
     g->solo_k = 0;
-    accum_clear(g->acc);
+    if (g->acc)
+        accum_clear(g->acc);
+    else
+        docsum_clear(g->ds);
     recount_room(g);
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
@@ -414,7 +439,10 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
         return jsmf_error(JSMF_EINVAL, "ingest: discarding an input needs a checkpoint before it");
     int rc = wait_batch(g); /* what it added is discarded with the rest */
     batch_reset(&g->b, g->threads);
-    accum_clear(g->acc);
+    if (g->acc)
+        accum_clear(g->acc);
+    else
+        docsum_clear(g->ds);
     recount_room(g);
     jsmf_store_counts *c = &g->counts; /* all of it the discarded input's */
     g->sum.docs -= c->docs, g->sum.docs_dropped -= c->docs_dropped;
@@ -455,6 +483,34 @@ static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *c
     return k;
 }
 
+/* A contributing document's counters and word statistics. */
+static void count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t len)
+{
+    for (uint32_t i = 0; i < k; i++)
+        g->df[g->uniq[i]]++, g->tf[g->uniq[i]] += g->ucnt[i];
+    g->counts.docs++, g->counts.tokens += len;
+    r->docs++, r->tokens += len;
+    g->sum.docs++, g->sum.tokens += len;
+    g->sum.pairs += (uint64_t)k * (k + 1) / 2;
+}
+
+/* The document buffer's way (g->ds): a checkpoint when it is full or the window is old; a
+ * document larger than the whole buffer goes alone, as with the tables. */
+static int keep_doc(jsmf_ingest *g, uint32_t k, uint64_t len, int *oversize)
+{
+    int rc = JSMF_OK;
+    int old = g->every > 0 && now_s() - g->last_checkpoint > g->every;
+    if ((old || !docsum_fits(g->ds, k)) && docsum_docs(g->ds) && (rc = checkpoint(g)))
+        return rc;
+    double q = 1.0 / ((double)len * (double)(len - 1)) * 0x1p90; /* the bits the tables use */
+    if (k > docsum_limit(g->ds))
+        *oversize = 1, g->solo_k = k, g->solo_q = q;
+    else if ((rc = docsum_add(g->ds, g->uniq, g->ucnt, k, q)))
+        return rc;
+    count_doc(g, &g->recs[g->cur], k, len);
+    return JSMF_OK;
+}
+
 int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                     uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc)
 {
@@ -473,6 +529,11 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         g->counts.docs_dropped++, g->counts.tokens_dropped += len;
         r->docs_dropped++, r->tokens_dropped += len;
         g->sum.docs_dropped++, g->sum.tokens_dropped += len;
+    } else if (g->ds) {
+        int rc = keep_doc(g, k, len, &oversize);
+        if (rc)
+            return rc;
+        r = &g->recs[g->cur];
     } else {
         accum_doc_pairs(g->acc, g->uniq, k, g->add);
         /* a long run in a big budget still checkpoints now and then */
@@ -498,7 +559,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
         int rc;
         if (oversize) {
             g->solo_k = k, g->solo_q = inv * 0x1p90;
-        } else {
+        } else { /* into the batch the accumulator adds next */
             if ((rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k)))
                 return rc;
             doc_batch *b = &g->b;
@@ -510,12 +571,7 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
             for (int t = 0; t < T; t++)
                 b->pairs[t] += g->add[t];
         }
-        for (uint32_t i = 0; i < k; i++)
-            g->df[g->uniq[i]]++, g->tf[g->uniq[i]] += g->ucnt[i];
-        g->counts.docs++, g->counts.tokens += len;
-        r->docs++, r->tokens += len;
-        g->sum.docs++, g->sum.tokens += len;
-        g->sum.pairs += (uint64_t)k * (k + 1) / 2;
+        count_doc(g, r, k, len);
         if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = start_batch(g)))
             return rc;
     }
