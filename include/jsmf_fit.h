@@ -133,6 +133,10 @@ typedef struct jsmf_fit_report {
     uint32_t n_trace;
     jsmf_fit_trace trace[JSMF_FIT_MAX_TRACE];
     uint64_t passes;              /**< passes over C or generated row blocks */
+    uint64_t c_scans;             /**< scans of the source by the first eigendecomposition (or
+                                       the load), and their seconds: with the source's bytes */
+    double c_scan_secs;           /**< (jsmf_source.bytes), the rate C is read at */
+    uint64_t c_bytes;
     uint64_t snls_iters;          /**< total per-word solver iterations */
     uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */
     double a_raw_sum;             /**< sum of A before normalising it to 1 */

@@ -360,6 +360,9 @@ static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit
         jsmf_json_end_object(&j);
         jsmf_json_begin_object(&j, "timings");
         jsmf_json_number(&j, "load", r->t_load);
+        if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
+            jsmf_json_number(&j, "read_c_gb_per_s",
+                             (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
         jsmf_json_number(&j, "rectify", r->t_rectify);
         jsmf_json_number(&j, "anchors", r->t_anchors);
         jsmf_json_number(&j, "recover", r->t_recover_b);
@@ -428,6 +431,10 @@ static void print_report(const jsmf_fit_report *r)
     else if (r->n_trace)
         cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
                  r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
+    if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
+        cli_info("read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
+                 (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s", r->c_bytes / 1e9,
+                 (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
     if (r->c_metrics_skipped)
         cli_info("recovery and approximation against C not computed (C is larger than --mem: "
                  "two more passes); 'jsmf eval MODEL --store STORE' computes them");

@@ -470,6 +470,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     uint32_t iters = er.applies;
     if (rep)
         rep->passes += fit_csrc_passes(src), rep->t_load = fit_now() - t0;
+    if (rep)
+        fit_note_scans(rep, src, C);
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
         memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);

@@ -166,6 +166,10 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z);
 const double *fit_csrc_rowsums(const fit_csrc *s);
 const double *fit_csrc_rowsq(const fit_csrc *s);
 uint64_t fit_csrc_passes(const fit_csrc *s);
+/* Scans of the source so far and their seconds. */
+void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs);
+/* What the report says of reading C: the source's scans so far, their time and bytes. */
+void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C);
 int fit_csrc_cached(const fit_csrc *s);
 /* 1 when products use C's values in double (the metrics can read them). */
 int fit_csrc_exact(const fit_csrc *s);

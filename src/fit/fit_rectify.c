@@ -230,7 +230,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         goto out;
     rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL);
     if (rep)
-        rep->t_load = fit_now() - t0;
+        rep->t_load = fit_now() - t0, fit_note_scans(rep, src, C);
     iters = er.applies;
     if (rc)
         goto out;

@@ -51,10 +51,26 @@ struct fit_csrc {
     double *rowsum, *rowsq;
     int have_stats;
     uint64_t passes;
+    uint64_t scans;     /* scans of the source, and their time */
+    double scan_secs;
     uint32_t planned;   /* passes the caller expects, for the progress line */
     void (*progress)(void *arg, const char *what, double done, double total);
     void *progress_arg;
 };
+
+/* A scan of the source, timed: the rate C is read at is reported. */
+static int timed_scan(fit_csrc *s, jsmf_row_fn fn, void *arg)
+{
+    double t = fit_now();
+    int rc = s->C->scan(s->C->ctx, fn, arg);
+    s->scan_secs += fit_now() - t, s->scans++;
+    return rc;
+}
+
+void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs)
+{
+    *scans = s->scans, *secs = s->scan_secs;
+}
 
 /* ---- one block of buffered rows ---------------------------------------------------------- */
 
@@ -302,7 +318,7 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
         s->cap = C->nnz;
         load_ctx l = {s};
         if (!(rc = alloc_rows(s, C->n, s->cap)))
-            rc = C->scan(C->ctx, load_row, &l);
+            rc = timed_scan(s, load_row, &l);
         if (rc == 1) { /* the source announced fewer entries than it has */
             free_rows(s);
             rc = 0;
@@ -372,7 +388,7 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
         buffer_product(s);
     } else {
         s->nrows = 0, s->nnz = 0;
-        rc = s->C->scan(s->C->ctx, stream_row, s);
+        rc = timed_scan(s, stream_row, s);
         if (rc)
             rc = rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
         else if (s->nrows)
@@ -440,7 +456,7 @@ int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out)
         return JSMF_OK;
     }
     rows_ctx r = {s, ids, m, out};
-    int rc = s->C->scan(s->C->ctx, rows_row, &r);
+    int rc = timed_scan(s, rows_row, &r);
     if (rc)
         return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
     s->have_stats = 1;
@@ -471,4 +487,10 @@ int fit_csrc_cached(const fit_csrc *s)
 int fit_csrc_exact(const fit_csrc *s)
 {
     return !s->single;
+}
+
+void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C)
+{
+    fit_csrc_scans(src, &rep->c_scans, &rep->c_scan_secs);
+    rep->c_bytes = C->bytes;
 }
