@@ -90,15 +90,20 @@ typedef struct jsmf_fdm_params {
     uint32_t k;                /**< topics K (T in seed 004) */
     int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
     uint64_t seed;             /**< keys every random draw */
-    uint64_t steps;            /**< maximum number of Adam steps (default 5000) */
+    uint64_t steps;            /**< most Adam steps (default 0: until the schedule stops) */
     uint32_t batch;            /**< pairs per step (default 4096) */
-    double lr, beta1, beta2, eps; /**< Adam (1e-3, 0.9, 0.999, 1e-8) */
+    double lr, beta1, beta2, eps; /**< Adam (1e-2, 0.9, 0.999, 1e-8); lr is the initial rate */
     double init_scale;         /**< std. deviation of the random logits (default 1) */
     int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
     uint64_t eval_every;       /**< held-out loss (and the curve point) every E steps (default 100) */
-    uint32_t heldout;          /**< held-out pairs drawn once at the start (default 10000) */
-    uint32_t patience;         /**< stop after this many evaluations without improvement (default 10; 0 = never) */
+    uint32_t heldout;          /**< held-out pairs drawn once at the start (default 50000) */
+    uint32_t patience;         /**< evaluations without improvement before the learning rate
+                                    halves (default 5; 0 = never: a run ends at steps) */
+    uint32_t lr_halvings;      /**< halvings before the run stops: the next plateau ends it
+                                    (default 6) */
     double tol;                /**< relative improvement of the best held-out loss that counts (1e-4) */
+    double time_limit;         /**< stop after this many seconds of training (0 = none): the
+                                    one stop that depends on the machine */
     uint64_t checkpoint_every; /**< steps between checkpoints, 0 = none */
     const char *checkpoint;    /**< checkpoint path (resumed from when it exists), or NULL */
     int restart;               /**< ignore (and replace) an existing checkpoint */
@@ -122,6 +127,7 @@ typedef struct jsmf_fdm_result {
     uint64_t steps;            /**< steps done in total (including before a resume) */
     uint64_t resumed_from;     /**< step of the checkpoint resumed from, 0 for a fresh start */
     int stopped_early;         /**< the held-out rule stopped the run */
+    int time_limited;          /**< the time limit stopped it */
     char device[96];           /**< "cpu (N threads)" or "cuda (device name)" */
     char note[256];            /**< e.g. why auto fell back to the CPU, or host-side sampling */
     int host_sampling;         /**< CUDA only: pairs drawn on the host (tables did not fit) */

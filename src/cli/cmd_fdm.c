@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "jsmf_fdm.h"
+#include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 
@@ -25,21 +26,27 @@ static void usage(FILE *f)
         "MODEL.ckpt; the same command after a kill resumes from it (on the CPU the result\n"
         "equals an uninterrupted run).\n\n"
         "options:\n"
-        "  -k, --topics T          number of topics (default: K of --init)\n"
+        "  -k, --topics T          number of topics (default: K of --init MODEL)\n"
         "  -o, --output MODEL      model directory to write\n"
         "  --device auto|cpu|cuda  back end (auto: CUDA when compiled in and a GPU answers)\n"
-        "  --init MODEL            warm start from a model (e.g. of 'jsmf fit'); same vocabulary\n"
+        "  --init auto|none|MODEL  start from: auto (default) a spectral fit of INPUT ('jsmf\n"
+        "                          fit' defaults; random when it cannot give T topics), none\n"
+        "                          (random), or a model directory with the same vocabulary\n"
         "  --init-smooth F         warm start mixes (1-F) B + F/N before the log (default 1e-3)\n"
         "  --seed S                seed of initialisation and sampling (default 1)\n"
-        "  --steps N               maximum Adam steps (default 5000)\n"
+        "  --steps N               most Adam steps (default 0: until the schedule stops)\n"
         "  --batch B               pairs per step (default 4096)\n"
-        "  --lr F                  Adam learning rate (default 0.001)\n"
+        "  --lr F                  initial Adam learning rate (default 0.01)\n"
         "  --threads N             CPU threads (default: all)\n"
         "  --eval-every N          held-out loss and loss-curve point every N steps (default 100)\n"
-        "  --heldout N             held-out pairs drawn once at the start (default 10000)\n"
-        "  --patience N            stop after N evaluations without a relative improvement of\n"
-        "                          the held-out loss above --tol (default 10; 0 = never)\n"
+        "  --heldout N             held-out pairs drawn once at the start (default 50000)\n"
+        "  --patience N            evaluations without a relative improvement of the held-out\n"
+        "                          loss above --tol before the rate halves (default 5; 0 =\n"
+        "                          never, and --steps ends the run)\n"
+        "  --lr-halvings N         halvings before the next plateau ends the run (default 6)\n"
         "  --tol F                 relative improvement that counts (default 1e-4)\n"
+        "  --time DURATION         also stop after this much training (e.g. 90s, 10m, 2h): the\n"
+        "                          one stop that depends on the machine\n"
         "  --checkpoint-every N    steps between checkpoints to MODEL.ckpt (default 1000, 0 = off)\n"
         "  --mem SIZE              budget for the pair sampler tables (e.g. 2G); beyond it the\n"
         "                          tables are thinned (CPU) or kept on the host (CUDA)\n"
@@ -82,6 +89,19 @@ typedef struct fdm_opts {
     int force, k_given;
 } fdm_opts;
 
+/* A duration: seconds, or a number with s, m or h. */
+static int parse_duration(const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    double unit = !*end ? 1 : !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
+                : !strcmp(end, "h") ? 3600 : -1;
+    if (end == v || unit < 0 || !(x > 0) || !isfinite(x))
+        return cli_usage_error("--time: '%s' is not a duration (e.g. 90s, 10m, 2h)", v);
+    *out = x * unit;
+    return 0;
+}
+
 static int parse(int argc, char **argv, fdm_opts *o)
 {
     jsmf_fdm_params *p = &o->p;
@@ -107,6 +127,8 @@ static int parse(int argc, char **argv, fdm_opts *o)
             rc = err, o->device = v;
         else if (OPT("--init", NULL))
             rc = err, o->init = v;
+        else if (OPT("--init-scale", NULL))
+            rc = err ? err : cli_parse_double(a, v, &p->init_scale);
         else if (OPT("--init-smooth", NULL))
             rc = err ? err : cli_parse_double(a, v, &p->init_smooth);
         else if (OPT("--seed", NULL))
@@ -128,6 +150,10 @@ static int parse(int argc, char **argv, fdm_opts *o)
             rc = err ? err : cli_parse_u32("--heldout", v, &p->heldout);
         else if (OPT("--patience", NULL))
             rc = err ? err : cli_parse_u32("--patience", v, &p->patience);
+        else if (OPT("--lr-halvings", NULL))
+            rc = err ? err : cli_parse_u32("--lr-halvings", v, &p->lr_halvings);
+        else if (OPT("--time", NULL))
+            rc = err ? err : parse_duration(v, &p->time_limit);
         else if (OPT("--tol", NULL))
             rc = err ? err : cli_parse_double("--tol", v, &p->tol);
         else if (OPT("--checkpoint-every", NULL))
@@ -154,7 +180,9 @@ static int parse(int argc, char **argv, fdm_opts *o)
         return cli_usage_error("missing INPUT (a store or a .npy C)");
     if (!o->output)
         return cli_usage_error("missing -o MODEL");
-    if (!o->k_given && !o->init)
+    if (!o->init)
+        o->init = "auto";
+    if (!o->k_given && (!strcmp(o->init, "auto") || !strcmp(o->init, "none")))
         return cli_usage_error("missing -k T (number of topics)");
     if (o->k_given && p->k < 1)
         return cli_usage_error("-k must be at least 1");
@@ -168,8 +196,10 @@ static int parse(int argc, char **argv, fdm_opts *o)
         return cli_usage_error("--device must be auto, cpu or cuda, not '%s'", o->device);
     if (!(p->lr > 0))
         return cli_usage_error("--lr must be positive");
-    if (p->batch < 1 || p->steps < 1 || p->eval_every < 1)
-        return cli_usage_error("--batch, --steps and --eval-every must be at least 1");
+    if (p->batch < 1 || p->eval_every < 1)
+        return cli_usage_error("--batch and --eval-every must be at least 1");
+    if (p->lr_halvings > 30)
+        return cli_usage_error("--lr-halvings must be at most 30");
     if (!(p->init_smooth >= 0 && p->init_smooth < 1))
         return cli_usage_error("--init-smooth must be in [0, 1)");
     return 0;
@@ -407,6 +437,31 @@ static int load_init(const char *dir, const fdm_input *in, fdm_opts *o, jsmf_mod
     return 0;
 }
 
+/* --init auto: the spectral fit of the same C with 'jsmf fit' defaults. Where it gives no
+ * valid model (T above the anchor candidates, a degenerate A, T < 2) the run starts at random
+ * and says why. */
+static int fit_init(const fdm_input *in, fdm_opts *o, jsmf_model **out)
+{
+    jsmf_fit_opts fo;
+    jsmf_fit_opts_init(&fo, o->p.k);
+    fo.docs = in->is_store ? in->stats.docs : 0;
+    fo.threads = o->p.threads;
+    double t = cli_now();
+    int rc = o->p.k >= 2 ? jsmf_fit(&in->src, in->vocab, &fo, out, NULL)
+                         : jsmf_error(JSMF_EINVAL, "a spectral fit needs at least 2 topics");
+    if (rc == JSMF_ENOMEM || rc == JSMF_EIO || rc == JSMF_ESTORE)
+        return rc;
+    if (rc) {
+        cli_info("note: no warm start (%s); starting at random", jsmf_errmsg());
+        *out = NULL;
+        return JSMF_OK;
+    }
+    cli_info("warm start: spectral fit of %u topics (%.1f s)", o->p.k, cli_now() - t);
+    o->p.init_B = (*out)->B;
+    o->p.init_A = (*out)->A;
+    return JSMF_OK;
+}
+
 /* ---- summary.json ---- */
 
 static void json_array_u64(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
@@ -451,8 +506,9 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
 
     jsmf_json_begin_object(&j, "parameters");
     jsmf_json_string(&j, "device", o->device);
-    jsmf_json_string(&j, "init", o->init ? o->init : "random");
-    if (o->init)
+    jsmf_json_string(&j, "init", o->init);
+    jsmf_json_string(&j, "init_from", o->p.init_B ? "model" : "random");
+    if (o->p.init_B)
         jsmf_json_number(&j, "init_smooth", p->init_smooth);
     else
         jsmf_json_number(&j, "init_scale", p->init_scale);
@@ -467,6 +523,8 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_uint(&j, "eval_every", p->eval_every);
     jsmf_json_uint(&j, "heldout", p->heldout);
     jsmf_json_uint(&j, "patience", p->patience);
+    jsmf_json_uint(&j, "lr_halvings", p->lr_halvings);
+    jsmf_json_number(&j, "time", p->time_limit);
     jsmf_json_number(&j, "tol", p->tol);
     jsmf_json_uint(&j, "checkpoint_every", p->checkpoint_every);
     jsmf_json_uint(&j, "mem", p->mem_budget);
@@ -576,7 +634,11 @@ int cmd_fdm(int argc, char **argv)
     char *ckpt = NULL;
     if ((rc = open_input(o.input, &in)))
         goto out;
-    if (o.init && (rc = load_init(o.init, &in, &o, &init)))
+    if (!strcmp(o.init, "auto"))
+        rc = fit_init(&in, &o, &init);
+    else if (strcmp(o.init, "none"))
+        rc = load_init(o.init, &in, &o, &init);
+    if (rc)
         goto out;
     size_t len = strlen(o.output);
     while (len > 1 && o.output[len - 1] == '/') /* "MODEL/" checkpoints to "MODEL.ckpt" */
@@ -617,7 +679,8 @@ int cmd_fdm(int argc, char **argv)
         unlink(ckpt); /* the model is complete: the checkpoint has done its job */
     cli_info("%u topics on %s: %llu steps%s%s, held-out pair loss %.5f, %.0f pairs/s, %.1f s; "
              "wrote %s", r.k, r.device, (unsigned long long)r.steps,
-             r.resumed_from ? " (resumed)" : "", r.stopped_early ? " (converged)" : "",
+             r.resumed_from ? " (resumed)" : "",
+             r.time_limited ? " (--time reached)" : r.stopped_early ? " (converged)" : "",
              r.n_curve ? r.curve_heldout[r.n_curve - 1] : NAN, r.pairs_per_second,
              cli_now() - t0, o.output);
 out:

@@ -14,20 +14,21 @@
 #include "fdm_internal.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 
 void jsmf_fdm_params_default(jsmf_fdm_params *p)
 {
     memset(p, 0, sizeof *p);
     p->device = JSMF_FDM_DEVICE_AUTO;
     p->seed = 1;
-    p->steps = 5000;
+    p->steps = 0;
     p->batch = 4096;
-    p->lr = 1e-3, p->beta1 = 0.9, p->beta2 = 0.999, p->eps = 1e-8;
+    p->lr = 1e-2, p->beta1 = 0.9, p->beta2 = 0.999, p->eps = 1e-8;
     p->init_scale = 1.0;
     p->eval_every = 100;
-    p->heldout = 10000;
-    p->patience = 10;
+    p->heldout = 50000;
+    p->patience = 5;
+    p->lr_halvings = 6;
     p->tol = 1e-4;
     p->init_smooth = 1e-3;
 }
@@ -106,8 +107,9 @@ static int state_init(fdm_state *st, const jsmf_fdm_params *p)
 typedef struct run_log {
     uint64_t step;          /* steps done */
     double best;            /* best held-out loss */
-    uint32_t bad;           /* evaluations since the last improvement */
+    uint32_t bad;           /* evaluations since the last improvement (or lr halving) */
     uint32_t stopped;       /* the stopping rule fired */
+    uint32_t halvings;      /* times the learning rate was halved */
     double train_acc;       /* sum of batch losses since the last curve point */
     uint64_t train_cnt;
     double seconds;         /* training time so far */
@@ -185,7 +187,7 @@ typedef struct ckpt_header {
     char magic[8];
     uint32_t version, n, k, batch;
     uint64_t seed, fingerprint, eval_every;
-    uint32_t heldout, patience;
+    uint32_t heldout, patience, lr_halvings;
     double lr, beta1, beta2, eps, tol;
 } ckpt_header;
 
@@ -196,7 +198,7 @@ static void header_fill(ckpt_header *h, const fdm_setup *s, const jsmf_fdm_param
     memcpy(h->magic, CKPT_MAGIC, 8);
     h->version = CKPT_VERSION, h->n = s->n, h->k = s->k, h->batch = s->batch;
     h->seed = s->seed, h->fingerprint = fingerprint, h->eval_every = p->eval_every;
-    h->heldout = p->heldout, h->patience = p->patience;
+    h->heldout = p->heldout, h->patience = p->patience, h->lr_halvings = p->lr_halvings;
     h->lr = p->lr, h->beta1 = p->beta1, h->beta2 = p->beta2, h->eps = p->eps, h->tol = p->tol;
 }
 
@@ -205,7 +207,7 @@ static void put_header(ckpt_io *io, const ckpt_header *h)
     put(io, h->magic, 8);
     put(io, &h->version, 4), put(io, &h->n, 4), put(io, &h->k, 4), put(io, &h->batch, 4);
     put(io, &h->seed, 8), put(io, &h->fingerprint, 8), put(io, &h->eval_every, 8);
-    put(io, &h->heldout, 4), put(io, &h->patience, 4);
+    put(io, &h->heldout, 4), put(io, &h->patience, 4), put(io, &h->lr_halvings, 4);
     put(io, &h->lr, 8), put(io, &h->beta1, 8), put(io, &h->beta2, 8), put(io, &h->eps, 8);
     put(io, &h->tol, 8);
 }
@@ -215,7 +217,7 @@ static void get_header(ckpt_io *io, ckpt_header *h)
     get(io, h->magic, 8);
     get(io, &h->version, 4), get(io, &h->n, 4), get(io, &h->k, 4), get(io, &h->batch, 4);
     get(io, &h->seed, 8), get(io, &h->fingerprint, 8), get(io, &h->eval_every, 8);
-    get(io, &h->heldout, 4), get(io, &h->patience, 4);
+    get(io, &h->heldout, 4), get(io, &h->patience, 4), get(io, &h->lr_halvings, 4);
     get(io, &h->lr, 8), get(io, &h->beta1, 8), get(io, &h->beta2, 8), get(io, &h->eps, 8);
     get(io, &h->tol, 8);
 }
@@ -223,6 +225,7 @@ static void get_header(ckpt_io *io, ckpt_header *h)
 static void put_run(ckpt_io *io, const run_log *g)
 {
     put(io, &g->step, 8), put(io, &g->best, 8), put(io, &g->bad, 4), put(io, &g->stopped, 4);
+    put(io, &g->halvings, 4);
     put(io, &g->train_acc, 8), put(io, &g->train_cnt, 8), put(io, &g->seconds, 8);
     put(io, &g->n_curve, 8);
 }
@@ -311,6 +314,7 @@ static int ckpt_load(const char *path, const ckpt_header *want, fdm_state *st, r
         goto out;
     }
     get(&io, &g->step, 8), get(&io, &g->best, 8), get(&io, &g->bad, 4), get(&io, &g->stopped, 4);
+    get(&io, &g->halvings, 4);
     get(&io, &g->train_acc, 8), get(&io, &g->train_cnt, 8), get(&io, &g->seconds, 8);
     uint64_t nc = 0;
     get(&io, &nc, 8);
@@ -373,8 +377,12 @@ static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
 {
     if (p->k < 1)
         return jsmf_error(JSMF_EINVAL, "the number of topics must be at least 1");
-    if (p->batch < 1 || p->steps < 1)
-        return jsmf_error(JSMF_EINVAL, "batch size and steps must be at least 1");
+    if (p->batch < 1)
+        return jsmf_error(JSMF_EINVAL, "batch size must be at least 1");
+    if (p->lr_halvings > 30)
+        return jsmf_error(JSMF_EINVAL, "at most 30 learning-rate halvings");
+    if (!(p->time_limit >= 0))
+        return jsmf_error(JSMF_EINVAL, "the time limit must be >= 0");
     if (!(p->lr > 0) || !(p->beta1 >= 0 && p->beta1 < 1) || !(p->beta2 >= 0 && p->beta2 < 1) ||
         !(p->eps > 0))
         return jsmf_error(JSMF_EINVAL, "Adam needs lr > 0, 0 <= beta < 1, eps > 0");
@@ -413,7 +421,16 @@ static int finish_result(const fdm_state *st, const run_log *g, jsmf_fdm_result 
     return 0;
 }
 
-/* Evaluate, extend the curve and apply the stopping rule. */
+/* The learning rate after g->halvings halvings. */
+static double current_lr(const jsmf_fdm_params *p, const run_log *g)
+{
+    return ldexp(p->lr, -(int)g->halvings);
+}
+
+/* Evaluate, extend the curve and apply the schedule: after `patience` evaluations without a
+ * relative improvement of tol the learning rate halves; after lr_halvings halvings the run
+ * stops (reduce on plateau: large steps while they pay, small ones to settle). Counted in
+ * steps, so a resumed run takes the same decisions. */
 static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, double *held)
 {
     int rc = be->heldout_loss(be->ctx, held);
@@ -432,8 +449,12 @@ static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, doubl
         if (*held < g->best)
             g->best = *held;
         g->bad++;
-        if (p->patience && g->bad >= p->patience)
-            g->stopped = 1;
+        if (p->patience && g->bad >= p->patience) {
+            if (g->halvings < p->lr_halvings)
+                g->halvings++, g->bad = 0;
+            else
+                g->stopped = 1;
+        }
     }
     return 0;
 }
@@ -498,8 +519,9 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_re
 
     double t_start = seconds_now(), t_piece = t_start;
     uint64_t first_step = g.step;
-    while (!g.stopped && g.step < p->steps) {
+    while (!g.stopped && (!p->steps || g.step < p->steps)) {
         double loss, held = -1;
+        s.lr = current_lr(p, &g);
         g.step++;
         if ((rc = be.train_step(be.ctx, g.step, &loss)))
             goto done;
@@ -509,6 +531,8 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_re
             goto done;
         double t = seconds_now();
         g.seconds += t - t_piece, t_piece = t;
+        if (p->time_limit > 0 && g.seconds >= p->time_limit) /* the one machine-dependent stop */
+            g.stopped = 1, out->time_limited = 1;
         int stop = p->progress && p->progress(p->progress_arg, g.step, p->steps, loss, held);
         int killed = stop || (p->stop_after && g.step == p->stop_after);
         if (p->checkpoint && ((p->checkpoint_every && g.step % p->checkpoint_every == 0) || killed)) {

@@ -14,7 +14,7 @@ zstd -dc "$ROOT/examples/kjv-passages.txt.zst" | head -n 1500 >"$d/corpus.txt"
 "$JSMF" ingest "$d/store" "$d/corpus.txt" --vocab "$d/vocab.txt" -q || { echo "FAIL: ingest"; exit 1; }
 "$JSMF" fit "$d/store" -k 8 -o "$d/fit" -q || { echo "FAIL: fit"; exit 1; }
 opts="--device cpu --steps 300 --batch 2048 --lr 0.01 --eval-every 50 --heldout 5000 --threads 2 -q"
-"$JSMF" fdm "$d/store" -k 8 -o "$d/rand" $opts || { echo "FAIL: fdm random start"; fail=1; }
+"$JSMF" fdm "$d/store" -k 8 --init none -o "$d/rand" $opts || { echo "FAIL: fdm random start"; fail=1; }
 "$JSMF" fdm "$d/store" --init "$d/fit" -o "$d/warm" $opts || { echo "FAIL: fdm warm start"; fail=1; }
 for m in rand warm; do
     "$JSMF" topics "$d/$m" --top 5 >"$d/$m.topics" || { echo "FAIL: topics on $m"; fail=1; }
@@ -37,14 +37,14 @@ assert hw[0] < hr[0], "warm start no better than random at the first evaluation"
 PY
 # the exported .npy of the store is the same input
 "$JSMF" export "$d/store" -o "$d/C.npy" --format npy -q || { echo "FAIL: export"; fail=1; }
-"$JSMF" fdm "$d/C.npy" -k 8 -o "$d/npy" $opts || { echo "FAIL: fdm on npy"; fail=1; }
+"$JSMF" fdm "$d/C.npy" -k 8 --init none -o "$d/npy" $opts || { echo "FAIL: fdm on npy"; fail=1; }
 cmp -s "$d/rand/B.npy" "$d/npy/B.npy" || { echo "FAIL: .npy input gives another model than the store"; fail=1; }
 "$JSMF" export "$d/store" -o "$d/C.mtx" -q || { echo "FAIL: export mm"; fail=1; }
-"$JSMF" fdm "$d/C.mtx" -k 8 -o "$d/mtx" $opts || { echo "FAIL: fdm on MatrixMarket"; fail=1; }
+"$JSMF" fdm "$d/C.mtx" -k 8 --init none -o "$d/mtx" $opts || { echo "FAIL: fdm on MatrixMarket"; fail=1; }
 cmp -s "$d/rand/B.npy" "$d/mtx/B.npy" || { echo "FAIL: MatrixMarket input gives another model than the store"; fail=1; }
 printf '%%%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n3 1 0.5\n' >"$d/bad.mtx"
 printf 'a\nb\n' >"$d/bad.mtx.vocab.txt"
-"$JSMF" fdm "$d/bad.mtx" -k 1 -o "$d/bad" $opts 2>"$d/err"
+"$JSMF" fdm "$d/bad.mtx" -k 1 --init none -o "$d/bad" $opts 2>"$d/err"
 [ $? -eq 1 ] && grep -q "bad.mtx:3" "$d/err" || { echo "FAIL: bad MatrixMarket line not named"; cat "$d/err"; fail=1; }
 [ $fail -eq 0 ] && echo "fdm on a store ok"
 exit $fail
