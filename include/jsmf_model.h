@@ -26,6 +26,7 @@ typedef struct jsmf_model {
     jsmf_vocab *vocab;     /**< words in row order of B (owned) */
     double *B;             /**< N x K, row-major (owned) */
     double *A;             /**< K x K, row-major (owned) */
+    int a_uniform;         /**< A.npy was absent (topics of another tool): A is 1/K^2 */
     uint32_t *anchors;     /**< K anchor word ids, or NULL (FDM models have none) */
     double *alpha;         /**< K Dirichlet parameters, or NULL when not recovered */
     char *summary_json;    /**< the summary.json text (owned), or NULL */

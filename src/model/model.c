@@ -536,6 +536,26 @@ static int read_anchors(const char *path, jsmf_model *m)
     return rc;
 }
 
+static int has_file(const char *dir, const char *name)
+{
+    char path[4096];
+    struct stat st;
+    return !path_join(path, sizeof path, dir, name) && stat(path, &st) == 0;
+}
+
+/* A of a model that has none: every pair of topics alike. Readers that need only B (held-out
+ * likelihood, coherence, l1 to a truth) score such a model as any other. */
+static int uniform_a(jsmf_model *m)
+{
+    size_t kk = (size_t)m->k * m->k;
+    if (!(m->A = malloc(kk * sizeof *m->A)))
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    for (size_t i = 0; i < kk; i++)
+        m->A[i] = 1.0 / (double)kk;
+    m->a_uniform = 1;
+    return JSMF_OK;
+}
+
 static int read_summary(const char *path, jsmf_model *m)
 {
     FILE *f = fopen(path, "rb");
@@ -653,10 +673,14 @@ static int load_level(const char *dir, jsmf_model **out)
         else if (c == 0)
             rc = jsmf_error(JSMF_EFORMAT, "%s: no topics (0 columns)", path);
     }
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy")) &&
-        !(rc = jsmf_npy_read_f64(path, &m->A, &r, &c)) && (r != m->k || c != m->k))
-        rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)", path,
-                        r, c, m->k, m->k);
+    if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy"))) {
+        rc = jsmf_npy_read_f64(path, &m->A, &r, &c);
+        if (rc == JSMF_ENOTFOUND && !has_file(dir, "summary.json"))
+            rc = uniform_a(m); /* B.npy + vocab.txt: topics from another tool */
+        else if (!rc && (r != m->k || c != m->k))
+            rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)",
+                            path, r, c, m->k, m->k);
+    }
     if (!rc && !(rc = path_join(path, sizeof path, dir, "anchors.txt")))
         rc = read_anchors(path, m);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "alpha.npy"))) {

@@ -3,7 +3,8 @@ K=6, 10k documents): it warm-starts from the spectral fit of the same store, fol
 learning-rate schedule until the held-out loss stops improving, and ends with topics at least as
 close to the truth as the fit's (l1 after Hungarian matching, 'jsmf eval --truth'); a run killed
 midway (after learning-rate halvings) and resumed equals the uninterrupted one byte for byte;
---time stops a run cleanly and says so."""
+--time stops a run cleanly and says so; held-out likelihood scores a fit, an fdm and bare topics
+(B.npy + vocab.txt) alike."""
 import json
 import os
 import subprocess
@@ -51,6 +52,23 @@ def main():
               % (fit_l1, fdm_l1, s["fdm"]["steps_done"]))
         assert fdm_l1 <= 0.36, fdm_l1
         assert fdm_l1 <= fit_l1, (fdm_l1, fit_l1)
+
+        # held-out likelihood (jsmf eval --corpus) scores a fit, an fdm and bare topics (B.npy
+        # and vocab.txt only, as another tool would export them) by the same code
+        bare = os.path.join(d, "bare")
+        os.makedirs(bare)
+        for f in ("B.npy", "vocab.txt"):
+            with open(os.path.join(d, "fit", f), "rb") as src, open(os.path.join(bare, f), "wb") as dst:
+                dst.write(src.read())
+        ll = {}
+        for name in ("fit", "m", "bare"):
+            out = jsmf("eval", os.path.join(d, name), "--corpus", corpus, "--json").stdout
+            ll[name] = json.loads(out)["heldout_loglik_per_token"]
+        print("held-out log-likelihood per token: fit %.4f, fdm %.4f, bare fit topics %.4f"
+              % (ll["fit"], ll["m"], ll["bare"]))
+        assert ll["bare"] == ll["fit"], ll
+        os.remove(os.path.join(d, "fit", "A.npy"))  # a model with summary.json needs its A
+        jsmf("eval", os.path.join(d, "fit"), "--corpus", corpus, ok=1)
 
         # killed after a few halvings (checkpoint at the kill), resumed: the same model
         r = os.path.join(d, "r")
