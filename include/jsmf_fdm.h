@@ -92,13 +92,15 @@ typedef struct jsmf_fdm_params {
     uint64_t seed;             /**< keys every random draw */
     uint64_t steps;            /**< most Adam steps (default 0: until the schedule stops) */
     uint32_t batch;            /**< pairs per step (default 4096) */
-    double lr, beta1, beta2, eps; /**< Adam (1e-2, 0.9, 0.999, 1e-8); lr is the initial rate */
+    double lr, beta1, beta2, eps; /**< Adam (3e-2, 0.9, 0.999, 1e-8); lr is the initial rate */
     double init_scale;         /**< std. deviation of the random logits (default 1) */
+    uint32_t starts;           /**< random start: this many, each trained for 20 evaluations,
+                                    and the best held-out one goes on (default 4; 1 = one) */
     int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
     uint64_t eval_every;       /**< held-out loss (and the curve point) every E steps (default 100) */
     uint32_t heldout;          /**< held-out pairs drawn once at the start (default 50000) */
     uint32_t patience;         /**< evaluations without improvement before the learning rate
-                                    halves (default 5; 0 = never: a run ends at steps) */
+                                    halves (default 10; 0 = never: a run ends at steps) */
     uint32_t lr_halvings;      /**< halvings before the run stops: the next plateau ends it
                                     (default 6) */
     double tol;                /**< relative improvement of the best held-out loss that counts (1e-4) */

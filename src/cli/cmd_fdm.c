@@ -33,15 +33,18 @@ static void usage(FILE *f)
         "                          fit' defaults; random when it cannot give T topics), none\n"
         "                          (random), or a model directory with the same vocabulary\n"
         "  --init-smooth F         warm start mixes (1-F) B + F/N before the log (default 1e-3)\n"
+        "  --init-scale S          random start: std. deviation of the logits (default 1)\n"
+        "  --starts R              random start: R starts trained 20 evaluations each, the best\n"
+        "                          held-out one goes on (default 4)\n"
         "  --seed S                seed of initialisation and sampling (default 1)\n"
         "  --steps N               most Adam steps (default 0: until the schedule stops)\n"
         "  --batch B               pairs per step (default 4096)\n"
-        "  --lr F                  initial Adam learning rate (default 0.01)\n"
+        "  --lr F                  initial Adam learning rate (default 0.03)\n"
         "  --threads N             CPU threads (default: all)\n"
         "  --eval-every N          held-out loss and loss-curve point every N steps (default 100)\n"
         "  --heldout N             held-out pairs drawn once at the start (default 50000)\n"
         "  --patience N            evaluations without a relative improvement of the held-out\n"
-        "                          loss above --tol before the rate halves (default 5; 0 =\n"
+        "                          loss above --tol before the rate halves (default 10; 0 =\n"
         "                          never, and --steps ends the run)\n"
         "  --lr-halvings N         halvings before the next plateau ends the run (default 6)\n"
         "  --tol F                 relative improvement that counts (default 1e-4)\n"
@@ -129,6 +132,8 @@ static int parse(int argc, char **argv, fdm_opts *o)
             rc = err, o->init = v;
         else if (OPT("--init-scale", NULL))
             rc = err ? err : cli_parse_double(a, v, &p->init_scale);
+        else if (OPT("--starts", NULL))
+            rc = err ? err : cli_parse_u32("--starts", v, &p->starts);
         else if (OPT("--init-smooth", NULL))
             rc = err ? err : cli_parse_double(a, v, &p->init_smooth);
         else if (OPT("--seed", NULL))
@@ -200,6 +205,8 @@ static int parse(int argc, char **argv, fdm_opts *o)
         return cli_usage_error("--batch and --eval-every must be at least 1");
     if (p->lr_halvings > 30)
         return cli_usage_error("--lr-halvings must be at most 30");
+    if (p->starts < 1)
+        return cli_usage_error("--starts must be at least 1");
     if (!(p->init_smooth >= 0 && p->init_smooth < 1))
         return cli_usage_error("--init-smooth must be in [0, 1)");
     return 0;
@@ -524,6 +531,8 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_uint(&j, "heldout", p->heldout);
     jsmf_json_uint(&j, "patience", p->patience);
     jsmf_json_uint(&j, "lr_halvings", p->lr_halvings);
+    if (!p->init_B)
+        jsmf_json_uint(&j, "starts", p->starts);
     jsmf_json_number(&j, "time", p->time_limit);
     jsmf_json_number(&j, "tol", p->tol);
     jsmf_json_uint(&j, "checkpoint_every", p->checkpoint_every);

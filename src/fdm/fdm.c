@@ -15,6 +15,8 @@
 
 #define CKPT_MAGIC "JSMFFDMC"
 #define CKPT_VERSION 2u
+/* Evaluations each random start trains before the best goes on (jsmf_fdm_params.starts). */
+#define PROBE_EVALS 20
 
 void jsmf_fdm_params_default(jsmf_fdm_params *p)
 {
@@ -23,12 +25,13 @@ void jsmf_fdm_params_default(jsmf_fdm_params *p)
     p->seed = 1;
     p->steps = 0;
     p->batch = 4096;
-    p->lr = 1e-2, p->beta1 = 0.9, p->beta2 = 0.999, p->eps = 1e-8;
+    p->lr = 3e-2, p->beta1 = 0.9, p->beta2 = 0.999, p->eps = 1e-8;
     p->init_scale = 1.0;
     p->eval_every = 100;
     p->heldout = 50000;
-    p->patience = 5;
+    p->patience = 10;
     p->lr_halvings = 6;
+    p->starts = 4;
     p->tol = 1e-4;
     p->init_smooth = 1e-3;
 }
@@ -49,6 +52,23 @@ int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k)
         return jsmf_error(JSMF_ENOMEM, "out of memory for FDM parameters (N = %u, K = %u)", n, k);
     }
     return 0;
+}
+
+/* Adam's moments back to zero (a fresh start). */
+static int state_zero_moments(fdm_state *st)
+{
+    size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
+    memset(st->mw, 0, nk * sizeof(double)), memset(st->vw, 0, nk * sizeof(double));
+    memset(st->ma, 0, kk * sizeof(double)), memset(st->va, 0, kk * sizeof(double));
+    return 0;
+}
+
+/* dst = src (both allocated for the same N and K). */
+static void state_copy(fdm_state *dst, const fdm_state *src)
+{
+    size_t nk = (size_t)src->n * src->k * sizeof(double), kk = (size_t)src->k * src->k * sizeof(double);
+    memcpy(dst->w, src->w, nk), memcpy(dst->mw, src->mw, nk), memcpy(dst->vw, src->vw, nk);
+    memcpy(dst->a, src->a, kk), memcpy(dst->ma, src->ma, kk), memcpy(dst->va, src->va, kk);
 }
 
 void fdm_state_free(fdm_state *st)
@@ -73,7 +93,7 @@ static double init_normal(uint64_t seed, uint64_t index)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static int state_init(fdm_state *st, const jsmf_fdm_params *p)
+static int state_init(fdm_state *st, const jsmf_fdm_params *p, uint32_t start)
 {
     uint32_t n = st->n, k = st->k;
     double s = p->init_smooth;
@@ -88,8 +108,8 @@ static int state_init(fdm_state *st, const jsmf_fdm_params *p)
                                   "no smoothing (init_smooth = 0)");
         }
     } else {
-        for (size_t e = 0; e < (size_t)n * k; e++)
-            st->w[e] = p->init_scale * init_normal(p->seed, e);
+        for (size_t e = 0; e < (size_t)n * k; e++) /* start r: its own stretch of the stream */
+            st->w[e] = p->init_scale * init_normal(p->seed, e + (uint64_t)start * n * k);
     }
     for (size_t e = 0; e < (size_t)k * k; e++) {
         double a = p->init_A ? p->init_A[e] : 1.0 / ((double)k * k);
@@ -459,6 +479,92 @@ static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, doubl
     return 0;
 }
 
+/* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
+ * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
+ * random start writes none: killed, it is redone from its seed). */
+static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                     jsmf_fdm_result *out)
+{
+    int rc = 0;
+    double t_piece = seconds_now();
+    while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
+        double loss, held = -1;
+        s->lr = current_lr(p, g);
+        g->step++;
+        if ((rc = be->train_step(be->ctx, g->step, &loss)))
+            return rc;
+        g->train_acc += loss, g->train_cnt++;
+        int eval_now = g->step % p->eval_every == 0 || g->step == p->steps;
+        if (eval_now && (rc = evaluate(be, p, g, &held)))
+            return rc;
+        double t = seconds_now();
+        g->seconds += t - t_piece, t_piece = t;
+        if (p->time_limit > 0 && g->seconds >= p->time_limit) /* the one machine-dependent stop */
+            g->stopped = 1, out->time_limited = 1;
+        int stop = p->progress && p->progress(p->progress_arg, g->step, p->steps, loss, held);
+        int killed = stop || (hdr && p->stop_after && g->step == p->stop_after);
+        int save = hdr && p->checkpoint &&
+                   ((p->checkpoint_every && g->step % p->checkpoint_every == 0) || killed);
+        if (save) {
+            if ((rc = be->sync(be->ctx)) || (rc = ckpt_save(p->checkpoint, hdr, st, g)))
+                return rc;
+            t = seconds_now();
+            g->seconds += t - t_piece, t_piece = t;
+        }
+        if (killed)
+            return jsmf_error(JSMF_EINTR, "stopped at step %llu%s", (unsigned long long)g->step,
+                              save ? " (checkpoint written)" : "");
+    }
+    return 0;
+}
+
+/* A random start: `starts` of them, each trained for PROBE_EVALS evaluations; the one with the
+ * best held-out loss goes on (the loss has local optima, and which one a start reaches shows
+ * early). Deterministic: start r draws its logits from its own stretch of the init stream. */
+static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run_log *g,
+                      jsmf_fdm_result *out)
+{
+    fdm_state best = {0};
+    run_log keep = {0};
+    double best_held = INFINITY;
+    uint64_t until = p->eval_every * PROBE_EVALS;
+    int rc = fdm_state_alloc(&best, st->n, st->k);
+    double spent = 0; /* training seconds of the probes: the time limit counts them all */
+    for (uint32_t r = 0; r < p->starts && !rc && !(p->time_limit > 0 && spent >= p->time_limit);
+         r++) {
+        run_log t = {0};
+        t.best = INFINITY, t.seconds = spent;
+        fdm_backend be = {0};
+        if (!(rc = state_zero_moments(st)) && !(rc = state_init(st, p, r)) &&
+            !(rc = backend_open(p, s, st, &be)) &&
+            !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
+            rc = be.sync(be.ctx);
+        if (be.destroy)
+            be.destroy(be.ctx);
+        spent = t.seconds;
+        if (!rc && (t.best < best_held || r == 0)) {
+            best_held = t.best;
+            state_copy(&best, st);
+            log_free(&keep);
+            keep = t;
+        } else {
+            log_free(&t);
+        }
+    }
+    if (!rc) {
+        state_copy(st, &best);
+        log_free(g);
+        *g = keep;
+        g->seconds = spent;
+        g->stopped = out->time_limited; /* else a probe the schedule stopped goes on */
+    } else {
+        log_free(&keep);
+    }
+    fdm_state_free(&best);
+    return rc;
+}
+
 int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -502,7 +608,9 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_re
     if (rc == JSMF_ENOTFOUND) {
         g.step = 0, g.n_curve = 0, g.best = INFINITY, g.bad = 0, g.stopped = 0;
         g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
-        rc = state_init(&st, p);
+        rc = state_init(&st, p, 0);
+        if (!rc && !p->init_B && p->starts > 1)
+            rc = pick_start(p, &s, &st, &g, out);
     } else if (!rc) {
         out->resumed_from = g.step;
     }
@@ -517,36 +625,10 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_re
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
-    double t_start = seconds_now(), t_piece = t_start;
+    double t_start = seconds_now();
     uint64_t first_step = g.step;
-    while (!g.stopped && (!p->steps || g.step < p->steps)) {
-        double loss, held = -1;
-        s.lr = current_lr(p, &g);
-        g.step++;
-        if ((rc = be.train_step(be.ctx, g.step, &loss)))
-            goto done;
-        g.train_acc += loss, g.train_cnt++;
-        int eval_now = g.step % p->eval_every == 0 || g.step == p->steps;
-        if (eval_now && (rc = evaluate(&be, p, &g, &held)))
-            goto done;
-        double t = seconds_now();
-        g.seconds += t - t_piece, t_piece = t;
-        if (p->time_limit > 0 && g.seconds >= p->time_limit) /* the one machine-dependent stop */
-            g.stopped = 1, out->time_limited = 1;
-        int stop = p->progress && p->progress(p->progress_arg, g.step, p->steps, loss, held);
-        int killed = stop || (p->stop_after && g.step == p->stop_after);
-        if (p->checkpoint && ((p->checkpoint_every && g.step % p->checkpoint_every == 0) || killed)) {
-            if ((rc = be.sync(be.ctx)) || (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
-                goto done;
-            t = seconds_now();
-            g.seconds += t - t_piece, t_piece = t;
-        }
-        if (killed) {
-            rc = jsmf_error(JSMF_EINTR, "stopped at step %llu%s", (unsigned long long)g.step,
-                            p->checkpoint ? " (checkpoint written)" : "");
-            goto done;
-        }
-    }
+    if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out)))
+        goto done;
     double run_seconds = seconds_now() - t_start;
     out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
                                             : 0;

@@ -1,7 +1,8 @@
 """test_fdm_defaults.py — 'jsmf fdm' with no tuning flags on a planted corpus (tools/synth: N=500,
 K=6, 10k documents): it warm-starts from the spectral fit of the same store, follows its
 learning-rate schedule until the held-out loss stops improving, and ends with topics at least as
-close to the truth as the fit's (l1 after Hungarian matching, 'jsmf eval --truth'); a run killed
+close to the truth as the fit's (l1 after Hungarian matching, 'jsmf eval --truth'), and from a
+random start (--init none) within 0.65 of it by itself; a run killed
 midway (after learning-rate halvings) and resumed equals the uninterrupted one byte for byte;
 --time stops a run cleanly and says so; held-out likelihood scores a fit, an fdm and bare topics
 (B.npy + vocab.txt) alike."""
@@ -52,6 +53,16 @@ def main():
               % (fit_l1, fdm_l1, s["fdm"]["steps_done"]))
         assert fdm_l1 <= 0.36, fdm_l1
         assert fdm_l1 <= fit_l1, (fdm_l1, fit_l1)
+
+        # a random start converges by itself: the best of the default starts goes on
+        c = os.path.join(d, "c")
+        jsmf("fdm", store, "-k", "6", "-o", c, *common, "--init", "none")
+        s_c = json.load(open(os.path.join(c, "summary.json")))
+        assert s_c["parameters"]["init_from"] == "random" and s_c["parameters"]["starts"] == 4
+        cold_l1 = l1(c, truth)
+        print("l1 to the truth from a random start: %.3f after %d steps"
+              % (cold_l1, s_c["fdm"]["steps_done"]))
+        assert cold_l1 <= 0.65, cold_l1
 
         # held-out likelihood (jsmf eval --corpus) scores a fit, an fdm and bare topics (B.npy
         # and vocab.txt only, as another tool would export them) by the same code

@@ -69,6 +69,7 @@ static void small_params(jsmf_fdm_params *p)
     jsmf_fdm_params_default(p);
     p->k = K, p->device = JSMF_FDM_DEVICE_CPU, p->seed = 5, p->batch = 256, p->lr = 0.05;
     p->steps = 60, p->eval_every = 10, p->heldout = 2000, p->patience = 0, p->threads = 2;
+    p->starts = 1; /* the mechanics of one run; the starts have their own check */
 }
 
 int main(void)
@@ -110,6 +111,26 @@ int main(void)
     CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
     CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
     jsmf_fdm_result_free(&r2);
+
+    /* several random starts: the best held-out one goes on, reproducibly, and it is at least
+     * as good as the first start alone after the same steps */
+    p.starts = 4, p.steps = 260; /* 4 probes of 20 evaluations (200 steps), then 60 more */
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r3));
+    CHECK(r2.B && r3.B && !memcmp(r2.B, r3.B, sizeof(double) * N * K));
+    CHECK(r2.steps == 260 && r2.n_curve == 26);
+    jsmf_fdm_result_free(&r3);
+    p.starts = 1;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r3));
+    CHECK(r2.n_curve == 26 && r3.n_curve == 26);
+    if (r2.n_curve == 26 && r3.n_curve == 26) { /* the best of the probes: the chosen one's */
+        double b2 = INFINITY, b3 = INFINITY;
+        for (int i = 0; i < 20; i++)
+            b2 = fmin(b2, r2.curve_heldout[i]), b3 = fmin(b3, r3.curve_heldout[i]);
+        CHECK(b2 <= b3);
+    }
+    jsmf_fdm_result_free(&r2), jsmf_fdm_result_free(&r3);
+    p.steps = 60;
 
     /* stopped after step 30 (checkpoint every 20: the stop writes one too) and resumed */
     p.checkpoint = ck1, p.checkpoint_every = 20, p.stop_after = 30;
