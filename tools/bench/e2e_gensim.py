@@ -76,7 +76,9 @@ def train(corpus, vocab_path, k, passes, outdir):
     t1 = time.time()
     dic = Dictionary(docs)
     bow = [dic.doc2bow(d) for d in docs]
-    lda = LdaMulticore(bow, id2word=dic, num_topics=k, workers=1, passes=passes, random_state=1)
+    workers = int(os.environ.get("GENSIM_WORKERS", "1"))  # tools/bench/heldout: all cores
+    lda = LdaMulticore(bow, id2word=dic, num_topics=k, workers=workers, passes=passes,
+                       random_state=1)
     t_train = time.time() - t1
     topics = lda.get_topics().astype("<f8")         # K x V, rows sum to 1
     topics /= topics.sum(1, keepdims=True)
