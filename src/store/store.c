@@ -227,6 +227,51 @@ static int prepare_dir(const char *path, int flags)
     return JSMF_OK;
 }
 
+/* A name of the main database a jsmf store may hold: its databases and runs. */
+static int store_db_name(const MDB_val *k)
+{
+    static const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs"};
+    for (int i = 0; i < 5; i++)
+        if (k->mv_size == strlen(names[i]) && !memcmp(k->mv_data, names[i], k->mv_size))
+            return 1;
+    return k->mv_size == 12 && !memcmp(k->mv_data, "run.", 4);
+}
+
+/* Before a writer creates anything: an LMDB environment holding keys of its own is not a
+ * store, and writing into it would change someone else's data. Read only. */
+static int refuse_foreign(jsmf_store *s)
+{
+    MDB_txn *t;
+    MDB_dbi main_db, meta;
+    MDB_cursor *c;
+    MDB_val k, v;
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &t);
+    if (rc)
+        return store_lmdb_error(s, rc, "cannot begin transaction");
+    if ((rc = mdb_dbi_open(t, NULL, 0, &main_db)) || (rc = mdb_cursor_open(t, main_db, &c))) {
+        mdb_txn_abort(t);
+        return store_lmdb_error(s, rc, "cannot read the environment");
+    }
+    int foreign = 0;
+    while (!foreign && (rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0)
+        if (!store_db_name(&k))
+            foreign = 1;
+    mdb_cursor_close(c);
+    if (!foreign && mdb_dbi_open(t, "meta", 0, &meta) == 0) { /* ours: meta names the format */
+        MDB_stat st;
+        MDB_val fk = {6, "format"}, fv;
+        if (mdb_stat(t, meta, &st) == 0 && st.ms_entries > 0 &&
+            (mdb_get(t, meta, &fk, &fv) || fv.mv_size != 10 || memcmp(fv.mv_data, "jsmf-store", 10)))
+            foreign = 2;
+    }
+    mdb_txn_abort(t);
+    if (foreign)
+        return jsmf_error(JSMF_ESTORE, "%s: an LMDB environment that is not a jsmf store (%s); "
+                          "nothing was written to it", s->path,
+                          foreign == 1 ? "it holds keys of its own" : "its 'meta' is not a store's");
+    return rc == MDB_NOTFOUND ? JSMF_OK : store_lmdb_error(s, rc, "cannot read the environment");
+}
+
 static int open_dbs(jsmf_store *s)
 {
     MDB_txn *t;
@@ -304,7 +349,7 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
     MDB_envinfo info;
     mdb_env_info(s->env, &info);
     s->mapsize = info.me_mapsize;
-    if ((rc = open_dbs(s)))
+    if ((s->writable && (rc = refuse_foreign(s))) || (rc = open_dbs(s)))
         goto fail;
     if (s->writable && s->has_vocab && (rc = runs_writer_open(s)))
         goto fail;

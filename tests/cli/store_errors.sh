@@ -114,6 +114,20 @@ if command -v mdb_load >/dev/null 2>&1; then
     expect 1 "version 99" "$J" info "$T/v"
     expect 1 "version 99" "$J" ingest "$T/v" "$T/b.txt"
     expect 1 "version 99" "$J" export "$T/v" -o "$T/v.mm"
+
+    # an LMDB environment that is not a store: refused before anything is written to it
+    mkdir "$T/foreign"
+    printf 'VERSION=3\nformat=print\ntype=btree\nHEADER=END\n hello\n world\nDATA=END\n' |
+        mdb_load "$T/foreign" || fail "mdb_load failed"
+    cp "$T/foreign/data.mdb" "$T/foreign.mdb"
+    expect 1 "not a jsmf store" "$J" ingest "$T/foreign" "$T/a.txt" --vocab "$T/vocab.txt"
+    cmp -s "$T/foreign/data.mdb" "$T/foreign.mdb" || fail "ingest changed a foreign LMDB file"
+    mkdir "$T/foreign2"  # a named 'meta' database that is not a store's
+    printf 'VERSION=3\nformat=print\ntype=btree\nHEADER=END\n colour\n blue\nDATA=END\n' |
+        mdb_load -s meta "$T/foreign2" || fail "mdb_load failed"
+    cp "$T/foreign2/data.mdb" "$T/foreign2.mdb"
+    expect 1 "not a jsmf store" "$J" ingest "$T/foreign2" "$T/a.txt" --vocab "$T/vocab.txt"
+    cmp -s "$T/foreign2/data.mdb" "$T/foreign2.mdb" || fail "ingest changed a foreign LMDB file"
 fi
 
 # an unwritable place for the store
