@@ -63,12 +63,11 @@ int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k)
 }
 
 /* Adam's moments back to zero (a fresh start). */
-static int state_zero_moments(fdm_state *st)
+static void state_zero_moments(fdm_state *st)
 {
     size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
     memset(st->mw, 0, nk * sizeof(double)), memset(st->vw, 0, nk * sizeof(double));
     memset(st->ma, 0, kk * sizeof(double)), memset(st->va, 0, kk * sizeof(double));
-    return 0;
 }
 
 /* dst = src (both allocated for the same N and K). */
@@ -544,7 +543,8 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
         run_log t = {0};
         t.best = INFINITY, t.seconds = spent;
         fdm_backend be = {0};
-        if (!(rc = state_zero_moments(st)) && !(rc = state_init(st, p, r)) &&
+        state_zero_moments(st);
+        if (!(rc = state_init(st, p, r)) &&
             !(rc = backend_open(p, s, st, &be)) &&
             !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
             rc = be.sync(be.ctx);

@@ -326,6 +326,15 @@ static int solo_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
     return JSMF_OK;
 }
 
+/* Forget what the accumulator (or the document buffer) holds. */
+static void clear_window(jsmf_ingest *g)
+{
+    if (g->acc)
+        accum_clear(g->acc);
+    else
+        docsum_clear(g->ds);
+}
+
 /* The checkpoint: everything added so far, with the inputs' progress, in one commit. */
 static int checkpoint(jsmf_ingest *g)
 {
@@ -353,10 +362,7 @@ static int checkpoint(jsmf_ingest *g)
     g->sum.seconds_checkpoints += now_s() - t0;
     g->sum.flushes++;
     g->solo_k = 0;
-    if (g->acc)
-        accum_clear(g->acc);
-    else
-        docsum_clear(g->ds);
+    clear_window(g);
     recount_room(g);
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
@@ -439,10 +445,7 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
         return jsmf_error(JSMF_EINVAL, "ingest: discarding an input needs a checkpoint before it");
     int rc = wait_batch(g); /* what it added is discarded with the rest */
     batch_reset(&g->b, g->threads);
-    if (g->acc)
-        accum_clear(g->acc);
-    else
-        docsum_clear(g->ds);
+    clear_window(g);
     recount_room(g);
     jsmf_store_counts *c = &g->counts; /* all of it the discarded input's */
     g->sum.docs -= c->docs, g->sum.docs_dropped -= c->docs_dropped;
@@ -483,6 +486,12 @@ static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *c
     return k;
 }
 
+/* q = 2^90 / (n (n - 1)) of a document of n tokens, with the bits every accumulator uses. */
+static double doc_q(uint64_t len)
+{
+    return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
+}
+
 /* A contributing document's counters and word statistics. */
 static void count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t len)
 {
@@ -502,7 +511,7 @@ static int keep_doc(jsmf_ingest *g, uint32_t k, uint64_t len, int *oversize)
     int old = g->every > 0 && now_s() - g->last_checkpoint > g->every;
     if ((old || !docsum_fits(g->ds, k)) && docsum_docs(g->ds) && (rc = checkpoint(g)))
         return rc;
-    double q = 1.0 / ((double)len * (double)(len - 1)) * 0x1p90; /* the bits the tables use */
+    double q = doc_q(len);
     if (k > docsum_limit(g->ds))
         *oversize = 1, g->solo_k = k, g->solo_q = q;
     else if ((rc = docsum_add(g->ds, g->uniq, g->ucnt, k, q)))
@@ -555,17 +564,17 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
             for (int t = 0; t < T; t++)
                 oversize |= g->add[t] > accum_limit(g->acc);
         }
-        double inv = 1.0 / ((double)len * (double)(len - 1));
+        double q = doc_q(len);
         int rc;
         if (oversize) {
-            g->solo_k = k, g->solo_q = inv * 0x1p90;
+            g->solo_k = k, g->solo_q = q;
         } else { /* into the batch the accumulator adds next */
             if ((rc = batch_reserve(&g->b, T, g->b.ndocs + 1, g->b.nids + k)))
                 return rc;
             doc_batch *b = &g->b;
             memcpy(b->ids + b->nids, g->uniq, (size_t)k * sizeof *b->ids);
             memcpy(b->counts + b->nids, g->ucnt, (size_t)k * sizeof *b->counts);
-            b->q[b->ndocs] = inv * 0x1p90;
+            b->q[b->ndocs] = q;
             b->nids += k;
             b->start[++b->ndocs] = b->nids;
             for (int t = 0; t < T; t++)

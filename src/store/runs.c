@@ -486,11 +486,9 @@ int runs_compact(jsmf_store *s)
 {
     for (;;) { /* a merge can complete the next tier's set */
         int merged, rc = compact_once(s, &merged);
-        if (!rc && !merged)
-            return rc;
-        if (rc && !s->map_full)
-            return rc;
-        if (rc && (rc = store_grow_map(s)))
+        if (rc && s->map_full)
+            rc = store_grow_map(s), merged = 1; /* grown: the same merge again */
+        if (rc || !merged)
             return rc;
     }
 }
