@@ -414,12 +414,16 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
                 r->id_bound = r->vocab->n;
         }
     }
-    if (o->start_offset > io_stream_offset(r->s)) {
+    /* A resume point names the line at its offset; reading from the start (a UCI file: from
+     * the end of its header) keeps the lines counted so far, so messages give file lines. */
+    uint64_t here = io_stream_offset(r->s);
+    if (o->start_offset > here) {
         if ((rc = io_stream_seek(r->s, o->start_offset)))
             goto fail;
-    }
-    if (o->start_offset > 0 || o->start_line > 0)
         r->s->line = o->start_line ? o->start_line : 1;
+    } else if (o->start_offset > 0 && o->start_line > 0) {
+        r->s->line = o->start_line;
+    }
     r->index = o->start_doc;
     *out = r;
     return JSMF_OK;
@@ -613,10 +617,16 @@ static int uci_read_triple(jsmf_docs *r)
     if (v[2] > UINT32_MAX)
         return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": count %" PRIu64 " is too large (byte %"
                           PRIu64 ")", name, lineno, v[2], off);
-    if (v[0] <= r->index)
+    if (v[0] <= r->index) { /* the slot still holds the line read before this one, if any */
+        if (r->p_doc)
+            return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": documents out of order: docID %"
+                              PRIu64 " after docID %" PRIu64 " on line %" PRIu64 " (byte %"
+                              PRIu64 "; a document's lines must come together, by increasing "
+                              "docID)", name, lineno, v[0], r->p_doc, r->p_line, off);
         return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": documents out of order: docID %" PRIu64
-                          " after docID %" PRIu64 " (byte %" PRIu64 ")", name, lineno, v[0],
-                          r->index, off);
+                          " where the read resumed after docID %" PRIu64 " (byte %" PRIu64 ")",
+                          name, lineno, v[0], r->index, off);
+    }
     r->nnz_seen++;
     r->pending = 1;
     r->p_doc = v[0];
@@ -630,9 +640,9 @@ static int uci_read_triple(jsmf_docs *r)
 static int uci_check_end(jsmf_docs *r)
 {
     if (r->check_nnz && !r->nnz_checked && r->nnz_seen != r->NNZ)
-        return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": UCI header says NNZ = %" PRIu64
-                          " but the file has %" PRIu64 " docID wordID count lines",
-                          r->s->name, r->s->line, r->NNZ, r->nnz_seen);
+        return jsmf_error(JSMF_EFORMAT, "%s:3: UCI header says NNZ = %" PRIu64 " but the file "
+                          "has %" PRIu64 " docID wordID count lines (it ends at line %" PRIu64 ")",
+                          r->s->name, r->NNZ, r->nnz_seen, r->s->line - 1);
     r->nnz_checked = 1;
     return 0;
 }
