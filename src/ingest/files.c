@@ -27,6 +27,7 @@ typedef struct run {
     uint32_t nxlat;
     int vocab_checked;        /* the words text can never match were reported */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
+    const char *last_read;    /* the input read last (for messages) */
 } run;
 
 static void warn(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -50,6 +51,10 @@ static void warn_unmatchable_words(run *r)
         return;
     r->vocab_checked = 1;
     jsmf_tokenizer tok = {r->params.tok_min_len, r->params.tok_max_len};
+    if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
+        jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
+        tok = def;
+    }
     char list[1200] = "";
     size_t used = 0;
     uint32_t bad = 0;
@@ -68,11 +73,14 @@ static void warn_unmatchable_words(run *r)
              r->vocab->n, jsmf_store_path(r->s), list, bad > 3 ? "; ..." : "");
 }
 
-/* After an input read to its end: what the reader met, and an input that added nothing. */
-static void warn_input(run *r, jsmf_docs *d, const jsmf_ingest_summary *before)
+/* After an input read to its end: what the reader met, and an input that added nothing. A
+ * resumed input read from its last checkpoint may well have nothing left. */
+static void warn_input(run *r, jsmf_docs *d, const jsmf_ingest_summary *before, int resumed)
 {
     jsmf_read_stats st;
     jsmf_docs_stats(d, &st);
+    if (resumed && st.docs == 0)
+        return;
     jsmf_read_stats_warn(jsmf_docs_name(d), &st, r->o->warn, r->o->warn_arg);
     jsmf_ingest_summary now;
     jsmf_ingest_totals(r->g, &now);
@@ -307,8 +315,9 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
                            jsmf_docs_size(d));
     }
     r->docs_read += ndocs;
+    r->last_read = path;
     if (rc == 0)
-        warn_input(r, d, &before);
+        warn_input(r, d, &before, resumed);
     if (rc == 0 && is_stdin)
         rc = jsmf_docs_fingerprint(d, &fp, &size);
     jsmf_docs_close(d);
@@ -326,13 +335,13 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
 
 /* A run that resumed nothing must add documents to C: else nothing usable came of its inputs,
  * and it fails before the final checkpoint, leaving the store as it was. */
-static int check_something_added(run *r, const char *const *paths, uint32_t nread)
+static int check_something_added(run *r, uint32_t nread)
 {
     jsmf_ingest_summary t;
     jsmf_ingest_totals(r->g, &t);
-    if (t.docs > 0 || nread == 0)
+    if (t.docs > 0 || nread == 0 || !r->last_read)
         return JSMF_OK;
-    const char *what = nread == 1 ? paths[0] : "the inputs";
+    const char *what = nread == 1 ? r->last_read : "the inputs";
     if (!strcmp(what, "-"))
         what = "<stdin>";
     if (r->docs_read == 0)
@@ -378,7 +387,7 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
         rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
                         n > 1 ? " (and so are all the other inputs)" : "");
     if (!rc && r.g && !local.inputs_resumed)
-        rc = check_something_added(&r, paths, n - local.inputs_skipped);
+        rc = check_something_added(&r, n - local.inputs_skipped);
     if (r.g) {
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
         uint32_t repeated = local.inputs_repeated;

@@ -56,9 +56,8 @@ struct jsmf_vocab_counter {
     char *batch;         /* parallel text: raw lines of a batch, one after another */
     size_t batch_cap;
     uint64_t *line_off;  /* start of line i in batch; line_off[n] = end */
-    uint64_t *line_pos;  /* decoded offset of line i in the input, and the line number of the
-                            batch's first line, for messages */
-    uint64_t first_line;
+    uint64_t *line_pos;  /* decoded offset of line i of the batch in its input (messages) */
+    uint64_t first_line; /* line number of the batch's first line */
     size_t line_cap;
     jsmf_read_stats in;  /* parallel text: what the current input showed (jsmf_read_stats_warn) */
 };
