@@ -94,10 +94,15 @@ typedef struct jsmf_read_opts {
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
                                    jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
+    void (*warn)(void *arg, const char *msg); /**< readers of several inputs (jsmf_docreader)
+                                   hand it jsmf_read_stats_warn's messages for each input read
+                                   to its end; NULL: silent */
+    void *warn_arg;
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
-#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0}
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
+                                NULL, NULL}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */

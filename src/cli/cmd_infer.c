@@ -52,6 +52,7 @@ static int parse_args(int argc, char **argv, infer_args *a)
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
     a->read.tok = tok;
+    a->read.warn = cli_warn;
     a->infer = io;
     a->batch = 4096;
     a->inputs = calloc(argc, sizeof *a->inputs);
