@@ -1,8 +1,9 @@
 #!/bin/sh
 # input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
 # all empty, invalid UTF-8 (file and stdin; tokens dropped, the first named by file:line and
-# byte; in vocab, ingest and infer), an input that adds nothing, vocabulary words text can never match, and infer on text
-# mostly outside the model's vocabulary each get a warning naming the file; where nothing usable
+# byte; in vocab, ingest and infer), an input that adds nothing, vocabulary words text can never
+# match, and infer on text mostly outside the model's vocabulary each get a warning naming the
+# file; where nothing usable
 # remains (`vocab` keeping no word, an ingest adding no document) the command fails (exit 1),
 # writes nothing, leaves an existing store byte for byte as it was and removes a store it had
 # just created. A store holding only its vocabulary (first ingest killed) is refused by fit.
