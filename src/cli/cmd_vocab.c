@@ -184,10 +184,11 @@ int cmd_vocab(int argc, char **argv)
     if (st.words_kept == 0) { /* ingest refuses an empty vocabulary: write none */
         rc = jsmf_error(JSMF_EFORMAT, "no words kept: %" PRIu64 " documents read, %" PRIu64
                         " counted, %" PRIu64 " distinct words, %" PRIu64 " below --min-df %" PRIu64
-                        ", %" PRIu64 " above --max-df-frac %g; %s not written", st.docs_read,
+                        ", %" PRIu64 " above --max-df-frac %g; %s%s written", st.docs_read,
                         st.docs_counted, st.words_seen, st.dropped_min_df, a.vo.min_df,
                         st.dropped_max_df, a.vo.max_df_frac,
-                        strcmp(a.output, "-") ? a.output : "nothing");
+                        strcmp(a.output, "-") ? a.output : "nothing",
+                        strcmp(a.output, "-") ? " not" : "");
         goto fail;
     }
     if ((rc = jsmf_vocab_write(a.output, vocab)))
