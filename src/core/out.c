@@ -168,8 +168,8 @@ int jsmf_out_close(jsmf_out *o, int rc)
 {
     if (!o)
         return rc;
-    /* stdio keeps what it could not write, so a flush after a failed write fails again and
-     * leaves the reason in errno */
+    /* the reason is the first failed write's (kept by cookie_write); for stdout, stdio keeps
+     * what it could not write, so the flush fails again and leaves it in errno */
     int err = 0;
     errno = 0;
     if (fflush(o->f) != 0 || ferror(o->f))
