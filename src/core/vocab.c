@@ -147,8 +147,9 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
         rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
     free(line);
     fclose(f);
-    if (!rc && v->n == 0)
-        rc = jsmf_error(JSMF_EFORMAT, "%s: vocabulary is empty", path);
+    if (!rc && v->n == 0) /* also a stopword list: the words of the file, whatever its use */
+        rc = jsmf_error(JSMF_EFORMAT, "%s: no words: %s", path,
+                        lineno ? "the file holds only comments" : "the file is empty");
     uint32_t a = 0, b = 0;
     if (!rc) {
         int dup = find_duplicate(v, &a, &b);

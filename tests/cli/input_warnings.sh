@@ -72,8 +72,11 @@ expect 1 "nul.txt:1: binary data" "$J" ingest "$T/new" "$T/nul.txt" --vocab "$T/
 mkdir "$T/mine"  # a directory the user made stays, empty
 expect 1 "binary data" "$J" ingest "$T/mine" "$T/nul.txt" --vocab "$T/v.txt"
 [ -d "$T/mine" ] && [ -z "$(ls -A "$T/mine")" ] || fail "the user's directory: $(ls -A "$T/mine" 2>&1)"
-expect 1 "vocabulary is empty" "$J" ingest "$T/new" "$T/good.txt" --vocab "$T/empty.txt"
+expect 1 "$T/empty.txt: no words: the file is empty" "$J" ingest "$T/new" "$T/good.txt" --vocab "$T/empty.txt"
 [ ! -e "$T/new" ] || { fail "an empty vocabulary left a store"; rm -rf "$T/new"; }
+printf '# words\n# none yet\n' >"$T/comments.txt"
+expect 1 "$T/comments.txt: no words: the file holds only comments" \
+    "$J" vocab "$T/good.txt" -o "$T/c.txt" --stopwords "$T/comments.txt"
 expect 0 "warning: <stdin>:2: invalid UTF-8 at byte 45" \
     sh -c "'$J' ingest '$T/u' - --vocab '$T/v.txt' --min-doc-len 2 < '$T/latin1.txt'"
 
