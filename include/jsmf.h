@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,7 +166,8 @@ void jsmf_vocab_free(jsmf_vocab *v);
  *  '#' header lines. Errors name the file and line (JSMF_EFORMAT on duplicates or empty words). */
 int jsmf_vocab_read(const char *path, jsmf_vocab **out);
 
-/** Write a vocabulary file; with df/tf when present. */
+/** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
+ *  all, errors naming `path` (jsmf_out_open). */
 int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
@@ -175,6 +177,29 @@ int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
 /** Row of the word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
 uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
 void jsmf_wordmap_free(jsmf_wordmap *m);
+
+/* ---------------------------------------------------------------------------------------------
+ * Output files (a vocabulary, a report, an export): written whole or not at all.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_out jsmf_out;
+
+/** Open `path` for writing; "-" is standard output. A regular file, or a new name, is written
+ *  to a temporary file beside it ("PATH.tmp-PID-N") that jsmf_out_close renames over it, so a
+ *  failed write leaves PATH as it was (a symlink keeps pointing at the file it names); a
+ *  device, FIFO or other special file (/dev/null, /dev/stdout) is written in place and never
+ *  replaced or removed. Errors name PATH, never the temporary, with the system's reason:
+ *  JSMF_EIO, JSMF_ENOSPC, JSMF_EINVAL (a directory). */
+int jsmf_out_open(const char *path, jsmf_out **out);
+
+/** The stream to write to. */
+FILE *jsmf_out_file(jsmf_out *o);
+
+/** Finish and free `o`. `rc` is the caller's result of writing: when it and the stream are
+ *  both good, the data is flushed, synced and renamed into place; otherwise the temporary is
+ *  removed. A failed write on the stream replaces `rc` with "PATH: write error: <reason>"
+ *  ("standard output" for "-", which is flushed but left open). Returns the final result. */
+int jsmf_out_close(jsmf_out *o, int rc);
 
 #ifdef __cplusplus
 }

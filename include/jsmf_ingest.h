@@ -17,6 +17,7 @@
 #ifndef JSMF_INGEST_H
 #define JSMF_INGEST_H
 
+#include "jsmf_io.h"
 #include "jsmf_store.h"
 
 #ifdef __cplusplus
@@ -45,6 +46,11 @@ typedef struct jsmf_ingest_opts {
                                    same either way; only speed and checkpoints change */
     jsmf_ingest_progress_fn progress;
     void *progress_arg;
+    jsmf_warn_fn warn;        /**< told what may surprise (formats/inputs.md, "Warnings"): an
+                                   input that is empty, has only empty documents, invalid UTF-8,
+                                   or adds no document to C; vocabulary words text input can
+                                   never match. NULL: silent */
+    void *warn_arg;
 } jsmf_ingest_opts;
 
 /** What one ingest did (this run only). */
@@ -97,6 +103,10 @@ int jsmf_ingest_checkpoint(jsmf_ingest *g);
 /** Checkpoints committed by this session so far. */
 uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
 
+/** What this session has counted so far: documents, dropped documents, tokens, OOV tokens
+ *  (the timing fields are those of the last finish, zero before). */
+void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out);
+
 /** Like jsmf_ingest_input_done, but the record becomes complete under the key (fingerprint,
  *  occurrence) with `size`: for stdin, whose content is known only at its end. `stored` says
  *  that the record may already be in the store under its old key (it was resumed, or a
@@ -122,10 +132,29 @@ void jsmf_ingest_abort(jsmf_ingest *g);
  *  A partial input resumes from its checkpoint. An input the store holds completely (same
  *  fingerprint) is not ingested again unless o->force: it is skipped (counted in
  *  sum->inputs_skipped) so that rerunning an interrupted command resumes it, and when every
- *  input is skipped the call fails with JSMF_EEXIST. On error the store is at its last
+ *  input is skipped the call fails with JSMF_EEXIST. A run that resumes nothing and adds no
+ *  document to C (empty inputs, or every document dropped) fails with JSMF_EFORMAT before its
+ *  final checkpoint, so the store is left as it was. On error the store is at its last
  *  checkpoint. */
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+
+/* ---- a store this run creates ------------------------------------------------------------ */
+
+/** What a store's directory held before an ingest opened it (jsmf_ingest_target_note), so that
+ *  a first ingest that fails before its first checkpoint leaves nothing behind. */
+typedef struct jsmf_ingest_target {
+    unsigned char existed[4]; /**< the directory, data.mdb, lock.mdb, writer.lock */
+} jsmf_ingest_target;
+
+/** Note what exists at `path`; call before jsmf_store_open(path, JSMF_STORE_CREATE). */
+void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t);
+
+/** After a failed ingest: close `s` (NULL when the open itself failed) and, when the store
+ *  holds no input record (no checkpoint was ever committed, so nothing can be resumed) and its
+ *  data file is new, remove the files and directory that did not exist before. A store that
+ *  existed is only closed, never changed. Returns 1 when something was removed. */
+int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s);
 
 #ifdef __cplusplus
 }

@@ -56,9 +56,29 @@ typedef struct jsmf_tokenizer {
 
 /** Tokenise `len` bytes of `text`: the lowercased token bytes are written one after another to
  *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
- *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. */
+ *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. A run
+ *  that is not well-formed UTF-8 is dropped like one of the wrong length (formats/inputs.md). */
 uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
                        const char **tok, uint32_t *toklen);
+
+/** What jsmf_tokenize_ex dropped that a user should hear about. */
+typedef struct jsmf_token_stats {
+    uint32_t bad_utf8;  /**< runs of a valid length dropped because they are not valid UTF-8 */
+    uint32_t first_bad; /**< byte of `text` where the first of them starts */
+} jsmf_token_stats;
+
+/** jsmf_tokenize, also counting the tokens dropped as invalid UTF-8 (`st` may be NULL). */
+uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
+                          const char **tok, uint32_t *toklen, jsmf_token_stats *st);
+
+/** Why the tokenizer `t` can never produce `word` (so text input never matches that word of a
+ *  vocabulary: "has an uppercase letter", "has a character that separates tokens", "is not
+ *  valid UTF-8", "is shorter than 3 bytes", ...), or NULL when it can. */
+const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word);
+
+/** A warning for the user, one line without the program's name (e.g. "FILE:LINE: ..."); the
+ *  library never prints, it hands warnings to such a callback. */
+typedef void (*jsmf_warn_fn)(void *arg, const char *msg);
 
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
@@ -74,10 +94,15 @@ typedef struct jsmf_read_opts {
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
                                    jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
+    void (*warn)(void *arg, const char *msg); /**< readers of several inputs (jsmf_docreader)
+                                   hand it jsmf_read_stats_warn's messages for each input read
+                                   to its end; NULL: silent */
+    void *warn_arg;
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
-#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0}
+#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
+                                NULL, NULL}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -135,6 +160,24 @@ const char *jsmf_docs_name(const jsmf_docs *r);
 
 void jsmf_docs_close(jsmf_docs *r);
 
+/** What a reader met that is not an error but may surprise (formats/inputs.md, "Warnings"). */
+typedef struct jsmf_read_stats {
+    uint64_t docs;            /**< documents returned */
+    uint64_t empty_docs;      /**< of them, without a token (text) or a word (UCI, LDA-C); with
+                                   raw_text, those of no bytes */
+    uint64_t bad_utf8;        /**< text, not raw: tokens dropped as invalid UTF-8 */
+    uint64_t bad_utf8_line;   /**< line and decoded byte offset where the first of them starts */
+    uint64_t bad_utf8_offset;
+} jsmf_read_stats;
+
+void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out);
+
+/** Hand `warn` one message per surprise of an input read to its end, naming it (`name`) and
+ *  where the first occurrence is: "NAME: empty input: no documents", "NAME: all N documents are
+ *  empty ...", "NAME:LINE: invalid UTF-8 at byte B: N tokens ... dropped". */
+void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
+                          void *arg);
+
 /** Content fingerprint of a file: a 64-bit hash of its bytes as stored (compressed or not) and
  *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
 int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
@@ -167,9 +210,12 @@ typedef struct jsmf_vocab_opts {
                                       >= 1 keeps all) */
     uint32_t max_words;          /**< then keep the max_words highest df (ties: by word); 0 = all */
     uint32_t min_doc_len;        /**< documents with fewer non-stopword tokens are skipped (default 5) */
+    jsmf_warn_fn warn;           /**< told, after each input, what jsmf_read_stats_warn says of it
+                                      and when none of its documents was counted; NULL: silent */
+    void *warn_arg;
 } jsmf_vocab_opts;
 
-#define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5}
+#define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5, NULL, NULL}
 
 typedef struct jsmf_vocab_stats {
     uint64_t docs_read;          /**< documents read from all inputs */

@@ -27,6 +27,8 @@ int cli_fail(int rc);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational line to stderr unless --quiet. */
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "jsmf CMD: warning: MSG" to stderr, with --quiet too (a jsmf_warn_fn; arg unused). */
+void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 

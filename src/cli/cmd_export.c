@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "jsmf_store.h"
@@ -81,23 +82,20 @@ int cmd_export(int argc, char **argv)
     int rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
     if (rc)
         return cli_fail(rc);
-    FILE *f = to_stdout ? stdout : fopen(out, "wb");
-    if (!f) {
-        jsmf_store_close(s);
-        jsmf_error(JSMF_EIO, "%s: cannot create: %s", out, strerror(errno));
-        return cli_fail(JSMF_EIO);
+    /* the matrix is renamed into place after its vocabulary is written: no FILE without
+     * FILE.vocab.txt, and a failure leaves an existing FILE as it was */
+    struct stat st; /* a device or a pipe gets no FILE.vocab.txt (no /dev/null.vocab.txt) */
+    int with_vocab = !to_stdout && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
+    jsmf_out *o = NULL;
+    if (!(rc = jsmf_out_open(out, &o))) {
+        FILE *f = jsmf_out_file(o);
+        rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
+        if (!rc && with_vocab)
+            rc = write_vocab(s, out);
+        rc = jsmf_out_close(o, rc);
     }
-    rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
-    if (!to_stdout && fclose(f) && !rc)
-        rc = jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: write error: %s", out,
-                        strerror(errno));
-    if (!rc && !to_stdout)
-        rc = write_vocab(s, out);
     jsmf_store_close(s);
-    if (rc) {
-        if (!to_stdout)
-            remove(out);
+    if (rc)
         return cli_fail(rc);
-    }
     return to_stdout ? cli_finish_stdout() : EXIT_OK;
 }

@@ -52,6 +52,7 @@ static int parse_args(int argc, char **argv, infer_args *a)
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
     a->read.tok = tok;
+    a->read.warn = cli_warn;
     a->infer = io;
     a->batch = 4096;
     a->inputs = calloc(argc, sizeof *a->inputs);
@@ -142,13 +143,32 @@ static void show_progress(const jsmf_docreader *r, uint64_t docs)
         cli_progress_update("inferring", (double)docs, 0, "documents");
 }
 
+/* Above this share of out-of-vocabulary tokens, theta rests on too little of the text to pass
+ * in silence (formats/outputs.md). A model's own corpus is typically 40-65% out of its
+ * vocabulary, stopwords included (61% for examples/), so only a mismatch goes above it. */
+#define OOV_WARN_SHARE 0.8
+
+static void warn_oov(const char *model, uint32_t n_words, uint64_t in_vocab, uint64_t oov)
+{
+    uint64_t all = in_vocab + oov;
+    if (!all || (double)oov <= OOV_WARN_SHARE * (double)all)
+        return;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%.1f%% of the tokens (%llu of %llu) are outside the vocabulary of "
+             "%s (%u words): theta rests on the other %.1f%%; is the text in the model's "
+             "language and tokenised the same way? (warned above %.0f%%)",
+             100.0 * (double)oov / (double)all, (unsigned long long)oov, (unsigned long long)all,
+             model, n_words, 100.0 * (double)in_vocab / (double)all, 100 * OOV_WARN_SHARE);
+    cli_warn(NULL, msg);
+}
+
 static int run_infer(const infer_args *a)
 {
     jsmf_model *m = NULL;
     jsmf_docreader *r = NULL;
     jsmf_docbatch b = {0};
     double *theta = NULL;
-    uint64_t empty = 0, docs = 0;
+    uint64_t empty = 0, docs = 0, in_vocab = 0;
     int rc = jsmf_model_load(a->model, &m);
     if (!rc)
         rc = jsmf_docreader_open(a->inputs, a->ninputs, &a->read, m->vocab, &r);
@@ -169,6 +189,7 @@ static int run_infer(const infer_args *a)
             for (uint64_t i = b.start[d]; i < b.start[d + 1]; i++)
                 tokens += b.counts[i];
             empty += tokens == 0;
+            in_vocab += tokens;
             write_theta(a, b.first_index + d, theta + (uint64_t)d * m->k, m->k, tokens, b.oov[d]);
         }
         docs += b.ndocs;
@@ -184,6 +205,8 @@ static int run_infer(const infer_args *a)
                  "out-of-vocabulary tokens ignored",
                  (unsigned long long)docs, (unsigned long long)empty,
                  (unsigned long long)(r ? jsmf_docreader_oov(r) : 0));
+    if (!rc)
+        warn_oov(a->model, m->n, in_vocab, jsmf_docreader_oov(r));
     free(theta);
     jsmf_docbatch_free(&b);
     jsmf_docreader_close(r);

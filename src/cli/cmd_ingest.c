@@ -192,46 +192,34 @@ static int check_existing(jsmf_store *s, const ingest_args *a)
 }
 
 /* Open STORE, creating it with a new vocabulary when it has none; *df gets a new store's
- * document frequencies from that vocabulary (NULL when unknown or the store existed). */
+ * document frequencies from that vocabulary (NULL when unknown or the store existed). On
+ * failure *out is the store if it was opened (for jsmf_ingest_target_discard), else NULL. */
 static int open_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
 {
     *df = NULL;
+    *out = NULL;
     jsmf_store *s;
     int rc = jsmf_store_open(a->store, JSMF_STORE_CREATE, &s);
     if (rc)
         return rc;
-    if (jsmf_store_has_vocab(s)) {
-        if ((rc = check_existing(s, a))) {
-            jsmf_store_close(s);
-            return rc;
-        }
-        *out = s;
-        return JSMF_OK;
-    }
+    *out = s;
+    if (jsmf_store_has_vocab(s))
+        return check_existing(s, a);
     if (!a->vocab)
         for (uint32_t i = 0; i < a->n_inputs; i++)
-            if (!strcmp(a->inputs[i], "-")) {
-                jsmf_store_close(s);
+            if (!strcmp(a->inputs[i], "-"))
                 return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
                                   "(stdin cannot be read twice for the counting pass)", a->store);
-            }
     jsmf_vocab *v;
-    if ((rc = new_vocabulary(a, &v))) {
-        jsmf_store_close(s);
+    if ((rc = new_vocabulary(a, &v)))
         return rc;
-    }
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
     rc = jsmf_store_init(s, v, &p);
     if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
         memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
     jsmf_vocab_free(v);
-    if (rc) {
-        jsmf_store_close(s);
-        return rc;
-    }
-    *out = s;
-    return JSMF_OK;
+    return rc;
 }
 
 static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
@@ -264,19 +252,25 @@ int cmd_ingest(int argc, char **argv)
     }
     jsmf_store *s = NULL;
     uint64_t *df = NULL;
+    jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
+    jsmf_ingest_target_note(a.store, &target);
     if ((rc = open_store(&a, &s, &df))) {
+        jsmf_ingest_target_discard(a.store, &target, s);
         free(a.inputs);
         return cli_fail(rc);
     }
     jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
                           .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
                           .uci_vocab = a.uci_vocab, .progress = progress,
-                          .accumulator = a.accumulator, .df = df};
+                          .accumulator = a.accumulator, .df = df, .warn = cli_warn};
     jsmf_ingest_summary r;
     rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
     free(df);
     cli_progress_done();
-    jsmf_store_close(s);
+    if (rc)
+        jsmf_ingest_target_discard(a.store, &target, s);
+    else
+        jsmf_store_close(s);
     free(a.inputs);
     if (rc)
         return cli_fail(rc);

@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "jsmf_eval.h"
@@ -104,43 +102,14 @@ static int read_text_file(const char *path, char **out)
     return 0;
 }
 
-/* Write to FILE.tmp-PID and rename, so a reader never sees half a page; a device or a pipe
- * (/dev/null, /dev/stdout) is written directly, never replaced. */
+/* Written whole or not at all (jsmf_out_open): a reader never sees half a page. */
 static int write_page(const report_args *a, const jsmf_model *m)
 {
-    struct stat st;
-    if (!strcmp(a->out, "-"))
-        return jsmf_report_write(stdout, m, &a->opts);
-    if (stat(a->out, &st) == 0 && !S_ISREG(st.st_mode)) {
-        FILE *f = fopen(a->out, "w");
-        if (!f)
-            return jsmf_error(JSMF_EIO, "%s: %s", a->out, strerror(errno));
-        int rc = jsmf_report_write(f, m, &a->opts);
-        if (fclose(f) && !rc)
-            rc = jsmf_error(JSMF_EIO, "%s: %s", a->out, strerror(errno));
+    jsmf_out *o;
+    int rc = jsmf_out_open(a->out, &o);
+    if (rc)
         return rc;
-    }
-    size_t len = strlen(a->out) + 32;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmp-%ld", a->out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int rc;
-    if (!f) {
-        rc = jsmf_error(JSMF_EIO, "%s: %s", tmp, strerror(errno));
-    } else {
-        rc = jsmf_report_write(f, m, &a->opts);
-        if (fclose(f) && !rc)
-            rc = jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: %s", tmp,
-                            strerror(errno));
-        if (!rc && rename(tmp, a->out))
-            rc = jsmf_error(JSMF_EIO, "%s: %s", a->out, strerror(errno));
-        if (rc)
-            unlink(tmp);
-    }
-    free(tmp);
-    return rc;
+    return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, &a->opts));
 }
 
 int cmd_report(int argc, char **argv)

@@ -149,13 +149,6 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
         cli_progress_update(name, (double)done / 1048576.0, 0, "MB");
 }
 
-static int write_stdout(const jsmf_vocab *v)
-{
-    for (uint32_t i = 0; i < v->n; i++)
-        printf("%s\t%" PRIu64 "\t%" PRIu64 "\n", v->words[i], v->df[i], v->tf[i]);
-    return cli_finish_stdout();
-}
-
 int cmd_vocab(int argc, char **argv)
 {
     vocab_args a;
@@ -175,6 +168,7 @@ int cmd_vocab(int argc, char **argv)
     if ((rc = load_stopwords(a.stopwords, &stop)))
         goto fail;
     a.vo.stopwords = stop;
+    a.vo.warn = cli_warn;
     if ((rc = jsmf_vocab_counter_new(&a.vo, &c)))
         goto fail;
     for (int i = 0; i < a.ninputs; i++) {
@@ -187,10 +181,20 @@ int cmd_vocab(int argc, char **argv)
     cli_progress_done();
     if ((rc = jsmf_vocab_counter_finish(c, &vocab, &st)))
         goto fail;
-    if (!strcmp(a.output, "-"))
-        status = write_stdout(vocab);
-    else if ((rc = jsmf_vocab_write(a.output, vocab)))
+    if (st.words_kept == 0) { /* ingest refuses an empty vocabulary: write none */
+        rc = jsmf_error(JSMF_EFORMAT, "no words kept: %" PRIu64 " documents read, %" PRIu64
+                        " counted, %" PRIu64 " distinct words, %" PRIu64 " below --min-df %" PRIu64
+                        ", %" PRIu64 " above --max-df-frac %g; %s%s written", st.docs_read,
+                        st.docs_counted, st.words_seen, st.dropped_min_df, a.vo.min_df,
+                        st.dropped_max_df, a.vo.max_df_frac,
+                        strcmp(a.output, "-") ? a.output : "nothing",
+                        strcmp(a.output, "-") ? " not" : "");
         goto fail;
+    }
+    if ((rc = jsmf_vocab_write(a.output, vocab)))
+        goto fail;
+    if (!strcmp(a.output, "-"))
+        status = cli_finish_stdout();
     cli_info("%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
              " too short; %" PRIu64 " tokens read, %" PRIu64 " counted",
              st.docs_read, st.docs_counted, st.docs_short, st.tokens_read, st.tokens_counted);
@@ -198,8 +202,6 @@ int cmd_vocab(int argc, char **argv)
              " above max-df-frac, %" PRIu64 " beyond max-words; kept %" PRIu64,
              st.words_seen, st.dropped_min_df, st.dropped_max_df, st.dropped_max_words,
              st.words_kept);
-    if (st.words_kept == 0)
-        cli_info("warning: the vocabulary is empty (lower --min-df or --min-doc-len?)");
     goto done;
 fail:
     cli_progress_done();

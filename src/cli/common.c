@@ -43,6 +43,13 @@ void cli_info(const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_warn(void *arg, const char *msg)
+{
+    (void)arg;
+    cli_progress_done();
+    fprintf(stderr, "%s: warning: %s\n", cli_prog, msg);
+}
+
 int cli_common_option(const char *arg)
 {
     if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {

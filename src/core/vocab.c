@@ -147,8 +147,9 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
         rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
     free(line);
     fclose(f);
-    if (!rc && v->n == 0)
-        rc = jsmf_error(JSMF_EFORMAT, "%s: vocabulary is empty", path);
+    if (!rc && v->n == 0) /* also a stopword list: the words of the file, whatever its use */
+        rc = jsmf_error(JSMF_EFORMAT, "%s: no words: %s", path,
+                        lineno ? "the file holds only comments" : "the file is empty");
     uint32_t a = 0, b = 0;
     if (!rc) {
         int dup = find_duplicate(v, &a, &b);
@@ -172,18 +173,16 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
 
 int jsmf_vocab_write(const char *path, const jsmf_vocab *v)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return jsmf_error(JSMF_EIO, "%s: cannot create: %s", path, strerror(errno));
+    jsmf_out *o;
+    int rc = jsmf_out_open(path, &o);
+    if (rc)
+        return rc;
+    FILE *f = jsmf_out_file(o);
     for (uint32_t i = 0; i < v->n; i++) {
         if (v->df && v->tf)
             fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\n", v->words[i], v->df[i], v->tf[i]);
         else
             fprintf(f, "%s\n", v->words[i]);
     }
-    int bad = ferror(f);
-    if (fclose(f) || bad)
-        return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: write error: %s", path,
-                          strerror(errno));
-    return JSMF_OK;
+    return jsmf_out_close(o, JSMF_OK);
 }

@@ -181,6 +181,9 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
             return rc;
         if (rc == 0) {
             r->bytes_done += jsmf_docs_size(r->docs);
+            jsmf_read_stats st;
+            jsmf_docs_stats(r->docs, &st);
+            jsmf_read_stats_warn(jsmf_docs_name(r->docs), &st, r->opts.warn, r->opts.warn_arg);
             jsmf_docs_close(r->docs);
             r->docs = NULL;
             r->cur++;

@@ -5,6 +5,8 @@
 #include "jsmf_io.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +25,73 @@ typedef struct run {
     size_t cap;
     uint32_t *xlat;           /* UCI: file id -> store id (UINT32_MAX: not in the vocabulary) */
     uint32_t nxlat;
+    int vocab_checked;        /* the words text can never match were reported */
+    uint64_t docs_read;       /* documents read in this run, counted or dropped */
+    const char *last_read;    /* the input read last (for messages) */
 } run;
+
+static void warn(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warn(const run *r, const char *fmt, ...)
+{
+    if (!r->o->warn)
+        return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->o->warn(r->o->warn_arg, msg);
+}
+
+/* Words of the store's vocabulary that the tokenizer can never produce stay rows of zeros for
+ * text input: say so once, with the first few and why (formats/vocab.md). */
+static void warn_unmatchable_words(run *r)
+{
+    if (r->vocab_checked || !r->o->warn)
+        return;
+    r->vocab_checked = 1;
+    jsmf_tokenizer tok = {r->params.tok_min_len, r->params.tok_max_len};
+    if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
+        jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
+        tok = def;
+    }
+    char list[1200] = "";
+    size_t used = 0;
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < r->vocab->n; i++) {
+        const char *why = jsmf_token_problem(&tok, r->vocab->words[i]);
+        if (!why || bad++ >= 3)
+            continue;
+        int w = snprintf(list + used, sizeof list - used, "%sword %u '%.40s' %s",
+                         used ? "; " : "", i + 1, r->vocab->words[i], why);
+        if (w > 0 && (size_t)w < sizeof list - used)
+            used += (size_t)w;
+    }
+    if (bad)
+        warn(r, "%u of the %u words of the vocabulary of %s can never match text input, which "
+             "is lowercased and split at anything but letters (formats/vocab.md): %s%s", bad,
+             r->vocab->n, jsmf_store_path(r->s), list, bad > 3 ? "; ..." : "");
+}
+
+/* After an input read to its end: what the reader met, and an input that added nothing. A
+ * resumed input read from its last checkpoint may well have nothing left. */
+static void warn_input(run *r, jsmf_docs *d, const jsmf_ingest_summary *before, int resumed)
+{
+    jsmf_read_stats st;
+    jsmf_docs_stats(d, &st);
+    if (resumed && st.docs == 0)
+        return;
+    jsmf_read_stats_warn(jsmf_docs_name(d), &st, r->o->warn, r->o->warn_arg);
+    jsmf_ingest_summary now;
+    jsmf_ingest_totals(r->g, &now);
+    uint64_t tokens = now.tokens_dropped - before->tokens_dropped;
+    uint64_t oov = now.oov_tokens - before->oov_tokens;
+    if (st.docs > st.empty_docs && now.docs == before->docs)
+        warn(r, "%s: adds nothing to C: none of its %" PRIu64 " documents has %u or more words of "
+             "the vocabulary (%" PRIu64 " of its %" PRIu64 " tokens are outside it)",
+             jsmf_docs_name(d), st.docs, r->params.min_doc_len < 2 ? 2 : r->params.min_doc_len,
+             oov, oov + tokens);
+}
 
 static int reserve(run *r, size_t n)
 {
@@ -224,6 +292,10 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
     rec.format = (uint32_t)jsmf_docs_format(d);
+    if (rec.format == JSMF_FORMAT_TEXT)
+        warn_unmatchable_words(r);
+    jsmf_ingest_summary before;
+    jsmf_ingest_totals(r->g, &before);
     /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that
      * holds nothing of the inputs before it */
     int check_dup = is_stdin && !resumed && !r->o->force;
@@ -242,8 +314,10 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
             r->o->progress(r->o->progress_arg, path, jsmf_docs_disk_position(d),
                            jsmf_docs_size(d));
     }
-    if (rc == 0 && ndocs == 0 && !resumed)
-        rc = jsmf_error(JSMF_EFORMAT, "%s: empty input: no documents", jsmf_docs_name(d));
+    r->docs_read += ndocs;
+    r->last_read = path;
+    if (rc == 0)
+        warn_input(r, d, &before, resumed);
     if (rc == 0 && is_stdin)
         rc = jsmf_docs_fingerprint(d, &fp, &size);
     jsmf_docs_close(d);
@@ -257,6 +331,30 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
     if ((rc = remember_record(r, rec.fingerprint, rec.occurrence, &rec)))
         return rc;
     return jsmf_ingest_input_done(r->g);
+}
+
+/* A run that resumed nothing must add documents to C: else nothing usable came of its inputs,
+ * and it fails before the final checkpoint, leaving the store as it was. */
+static int check_something_added(run *r, uint32_t nread)
+{
+    jsmf_ingest_summary t;
+    jsmf_ingest_totals(r->g, &t);
+    if (t.docs > 0 || nread == 0 || !r->last_read)
+        return JSMF_OK;
+    const char *what = nread == 1 ? r->last_read : "the inputs";
+    if (!strcmp(what, "-"))
+        what = "<stdin>";
+    if (r->docs_read == 0)
+        return jsmf_error(JSMF_EFORMAT, "%s: nothing to ingest: %s empty (no documents)", what,
+                          nread == 1 ? "the input is" : "all are");
+    if (t.oov_tokens + t.tokens_dropped == 0)
+        return jsmf_error(JSMF_EFORMAT, "%s: nothing to ingest: all %" PRIu64 " documents are empty "
+                          "(blank lines, or no token)", what, r->docs_read);
+    return jsmf_error(JSMF_EFORMAT, "%s: nothing to ingest: none of the %" PRIu64 " documents has "
+                      "%u or more words of the vocabulary (%" PRIu64 " of %" PRIu64 " tokens are "
+                      "outside it)", what, r->docs_read,
+                      r->params.min_doc_len < 2 ? 2 : r->params.min_doc_len, t.oov_tokens,
+                      t.oov_tokens + t.tokens_dropped);
 }
 
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
@@ -288,6 +386,8 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     if (!rc && n && local.inputs_skipped == n)
         rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
                         n > 1 ? " (and so are all the other inputs)" : "");
+    if (!rc && r.g && !local.inputs_resumed)
+        rc = check_something_added(&r, n - local.inputs_skipped);
     if (r.g) {
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
         uint32_t repeated = local.inputs_repeated;

@@ -414,6 +414,11 @@ uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g)
     return g->sum.flushes;
 }
 
+void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out)
+{
+    *out = g->sum;
+}
+
 int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
                               uint64_t size, int stored)
 {

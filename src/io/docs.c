@@ -37,6 +37,8 @@ struct jsmf_docs {
     int pending;               /* a triple read ahead that belongs to a later document */
     uint64_t p_doc, p_off, p_line;
     uint32_t p_word, p_count;
+
+    jsmf_read_stats st;        /* what may surprise: empty documents, invalid UTF-8 */
 };
 
 const char *jsmf_format_name(jsmf_format f)
@@ -414,12 +416,16 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
                 r->id_bound = r->vocab->n;
         }
     }
-    if (o->start_offset > io_stream_offset(r->s)) {
+    /* A resume point names the line at its offset; reading from the start (a UCI file: from
+     * the end of its header) keeps the lines counted so far, so messages give file lines. */
+    uint64_t here = io_stream_offset(r->s);
+    if (o->start_offset > here) {
         if ((rc = io_stream_seek(r->s, o->start_offset)))
             goto fail;
-    }
-    if (o->start_offset > 0 || o->start_line > 0)
         r->s->line = o->start_line ? o->start_line : 1;
+    } else if (o->start_offset > 0 && o->start_line > 0) {
+        r->s->line = o->start_line;
+    }
     r->index = o->start_doc;
     *out = r;
     return JSMF_OK;
@@ -465,9 +471,11 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     int rc = io_stream_line(r->s, &line, &n, &off);
     if (rc <= 0)
         return rc;
+    uint64_t bom = 0;
     if (off == 0 && n >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) {
         line += 3; /* a UTF-8 byte-order mark is not part of the first word */
         n -= 3;
+        bom = 3;
     }
     d->offset = off;
     d->line = r->s->line - 1;
@@ -484,7 +492,14 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     if (grow((void **)&r->toklens, &cap, ntok_max, sizeof *r->toklens))
         return oom(r);
     r->tok_cap = cap;
-    d->ntokens = jsmf_tokenize(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens);
+    jsmf_token_stats ts;
+    d->ntokens = jsmf_tokenize_ex(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens,
+                                  &ts);
+    if (ts.bad_utf8 && !r->st.bad_utf8) {
+        r->st.bad_utf8_line = d->line;
+        r->st.bad_utf8_offset = off + bom + ts.first_bad;
+    }
+    r->st.bad_utf8 += ts.bad_utf8;
     memset(r->tbuf + n, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
     d->tok = r->toks;
     d->toklen = r->toklens;
@@ -613,10 +628,16 @@ static int uci_read_triple(jsmf_docs *r)
     if (v[2] > UINT32_MAX)
         return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": count %" PRIu64 " is too large (byte %"
                           PRIu64 ")", name, lineno, v[2], off);
-    if (v[0] <= r->index)
+    if (v[0] <= r->index) { /* the slot still holds the line read before this one, if any */
+        if (r->p_doc)
+            return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": documents out of order: docID %"
+                              PRIu64 " after docID %" PRIu64 " on line %" PRIu64 " (byte %"
+                              PRIu64 "; a document's lines must come together, by increasing "
+                              "docID)", name, lineno, v[0], r->p_doc, r->p_line, off);
         return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": documents out of order: docID %" PRIu64
-                          " after docID %" PRIu64 " (byte %" PRIu64 ")", name, lineno, v[0],
-                          r->index, off);
+                          " where the read resumed after docID %" PRIu64 " (byte %" PRIu64 ")",
+                          name, lineno, v[0], r->index, off);
+    }
     r->nnz_seen++;
     r->pending = 1;
     r->p_doc = v[0];
@@ -630,9 +651,9 @@ static int uci_read_triple(jsmf_docs *r)
 static int uci_check_end(jsmf_docs *r)
 {
     if (r->check_nnz && !r->nnz_checked && r->nnz_seen != r->NNZ)
-        return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": UCI header says NNZ = %" PRIu64
-                          " but the file has %" PRIu64 " docID wordID count lines",
-                          r->s->name, r->s->line, r->NNZ, r->nnz_seen);
+        return jsmf_error(JSMF_EFORMAT, "%s:3: UCI header says NNZ = %" PRIu64 " but the file "
+                          "has %" PRIu64 " docID wordID count lines (it ends at line %" PRIu64 ")",
+                          r->s->name, r->NNZ, r->nnz_seen, r->s->line - 1);
     r->nnz_checked = 1;
     return 0;
 }
@@ -705,5 +726,33 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
         d->ids = r->ids;
         d->counts = r->counts;
     }
+    r->st.docs++;
+    if (r->fmt == JSMF_FORMAT_TEXT ? (r->raw ? d->text_len == 0 : d->ntokens == 0) : d->nids == 0)
+        r->st.empty_docs++;
     return 1;
+}
+
+void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out) { *out = r->st; }
+
+void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
+                          void *arg)
+{
+    char msg[1400];
+    if (!warn)
+        return;
+    if (st->docs == 0) {
+        snprintf(msg, sizeof msg, "%s: empty input: no documents", name);
+        warn(arg, msg);
+    } else if (st->empty_docs == st->docs) {
+        snprintf(msg, sizeof msg, "%s: all %" PRIu64 " document%s empty (blank lines, or no "
+                 "token a word could match)", name, st->docs, st->docs == 1 ? " is" : "s are");
+        warn(arg, msg);
+    }
+    if (st->bad_utf8) {
+        snprintf(msg, sizeof msg, "%s:%" PRIu64 ": invalid UTF-8 at byte %" PRIu64 ": %" PRIu64
+                 " token%s with invalid UTF-8 dropped from this input (is it in another "
+                 "encoding? formats/inputs.md)", name, st->bad_utf8_line, st->bad_utf8_offset,
+                 st->bad_utf8, st->bad_utf8 == 1 ? "" : "s");
+        warn(arg, msg);
+    }
 }

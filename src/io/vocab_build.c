@@ -40,6 +40,11 @@ typedef struct word_table {
     const char **toks;
     uint32_t *toklens;
     size_t tbuf_cap, tok_cap;
+    /* what this thread met in the current input: lines without a token, tokens dropped as
+     * invalid UTF-8, and the first of those in the current batch (line index, byte) */
+    uint64_t empty, bad_utf8;
+    size_t bad_line;
+    uint32_t bad_col;
 } word_table;
 
 struct jsmf_vocab_counter {
@@ -51,7 +56,10 @@ struct jsmf_vocab_counter {
     char *batch;         /* parallel text: raw lines of a batch, one after another */
     size_t batch_cap;
     uint64_t *line_off;  /* start of line i in batch; line_off[n] = end */
+    uint64_t *line_pos;  /* decoded offset of line i of the batch in its input (messages) */
+    uint64_t first_line; /* line number of the batch's first line */
     size_t line_cap;
+    jsmf_read_stats in;  /* parallel text: what the current input showed (jsmf_read_stats_warn) */
 };
 
 static inline uint64_t load8(const char *p)
@@ -213,6 +221,7 @@ static word_table *table_new(uint32_t min_doc_len)
         return NULL;
     }
     t->min_doc_len = min_doc_len;
+    t->bad_line = SIZE_MAX;
     return t;
 }
 
@@ -297,6 +306,7 @@ void jsmf_vocab_counter_free(jsmf_vocab_counter *c)
     free(c->idmap);
     free(c->batch);
     free(c->line_off);
+    free(c->line_pos);
     free(c);
 }
 
@@ -425,7 +435,8 @@ static int add_ids_doc(jsmf_vocab_counter *vc, const jsmf_doc *d, const jsmf_voc
 }
 
 /* Tokenise one raw line with this table's scratch and count it. */
-static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *line, size_t len)
+static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *line, size_t len,
+                        size_t index)
 {
     size_t ntok = JSMF_TOKENS_MAX(len, tok->min_len);
     if (len + JSMF_TOKEN_PAD > t->tbuf_cap) {
@@ -447,12 +458,38 @@ static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *li
     }
     jsmf_doc d;
     memset(&d, 0, sizeof d);
-    d.ntokens = jsmf_tokenize(tok, line, len, t->tbuf, t->toks, t->toklens);
+    jsmf_token_stats ts;
+    d.ntokens = jsmf_tokenize_ex(tok, line, len, t->tbuf, t->toks, t->toklens, &ts);
+    t->empty += d.ntokens == 0;
+    t->bad_utf8 += ts.bad_utf8;
+    if (ts.bad_utf8 && index < t->bad_line)
+        t->bad_line = index, t->bad_col = ts.first_bad;
     memset(t->tbuf + len, 0, JSMF_TOKEN_PAD);
     d.tok = t->toks;
     d.toklen = t->toklens;
     t->st.docs_read++;
     return add_text_doc(t, &d);
+}
+
+/* Gather what the threads met in a batch into the input's stats (the first invalid UTF-8 is
+ * the one of the lowest line, whichever thread counted it). */
+static void note_batch(jsmf_vocab_counter *vc)
+{
+    size_t first = SIZE_MAX;
+    uint32_t col = 0;
+    for (int k = 0; k < vc->ntabs; k++) {
+        word_table *t = vc->tabs[k];
+        if (t->bad_line < first)
+            first = t->bad_line, col = t->bad_col;
+        vc->in.empty_docs += t->empty;
+        t->empty = 0, t->bad_line = SIZE_MAX;
+        vc->in.bad_utf8 += t->bad_utf8;
+        t->bad_utf8 = 0;
+    }
+    if (first != SIZE_MAX && vc->in.bad_utf8_line == 0) {
+        vc->in.bad_utf8_line = vc->first_line + first;
+        vc->in.bad_utf8_offset = vc->line_pos[first] + col;
+    }
 }
 
 /* Count the lines of the current batch on every thread, each into its own table. */
@@ -467,11 +504,12 @@ static int count_batch(jsmf_vocab_counter *vc, const jsmf_tokenizer *tok, size_t
             if (jsmf_error_pending(&err))
                 continue;
             int e = add_raw_line(t, tok, vc->batch + vc->line_off[i],
-                                 (size_t)(vc->line_off[i + 1] - vc->line_off[i]));
+                                 (size_t)(vc->line_off[i + 1] - vc->line_off[i]), i);
             if (e)
                 jsmf_error_capture(&err, e);
         }
     }
+    note_batch(vc);
     return jsmf_error_restore(&err);
 }
 
@@ -508,13 +546,19 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
             if (n + 2 > vc->line_cap) {
                 size_t nc = vc->line_cap ? vc->line_cap * 2 : 4096;
                 uint64_t *o = realloc(vc->line_off, nc * sizeof *o);
-                if (!o) {
+                if (o)
+                    vc->line_off = o;
+                uint64_t *q = o ? realloc(vc->line_pos, nc * sizeof *q) : NULL;
+                if (!q) {
                     rc = jsmf_error(JSMF_ENOMEM, "out of memory for a batch of lines");
                     break;
                 }
-                vc->line_off = o, vc->line_cap = nc;
+                vc->line_pos = q, vc->line_cap = nc;
             }
             memcpy(vc->batch + used, d.text, d.text_len);
+            if (n == 0)
+                vc->first_line = d.line;
+            vc->line_pos[n] = d.offset;
             vc->line_off[n++] = used;
             used += d.text_len;
             rc = 0;
@@ -529,6 +573,40 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
             progress(arg, jsmf_docs_disk_position(r), size);
     }
     return rc < 0 ? rc : 0;
+}
+
+static uint64_t counted_docs(const jsmf_vocab_counter *vc)
+{
+    uint64_t n = 0;
+    for (int k = 0; k < vc->ntabs; k++)
+        n += vc->tabs[k]->st.docs_counted;
+    return n;
+}
+
+/* After an input read to its end: what the reader (or, for parallel text, the threads) met,
+ * and an input none of whose documents was counted. */
+static void warn_input(jsmf_vocab_counter *vc, jsmf_docs *r, uint64_t counted_before,
+                       int parallel)
+{
+    if (!vc->opts.warn)
+        return;
+    jsmf_read_stats st;
+    jsmf_docs_stats(r, &st);
+    if (parallel) {
+        st.empty_docs = vc->in.empty_docs;
+        st.bad_utf8 = vc->in.bad_utf8;
+        st.bad_utf8_line = vc->in.bad_utf8_line;
+        st.bad_utf8_offset = vc->in.bad_utf8_offset;
+    }
+    const char *name = jsmf_docs_name(r);
+    jsmf_read_stats_warn(name, &st, vc->opts.warn, vc->opts.warn_arg);
+    if (st.docs > st.empty_docs && counted_docs(vc) == counted_before) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s: none of its %" PRIu64 " documents was counted: each has "
+                 "fewer than %u tokens besides stopwords (--min-doc-len)", name, st.docs,
+                 vc->opts.min_doc_len);
+        vc->opts.warn(vc->opts.warn_arg, msg);
+    }
 }
 
 int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_read_opts *ro,
@@ -550,15 +628,19 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
         return rc;
     const jsmf_vocab *v = jsmf_docs_vocab(r);
     int text = jsmf_docs_format(r) == JSMF_FORMAT_TEXT;
+    uint64_t counted = counted_docs(vc);
     if (text && threads > 1) {
         jsmf_tokenizer tok = o.tok;
         if (tok.min_len == 0 && tok.max_len == 0) {
             jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
             tok = def;
         }
+        memset(&vc->in, 0, sizeof vc->in);
         rc = ensure_tables(vc, threads);
         if (!rc)
             rc = add_text_parallel(vc, r, &tok, progress, arg);
+        if (!rc)
+            warn_input(vc, r, counted, 1);
         jsmf_docs_close(r);
         return rc;
     }
@@ -577,6 +659,8 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     }
     if (!rc && progress)
         progress(arg, jsmf_docs_disk_position(r), size);
+    if (!rc)
+        warn_input(vc, r, counted, 0);
     jsmf_docs_close(r);
     return rc;
 }

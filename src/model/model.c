@@ -423,6 +423,22 @@ static int publish(const char *tmp, const char *dir, int overwrite)
     return rc;
 }
 
+/* Messages of the files written inside the temporary directory name the model the user asked
+ * for: "MODEL/B.npy: write error: ...", not "MODEL.tmp-x1Y2z3/B.npy". */
+static int name_model_in_message(int rc, const char *tmp, const char *dir)
+{
+    const char *msg = jsmf_errmsg();
+    size_t n = strlen(tmp);
+    if (!msg || strncmp(msg, tmp, n))
+        return rc;
+    char *rest = strdup(msg + n);
+    if (!rest)
+        return rc;
+    rc = jsmf_error(rc, "%s%s", dir, rest);
+    free(rest);
+    return rc;
+}
+
 static mode_t current_umask(void)
 {
     mode_t u = umask(0);
@@ -453,11 +469,13 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
     snprintf(tmp, len + 16, "%s.tmp-XXXXXX", dir);
     int rc;
     if (!mkdtemp(tmp)) {
-        rc = jsmf_error(model_write_errcode(errno), "%s: cannot create a temporary directory: %s",
-                        tmp, strerror(errno));
+        rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", dir,
+                        strerror(errno));
     } else {
         chmod(tmp, 0777 & ~current_umask()); /* mkdtemp made it 0700 */
         rc = save_tree(tmp, m);
+        if (rc)
+            rc = name_model_in_message(rc, tmp, dir);
         if (!rc)
             rc = publish(tmp, dir, overwrite);
         if (rc)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -69,13 +70,21 @@ def main():
         check(r.returncode == 1 and "K=" in r.stderr and not os.path.exists(out + "3"),
               "K >= N: %s" % r.stderr.strip()[:120])
         # an empty store, and a store from a corpus: the automatic threshold is printed
-        txt = os.path.join(d, "c.txt")
-        open(txt, "w").write("")
         vocab = os.path.join(d, "vocab.txt")
         names = ["word" + a + b for a in "abcde" for b in "abcd"]   # 20 words the tokenizer keeps
         open(vocab, "w").write("".join(w + "\n" for w in names))
-        subprocess.run([JSMF, "ingest", os.path.join(d, "empty"), txt, "--vocab", vocab, "-q"],
-                       capture_output=True)
+        # a failed first ingest leaves no store; one killed before its first checkpoint leaves
+        # its vocabulary and no documents
+        p = subprocess.Popen([JSMF, "ingest", os.path.join(d, "empty"), "-", "--vocab", vocab, "-q"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if subprocess.run([JSMF, "info", os.path.join(d, "empty")],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.05)
+        p.kill()
+        p.wait()
         r = fit(os.path.join(d, "empty"), "-k", "3", "-o", out + "4")
         check(r.returncode == 1 and "no documents" in r.stderr and not os.path.exists(out + "4"),
               "empty store: %s" % r.stderr.strip()[:120])
@@ -84,6 +93,7 @@ def main():
             topic = rng.integers(0, 4)
             words = rng.choice(np.arange(topic * 5, topic * 5 + 5), size=8)
             docs.append(" ".join(names[w] for w in words))
+        txt = os.path.join(d, "c.txt")
         open(txt, "w").write("\n".join(docs) + "\n")
         subprocess.run([JSMF, "ingest", os.path.join(d, "st"), txt, "--vocab", vocab, "-q"],
                        check=True)
