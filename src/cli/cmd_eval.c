@@ -13,17 +13,21 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL] [options]\n"
+    fputs("usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL]\n"
+          "                 [options]\n"
           "\n"
-          "Quality metrics of MODEL (seed papers: Lee et al. 2015/2019, Arora et al. 2013, FDM):\n"
-          "  --store STORE    Recovery, Approximation, Dominancy, Specificity, Dissimilarity,\n"
-          "                   Sparsity, Entropy against the co-occurrence C of STORE (same\n"
-          "                   vocabulary as the model)\n"
-          "  --corpus INPUT.. Coherence (top words, epsilon) and held-out log-likelihood per\n"
-          "                   token, in one streamed pass over the documents (paths, or - for\n"
-          "                   stdin; every following argument not starting with '-' is an input)\n"
-          "  --truth MODEL    l1 error against a ground-truth model after optimal (Hungarian)\n"
-          "                   matching of topics: (1/K) min_tau sum_t |mu_t - nu_tau(t)|_1\n"
+          "Quality metrics of MODEL (Lee, Bindel & Mimno 2015; Lee et al. 2019; Arora et\n"
+          "al. 2013; Fisher et al. 2020; formats/references.md):\n"
+          "  --store STORE    Recovery, Approximation, Dominancy, Specificity,\n"
+          "                   Dissimilarity, Sparsity, Entropy against the co-occurrence\n"
+          "                   C of STORE (same vocabulary as the model)\n"
+          "  --corpus INPUT.. Coherence (top words, epsilon) and held-out log-likelihood\n"
+          "                   per token, in one streamed pass over the documents (paths,\n"
+          "                   or - for stdin; every following argument not starting with\n"
+          "                   '-' is an input)\n"
+          "  --truth MODEL    l1 error against a ground-truth model after optimal\n"
+          "                   (Hungarian) matching of topics:\n"
+          "                   (1/K) min_tau sum_t |mu_t - nu_tau(t)|_1\n"
           "\n"
           "options:\n"
           "  --json         one JSON object on stdout instead of text\n"
@@ -35,12 +39,14 @@ static void usage(FILE *f)
           "  --tol X        duality-gap tolerance of that fit (default 1e-5)\n"
           "  --threads N    OpenMP threads (default: all cores)\n"
           "  -q, --quiet    no progress on stderr\n"
+          "  --progress, --no-progress   force the progress line on or off\n"
           "\n"
-          "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's top words\n"
-          "of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in the corpus.\n"
-          "Held-out log-likelihood: each document's in-vocabulary tokens, ordered by word id,\n"
-          "are split alternately; theta is fitted on the even positions and the odd positions\n"
-          "are scored with log sum_k theta_k B_wk (documents of < 2 tokens skipped).\n",
+          "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's\n"
+          "top words of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in\n"
+          "the corpus. Held-out log-likelihood: each document's in-vocabulary tokens,\n"
+          "ordered by word id, are split alternately; theta is fitted on the even\n"
+          "positions and the odd positions are scored with log sum_k theta_k B_wk\n"
+          "(documents of < 2 tokens skipped).\n",
           f);
 }
 
