@@ -147,11 +147,14 @@ void jsmf_docmetrics_free(jsmf_docmetrics *acc);
 typedef struct jsmf_report_opts {
     uint32_t top;          /**< top words per topic shown (default 12) */
     uint32_t max_points;   /**< most frequent words drawn in the 2-D projection (default 1500) */
-    const char *title;     /**< page title (default: the model path) */
+    const char *title;     /**< page title; NULL: "NAME: K topics from SOURCE", NAME the model
+                                directory's name (model_path), SOURCE the store or matrix it
+                                was fitted on (summary.json "store.path" or "parameters.input") */
     const char *metrics_json; /**< extra metrics (e.g. `jsmf eval --json` output) or NULL */
+    const char *model_path;   /**< the MODEL directory as given, for the default title, or NULL */
 } jsmf_report_opts;
 
-#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL}
+#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL, NULL}
 
 /** 2-D principal-component projection of the rows of B-breve (p(topic | word), rows of B
  *  weighted by topic size p(z) = A 1 and normalised): xy is N x 2. Anchors sit at the corners

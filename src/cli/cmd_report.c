@@ -24,7 +24,8 @@ static void usage(FILE *f)
           "  -o, --output FILE  the page to write (- for stdout)\n"
           "  --metrics FILE     also show this JSON (e.g. the output of\n"
           "                     'jsmf eval MODEL ... --json')\n"
-          "  --title TEXT       page title (default: the model path)\n"
+          "  --title TEXT       page title (default: the model directory's name, its K\n"
+          "                     and the store it was fitted on)\n"
           "  --top N            top words per topic (default 12)\n"
           "  --points N         most frequent words drawn in the word map (default 1500)\n"
           "  -q, --quiet        no messages on stderr\n",
@@ -158,7 +159,8 @@ int cmd_report(int argc, char **argv)
         rc = read_text_file(a.metrics, &metrics);
     if (!rc) {
         a.opts.metrics_json = metrics;
-        a.opts.title = a.title ? a.title : a.model;
+        a.opts.title = a.title;
+        a.opts.model_path = a.model;
         rc = write_page(&a, m);
     }
     if (!rc)
