@@ -1,7 +1,8 @@
 #!/bin/sh
 # help_doc_refs.sh — the files that the documents and comments point to exist: every path under
 # formats/, src/, include/, tests/, tools/, examples/, man/ or notes/, and every bare file name
-# (fit_compress.c, fdm.md), named in README.md, man/jsmf.1, include/, formats/, src/, tests/py/,
+# of two or more characters before its extension (fit_compress.c, fdm.md; not a script's b.h),
+# named in README.md, man/jsmf.1, include/, formats/, src/, tests/py/,
 # tools/synth/ and the benchmark notes is a file of the repository (#include lines aside; build
 # outputs under examples/out/ aside).
 # pending: files owned by a change in progress elsewhere; their stale pointers are printed, not
@@ -22,7 +23,7 @@ docs=$(ls README.md man/jsmf.1 include/*.h formats/*.md tools/bench/*.md tools/s
 fail=0
 for f in $docs; do
     grep -v '^#include' "$f" |
-        grep -oE '(^|[^A-Za-z0-9_./-])((formats|src|include|tests|tools|examples|man|notes)/[A-Za-z0-9_./-]*[A-Za-z0-9_]|[a-z][a-z0-9_-]*\.(c|h|cu|md|py))([^A-Za-z0-9_.]|$)' |
+        grep -oE '(^|[^A-Za-z0-9_./-])((formats|src|include|tests|tools|examples|man|notes)/[A-Za-z0-9_./-]*[A-Za-z0-9_]|[a-z][a-z0-9_-]+\.(c|h|cu|md|py))([^A-Za-z0-9_.]|$)' |
         sed 's/^[^A-Za-z]//; s/[^A-Za-z0-9_]$//' | sort -u >"$tmp/refs"
     while read -r ref; do
         case $ref in examples/out*|*_) continue ;; esac
