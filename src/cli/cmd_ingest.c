@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  --mem SIZE        memory of the ingest, the store's write transactions\n"
             "                    included (default: a quarter of RAM, 512M to 4G): a\n"
             "                    checkpoint is written whenever the accumulator is full\n"
-            "  --threads N       threads generating pairs (default: all cores)\n"
+            "  -j, --threads N   threads generating pairs (default: all cores)\n"
             "  --force           ingest inputs again that the store already holds\n"
             "                    completely (without it they are skipped; all skipped is\n"
             "                    an error)\n"

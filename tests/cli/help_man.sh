@@ -1,8 +1,9 @@
 #!/bin/sh
 # help_man.sh — 'jsmf CMD --help', man/jsmf.1 and README.md agree on every command's options:
 #  - the page renders without groff or man warnings and has a section for every command;
-#  - every long option that CMD --help defines (usage line or an option line) is documented in
-#    the page's section for CMD, and every option that section documents is in CMD --help;
+#  - every option, long or short, that CMD --help defines (usage line or an option line) is
+#    documented in the page's section for CMD, and every option that section documents is in
+#    CMD --help;
 #  - every such option is accepted by CMD (no "unknown option");
 #  - the options of README's Commands synopsis exist in that command's --help;
 #  - the options every command takes (--help, --quiet, --progress, --no-progress) are in the
@@ -23,25 +24,31 @@ if command -v man >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-common="--help --no-progress --progress --quiet"
+common="--help --no-progress --progress --quiet -h -q"
 
-# Long options a --help text defines: those of its usage lines (up to the first blank line)
-# and those at the head of an option line ("  -o, --output FILE   text": the part before the
-# first gap of three spaces). Options named in the prose of a description are not counted.
+# Options (--long, and -x short) in the text on stdin.
+options_in() {
+    grep -oE -- '(^|[^A-Za-z0-9-])(--[a-z0-9][a-z0-9-]*(=[a-z]+)?|-[A-Za-z])([^A-Za-z0-9-]|$)' |
+        sed 's/^[^-]*//; s/[^A-Za-z0-9=-]$//' | sort -u
+}
+
+# Options a --help text defines: those of its usage lines (up to the first blank line) and
+# those at the head of an option line ("  -o, --output FILE   text": the part before the first
+# gap of three spaces). Options named in the prose of a description are not counted.
 help_options() {
     awk '/^usage:/ {u = 1} u && /^$/ {u = 0} u {print; next}
          /^  +-/ { sub(/^ +/, ""); n = index($0, "   "); if (n) $0 = substr($0, 1, n - 1); print }' |
-        grep -oE -- '--[a-z0-9][a-z0-9-]*(=[a-z]+)?' | sort -u
+        options_in
 }
 
-# Long options the page's section for command $1 documents: the .SS heading and every .B, .BI,
-# .BR line whose first argument is an option (a tag, or an option referred to in the text).
+# Options the page's section for command $1 documents: the .SS heading and every line whose
+# first word is an option in bold (.B, .BI, .BR or \fB: a tag, or an option referred to).
 man_options() {
     awk -v head=".SS \"jsmf $1 " '
         index($0, head) == 1 {on = 1; print; next}
         on && /^\.S[SH] / {on = 0}
-        on && /^\.B[IR]? \\-/ {print}' "$page" |
-        sed 's/\\-/-/g' | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
+        on && (/^\.B[IR]? \\-/ || /^\\fB\\-/) {print}' "$page" |
+        sed 's/\\-/-/g; s/\\f[BIRP]/ /g' | options_in
 }
 
 strip_value() { sed 's/=.*//' | sort -u; }
@@ -50,7 +57,7 @@ fail=0
 cmds=$("$JSMF" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}')
 [ -n "$cmds" ] || { echo "jsmf --help lists no commands"; exit 1; }
 common_man=$(awk '/^\.SH COMMON OPTIONS/ {on = 1; next} on && /^\.SH / {on = 0} on' "$page" |
-    sed 's/\\-/-/g' | grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u)
+    sed 's/\\-/-/g' | options_in)
 for o in $common; do
     echo "$common_man" | grep -qx -- "$o" || { echo "man COMMON OPTIONS lacks $o"; fail=1; }
 done
@@ -58,7 +65,7 @@ for c in $cmds; do
     grep -q "^\.SS \"jsmf $c " "$page" || { echo "man page has no section for 'jsmf $c'"; fail=1; continue; }
     "$JSMF" "$c" --help | help_options >"$tmp/help.raw"
     strip_value <"$tmp/help.raw" >"$tmp/help"
-    man_options "$c" >"$tmp/man"
+    man_options "$c" | strip_value >"$tmp/man"
     for o in $(comm -23 "$tmp/help" "$tmp/man"); do
         case " $common " in *" $o "*) continue ;; esac
         echo "jsmf $c --help has $o, its man section does not"; fail=1
