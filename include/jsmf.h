@@ -6,9 +6,10 @@
  * Full Dependence Mixture model on pairs sampled from C. The library is split by pipeline stage;
  * each stage has its own header and they meet only in the store and the model directory:
  *
- *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer
+ *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer,
+ *                  the vocabulary pass
  *   jsmf_store.h   the LMDB store: vocabulary, C rows, counters, input checkpoints
- *   jsmf_ingest.h  vocabulary pass and co-occurrence accumulation into the store
+ *   jsmf_ingest.h  co-occurrence accumulation into the store
  *   jsmf_model.h   the MODEL directory: npy arrays, vocab.txt, summary.json
  *   jsmf_fit.h     rectification, anchors, recovery of B, A, alpha, hierarchy
  *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)

@@ -6,7 +6,7 @@
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
  *    B, counts are positive. jsmf_docreader does that mapping for any input jsmf_io.h reads.
- *  - theta is fitted by the EM fixed point (accelerated by SQUAREM) for seed 004 App. E
+ *  - theta is fitted by the EM fixed point (accelerated by SQUAREM) for Fisher et al. 2020 App. E
  *    (maximise sum_w n_w log sum_k theta_k B_wk over the simplex); convergence is certified by
  *    the Frank-Wolfe duality gap
  *    max_k g_k - 1 (g = gradient per token), an upper bound on the distance to the optimum in
@@ -37,11 +37,12 @@ extern "C" {
  *  Errors: JSMF_EINVAL (n == 0 or a non-finite cost), JSMF_ENOMEM. */
 int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
 
-/** l1 error of `est` against ground truth `truth` after optimal matching of topics (seed 004
- *  Eq. 14): err = (1/K) min_tau sum_t || mu_t - nu_tau(t) ||_1. Words are aligned by their text,
- *  so the two vocabularies may differ (a word missing from one model has probability 0 there).
- *  Both models need the same K (else JSMF_EMISMATCH). match[t] (K entries, may be NULL) gets the
- *  estimated topic matched to true topic t, and dist[t] (may be NULL) its l1 distance. */
+/** l1 error of `est` against ground truth `truth` after optimal matching of topics (Fisher et
+ *  al. 2020 Eq. 14): err = (1/K) min_tau sum_t || mu_t - nu_tau(t) ||_1. Words are aligned by
+ *  their text, so the two vocabularies may differ (a word missing from one model has
+ *  probability 0 there). Both models need the same K (else JSMF_EMISMATCH). match[t] (K
+ *  entries, may be NULL) gets the estimated topic matched to true topic t, and dist[t] (may be
+ *  NULL) its l1 distance. */
 int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
                        uint32_t *match, double *dist);
 
@@ -81,7 +82,7 @@ void jsmf_docreader_close(jsmf_docreader *r);
 void jsmf_docbatch_free(jsmf_docbatch *b);
 
 /* ---------------------------------------------------------------------------------------------
- * Topic mixtures (seed 004 App. E).
+ * Topic mixtures (Fisher et al. 2020 App. E).
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct jsmf_infer_opts {
@@ -107,15 +108,15 @@ int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_inf
  * Document-based metrics: one streamed pass accumulates both.
  * ------------------------------------------------------------------------------------------- */
 
-/** Coherence (seed 002 Eq. 3 as used in seed 001 Sec. 4): for the `top` most probable words
- *  W_k of each topic, C_k = sum over ordered pairs x1 != x2 in W_k of
+/** Coherence (Arora et al. 2013 Eq. 3 as used in Lee, Bindel & Mimno 2015 Sec. 4): for the
+ *  `top` most probable words W_k of each topic, C_k = sum over ordered pairs x1 != x2 in W_k of
  *  log((D(x1,x2) + eps) / D(x2)), D = document frequencies in the evaluation corpus; the
  *  metric is the mean of C_k over topics. Pairs whose D(x2) is 0 (word absent from the corpus)
  *  are left out and counted.
- *  Held-out log-likelihood per token (seed 004 App. E, document completion): each document's
- *  in-vocabulary tokens, listed in increasing word id (a word's repeats together), are split
- *  alternately: tokens at even positions fit theta_d, tokens at odd positions are scored with
- *  log sum_k theta_dk B_wk. Documents with fewer than 2 tokens are skipped. */
+ *  Held-out log-likelihood per token (Fisher et al. 2020 App. E, document completion): each
+ *  document's in-vocabulary tokens, listed in increasing word id (a word's repeats together), are
+ *  split alternately: tokens at even positions fit theta_d, tokens at odd positions are scored
+ *  with log sum_k theta_dk B_wk. Documents with fewer than 2 tokens are skipped. */
 typedef struct jsmf_docmetrics jsmf_docmetrics;
 
 typedef struct jsmf_docmetrics_result {
@@ -146,15 +147,18 @@ void jsmf_docmetrics_free(jsmf_docmetrics *acc);
 typedef struct jsmf_report_opts {
     uint32_t top;          /**< top words per topic shown (default 12) */
     uint32_t max_points;   /**< most frequent words drawn in the 2-D projection (default 1500) */
-    const char *title;     /**< page title (default: the model path) */
+    const char *title;     /**< page title; NULL: "NAME: K topics from SOURCE", NAME the model
+                                directory's name (model_path), SOURCE the store or matrix it
+                                was fitted on (summary.json "store.path" or "parameters.input") */
     const char *metrics_json; /**< extra metrics (e.g. `jsmf eval --json` output) or NULL */
+    const char *model_path;   /**< the MODEL directory as given, for the default title, or NULL */
 } jsmf_report_opts;
 
-#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL}
+#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL, NULL}
 
 /** 2-D principal-component projection of the rows of B-breve (p(topic | word), rows of B
  *  weighted by topic size p(z) = A 1 and normalised): xy is N x 2. Anchors sit at the corners
- *  of the simplex these rows fill (seed 001 Fig. 1). */
+ *  of the simplex these rows fill (Lee, Bindel & Mimno 2015 Fig. 1). */
 int jsmf_report_projection(const jsmf_model *m, double *xy);
 
 /** Write the self-contained HTML report of `m` (all levels) to `f`. */

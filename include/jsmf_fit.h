@@ -1,6 +1,7 @@
-/* jsmf_fit.h — the Rectified Anchor Word fit (seed 000 Sec. 3-4, seed 001, seed 003): rectify C,
- * find anchor words, recover B (topics), A (topic co-occurrence) and alpha, and a hierarchy of
- * super-topics; plus the quality metrics of seeds 000 Sec. 5.1 / 001 Sec. 4 for any model.
+/* jsmf_fit.h — the Rectified Anchor Word fit (Lee et al. JSMF Sec. 3-4, Lee, Bindel & Mimno 2015,
+ * Lee et al. 2019; formats/references.md): rectify C, find anchor words, recover B (topics), A
+ * (topic co-occurrence) and alpha, and a hierarchy of super-topics; plus the quality metrics of
+ * Lee et al. JSMF Sec. 5.1 and Lee, Bindel & Mimno 2015 Sec. 4 for any model.
  *
  * CAVEATS
  *  - C is read only through a jsmf_source (the store, or an in-memory CSR). The streaming path
@@ -32,15 +33,15 @@ enum jsmf_rectify { JSMF_RECTIFY_AP = 0, JSMF_RECTIFY_DR = 1, JSMF_RECTIFY_NONE 
                     JSMF_RECTIFY_COMPRESSED = 3 /**< low rank + repairs (Lee et al. 2021) */ };
 enum jsmf_anchors { JSMF_ANCHORS_QR = 0, JSMF_ANCHORS_FAST = 1 };
 enum jsmf_recover {
-    JSMF_RECOVER_ADMM = 0,     /**< ADMM Douglas-Rachford, seed 000 Alg. 3 */
-    JSMF_RECOVER_EXPGRAD = 1,  /**< exponentiated gradient, L2 loss (seed 002 App. D.2) */
-    JSMF_RECOVER_KL = 2,       /**< exponentiated gradient, KL loss (seed 002 Alg. 3) */
+    JSMF_RECOVER_ADMM = 0,     /**< ADMM Douglas-Rachford, Lee et al. JSMF Alg. 3 */
+    JSMF_RECOVER_EXPGRAD = 1,  /**< exponentiated gradient, L2 loss (Arora et al. 2013 App. D.2) */
+    JSMF_RECOVER_KL = 2,       /**< exponentiated gradient, KL loss (Arora et al. 2013 Alg. 3) */
     JSMF_RECOVER_ACTIVESET = 3 /**< exact primal active-set QP */
 };
 enum jsmf_recover_a {
     JSMF_A_AUTO = 0, /**< diag, except pinv when rectify is none */
-    JSMF_A_DIAG = 1, /**< A = D^-1 C_SS D^-1 (seed 001 Eq. 6) */
-    JSMF_A_PINV = 2  /**< A = B^+ C B^+T (seed 002 Alg. 3, the 2013 baseline) */
+    JSMF_A_DIAG = 1, /**< A = D^-1 C_SS D^-1 (Lee, Bindel & Mimno 2015 Eq. 6) */
+    JSMF_A_PINV = 2  /**< A = B^+ C B^+T (Arora et al. 2013 Alg. 3, the 2013 baseline) */
 };
 enum jsmf_fit_mode { JSMF_MODE_AUTO = 0, JSMF_MODE_DENSE = 1, JSMF_MODE_STREAM = 2 };
 /** Where streaming QR anchors are found: exactly on generated rows (one pass per anchor), or in
@@ -99,7 +100,8 @@ typedef struct jsmf_fit_opts {
 /** Fill `o` with the defaults above for K topics. */
 void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
 
-/** Quality metrics (seed 000 Sec. 5.1, seed 001 Sec. 4). NaN where undefined. */
+/** Quality metrics (Lee et al. JSMF Sec. 5.1, Lee, Bindel & Mimno 2015 Sec. 4). NaN where
+ *  undefined. */
 typedef struct jsmf_metrics {
     double recovery;        /**< (1/N) sum_i ||Cbar_i - sum_k p(z=k|x=i) Cbar_{s_k}||_2 (001 Sec. 4) */
     double approximation;   /**< ||C - B A B^T||_F (001 Sec. 4) */

@@ -17,8 +17,9 @@ static void usage(FILE *f)
                "  --format mm    MatrixMarket 'coordinate real symmetric': the lower triangle\n"
                "                 (row >= column), 1-based, any N, streamed (default)\n"
                "  --format npy   dense N x N float64 .npy (C order); refused above 4 GiB\n"
-               "  -o FILE        output file; '-' writes mm to standard output\n"
-               "FILE.vocab.txt gets the vocabulary, one word per line in row order (not for -o -).\n");
+               "  -o, --output FILE   output file; '-' writes mm to standard output\n"
+               "FILE.vocab.txt gets the vocabulary, one word per line in row order (not for\n"
+               "-o -).\n");
 }
 
 static int write_vocab(jsmf_store *s, const char *out)

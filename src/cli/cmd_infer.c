@@ -1,6 +1,6 @@
 /* cmd_infer.c — 'jsmf infer': the topic mixture theta_d of every document of the inputs, by the
- * per-document convex fit of seed 004 App. E; batches of documents are read in order, fitted in
- * parallel and written in input order. */
+ * per-document convex fit of Fisher et al. 2020 App. E; batches of documents are read in order,
+ * fitted in parallel and written in input order. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,22 +14,24 @@ static void usage(FILE *f)
           "\n"
           "Topic mixture theta_d of each document of INPUT (a path, or - for stdin; zstd\n"
           "detected from content): the theta on the simplex maximising the document's\n"
-          "likelihood sum_w n_w log sum_k theta_k B_wk (EM, certified by the duality gap).\n"
-          "Words are looked up in the model's vocabulary; other words are ignored and counted.\n"
-          "One line per document on stdout, in input order.\n"
+          "likelihood sum_w n_w log sum_k theta_k B_wk (EM, certified by the duality\n"
+          "gap). Words are looked up in the model's vocabulary; other words are ignored\n"
+          "and counted. One line per document on stdout, in input order.\n"
           "\n"
           "options:\n"
-          "  --format F     input format: text, uci, ldac or auto (default auto)\n"
-          "  --uci-vocab F  vocabulary file of UCI input (default vocab.X.txt beside docword.X.txt)\n"
-          "  --output O     tsv: 'doc_index<TAB>theta_1 ... theta_K' (default)\n"
-          "                 jsonl: {\"doc\":i,\"tokens\":n,\"oov\":m,\"theta\":[...]}\n"
-          "  --header       tsv: first line 'doc<TAB>t0<TAB>t1...'\n"
-          "  --threads N    OpenMP threads (default: all cores)\n"
-          "  --iters N      EM iterations per document at most (default 1000)\n"
-          "  --tol X        stop when the duality gap per token is below X (default 1e-5):\n"
-          "                 the log-likelihood per token is then within X of the optimum\n"
-          "  --batch N      documents per parallel batch (default 4096)\n"
-          "  -q, --quiet    no progress, no summary on stderr\n"
+          "  --format F        input format: text, uci, ldac or auto (default auto)\n"
+          "  --uci-vocab F     vocabulary file of UCI input (default vocab.X.txt beside\n"
+          "                    docword.X.txt)\n"
+          "  -O, --output O    tsv: 'doc_index<TAB>theta_1 ... theta_K' (default)\n"
+          "                    jsonl: {\"doc\":i,\"tokens\":n,\"oov\":m,\"theta\":[...]}\n"
+          "  --header          tsv: first line 'doc<TAB>t0<TAB>t1...'\n"
+          "  -j, --threads N   OpenMP threads (default: all cores)\n"
+          "  --iters N         EM iterations per document at most (default 1000)\n"
+          "  --tol X           stop when the duality gap per token is below X (default\n"
+          "                    1e-5): the log-likelihood per token is then within X of\n"
+          "                    the optimum\n"
+          "  --batch N         documents per parallel batch (default 4096)\n"
+          "  -q, --quiet       no progress, no summary on stderr\n"
           "  --progress, --no-progress   force the progress line on or off\n"
           "\n"
           "Documents without in-vocabulary words get the uniform theta (1/K each) and are\n"

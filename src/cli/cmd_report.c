@@ -12,15 +12,18 @@ static void usage(FILE *f)
     fputs("usage: jsmf report MODEL -o FILE.html [options]\n"
           "\n"
           "Write one self-contained HTML page (inline CSS, script and SVG; no network, no\n"
-          "external files) showing the model: topics with their top words, anchors and sizes;\n"
-          "the topic-topic matrix A as a heatmap (correlation or conditional); the hierarchy\n"
-          "when the model has levels; the words projected on two principal components of their\n"
-          "topic profiles p(topic | word), anchors marked; the metrics of summary.json.\n"
+          "external files) showing the model: topics with their top words, anchors and\n"
+          "sizes; the topic-topic matrix A as a heatmap (correlation or conditional); the\n"
+          "hierarchy when the model has levels; the words projected on two principal\n"
+          "components of their topic profiles p(topic | word), anchors marked; the\n"
+          "metrics of summary.json.\n"
           "\n"
           "options:\n"
           "  -o, --output FILE  the page to write (- for stdout)\n"
-          "  --metrics FILE     also show this JSON (e.g. 'jsmf eval MODEL ... --json > FILE')\n"
-          "  --title TEXT       page title (default: the model path)\n"
+          "  --metrics FILE     also show this JSON (e.g. the output of\n"
+          "                     'jsmf eval MODEL ... --json')\n"
+          "  --title TEXT       page title (default: the model directory's name, its K\n"
+          "                     and the store it was fitted on)\n"
           "  --top N            top words per topic (default 12)\n"
           "  --points N         most frequent words drawn in the word map (default 1500)\n"
           "  -q, --quiet        no messages on stderr\n",
@@ -125,7 +128,8 @@ int cmd_report(int argc, char **argv)
         rc = read_text_file(a.metrics, &metrics);
     if (!rc) {
         a.opts.metrics_json = metrics;
-        a.opts.title = a.title ? a.title : a.model;
+        a.opts.title = a.title;
+        a.opts.model_path = a.model;
         rc = write_page(&a, m);
     }
     if (!rc)

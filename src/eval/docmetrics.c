@@ -1,6 +1,7 @@
 /* docmetrics.c — the metrics that need documents, accumulated in one streamed pass: topic
- * coherence (seed 002 Eq. 3) from document frequencies of each topic's top words and of their
- * pairs only, and held-out log-likelihood per token by document completion (seed 004 App. E). */
+ * coherence (Arora et al. 2013 Eq. 3) from document frequencies of each topic's top words and of
+ * their pairs only, and held-out log-likelihood per token by document completion (Fisher et al.
+ * 2020 App. E). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

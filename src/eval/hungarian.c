@@ -1,5 +1,6 @@
 /* hungarian.c — exact minimum-cost perfect matching (Hungarian algorithm, O(n^3) shortest
- * augmenting paths with dual potentials) and the l1 topic error of seed 004 Eq. 14 built on it. */
+ * augmenting paths with dual potentials) and the l1 topic error of Fisher et al. 2020 Eq. 14 built
+ * on it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* infer.c — topic mixture theta_d of a document by the per-document convex fit of seed 004
- * App. E: maximise sum_w n_w log sum_k theta_k B_wk over the simplex with the EM fixed point
+/* infer.c — topic mixture theta_d of a document by the per-document convex fit of Fisher et al.
+ * 2020 App. E: maximise sum_w n_w log sum_k theta_k B_wk over the simplex with the EM fixed point
  * theta_k <- theta_k g_k (accelerated by SQUAREM), stopped on the Frank-Wolfe duality gap. */
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,9 @@
  * script of report_page.c. */
 #include <cblas.h>
 #include <lapacke.h>
+#include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -411,6 +413,42 @@ static int put_points(FILE *f, const jsmf_model *m, uint32_t max_points)
     return rc;
 }
 
+/* The last component of `path` ("runs/kjv-model/" gives "kjv-model"), into buf. */
+static const char *path_name(const char *path, char *buf, size_t size)
+{
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    snprintf(buf, size, "%.*s", (int)(len - start), path + start);
+    return buf;
+}
+
+/* "NAME: K topics from SOURCE": a page names the model directory (resolved, so "." and
+ * "../model" name the real directory) and what it was fitted on, not just the path typed. */
+static char *default_title(const jsmf_model *m, const char *model_path)
+{
+    char name[PATH_MAX], resolved[PATH_MAX], from[PATH_MAX] = "";
+    if (!model_path)
+        snprintf(name, sizeof name, "jsmf topic model");
+    else
+        path_name(realpath(model_path, resolved) ? resolved : model_path, name, sizeof name);
+    char *source = NULL;
+    if (m->summary_json && jsmf_json_get_string(m->summary_json, "store.path", &source) &&
+        jsmf_json_get_string(m->summary_json, "parameters.input", &source))
+        source = NULL;
+    if (source && *source)
+        path_name(source, from, sizeof from);
+    free(source);
+    size_t len = strlen(name) + strlen(from) + 64;
+    char *title = malloc(len);
+    if (title)
+        snprintf(title, len, "%s: %u topics%s%s", name, m->k, *from ? " from " : "", from);
+    return title;
+}
+
 int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts)
 {
     jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
@@ -418,7 +456,10 @@ int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts
         o = *opts;
     if (!m->vocab || m->vocab->n != m->n)
         return jsmf_error(JSMF_EINVAL, "report: the model has no vocabulary of %u words", m->n);
-    const char *title = o.title ? o.title : "jsmf topic model";
+    char *made = o.title ? NULL : default_title(m, o.model_path);
+    if (!o.title && !made)
+        return jsmf_error(JSMF_ENOMEM, "report: out of memory");
+    const char *title = o.title ? o.title : made;
     const char *mark = strstr(jsmf_report_head, "@TITLE@");
     /* The head has the placeholder twice (<title> and <h1>): write around both. */
     const char *h = jsmf_report_head;
@@ -428,6 +469,7 @@ int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts
         h = mark + strlen("@TITLE@");
     }
     fputs(h, f);
+    free(made);
     fputs("<script type=\"application/json\" id=\"jsmf-data\">{\"version\":", f);
     put_jstr(f, jsmf_version());
     fprintf(f, ",\"n\":%u,\"kind\":%s,", m->n, m->anchors ? "\"anchor-word model\"" : "null");

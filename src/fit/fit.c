@@ -1,4 +1,4 @@
-/* fit.c — jsmf_fit: the Rectified Anchor Word pipeline end to end (seed 000 Sec. 3: rectify,
+/* fit.c — jsmf_fit: the Rectified Anchor Word pipeline end to end (Lee et al. JSMF Sec. 3: rectify,
  * anchors, B, A and alpha) and its recursion on A for super-topics (Sec. 4); chooses the dense or
  * the streaming path and fills the report (timings, AP trace, clip statistics, metrics). */
 #include <math.h>
@@ -572,7 +572,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     jsmf_model *cur = top;
     uint32_t level = 1;
     for (int l = 0; !rc && l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
-        /* seed 000 Sec. 4: the rectified A of this level is the co-occurrence of the next */
+        /* Lee et al. JSMF Sec. 4: the rectified A of this level is the co-occurrence of the next */
         uint32_t kk = cur->k;
         dense_src ds = {kk, Ar, malloc(sizeof(uint32_t) * kk)};
         jsmf_vocab *lab = calloc(1, sizeof *lab);

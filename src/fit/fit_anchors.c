@@ -1,7 +1,7 @@
-/* fit_anchors.c — step 2: anchor words. Alg. 2 of seed 000 (implicit column-pivoted QR: the rows
- * are never modified, only their residual norms u are updated, here lazily) over any row
- * representation that can give one row; and FastAnchorWords (seed 002 Alg. 4:
- * random projection, greedy farthest-from-span, cleanup) on explicit projected points. */
+/* fit_anchors.c — step 2: anchor words. Alg. 2 of Lee et al. JSMF (implicit column-pivoted QR: the
+ * rows are never modified, only their residual norms u are updated, here lazily) over any row
+ * representation that can give one row; and FastAnchorWords (Arora et al. 2013 Alg. 4: random
+ * projection, greedy farthest-from-span, cleanup) on explicit projected points. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

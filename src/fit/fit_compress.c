@@ -1,5 +1,5 @@
-/* fit_compress.c — step 1 without N x N work (Lee, Cho, Dong, Mimno, Bindel, ICML 2021, the
- * "epsilon-NN" rectification; notes/compressed-rectification.md): the rectified C is kept as
+/* fit_compress.c — step 1 without N x N work (Lee et al. 2021, the "epsilon-NN" rectification;
+ * formats/references.md; measured in tools/bench/fit-results.md): the rectified C is kept as
  *     R = clip_I(Y Y^T) + omega 1 1^T,
  * Y (N x K) the PSD factor, clip_I the non-negativity repair of the entries in the l rows and
  * columns I of largest ||Y_i|| (where negative entries are large enough to matter), omega the

@@ -142,7 +142,7 @@ typedef struct fit_rows_ops {
     const unsigned char *cand;                           /* candidate flags */
 } fit_rows_ops;
 int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S);
-/* FastAnchorWords (seed 002 Alg. 4) on explicit points Y (n x d). */
+/* FastAnchorWords (Arora et al. 2013 Alg. 4) on explicit points Y (n x d). */
 int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned char *cand,
                      uint32_t k, uint32_t *S);
 

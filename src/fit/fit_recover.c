@@ -1,7 +1,8 @@
 /* fit_recover.c — steps 3 and 4: B by per-word simplex least squares on the row-normalised
- * rectified C (right-hand sides Cbar_S Cbar_i^T for every word from one pass over row blocks,
- * clip included) and Bayes' rule with the unigram (seed 000 Alg. 3); A = D^-1 C_SS D^-1 (seed 001
- * Eq. 6) or the pseudo-inverse B^+ C B^+T (seed 002 Alg. 3); alpha by Alg. 4 RECOVER-ALPHA. */
+ * rectified C (right-hand sides Cbar_S Cbar_i^T for every word from one pass over row blocks, clip
+ * included) and Bayes' rule with the unigram (Lee et al. JSMF Alg. 3); A = D^-1 C_SS D^-1 (Lee,
+ * Bindel & Mimno 2015 Eq. 6) or the pseudo-inverse B^+ C B^+T (Arora et al. 2013 Alg. 3); alpha by
+ * Alg. 4 RECOVER-ALPHA. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -236,7 +237,8 @@ out:
     return rc;
 }
 
-/* A = D^-1 C_SS D^-1 with D = diag(B_{s_k, k}) (seed 001 Eq. 6, seed 000 Alg. 4 RECOVER-A). */
+/* A = D^-1 C_SS D^-1 with D = diag(B_{s_k, k}) (Lee, Bindel & Mimno 2015 Eq. 6, Lee et al. JSMF
+ * Alg. 4 RECOVER-A). */
 void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
                         const uint32_t *S, double *A)
 {
@@ -262,7 +264,7 @@ static void pinv_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, 
                 a->k, 0.0, a->out + (size_t)r0 * a->k, a->k);
 }
 
-/* A = B^+ C B^+T with B^+ = (B^T B)^-1 B^T (seed 002 Alg. 3, R = A^+ Q A^+T). */
+/* A = B^+ C B^+T with B^+ = (B^T B)^-1 B^T (Arora et al. 2013 Alg. 3, R = A^+ Q A^+T). */
 int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A)
 {
     uint32_t n = R->n;

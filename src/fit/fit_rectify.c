@@ -1,8 +1,8 @@
-/* fit_rectify.c — step 1: rectify C (seed 000 Alg. 1; seed 003 Sec. 3). Alternating projection
- * (rank-K PSD, normalise, clip) on the dense path with LAPACK, or streaming: the iterate stays in
- * factored form max(U diag(l) U^T + s 11^T, 0) and its eigenvectors come from block Krylov passes
- * (the first one over the sparse rows of C as the source streams them). Cyclic Douglas-Rachford
- * (seed 003) on the dense path. None: C itself, kept sparse. */
+/* fit_rectify.c — step 1: rectify C (Lee et al. JSMF Alg. 1; Lee et al. 2019 Sec. 3). Alternating
+ * projection (rank-K PSD, normalise, clip) on the dense path with LAPACK, or streaming: the iterate
+ * stays in factored form max(U diag(l) U^T + s 11^T, 0) and its eigenvectors come from block Krylov
+ * passes (the first one over the sparse rows of C as the source streams them). Cyclic
+ * Douglas-Rachford (Lee et al. 2019) on the dense path. None: C itself, kept sparse. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -375,8 +375,8 @@ int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_re
             add_trace(rep, &tr);
         }
     } else if (o->rectify == JSMF_RECTIFY_DR) {
-        /* cyclic Douglas-Rachford (Borwein-Tam) over PSD_K, NOR, NN: x <- T31 T23 T12 x with
-         * T_AB x = x + P_B(2 P_A x - x) - P_A x. Two eigenproblems per cycle: seed 003 finds it
+        /* cyclic Douglas-Rachford (Borwein-Tam) over PSD_K, NOR, NN: x <- T31 T23 T12 x with T_AB x
+         * = x + P_B(2 P_A x - x) - P_A x. Two eigenproblems per cycle: Lee et al. 2019 finds it
          * about twice the cost of AP. The answer is the AP projection of the final x. */
         a = malloc(sizeof(double) * nn), b = malloc(sizeof(double) * nn);
         if (!a || !b) {

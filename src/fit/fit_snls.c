@@ -1,8 +1,8 @@
-/* fit_snls.c — per-word simplex-constrained least squares min 1/2 |U y - v|^2 = 1/2 y^T H y -
- * r^T y + const over y in the simplex (H = U^T U and r = U^T v given; U = anchor rows of Cbar):
- * ADMM by Douglas-Rachford (seed 000 Alg. 3), exponentiated gradient with the L2 or the KL loss
- * and a KKT / duality-gap stop (seed 002 App. D.2, Alg. 5), and an exact primal active-set method
- * that reuses H for every word. `work` holds at least 8k + 2k^2 doubles. */
+/* fit_snls.c — per-word simplex-constrained least squares min 1/2 |U y - v|^2 = 1/2 y^T H y - r^T y
+ * + const over y in the simplex (H = U^T U and r = U^T v given; U = anchor rows of Cbar): ADMM by
+ * Douglas-Rachford (Lee et al. JSMF Alg. 3), exponentiated gradient with the L2 or the KL loss and
+ * a KKT / duality-gap stop (Arora et al. 2013 App. D.2, Alg. 5), and an exact primal active-set
+ * method that reuses H for every word. `work` holds at least 8k + 2k^2 doubles. */
 #include <math.h>
 #include <string.h>
 
@@ -63,7 +63,8 @@ static void eg_step(uint32_t k, const double *x, const double *g, double gmin, d
 typedef double (*eg_loss)(const void *ctx, uint32_t k, const double *x, double *g);
 
 /* Exponentiated gradient from the centre of the simplex with Armijo backtracking on the rate,
- * stopped by the KKT duality gap (seed 002 App. D.2, Alg. 5); L2 and KL differ only in loss. */
+ * stopped by the KKT duality gap (Arora et al. 2013 App. D.2, Alg. 5); L2 and KL differ only in
+ * loss. */
 static uint32_t expgrad(const fit_snls *s, eg_loss loss, const void *ctx, double eta, double *y,
                         double *work)
 {
@@ -114,7 +115,7 @@ static double l2_loss(const void *ctx, uint32_t k, const double *x, double *g)
 uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work)
 {
     l2_args a = {s->H, r};
-    return expgrad(s, l2_loss, &a, 50.0 /* rate of seed 000 Sec. 5.1 */, y, work);
+    return expgrad(s, l2_loss, &a, 50.0 /* rate of Lee et al. JSMF Sec. 5.1 */, y, work);
 }
 
 /* KL objective -sum_j v_j log (T^T x)_j over the support of v; Tt = T^T (n x k). */

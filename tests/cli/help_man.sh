@@ -1,31 +1,95 @@
 #!/bin/sh
-# help_man.sh — man/jsmf.1 renders without groff warnings, has a section for every command of
-# 'jsmf --help', and documents every option that 'jsmf infer|eval|report --help' lists (options
-# of other commands missing from the page are printed as a reminder, not failed on).
+# help_man.sh — 'jsmf CMD --help', man/jsmf.1 and README.md agree on every command's options:
+#  - the page renders without groff or man warnings and has a section for every command;
+#  - every option, long or short, that CMD --help defines (usage line or an option line) is
+#    documented in the page's section for CMD, and every option that section documents is in
+#    CMD --help;
+#  - every such option is accepted by CMD (no "unknown option");
+#  - the options of README's Commands synopsis exist in that command's --help;
+#  - the options every command takes (--help, --quiet, --progress, --no-progress) are in the
+#    page's COMMON OPTIONS section.
 # Skips (77) when groff is not installed (the package is groff-base).
 set -u
 ROOT=${ROOT:-.}
 page=$ROOT/man/jsmf.1
+readme=$ROOT/README.md
 [ -f "$page" ] || { echo "no $page"; exit 1; }
+[ -f "$readme" ] || { echo "no $readme"; exit 1; }
 command -v groff >/dev/null 2>&1 || { echo "groff not installed (Debian package groff-base)"; exit 77; }
 warn=$(groff -man -Tutf8 -ww "$page" 2>&1 >/dev/null)
 [ -z "$warn" ] || { echo "groff warnings:"; echo "$warn"; exit 1; }
 if command -v man >/dev/null 2>&1; then
-    warn=$(man --warnings -l "$page" 2>&1 >/dev/null)
+    warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
     [ -z "$warn" ] || { echo "man --warnings:"; echo "$warn"; exit 1; }
 fi
-text=$(groff -man -Tutf8 "$page" 2>/dev/null | sed 's/.\x08//g')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+common="--help --no-progress --progress --quiet -h -q"
+
+# Options (--long, and -x short) in the text on stdin.
+options_in() {
+    grep -oE -- '(^|[^A-Za-z0-9-])(--[a-z0-9][a-z0-9-]*(=[a-z]+)?|-[A-Za-z])([^A-Za-z0-9-]|$)' |
+        sed 's/^[^-]*//; s/[^A-Za-z0-9=-]$//' | sort -u
+}
+
+# Options a --help text defines: those of its usage lines (up to the first blank line) and
+# those at the head of an option line ("  -o, --output FILE   text": the part before the first
+# gap of three spaces). Options named in the prose of a description are not counted.
+help_options() {
+    awk '/^usage:/ {u = 1} u && /^$/ {u = 0} u {print; next}
+         /^  +-/ { sub(/^ +/, ""); n = index($0, "   "); if (n) $0 = substr($0, 1, n - 1); print }' |
+        options_in
+}
+
+# Options the page's section for command $1 documents: the .SS heading and every line whose
+# first word is an option in bold (.B, .BI, .BR or \fB: a tag, or an option referred to).
+man_options() {
+    awk -v head=".SS \"jsmf $1 " '
+        index($0, head) == 1 {on = 1; print; next}
+        on && /^\.S[SH] / {on = 0}
+        on && (/^\.B[IR]? \\-/ || /^\\fB\\-/) {print}' "$page" |
+        sed 's/\\-/-/g; s/\\f[BIRP]/ /g' | options_in
+}
+
+strip_value() { sed 's/=.*//' | sort -u; }
+
 fail=0
 cmds=$("$JSMF" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on = 0}')
+[ -n "$cmds" ] || { echo "jsmf --help lists no commands"; exit 1; }
+common_man=$(awk '/^\.SH COMMON OPTIONS/ {on = 1; next} on && /^\.SH / {on = 0} on' "$page" |
+    sed 's/\\-/-/g' | options_in)
+for o in $common; do
+    echo "$common_man" | grep -qx -- "$o" || { echo "man COMMON OPTIONS lacks $o"; fail=1; }
+done
 for c in $cmds; do
-    echo "$text" | grep -q "jsmf $c " || { echo "man page has no section for 'jsmf $c'"; fail=1; }
-    help=$("$JSMF" "$c" --help 2>&1)
-    for o in $(echo "$help" | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
-        echo "$text" | grep -q -- "$o" && continue
-        case $c in
-        infer|eval|report) echo "man page lacks $o of 'jsmf $c'"; fail=1 ;;
-        *) echo "reminder: man page lacks $o of 'jsmf $c'" ;;
-        esac
+    grep -q "^\.SS \"jsmf $c " "$page" || { echo "man page has no section for 'jsmf $c'"; fail=1; continue; }
+    "$JSMF" "$c" --help | help_options >"$tmp/help.raw"
+    strip_value <"$tmp/help.raw" >"$tmp/help"
+    man_options "$c" | strip_value >"$tmp/man"
+    for o in $(comm -23 "$tmp/help" "$tmp/man"); do
+        case " $common " in *" $o "*) continue ;; esac
+        echo "jsmf $c --help has $o, its man section does not"; fail=1
+    done
+    for o in $(comm -13 "$tmp/help" "$tmp/man"); do
+        case " $common " in *" $o "*) continue ;; esac
+        echo "man section of jsmf $c has $o, jsmf $c --help does not"; fail=1
+    done
+    # an option written --name=a|b is tried as --name=a
+    for o in $(sed 's/|.*//' "$tmp/help.raw"); do
+        "$JSMF" "$c" "$o" </dev/null >/dev/null 2>"$tmp/err"
+        if grep -q "unknown option" "$tmp/err"; then
+            echo "jsmf $c --help names $o, which jsmf $c does not accept"; fail=1
+        fi
+    done
+    # README's synopsis: lines from "jsmf CMD" up to the next command, in the block after
+    # "## Commands"
+    awk -v c="$c" '/^## Commands/ {s = 1; next} s && /^```/ {b++; if (b == 2) exit; next}
+        s && b == 1 { if ($1 == "jsmf") on = ($2 == c); if (on) print }' "$readme" |
+        grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u >"$tmp/readme"
+    for o in $(comm -23 "$tmp/readme" "$tmp/help"); do
+        case " $common " in *" $o "*) continue ;; esac
+        echo "README synopsis of jsmf $c has $o, jsmf $c --help does not"; fail=1
     done
 done
+[ $fail -eq 0 ] && echo "checked: $(echo $cmds)"
 exit $fail

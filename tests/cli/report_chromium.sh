@@ -2,8 +2,12 @@
 # report_chromium.sh — the HTML report renders in a real browser: headless Chromium loads the
 # page of a model with a hierarchy (and of one with 120 topics, whose heatmap is a canvas), logs
 # no console message (no script error, no blocked request), draws the topic cards, the heatmap
-# and the word map, and keeps a screenshot in
-# $BUILD/report-screenshot.png. Installs Debian's chromium when missing; skips (77) only if it
+# and the word map, and keeps a screenshot in $BUILD/report-screenshot.png. In the rendered DOM:
+# the default title names the model directory and its store; no "[object Object]" (summary
+# arrays of objects such as rectify_trace, eval's matching); every number cell and statistic in
+# the one number format; the correlated pairs listed are exactly those above independence (A is
+# independence plus two planted pairs); every anchor has a label, and no two labels' drawn boxes
+# overlap or leave the plot. Installs Debian's chromium when missing; skips (77) only if it
 # cannot be installed.
 set -u
 BUILD=${BUILD:-build}
@@ -37,7 +41,12 @@ anchors = [20 * k + 1 for k in range(K)]
 for k, a in enumerate(anchors):
     B[a, :] = 0; B[a, k] = 3.0
 B /= B.sum(0)
-A = rng.random((K, K)); A = A + A.T + np.diag(rng.random(K) * 6); A /= A.sum()
+# A = p p^T (independent topics) plus two planted pairs, 0-1 and 2-3, with the row sums kept
+p = rng.random(K) + 0.5; p /= p.sum()
+A = np.outer(p, p)
+for a, b in ((0, 1), (2, 3)):
+    e = 0.3 * min(p[a], p[b]) ** 2
+    A[a, b] += e; A[b, a] += e; A[a, a] -= e; A[b, b] -= e
 def save(path, B, A, vocab, anchors, summary):
     os.makedirs(path)
     np.save(os.path.join(path, "B.npy"), B); np.save(os.path.join(path, "A.npy"), A)
@@ -45,7 +54,12 @@ def save(path, B, A, vocab, anchors, summary):
     open(os.path.join(path, "anchors.txt"), "w").write("".join("%d\t%d\t%s\n" % (k, a, vocab[a]) for k, a in enumerate(anchors)))
     json.dump(summary, open(os.path.join(path, "summary.json"), "w"))
 save(d, B, A, words, anchors, {"format": "jsmf-model", "version": 1, "kind": "anchor", "k": K, "n_words": N,
-     "parameters": {"rectify": "ap", "levels": [K, K2]}, "metrics": {"dominancy": 0.4, "note": "</script><i>"}})
+     "parameters": {"input": "ignored-when-store-is-set", "rectify": "ap", "levels": [K, K2]},
+     "store": {"path": "/data/kjv-store/", "docs": 3215},
+     "rectify_trace": [{"delta": 0.5, "shift": 1.5e-05, "neg_frac": 0.25}, {"delta": 0.01234567, "shift": 2e-06, "neg_frac": 0.125}],
+     "metrics": {"dominancy": 0.4582361, "note": "</script><i>", "tokens": 1234567}})
+json.dump({"l1_error": 0.123456789, "matching": [{"truth": 0, "est": 3, "l1": 0.25}, {"truth": 1, "est": 0, "l1": 0.0001}],
+           "coherence_per_topic": [-1.5, -2.25, -3.125]}, open(os.path.join(os.path.dirname(d), "metrics.json"), "w"))
 B2 = rng.random((K, K2)) ** 3; B2[0, :] = 0; B2[0, 0] = 1; B2[3, :] = 0; B2[3, 1] = 1; B2[7, :] = 0; B2[7, 2] = 1
 B2 /= B2.sum(0)
 A2 = rng.random((K2, K2)); A2 = A2 + A2.T; A2 /= A2.sum()
@@ -75,6 +89,60 @@ for needle in 'id="topic-0"' 'class="topic"' '<rect' '<circle' 'Most correlated 
 done
 grep -q 'Super-topic 2' "$tmp/dom.html" || { echo "the hierarchy was not drawn"; exit 1; }
 grep -q 'a&lt;b&gt;&amp;"c' "$tmp/dom.html" || { echo "escaped word missing"; exit 1; }
+
+# The page without --title, with eval's metrics: what a user sees by default.
+"$JSMF" report "$tmp/model" -o "$tmp/plain.html" --metrics "$tmp/metrics.json" -q || { echo "jsmf report failed"; exit 1; }
+chrome --dump-dom "file://$tmp/plain.html" >"$tmp/plain-dom.html" 2>"$tmp/plain-console.log"
+if grep -q "CONSOLE" "$tmp/plain-console.log"; then
+    echo "console messages (default title):"; grep "CONSOLE" "$tmp/plain-console.log"; exit 1
+fi
+"$PYTHON" - "$tmp/plain-dom.html" <<'PY' || exit 1
+import html, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+bad = []
+title = re.search(r"<title>([^<]*)</title>", dom).group(1)
+if title != "model: 12 topics from kjv-store":
+    bad.append("title %r, want 'model: 12 topics from kjv-store'" % title)
+if "[object Object]" in dom or "object Object" in dom:
+    bad.append("'[object Object]' in the page")
+# One number format: integers grouped by thousands, others 4 significant digits, exponent form
+# only below 1e-4.
+def well_formed(t):
+    t = t.strip()
+    if re.fullmatch(r"-?\d{1,3}(,\d{3})*", t):
+        return True
+    if re.fullmatch(r"-?\d\.\d{3}e-\d+", t):
+        return True
+    if re.fullmatch(r"-?\d+\.\d+", t):
+        return len(t.lstrip("-").replace(".", "").lstrip("0")) == 4
+    return False
+cells = re.findall(r'<td class="num">([^<]*)</td>', dom) + re.findall(r'<div class="stat"><b>([^<]*)</b>', dom)
+if len(cells) < 10:
+    bad.append("only %d number cells found" % len(cells))
+bad += ["number %r is not in the page's format" % c for c in cells if not well_formed(html.unescape(c))]
+for needle in ("1,234,567", "0.4582", "1.500e-5", "0.1235"):
+    if ">%s<" % needle not in dom:
+        bad.append("expected the number %s in the page" % needle)
+# Correlated pairs: exactly the planted ones.
+pairs = re.search(r'<div id="pairs">(.*?)</div>', dom, re.S).group(1)
+listed = re.findall(r"<tr><td>(\d+) – (\d+)</td>", pairs)
+if sorted(listed) != [("0", "1"), ("2", "3")]:
+    bad.append("correlated pairs listed %s, want 0-1 and 2-3 only" % listed)
+# Anchor labels: one per anchor, drawn boxes inside the 1180 x 720 plot and disjoint.
+boxes = [tuple(map(float, b.split())) for b in re.findall(r'class="anchor-label"[^>]*data-box="([^"]+)"', dom)]
+if len(boxes) != 12:
+    bad.append("%d anchor labels drawn, want 12" % len(boxes))
+for i, (x, y, w, h) in enumerate(boxes):
+    if x < 0 or y < 0 or x + w > 1180 or y + h > 720:
+        bad.append("label %d box %s leaves the plot" % (i, (x, y, w, h)))
+    for j in range(i):
+        X, Y, W, H = boxes[j]
+        if x < X + W and X < x + w and y < Y + H and Y < y + h:
+            bad.append("labels %d and %d overlap: %s %s" % (j, i, boxes[j], (x, y, w, h)))
+if bad:
+    print("\n".join(bad)); sys.exit(1)
+print("default page: title, numbers, pairs and %d anchor labels as they should be" % len(boxes))
+PY
 # Many topics: the heatmap is drawn on a canvas (one pixel per cell) instead of K^2 SVG cells.
 "$PYTHON" - "$tmp/big" <<'PY' || exit 1
 import os, sys
@@ -93,7 +161,7 @@ if grep -q "CONSOLE" "$tmp/bigconsole.log"; then
 fi
 grep -q '<canvas' "$tmp/bigdom.html" || { echo "K=120: no canvas heatmap"; exit 1; }
 grep -q 'id="topic-119"' "$tmp/bigdom.html" || { echo "K=120: topic cards missing"; exit 1; }
-chrome --screenshot="$BUILD_ABS/report-screenshot.png" --window-size=1280,2000 "file://$page" >/dev/null 2>"$tmp/shot.log"
+chrome --screenshot="$BUILD_ABS/report-screenshot.png" --window-size=1280,3600 "file://$page" >/dev/null 2>"$tmp/shot.log"
 [ -s "$BUILD_ABS/report-screenshot.png" ] || { echo "no screenshot"; tail -n 5 "$tmp/shot.log"; exit 1; }
 cp "$page" "$BUILD_ABS/report-test.html"
 echo "report renders without console messages; screenshot $BUILD_ABS/report-screenshot.png"

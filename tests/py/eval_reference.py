@@ -1,5 +1,5 @@
 """Shared by the eval tests: the jsmf runner and the plain numpy reference of a document's topic
-mixture (seed 004 App. E), so infer and eval are checked against one independent definition."""
+mixture (Fisher et al. 2020 App. E), so infer and eval are checked against one independent definition."""
 import os
 import subprocess
 

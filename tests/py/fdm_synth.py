@@ -1,6 +1,6 @@
 """fdm_synth.py — helpers of the FDM tests: a semi-synthetic C = B A B^T with planted anchor
 words written as 'jsmf export' would (C.npy + C.npy.vocab.txt), a ground-truth model directory,
-and a small Hungarian algorithm for the l1 matching error (seed 004, Eq. 14)."""
+and a small Hungarian algorithm for the l1 matching error (Fisher et al. 2020, Eq. 14)."""
 import json
 import os
 
@@ -93,7 +93,7 @@ def hungarian(cost):
 
 
 def l1_error(Btrue, Best):
-    """(1/K) min over matchings of sum_t |mu_t - nu_tau(t)|_1 (seed 004, Eq. 14)."""
+    """(1/K) min over matchings of sum_t |mu_t - nu_tau(t)|_1 (Fisher et al. 2020, Eq. 14)."""
     cost = np.abs(Btrue[:, :, None] - Best[:, None, :]).sum(axis=0)
     match = hungarian(cost)
     return float(np.mean([cost[t, match[t]] for t in range(len(match))])), match

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_eval_docmetrics.py — `jsmf eval --corpus` agrees with a dense numpy reference on a small
-corpus: coherence (seed 002 Eq. 3: top 20 words, epsilon 0.01, ordered pairs) and held-out
+corpus: coherence (Arora et al. 2013 Eq. 3: top 20 words, epsilon 0.01, ordered pairs) and held-out
 log-likelihood per token (even/odd token split, theta fitted on the even half); `--truth` gives
 the l1 error of the best topic permutation (brute force over all permutations)."""
 import itertools, json, os, subprocess, sys, tempfile

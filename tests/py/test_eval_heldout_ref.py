@@ -2,7 +2,7 @@
 """test_eval_heldout_ref.py — `jsmf eval MODEL --corpus FILE --json`, key
 `heldout_loglik_per_token`, against an independent numpy reference on a tiny case.
 
-The quantity (seed 004 App. E, document completion, as src/eval/docmetrics.c defines it):
+The quantity (Fisher et al. 2020 App. E, document completion, as src/eval/docmetrics.c defines it):
   - a document's in-vocabulary tokens (OOV tokens are dropped before anything else) are listed
     by increasing row of B (word id = line of vocab.txt, *not* alphabetical order);
   - tokens at even 0-based positions of that list form the fitting half, odd ones are scored;

@@ -1,6 +1,6 @@
 """test_fdm_synth.py — 'jsmf fdm' on a semi-synthetic C = B A B^T with planted anchor words
 (built here with numpy): the held-out loss decreases towards the entropy of C, the topics are
-recovered with a small l1 error after Hungarian matching (seed 004, Eq. 14), A is recovered, the
+recovered with a small l1 error after Hungarian matching (Fisher et al. 2020, Eq. 14), A is recovered, the
 model directory is complete, and a warm start from the truth starts at the optimum."""
 import json
 import os
@@ -56,7 +56,7 @@ def main():
               s["fdm"]["steps_done"], err, rand_err, A_err))
         assert held[-1] < held[0] - 0.05
         assert held[-1] < entropy + 0.02, "held-out loss far above the entropy of C"
-        # FDM fits C exactly but its factorisation need not be the planted one (seed 004 reports
+        # FDM fits C exactly but its factorisation need not be the planted one (Fisher et al. 2020 reports
         # 0.66 on its synthetic corpus): ask for a clear recovery, not an exact one.
         assert err < 0.5, err
         assert rand_err > 1.0

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """--rectify compressed against a plain dense numpy implementation of the same steps
-(notes/compressed-rectification.md; Lee et al. ICML 2021):
+(Lee et al. 2021, formats/references.md; src/fit/fit_compress.c):
   Y from the top-K eigenpairs of C (numpy.linalg.eigh), then T steps of
   X = clip_I(Y Y^T) + omega 11^T (I: the l rows of Y of largest norm, omega: the sum-1 shift),
   Y = its rank-K PSD part; the rectified C is clip_I(Y Y^T) scaled to sum 1;

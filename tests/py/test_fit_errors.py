@@ -3,7 +3,7 @@
 picked as anchors when nothing filters them, and are not with a document-frequency threshold; the
 automatic threshold of a store is printed and recorded. A fit fails (exit 1), says why and what
 to change, and writes no model when there are fewer anchor candidates than K, when the store is
-empty, when K is out of range (empty topics and an A without mass: tests/unit/test_fit_checks)."""
+empty, when K is out of range (empty topics and an A without mass: tests/unit/test_fit_checks.c)."""
 import json
 import os
 import subprocess

@@ -2,7 +2,7 @@
 """On a real corpus (the King James Bible, curated UCI bag of words in ../shared/corpora/kjv, its
 2000 most widespread words),
 AP rectification beats no rectification (the 2013 baseline) on Specificity and Dissimilarity
-(seed 001 Sec. 4, Fig. 4). C is built here from the documents (seed 001 Eq. 5)."""
+(Lee, Bindel & Mimno 2015 Sec. 4, Fig. 4). C is built here from the documents (ibid. Eq. 5)."""
 import json
 import os
 import subprocess

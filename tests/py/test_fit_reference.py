@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Each fit step against a plain numpy reference on a small corpus generated here (seed 000
+"""Each fit step against a plain numpy reference on a small corpus generated here (Lee et al. JSMF
 Alg. 1-4): AP rectification with numpy.linalg.eigh, cyclic Douglas-Rachford, anchors by explicit
 Gram-Schmidt column-pivoted QR, B by brute-force exact simplex least squares (every support) and
 Bayes' rule, A = D^-1 C_SS D^-1 and the pseudo-inverse baseline. Also: the streaming path agrees
@@ -24,7 +24,7 @@ def corpus_cooccurrence(rng, N, K, M, mean_len):
     for _ in range(M):
         n = max(2, rng.poisson(mean_len))
         h = rng.multinomial(n, B @ rng.dirichlet(np.full(K, 0.3))).astype(float)
-        C += (np.outer(h, h) - np.diag(h)) / (n * (n - 1))   # seed 001 Eq. 5
+        C += (np.outer(h, h) - np.diag(h)) / (n * (n - 1))   # Lee, Bindel & Mimno 2015 Eq. 5
     return C / M
 
 

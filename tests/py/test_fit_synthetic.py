@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Semi-synthetic recovery (seed 002 Sec. 5.1): documents from known separable topics
+"""Semi-synthetic recovery (Arora et al. 2013 Sec. 5.1): documents from known separable topics
 (tools/synth), C from the first M documents, jsmf fit; the l1 error of B after optimal topic
 matching falls as M grows. Also the exact C = B A B^T of the truth gives back its anchors and B."""
 import itertools
@@ -16,7 +16,7 @@ PY = os.environ.get("PYTHON", "/usr/bin/python3")
 
 
 def cooccurrence_prefixes(path, N, sizes):
-    """C of the first M documents for each M in sizes (seed 001 Eq. 5)."""
+    """C of the first M documents for each M in sizes (Lee, Bindel & Mimno 2015 Eq. 5)."""
     C = np.zeros((N, N))
     df = np.zeros(N, dtype=np.int64)
     out, m, used = {}, 0, 0

@@ -1,14 +1,40 @@
 /* test_eval_report.c — the report's word projection puts anchor words at the corners of the
- * projected simplex, and the page is written whole (data, script, no external references).
+ * projected simplex, the page is written whole (data, script, no external references), and the
+ * default title names the model directory and the store it was fitted on.
  * Leaves the page in $BUILD/test-report-unit.html for the browser test. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "jsmf_eval.h"
 
 enum { N = 600, K = 6 };
+
+/* The <title> of the page jsmf_report_write gives `m` for the model directory `path`. */
+static void page_title(const jsmf_model *m, const char *path, char *out, size_t size)
+{
+    jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
+    o.model_path = path;
+    o.max_points = 10;
+    FILE *f = tmpfile();
+    out[0] = 0;
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    CHECK_OK(jsmf_report_write(f, m, &o));
+    rewind(f);
+    static char head[4096];
+    size_t len = fread(head, 1, sizeof head - 1, f);
+    head[len] = 0;
+    fclose(f);
+    char *a = strstr(head, "<title>"), *b = a ? strstr(a, "</title>") : NULL;
+    CHECK(a && b);
+    if (a && b)
+        snprintf(out, size, "%.*s", (int)(b - a - 7), a + 7);
+}
 
 int main(void)
 {
@@ -87,5 +113,18 @@ int main(void)
     CHECK(strstr(page, "https://") == NULL);
     CHECK(strstr(page, "src=") == NULL);
     CHECK(strstr(page, "\"word103\"") != NULL); /* an anchor */
+
+    char title[512], cwd[PATH_MAX], want[PATH_MAX + 64];
+    m.summary_json = "{\"k\": 6, \"store\": {\"path\": \"/data/kjv-store/\", \"docs\": 9}}";
+    page_title(&m, "runs/kjv-model/", title, sizeof title);
+    CHECK(!strcmp(title, "kjv-model: 6 topics from kjv-store"));
+    m.summary_json = "{\"k\": 6, \"parameters\": {\"input\": \"c.npy\"}}";
+    page_title(&m, "m", title, sizeof title);
+    CHECK(!strcmp(title, "m: 6 topics from c.npy"));
+    m.summary_json = NULL;
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(want, sizeof want, "%s: 6 topics", strrchr(cwd, '/') ? strrchr(cwd, '/') + 1 : cwd);
+    page_title(&m, ".", title, sizeof title); /* "." names the directory itself */
+    CHECK(!strcmp(title, want));
     CHECK_DONE();
 }

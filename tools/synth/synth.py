@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""synth.py — semi-synthetic corpora with known topics (seed 002 Sec. 5.1).
+"""synth.py — semi-synthetic corpora with known topics (Arora et al. 2013 Sec. 5.1).
 
 Topics B come from a fitted model (--from-model DIR, optionally with one planted anchor word per
-topic as in seed 002 Fig. 4) or are random Dirichlet topics with planted anchor words. Document
+topic as in Arora et al. 2013 Fig. 4) or are random Dirichlet topics with planted anchor words. Document
 mixtures are LDA (symmetric or asymmetric Dirichlet) or logistic-normal (correlated topics);
 lengths are Poisson. Writes the corpus (text, UCI or LDA-C, zstd-compressed when the name ends
 in .zst) and the ground truth as a MODEL directory (formats/model.md, kind "truth") whose A is
@@ -111,7 +111,7 @@ def topics_from_model(directory, add_anchors):
     b /= b.sum(axis=0, keepdims=True)
     n, k = b.shape
     anchors = None
-    if add_anchors:  # seed 002 Fig. 4: a synthetic anchor as probable as the topic's top word
+    if add_anchors:  # Arora et al. 2013 Fig. 4: a synthetic anchor as probable as the topic's top word
         extra = np.diag(b.max(axis=0))
         b = np.vstack([b, extra])
         b /= b.sum(axis=0, keepdims=True)
@@ -121,7 +121,7 @@ def topics_from_model(directory, add_anchors):
 
 
 def correlation_matrix(rng, k, structure, groups, rho):
-    if structure == "block":  # seed 002 Sec. 5.4: groups of topics with covariance rho
+    if structure == "block":  # Arora et al. 2013 Sec. 5.4: groups of topics with covariance rho
         g = groups or max(1, k // 10)
         label = rng.permutation(np.arange(k) % g)
         r = np.where(label[:, None] == label[None, :], rho, 0.0)
@@ -360,7 +360,7 @@ def default_truth_path(output):
 def parse_args(argv):
     p = argparse.ArgumentParser(
         prog="synth.py",
-        description="Semi-synthetic corpus with known topics (seed 002 Sec. 5.1) and its "
+        description="Semi-synthetic corpus with known topics (Arora et al. 2013 Sec. 5.1) and its "
         "ground truth as a jsmf MODEL directory.")
     p.add_argument("-o", "--output", required=True,
                    help="corpus file ('-' = stdout; .zst = zstd-compressed; UCI: docword.NAME.txt)")
