@@ -1,5 +1,5 @@
-/* jsmf_fdm.h — the Full Dependence Mixture model (seed 004, Alg. 2): stochastic gradient descent
- * (Adam) on pairs of words sampled from the normalised co-occurrence C, with a CPU back end
+/* jsmf_fdm.h — the Full Dependence Mixture model (Fisher et al. 2020, Alg. 2): stochastic gradient
+ * descent (Adam) on pairs of words sampled from the normalised co-occurrence C, with a CPU back end
  * (OpenMP + OpenBLAS, double) and a CUDA back end (cuBLAS + cuRAND, float) running one algorithm.
  *
  * The model: M(mu, alpha)_uv = sum_ij alpha_ij mu_i(u) mu_j(v), where mu_t = softmax over words of
@@ -15,7 +15,7 @@
  *    a checkpoint equals the uninterrupted run exactly.
  *  - The CUDA back end works in float and uses atomics to scatter gradients: it is not bit
  *    reproducible, and it samples with cuRAND (another stream than the CPU's).
- *  - Checkpoints (formats/fdm-checkpoint.md) are written by atomic replace: write a temporary
+ *  - Checkpoints (formats/fdm.md, "Checkpoint") are written by atomic replace: write a temporary
  *    sibling, fsync, rename, fsync the directory.
  */
 #ifndef JSMF_FDM_H
@@ -62,6 +62,10 @@ void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info 
 void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
                            uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
 
+/** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
+ *  out[N], zero outside the row's columns; recovered exactly from its alias table. */
+void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
+
 /** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler. */
 typedef struct jsmf_fdm_sampler_tables {
     uint32_t n;
@@ -87,13 +91,15 @@ typedef int (*jsmf_fdm_progress_fn)(void *arg, uint64_t step, uint64_t steps, do
                                     double heldout_loss);
 
 typedef struct jsmf_fdm_params {
-    uint32_t k;                /**< topics K (T in seed 004) */
+    uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
     int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
     uint64_t seed;             /**< keys every random draw */
     uint64_t steps;            /**< most Adam steps (default 0: until the schedule stops) */
     uint32_t batch;            /**< pairs per step (default 4096) */
     double lr, beta1, beta2, eps; /**< Adam (3e-2, 0.9, 0.999, 1e-8); lr is the initial rate */
-    double init_scale;         /**< std. deviation of the random logits (default 1) */
+    int init_kind;             /**< a start without init_B: JSMF_FDM_INIT_WORDS (default) or
+                                    JSMF_FDM_INIT_GAUSSIAN (see below) */
+    double init_scale;         /**< GAUSSIAN: std. deviation of the random logits (default 1) */
     uint32_t starts;           /**< random start: this many, each trained for 20 evaluations,
                                     and the best held-out one goes on (default 4; 1 = one) */
     int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
@@ -107,7 +113,12 @@ typedef struct jsmf_fdm_params {
     double tol;                /**< relative improvement of the best held-out loss that counts (1e-4) */
     double time_limit;         /**< stop after this many seconds of training (0 = none): the
                                     one stop that depends on the machine */
-    uint64_t checkpoint_every; /**< steps between checkpoints, 0 = none */
+    uint64_t checkpoint_every; /**< steps between checkpoints, 0 = none (default) */
+    double checkpoint_seconds; /**< also a checkpoint once this much wall time has passed since
+                                    the last (default 60; 0 = none): a fast device would spend a
+                                    third of its time on step-counted ones. Which step a
+                                    checkpoint lands on depends on the machine; the resumed run
+                                    does not, since everything it decides is counted in steps */
     const char *checkpoint;    /**< checkpoint path (resumed from when it exists), or NULL */
     int restart;               /**< ignore (and replace) an existing checkpoint */
     int fresh_on_mismatch;     /**< a checkpoint of another run (or corrupt) is replaced, not an error */
@@ -119,6 +130,15 @@ typedef struct jsmf_fdm_params {
     jsmf_fdm_progress_fn progress;
     void *progress_arg;
 } jsmf_fdm_params;
+
+/** How a start without a warm-start model (init_B NULL) draws its topics. WORDS: topic t starts
+ *  at p(. | w_t), the row of C of a word w_t drawn by its frequency (K distinct words), mixed
+ *  (1-s) p + s/N with s = init_smooth, as a warm start is; alpha uniform. Random, but in the
+ *  data's span: Gaussian logits start every topic near the same flat distribution, a saddle
+ *  of the loss that SGD leaves only slowly (planted N = 5k, K = 20: l1 1.52, no better than
+ *  random topics, after 7k steps; from words 0.59 after 5k). GAUSSIAN: logits ~ N(0,
+ *  init_scale^2), Fisher et al. 2020's "at random". */
+enum { JSMF_FDM_INIT_WORDS = 0, JSMF_FDM_INIT_GAUSSIAN = 1 };
 
 /** A parameter chosen by the start: see patience and lr_halvings. */
 #define JSMF_FDM_AUTO UINT32_MAX

@@ -1,6 +1,6 @@
-/* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (seed 004) by SGD on pairs
- * sampled from the C of a store (or an exported .npy / .mtx), on the CPU or a CUDA GPU, resumable
- * through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
+/* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (Fisher et al. 2020) by SGD on
+ * pairs sampled from the C of a store (or an exported .npy / .mtx), on the CPU or a CUDA GPU,
+ * resumable through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -20,46 +20,57 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
-        "Fit the full dependence mixture model (FDM): Adam on the loss -log M(mu,alpha)_uv of\n"
-        "pairs (u,v) drawn from the co-occurrence C. INPUT is a store, or a C written by 'jsmf\n"
-        "export' (MatrixMarket or .npy) with FILE.vocab.txt beside it. A run checkpoints to\n"
-        "MODEL.ckpt; the same command after a kill resumes from it (on the CPU the result\n"
-        "equals an uninterrupted run).\n\n"
+        "Fit the full dependence mixture model (FDM): Adam on the loss\n"
+        "-log M(mu,alpha)_uv of pairs (u,v) drawn from the co-occurrence C. INPUT is a\n"
+        "store, or a C written by 'jsmf export' (MatrixMarket or .npy) with\n"
+        "FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same command\n"
+        "after a kill resumes from it (on the CPU the result equals an uninterrupted\n"
+        "run).\n\n"
         "options:\n"
-        "  -k, --topics T          number of topics (default: K of --init MODEL)\n"
-        "  -o, --output MODEL      model directory to write\n"
-        "  --device auto|cpu|cuda  back end (auto: CUDA when compiled in and a GPU answers)\n"
-        "  --init auto|none|MODEL  start from: auto (default) a spectral fit of INPUT ('jsmf\n"
-        "                          fit' defaults; random when it cannot give T topics), none\n"
-        "                          (random), or a model directory with the same vocabulary\n"
-        "  --init-smooth F         warm start mixes (1-F) B + F/N before the log (default 1e-3)\n"
-        "  --init-scale S          random start: std. deviation of the logits (default 1)\n"
-        "  --starts R              random start: R starts trained 20 evaluations each, the best\n"
-        "                          held-out one goes on (default 4)\n"
-        "  --seed S                seed of initialisation and sampling (default 1)\n"
-        "  --steps N               most Adam steps (default 0: until the schedule stops)\n"
-        "  --batch B               pairs per step (default 4096)\n"
-        "  --lr F                  initial Adam learning rate (default 0.03)\n"
-        "  --threads N             CPU threads (default: all)\n"
-        "  --eval-every N          held-out loss and loss-curve point every N steps (default 100)\n"
-        "  --heldout N             held-out pairs drawn once at the start (default 50000)\n"
-        "  --patience N            evaluations without a relative improvement of the held-out\n"
-        "                          loss above --tol before the rate halves (default 5 after a\n"
-        "                          warm start, 10 after a random one; 0 = never: --steps ends\n"
-        "                          the run)\n"
-        "  --lr-halvings N         halvings before the next plateau ends the run (default 4\n"
-        "                          warm, 6 random)\n"
-        "  --tol F                 relative improvement that counts (default 1e-4)\n"
-        "  --time DURATION         also stop after this much training (e.g. 90s, 10m, 2h): the\n"
-        "                          one stop that depends on the machine\n"
-        "  --checkpoint-every N    steps between checkpoints to MODEL.ckpt (default 1000, 0 = off)\n"
-        "  --mem SIZE              budget for the pair sampler tables (e.g. 2G); beyond it the\n"
-        "                          tables are thinned (CPU) or kept on the host (CUDA)\n"
-        "  --restart               ignore an existing MODEL.ckpt and start afresh\n"
-        "  --force                 replace an existing MODEL, and a MODEL.ckpt of another run\n"
-        "  --stop-after N          stop after step N with a checkpoint, as if killed (tests)\n"
-        "  -q, --quiet             no progress or messages\n"
-        "  --progress, --no-progress\n");
+        "  -k, --topics T        number of topics (default: K of --init MODEL)\n"
+        "  -o, --output MODEL    model directory to write\n"
+        "  --device auto|cpu|cuda\n"
+        "                        back end (auto: CUDA when compiled in and a GPU answers)\n"
+        "  --init auto|none|random|MODEL\n"
+        "                        start from: auto (default) a spectral fit of INPUT\n"
+        "                        ('jsmf fit' defaults; none when it cannot give T\n"
+        "                        topics); none: cold, topic t = p(.|w) of a word w drawn\n"
+        "                        by frequency; random: Gaussian logits; MODEL: a model\n"
+        "                        directory with the same vocabulary\n"
+        "  --init-smooth F       a start from topics or words mixes (1-F) B + F/N before\n"
+        "                        the log (default 1e-3)\n"
+        "  --init-scale S        --init random: std. deviation of the logits (default 1)\n"
+        "  --starts R            cold start: R starts trained 20 evaluations each, the\n"
+        "                        best held-out one goes on (default 4)\n"
+        "  --seed S              seed of initialisation and sampling (default 1)\n"
+        "  --steps N             most Adam steps (default 0: until the schedule stops)\n"
+        "  --batch B             pairs per step (default 4096)\n"
+        "  --lr F                initial Adam learning rate (default 0.03)\n"
+        "  --threads N           CPU threads (default: all)\n"
+        "  --eval-every N        held-out loss and loss-curve point every N steps\n"
+        "                        (default 100)\n"
+        "  --heldout N           held-out pairs drawn once at the start (default 50000)\n"
+        "  --patience N          evaluations without a relative improvement of the\n"
+        "                        held-out loss above --tol before the rate halves\n"
+        "                        (default 5 after a warm start, 10 after a cold one;\n"
+        "                        0 = never: --steps ends the run)\n"
+        "  --lr-halvings N       halvings before the next plateau ends the run\n"
+        "                        (default 4 warm, 6 cold)\n"
+        "  --tol F               relative improvement that counts (default 1e-4)\n"
+        "  --time DURATION       also stop after this much training (e.g. 90s, 10m, 2h):\n"
+        "                        the one stop that depends on the machine\n"
+        "  --checkpoint-every N|DURATION\n"
+        "                        checkpoint to MODEL.ckpt every N steps or every\n"
+        "                        DURATION of wall time (default 60s; 0 = off)\n"
+        "  --mem SIZE            budget for the pair sampler tables (e.g. 2G); beyond it\n"
+        "                        the tables are thinned (CPU) or kept on the host (CUDA)\n"
+        "  --restart             ignore an existing MODEL.ckpt and start afresh\n"
+        "  --force               replace an existing MODEL, and a MODEL.ckpt of another\n"
+        "                        run\n"
+        "  --stop-after N        stop after step N with a checkpoint, as if killed\n"
+        "                        (tests)\n"
+        "  -q, --quiet           no progress or messages\n"
+        "  --progress, --no-progress   force the progress line on or off\n");
 }
 
 static volatile sig_atomic_t got_signal;
@@ -95,23 +106,32 @@ typedef struct fdm_opts {
 } fdm_opts;
 
 /* A duration: seconds, or a number with s, m or h. */
-static int parse_duration(const char *v, double *out)
+static int parse_duration(const char *opt, const char *v, double *out)
 {
     char *end;
     double x = strtod(v, &end);
     double unit = !*end ? 1 : !strcmp(end, "s") ? 1 : !strcmp(end, "m") ? 60
                 : !strcmp(end, "h") ? 3600 : -1;
     if (end == v || unit < 0 || !(x > 0) || !isfinite(x))
-        return cli_usage_error("--time: '%s' is not a duration (e.g. 90s, 10m, 2h)", v);
+        return cli_usage_error("%s: '%s' is not a duration (e.g. 90s, 10m, 2h)", opt, v);
     *out = x * unit;
     return 0;
+}
+
+/* --checkpoint-every: a step count (digits alone), a duration (with a unit), or 0 (none). */
+static int parse_checkpoint_every(const char *v, jsmf_fdm_params *p)
+{
+    size_t digits = strspn(v, "0123456789");
+    p->checkpoint_every = 0, p->checkpoint_seconds = 0;
+    if (digits && !v[digits])
+        return cli_parse_u64("--checkpoint-every", v, &p->checkpoint_every);
+    return parse_duration("--checkpoint-every", v, &p->checkpoint_seconds);
 }
 
 static int parse(int argc, char **argv, fdm_opts *o)
 {
     jsmf_fdm_params *p = &o->p;
     jsmf_fdm_params_default(p);
-    p->checkpoint_every = 1000;
     o->device = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -160,11 +180,11 @@ static int parse(int argc, char **argv, fdm_opts *o)
         else if (OPT("--lr-halvings", NULL))
             rc = err ? err : cli_parse_u32("--lr-halvings", v, &p->lr_halvings);
         else if (OPT("--time", NULL))
-            rc = err ? err : parse_duration(v, &p->time_limit);
+            rc = err ? err : parse_duration("--time", v, &p->time_limit);
         else if (OPT("--tol", NULL))
             rc = err ? err : cli_parse_double("--tol", v, &p->tol);
         else if (OPT("--checkpoint-every", NULL))
-            rc = err ? err : cli_parse_u64("--checkpoint-every", v, &p->checkpoint_every);
+            rc = err ? err : parse_checkpoint_every(v, p);
         else if (OPT("--mem", NULL))
             rc = err ? err : cli_parse_size("--mem", v, &p->mem_budget);
         else if (OPT("--stop-after", NULL))
@@ -189,7 +209,11 @@ static int parse(int argc, char **argv, fdm_opts *o)
         return cli_usage_error("missing -o MODEL");
     if (!o->init)
         o->init = "auto";
-    if (!o->k_given && (!strcmp(o->init, "auto") || !strcmp(o->init, "none")))
+    if (!strcmp(o->init, "random"))
+        p->init_kind = JSMF_FDM_INIT_GAUSSIAN;
+    int init_model = strcmp(o->init, "auto") && strcmp(o->init, "none") &&
+                     strcmp(o->init, "random");
+    if (!o->k_given && !init_model)
         return cli_usage_error("missing -k T (number of topics)");
     if (o->k_given && p->k < 1)
         return cli_usage_error("-k must be at least 1");
@@ -461,7 +485,7 @@ static int fit_init(const fdm_input *in, fdm_opts *o, jsmf_model **out)
     if (rc == JSMF_ENOMEM || rc == JSMF_EIO || rc == JSMF_ESTORE)
         return rc;
     if (rc) {
-        cli_info("note: no warm start (%s); starting at random", jsmf_errmsg());
+        cli_info("note: no warm start (%s); starting cold (--init none)", jsmf_errmsg());
         *out = NULL;
         return JSMF_OK;
     }
@@ -516,8 +540,9 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_begin_object(&j, "parameters");
     jsmf_json_string(&j, "device", o->device);
     jsmf_json_string(&j, "init", o->init);
-    jsmf_json_string(&j, "init_from", o->p.init_B ? "model" : "random");
-    if (o->p.init_B)
+    jsmf_json_string(&j, "init_from", o->p.init_B ? "model"
+                                     : p->init_kind == JSMF_FDM_INIT_WORDS ? "words" : "random");
+    if (o->p.init_B || p->init_kind == JSMF_FDM_INIT_WORDS)
         jsmf_json_number(&j, "init_smooth", p->init_smooth);
     else
         jsmf_json_number(&j, "init_scale", p->init_scale);
@@ -538,6 +563,7 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_number(&j, "time", p->time_limit);
     jsmf_json_number(&j, "tol", p->tol);
     jsmf_json_uint(&j, "checkpoint_every", p->checkpoint_every);
+    jsmf_json_number(&j, "checkpoint_seconds", p->checkpoint_seconds);
     jsmf_json_uint(&j, "mem", p->mem_budget);
     jsmf_json_end_object(&j);
 
@@ -647,7 +673,7 @@ int cmd_fdm(int argc, char **argv)
         goto out;
     if (!strcmp(o.init, "auto"))
         rc = fit_init(&in, &o, &init);
-    else if (strcmp(o.init, "none"))
+    else if (strcmp(o.init, "none") && strcmp(o.init, "random"))
         rc = load_init(o.init, &in, &o, &init);
     if (rc)
         goto out;
@@ -660,7 +686,8 @@ int cmd_fdm(int argc, char **argv)
         goto out;
     }
     snprintf(ckpt, len + 6, "%.*s.ckpt", (int)len, o.output);
-    o.p.checkpoint = o.p.checkpoint_every || o.p.stop_after ? ckpt : NULL;
+    o.p.checkpoint = o.p.checkpoint_every || o.p.checkpoint_seconds > 0 || o.p.stop_after
+                     ? ckpt : NULL;
 
     int noted = 0;
     char gpu[128];

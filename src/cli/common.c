@@ -156,6 +156,7 @@ double cli_now(void)
 static double progress_last, progress_start, step_start, step_done;
 static int progress_drawn;
 static char step_name[64];
+static double step_frac; /* the fraction drawn for this step: the bar never runs backwards */
 
 /* "12s", "4m05s", "2h13m": at most 6 characters. */
 static void fmt_duration(double s, char *buf, size_t size)
@@ -184,24 +185,30 @@ void cli_progress_update(const char *what, double done, double total, const char
     if (strncmp(step_name, what, sizeof step_name - 1) || done < step_done) {
         snprintf(step_name, sizeof step_name, "%s", what); /* a new step, or a step again */
         step_start = t;
+        step_frac = 0;
     }
     step_done = done;
     if (t - progress_last < 0.2 && done < total)
         return;
     progress_last = t;
-    char el[16], eta[16];
+    char el[16], eta[16], name[16];
+    size_t len = strlen(what); /* a long name (an input's path) keeps its end: the file name */
+    snprintf(name, sizeof name, len > 14 ? "...%s" : "%s", len > 14 ? what + len - 11 : what);
     fmt_duration(t - progress_start, el, sizeof el);
     if (total > 0) {
         double f = done / total > 1 ? 1 : done / total < 0 ? 0 : done / total;
+        if (f < step_frac) /* the step's total was re-estimated upwards: hold the bar */
+            f = step_frac;
+        step_frac = f;
         int width = 20, fill = (int)(width * f);
         if (f >= 0.02)
             fmt_duration((t - step_start) * (1 - f) / f, eta, sizeof eta);
         else
             snprintf(eta, sizeof eta, "--");
-        fprintf(stderr, "\r%.11s: %-14.14s [%.*s%*s] %5.1f%%  %6s  ETA %-6s\x1b[K", cli_prog, what,
+        fprintf(stderr, "\r%.11s: %-14.14s [%.*s%*s] %5.1f%%  %6s  ETA %-6s\x1b[K", cli_prog, name,
                 fill, "####################", width - fill, "", 100.0 * f, el, eta);
     } else {
-        fprintf(stderr, "\r%.11s: %-14.14s %.0f %-10.10s %6s\x1b[K", cli_prog, what, done, unit, el);
+        fprintf(stderr, "\r%.11s: %-14.14s %.0f %-10.10s %6s\x1b[K", cli_prog, name, done, unit, el);
     }
     progress_drawn = 1;
 }

@@ -1,6 +1,6 @@
 /* fdm.c — the FDM training driver: sampler, held-out pairs, initialisation (random or warm
  * start), choice of back end, the Adam loop with its stopping rule and loss curve, and the
- * checkpoint that makes a killed run resumable (formats/fdm-checkpoint.md). */
+ * checkpoint that makes a killed run resumable (formats/fdm.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -34,6 +34,7 @@ void jsmf_fdm_params_default(jsmf_fdm_params *p)
     p->starts = 4;
     p->tol = 1e-4;
     p->init_smooth = 1e-3;
+    p->checkpoint_seconds = 60;
 }
 
 void jsmf_fdm_params_resolve(jsmf_fdm_params *p)
@@ -100,7 +101,42 @@ static double init_normal(uint64_t seed, uint64_t index)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
-static int state_init(fdm_state *st, const jsmf_fdm_params *p, uint32_t start)
+/* Random start r, WORDS: K distinct words drawn by frequency (the first word of pairs of the
+ * seed stream, from index r * 2^32 on), topic t = p(. | w_t). */
+static int init_from_words(fdm_state *st, const jsmf_fdm_params *p, const jsmf_fdm_sampler *smp,
+                           uint32_t start)
+{
+    uint32_t n = st->n, k = st->k;
+    uint32_t *words = malloc((size_t)k * sizeof *words);
+    double *row = malloc((size_t)n * sizeof *row);
+    if (!words || !row) {
+        free(words), free(row);
+        return jsmf_error(JSMF_ENOMEM, "out of memory for the random start");
+    }
+    uint64_t index = (uint64_t)start << 32;
+    uint32_t got = 0, tries = 0;
+    while (got < k) {
+        uint32_t u, v;
+        jsmf_fdm_sampler_draw(smp, p->seed, FDM_STREAM_SEEDS, index++, 1, &u, &v);
+        int dup = 0;
+        for (uint32_t t = 0; t < got && !dup; t++)
+            dup = words[t] == u;
+        /* fewer frequent words than topics: repeats are allowed after enough tries */
+        if (!dup || ++tries > 64 * k)
+            words[got++] = u;
+    }
+    double s = p->init_smooth > 0 ? p->init_smooth : 1e-3;
+    for (uint32_t t = 0; t < k; t++) {
+        jsmf_fdm_sampler_row_dist(smp, words[t], row);
+        for (uint32_t l = 0; l < n; l++)
+            st->w[(size_t)l * k + t] = log((1 - s) * row[l] + s / n);
+    }
+    free(words), free(row);
+    return 0;
+}
+
+static int state_init(fdm_state *st, const jsmf_fdm_params *p, const jsmf_fdm_sampler *smp,
+                      uint32_t start)
 {
     uint32_t n = st->n, k = st->k;
     double s = p->init_smooth;
@@ -114,6 +150,10 @@ static int state_init(fdm_state *st, const jsmf_fdm_params *p, uint32_t start)
                 return jsmf_error(JSMF_EINVAL, "warm start: B has a zero column entry and "
                                   "no smoothing (init_smooth = 0)");
         }
+    } else if (p->init_kind == JSMF_FDM_INIT_WORDS) {
+        int rc = init_from_words(st, p, smp, start);
+        if (rc)
+            return rc;
     } else {
         for (size_t e = 0; e < (size_t)n * k; e++) /* start r: its own stretch of the stream */
             st->w[e] = p->init_scale * init_normal(p->seed, e + (uint64_t)start * n * k);
@@ -122,7 +162,8 @@ static int state_init(fdm_state *st, const jsmf_fdm_params *p, uint32_t start)
         double a = p->init_A ? p->init_A[e] : 1.0 / ((double)k * k);
         if (!(a >= 0))
             return jsmf_error(JSMF_EINVAL, "warm start: A has a negative or NaN entry");
-        st->a[e] = log((1 - s) * a + s / ((double)k * k));
+        a = (1 - s) * a + s / ((double)k * k);
+        st->a[e] = log(a);
         if (!isfinite(st->a[e]))
             return jsmf_error(JSMF_EINVAL, "warm start: A has a zero entry and no smoothing");
     }
@@ -408,8 +449,8 @@ static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
         return jsmf_error(JSMF_EINVAL, "batch size must be at least 1");
     if (p->lr_halvings > 30)
         return jsmf_error(JSMF_EINVAL, "at most 30 learning-rate halvings");
-    if (!(p->time_limit >= 0))
-        return jsmf_error(JSMF_EINVAL, "the time limit must be >= 0");
+    if (!(p->time_limit >= 0) || !(p->checkpoint_seconds >= 0))
+        return jsmf_error(JSMF_EINVAL, "time limits must be >= 0");
     if (!(p->lr > 0) || !(p->beta1 >= 0 && p->beta1 < 1) || !(p->beta2 >= 0 && p->beta2 < 1) ||
         !(p->eps > 0))
         return jsmf_error(JSMF_EINVAL, "Adam needs lr > 0, 0 <= beta < 1, eps > 0");
@@ -494,7 +535,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
                      jsmf_fdm_result *out)
 {
     int rc = 0;
-    double t_piece = seconds_now();
+    double t_piece = seconds_now(), t_saved = t_piece;
     while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
         double loss, held = -1;
         s->lr = current_lr(p, g);
@@ -511,13 +552,14 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
             g->stopped = 1, out->time_limited = 1;
         int stop = p->progress && p->progress(p->progress_arg, g->step, p->steps, loss, held);
         int killed = stop || (hdr && p->stop_after && g->step == p->stop_after);
-        int save = hdr && p->checkpoint &&
-                   ((p->checkpoint_every && g->step % p->checkpoint_every == 0) || killed);
+        int due = (p->checkpoint_every && g->step % p->checkpoint_every == 0) ||
+                  (p->checkpoint_seconds > 0 && t - t_saved >= p->checkpoint_seconds);
+        int save = hdr && p->checkpoint && (due || killed);
         if (save) {
             if ((rc = be->sync(be->ctx)) || (rc = ckpt_save(p->checkpoint, hdr, st, g)))
                 return rc;
             t = seconds_now();
-            g->seconds += t - t_piece, t_piece = t;
+            g->seconds += t - t_piece, t_piece = t, t_saved = t;
         }
         if (killed)
             return jsmf_error(JSMF_EINTR, "stopped at step %llu%s", (unsigned long long)g->step,
@@ -544,7 +586,7 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
         t.best = INFINITY, t.seconds = spent;
         fdm_backend be = {0};
         state_zero_moments(st);
-        if (!(rc = state_init(st, p, r)) &&
+        if (!(rc = state_init(st, p, s->sampler, r)) &&
             !(rc = backend_open(p, s, st, &be)) &&
             !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
             rc = be.sync(be.ctx);
@@ -619,7 +661,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     if (rc == JSMF_ENOTFOUND) {
         g.step = 0, g.n_curve = 0, g.best = INFINITY, g.bad = 0, g.stopped = 0;
         g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
-        rc = state_init(&st, p, 0);
+        rc = state_init(&st, p, smp, 0);
         if (!rc && !p->init_B && p->starts > 1)
             rc = pick_start(p, &s, &st, &g, out);
     } else if (!rc) {
@@ -647,7 +689,8 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
         goto done;
     /* Leave a checkpoint of the finished run, so a rerun after a crash while saving the model
      * does not train again. */
-    if (p->checkpoint && p->checkpoint_every && (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
+    if (p->checkpoint && (p->checkpoint_every || p->checkpoint_seconds > 0) &&
+        (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
         goto done;
     rc = finish_result(&st, &g, out);
 done:

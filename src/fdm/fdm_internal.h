@@ -30,6 +30,7 @@ static inline void fdm_philox(uint64_t seed, uint64_t stream, uint64_t index, ui
 /* Streams of the counter-based RNG: training step s uses stream s (s >= 1). */
 #define FDM_STREAM_HELDOUT UINT64_C(0xFFFFFFFFFFFFFFF0)
 #define FDM_STREAM_INIT    UINT64_C(0xFFFFFFFFFFFFFFF1)
+#define FDM_STREAM_SEEDS   UINT64_C(0xFFFFFFFFFFFFFFF2) /* the words a random start begins at */
 
 /* The optimiser state in double on the host: what a checkpoint holds. The CPU back end works on
  * it directly; the CUDA back end copies it to the device and back (sync). */

@@ -333,3 +333,18 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
         v[i] = s->col[a + j];
     }
 }
+
+void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)
+{
+    memset(out, 0, (size_t)s->n * sizeof(double));
+    uint64_t a = s->rowptr[row], len = s->rowptr[row + 1] - a;
+    /* Entry j keeps prob[j] of its own slot and takes 1 - prob[i] of each slot i aliased to it;
+     * every slot is drawn with probability 1 / len. */
+    for (uint64_t j = 0; j < len; j++) {
+        double keep = s->prob[a + j] < 1 ? s->prob[a + j] : 1;
+        out[s->col[a + j]] += keep / len;
+        if (keep < 1)
+            out[s->col[a + s->alias[a + j]]] += (1 - keep) / len;
+    }
+}
+

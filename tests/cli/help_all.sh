@@ -9,7 +9,7 @@ cmds=$("$JSMF" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print
 "$JSMF" --help >/dev/null || { echo "jsmf --help failed"; exit 1; }
 "$JSMF" --no-such-option >/dev/null 2>&1; [ $? -eq 2 ] || { echo "jsmf --no-such-option: not exit 2"; exit 1; }
 "$JSMF" no-such-command >/dev/null 2>&1; [ $? -eq 2 ] || { echo "jsmf no-such-command: not exit 2"; exit 1; }
-width_pending=${HELP_WIDTH_PENDING-fdm}
+width_pending=${HELP_WIDTH_PENDING-}
 # Lines wider than 80 columns (characters, not bytes) of file $2, labelled $1.
 too_wide() { LC_ALL=C.UTF-8 awk -v l="$1" 'length > 80 {printf "%s: line %d has %d columns: %s\n", l, NR, length, $0}' "$2"; }
 tmp=$(mktemp -d)

@@ -10,7 +10,7 @@
 set -u
 ROOT=${ROOT:-.}
 cd "$ROOT" || exit 1
-pending=${DOC_REFS_PENDING-"include/jsmf_fdm.h src/fdm/fdm.c tools/bench/fit-results.md"}
+pending=${DOC_REFS_PENDING-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if git rev-parse --git-dir >/dev/null 2>&1; then

@@ -3,7 +3,8 @@ K=6, 10k documents): it warm-starts from the spectral fit of the same store, fol
 learning-rate schedule until the held-out loss stops improving, and ends with topics at least as
 close to the truth as the fit's (l1 after Hungarian matching, 'jsmf eval --truth'), and from a
 random start (--init none) within 0.65 of it by itself; a run killed
-midway (after learning-rate halvings) and resumed equals the uninterrupted one byte for byte;
+midway (after learning-rate halvings, or by SIGKILL after a checkpoint by wall time) and resumed
+equals the uninterrupted one byte for byte;
 --time stops a run cleanly and says so; held-out likelihood scores a fit, an fdm and bare topics
 (B.npy + vocab.txt) alike."""
 import json
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.environ.get("ROOT", os.getcwd())
 JSMF = os.environ.get("JSMF", os.path.join(ROOT, "build", "jsmf"))
@@ -58,7 +60,7 @@ def main():
         c = os.path.join(d, "c")
         jsmf("fdm", store, "-k", "6", "-o", c, *common, "--init", "none")
         s_c = json.load(open(os.path.join(c, "summary.json")))
-        assert s_c["parameters"]["init_from"] == "random" and s_c["parameters"]["starts"] == 4
+        assert s_c["parameters"]["init_from"] == "words" and s_c["parameters"]["starts"] == 4
         cold_l1 = l1(c, truth)
         print("l1 to the truth from a random start: %.3f after %d steps"
               % (cold_l1, s_c["fdm"]["steps_done"]))
@@ -89,6 +91,25 @@ def main():
         for f in ("B.npy", "A.npy"):
             assert open(os.path.join(m, f), "rb").read() == open(os.path.join(r, f), "rb").read(), \
                 "resumed run differs in " + f
+
+        # checkpoints by wall time: killed (SIGKILL) after one, the rerun resumes from it and
+        # ends with the same model as the uninterrupted run
+        k = os.path.join(d, "k")
+        proc = subprocess.Popen([JSMF, "fdm", store, "-k", "6", "-o", k, *common,
+                                 "--checkpoint-every", "0.05s", "-q"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while proc.poll() is None and not os.path.exists(k + ".ckpt"):
+            time.sleep(0.002)
+        proc.kill()
+        assert proc.wait() == -9, "the run ended before its first timed checkpoint"
+        p = jsmf("fdm", store, "-k", "6", "-o", k, *common)
+        sk = json.load(open(os.path.join(k, "summary.json")))
+        print("killed after a timed checkpoint, resumed from step %d" % sk["fdm"]["resumed_from"])
+        assert sk["fdm"]["resumed_from"] > 0 and "(resumed)" in p.stderr, p.stderr
+        assert sk["parameters"]["checkpoint_seconds"] == 60, sk["parameters"]
+        for f in ("B.npy", "A.npy"):
+            assert open(os.path.join(m, f), "rb").read() == open(os.path.join(k, f), "rb").read(), \
+                "run resumed from a timed checkpoint differs in " + f
 
         # --time: a clean stop, said as such
         t = os.path.join(d, "t")

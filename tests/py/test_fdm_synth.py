@@ -30,7 +30,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         inp = fdm_synth.write_input(d, C)
         out = os.path.join(d, "m")
-        run(inp, "-k", "4", "-o", out, "--init", "none", "--device", "cpu", "--seed", "2", "--steps", "2500",
+        run(inp, "-k", "4", "-o", out, "--init", "random", "--device", "cpu", "--seed", "2", "--steps", "2500",
             "--batch", "4096", "--lr", "0.05", "--eval-every", "100", "--heldout", "20000",
             "--patience", "8", "--threads", "2", "--quiet")
         Bh = np.load(os.path.join(out, "B.npy"))

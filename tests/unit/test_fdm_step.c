@@ -1,6 +1,6 @@
 /* test_fdm_step.c — the fused CPU training step (sparse rows of dL/dmu, Adam fused with the column
  * maxima, exp fused with the column sums, pair blocks) against an independent dense reference
- * written here from the formulas of seed 004 (Full Dependence Mixtures): column softmax, M_uv,
+ * written here from the formulas of Fisher et al. 2020 (FDM): column softmax, M_uv,
  * the full N x K gradient, plain Adam. A batch that leaves many words out (their gradient is
  * the dense part alone); the same result on 1 and 2 threads; and dL/dalpha of a large K (one
  * GEMM over the batch instead of per-block partials). */

@@ -3,7 +3,7 @@
 
   ap_numpy.py C.npy K [ITERS] [OUTDIR]
 
-The same algorithm as `jsmf fit --rectify ap` (seed 000): ITERS (default 15) alternating
+The same algorithm as `jsmf fit --rectify ap` (Lee et al. JSMF): ITERS (default 15) alternating
 projections with numpy.linalg.eigh (rank-K PSD, normalise, clip), anchors by column-pivoted QR
 (Gram-Schmidt on the row-normalised rectified C), B by ADMM Douglas-Rachford (lambda 1.9, gamma
 3.0, the objective scaled as jsmf does, up to 1000 iterations or a change below 1e-7) vectorised
