@@ -103,6 +103,9 @@ typedef struct jsmf_fdm_params {
     uint32_t starts;           /**< random start: this many, each trained for 20 evaluations,
                                     and the best held-out one goes on (default 4; 1 = one) */
     int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
+    int precision;             /**< the CUDA back end's pair products: JSMF_FDM_FP32 (default)
+                                    or JSMF_FDM_TF32 (tensor cores; the CPU works in double
+                                    whatever this says) */
     uint64_t eval_every;       /**< held-out loss (and the curve point) every E steps (default 100) */
     uint32_t heldout;          /**< held-out pairs drawn once at the start (default 50000) */
     uint32_t patience;         /**< evaluations without improvement before the learning rate
@@ -139,6 +142,8 @@ typedef struct jsmf_fdm_params {
  *  random topics, after 7k steps; from words 0.59 after 5k). GAUSSIAN: logits ~ N(0,
  *  init_scale^2), Fisher et al. 2020's "at random". */
 enum { JSMF_FDM_INIT_WORDS = 0, JSMF_FDM_INIT_GAUSSIAN = 1 };
+
+enum { JSMF_FDM_FP32 = 0, JSMF_FDM_TF32 = 1 };
 
 /** A parameter chosen by the start: see patience and lr_halvings. */
 #define JSMF_FDM_AUTO UINT32_MAX

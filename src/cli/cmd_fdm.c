@@ -47,6 +47,8 @@ static void usage(FILE *f)
         "  --batch B             pairs per step (default 4096)\n"
         "  --lr F                initial Adam learning rate (default 0.03)\n"
         "  --threads N           CPU threads (default: all)\n"
+        "  --precision fp32|tf32 GPU pair products in FP32 (default) or on TF32 tensor\n"
+        "                        cores (the CPU works in double)\n"
         "  --eval-every N        held-out loss and loss-curve point every N steps\n"
         "                        (default 100)\n"
         "  --heldout N           held-out pairs drawn once at the start (default 50000)\n"
@@ -183,7 +185,15 @@ static int parse(int argc, char **argv, fdm_opts *o)
             rc = err ? err : parse_duration("--time", v, &p->time_limit);
         else if (OPT("--tol", NULL))
             rc = err ? err : cli_parse_double("--tol", v, &p->tol);
-        else if (OPT("--checkpoint-every", NULL))
+        else if (OPT("--precision", NULL)) {
+            rc = err;
+            if (!rc && !strcmp(v, "fp32"))
+                p->precision = JSMF_FDM_FP32;
+            else if (!rc && !strcmp(v, "tf32"))
+                p->precision = JSMF_FDM_TF32;
+            else if (!rc)
+                rc = cli_usage_error("--precision: '%s' is not fp32 or tf32", v);
+        } else if (OPT("--checkpoint-every", NULL))
             rc = err ? err : parse_checkpoint_every(v, p);
         else if (OPT("--mem", NULL))
             rc = err ? err : cli_parse_size("--mem", v, &p->mem_budget);
@@ -554,6 +564,7 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_number(&j, "beta2", p->beta2);
     jsmf_json_number(&j, "eps", p->eps);
     jsmf_json_int(&j, "threads", p->threads);
+    jsmf_json_string(&j, "precision", p->precision == JSMF_FDM_TF32 ? "tf32" : "fp32");
     jsmf_json_uint(&j, "eval_every", p->eval_every);
     jsmf_json_uint(&j, "heldout", p->heldout);
     jsmf_json_uint(&j, "patience", p->patience);

@@ -454,6 +454,8 @@ static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
     if (!(p->lr > 0) || !(p->beta1 >= 0 && p->beta1 < 1) || !(p->beta2 >= 0 && p->beta2 < 1) ||
         !(p->eps > 0))
         return jsmf_error(JSMF_EINVAL, "Adam needs lr > 0, 0 <= beta < 1, eps > 0");
+    if (p->precision != JSMF_FDM_FP32 && p->precision != JSMF_FDM_TF32)
+        return jsmf_error(JSMF_EINVAL, "precision must be fp32 or tf32");
     if (p->eval_every < 1)
         return jsmf_error(JSMF_EINVAL, "evaluation interval must be at least 1");
     if (!(p->init_smooth >= 0 && p->init_smooth < 1))
@@ -641,7 +643,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     fdm_setup s = {0};
     s.sampler = smp, s.n = src->n, s.k = p->k, s.batch = p->batch, s.seed = p->seed;
     s.lr = p->lr, s.beta1 = p->beta1, s.beta2 = p->beta2, s.eps = p->eps;
-    s.nheld = p->heldout, s.mem_budget = p->mem_budget;
+    s.nheld = p->heldout, s.mem_budget = p->mem_budget, s.precision = p->precision;
     hu = malloc(((size_t)p->heldout + 1) * sizeof *hu);
     hv = malloc(((size_t)p->heldout + 1) * sizeof *hv);
     if (!hu || !hv) {

@@ -137,7 +137,7 @@ __global__ void mu_from_logits(const float *w, const float *colmax, const float 
     }
 }
 
-/* Sum (or max) of one value per thread over a block of 1024 threads; result in every thread. */
+/* Sum (or max) of one value per thread over a block (power-of-two size); result in every thread. */
 __device__ double block_sum(double x, double *sh)
 {
     sh[threadIdx.x] = x;
@@ -166,31 +166,64 @@ __device__ double block_max(double x, double *sh)
     return r;
 }
 
-#define ABLOCK 1024 /* one block handles the K x K alpha */
+/* The K x K alpha (250k entries at K = 500) is spread over A_PARTS blocks of ABLOCK threads;
+ * its reductions (max, sum, dot) go through A_PARTS partials in double, which each block of the
+ * next kernel combines itself. On one block these kernels took 60% of a step at K = 500. */
+#define ABLOCK 256
+#define A_PARTS 128
 
-/* alpha = softmax over all entries of (a + a^T)/2. One block. */
-__global__ void alpha_from_logits(const float *a, uint32_t k, float *alpha)
+__device__ double sym_logit(const float *a, size_t e, uint32_t k)
+{
+    size_t i = e / k, j = e % k;
+    return 0.5 * ((double)a[e] + (double)a[j * k + i]);
+}
+
+/* Combine the A_PARTS partials (sum, or max with want_max). */
+__device__ double combine_parts(const double *part, double *sh, int want_max)
+{
+    double x = want_max ? -DBL_MAX : 0;
+    for (uint32_t p = threadIdx.x; p < A_PARTS; p += blockDim.x)
+        x = want_max ? fmax(x, part[p]) : x + part[p];
+    return want_max ? block_max(x, sh) : block_sum(x, sh);
+}
+
+/* alpha = softmax over all entries of (a + a^T)/2, in three kernels: partial maxima, partial
+ * sums of exp(x - max), the entries. */
+__global__ void alpha_max_part(const float *a, uint32_t k, double *pmax)
 {
     __shared__ double sh[ABLOCK];
     size_t kk = (size_t)k * k;
     double m = -DBL_MAX;
-    for (size_t e = threadIdx.x; e < kk; e += blockDim.x) {
-        size_t i = e / k, j = e % k;
-        double s = 0.5 * ((double)a[e] + (double)a[j * k + i]);
-        if (s > m)
-            m = s;
-    }
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < kk;
+         e += (size_t)gridDim.x * blockDim.x)
+        m = fmax(m, sym_logit(a, e, k));
     m = block_max(m, sh);
-    double sum = 0;
-    for (size_t e = threadIdx.x; e < kk; e += blockDim.x) {
-        size_t i = e / k, j = e % k;
-        sum += exp(0.5 * ((double)a[e] + (double)a[j * k + i]) - m);
-    }
+    if (threadIdx.x == 0)
+        pmax[blockIdx.x] = m;
+}
+
+__global__ void alpha_sum_part(const float *a, uint32_t k, const double *pmax, double *psum)
+{
+    __shared__ double sh[ABLOCK];
+    double m = combine_parts(pmax, sh, 1), sum = 0;
+    size_t kk = (size_t)k * k;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < kk;
+         e += (size_t)gridDim.x * blockDim.x)
+        sum += exp(sym_logit(a, e, k) - m);
     sum = block_sum(sum, sh);
-    for (size_t e = threadIdx.x; e < kk; e += blockDim.x) {
-        size_t i = e / k, j = e % k;
-        alpha[e] = (float)(exp(0.5 * ((double)a[e] + (double)a[j * k + i]) - m) / sum);
-    }
+    if (threadIdx.x == 0)
+        psum[blockIdx.x] = sum;
+}
+
+__global__ void alpha_entries(const float *a, uint32_t k, const double *pmax, const double *psum,
+                              float *alpha)
+{
+    __shared__ double sh[ABLOCK];
+    double m = combine_parts(pmax, sh, 1), sum = combine_parts(psum, sh, 0);
+    size_t kk = (size_t)k * k;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < kk;
+         e += (size_t)gridDim.x * blockDim.x)
+        alpha[e] = (float)(exp(sym_logit(a, e, k) - m) / sum);
 }
 
 /* Pair i of training step `step`: row by the row alias table, column by that row's table. */
@@ -283,18 +316,30 @@ __global__ void mu_grad_adam(float *w, float *m, float *vv, float *G, const floa
     }
 }
 
-/* dL/d(alpha logits) = sym(alpha (Ga - <Ga, alpha>)); Adam step (or write to out). One block. */
-__global__ void alpha_grad_adam(float *a, float *m, float *vv, const float *Ga,
-                                const float *alpha, uint32_t k, float b1, float b2, float lr,
-                                float c1, float c2, float eps, double *out)
+/* Partials of <Ga, alpha>, the dot that dL/d(alpha logits) subtracts. */
+__global__ void alpha_dot_part(const float *Ga, const float *alpha, uint32_t k, double *pdot)
 {
     __shared__ double sh[ABLOCK];
     size_t kk = (size_t)k * k;
     double dot = 0;
-    for (size_t e = threadIdx.x; e < kk; e += blockDim.x)
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < kk;
+         e += (size_t)gridDim.x * blockDim.x)
         dot += (double)Ga[e] * alpha[e];
     dot = block_sum(dot, sh);
-    for (size_t e = threadIdx.x; e < kk; e += blockDim.x) {
+    if (threadIdx.x == 0)
+        pdot[blockIdx.x] = dot;
+}
+
+/* dL/d(alpha logits) = sym(alpha (Ga - <Ga, alpha>)); Adam step (or write to out). */
+__global__ void alpha_grad_adam(float *a, float *m, float *vv, const float *Ga,
+                                const float *alpha, uint32_t k, const double *pdot, float b1,
+                                float b2, float lr, float c1, float c2, float eps, double *out)
+{
+    __shared__ double sh[ABLOCK];
+    double dot = combine_parts(pdot, sh, 0);
+    size_t kk = (size_t)k * k;
+    for (size_t e = blockIdx.x * (size_t)blockDim.x + threadIdx.x; e < kk;
+         e += (size_t)gridDim.x * blockDim.x) {
         size_t i = e / k, j = e % k, f = j * k + i;
         float g = (float)(0.5 * (alpha[e] * (Ga[e] - dot) + alpha[f] * (Ga[f] - dot)));
         if (out) {
@@ -323,6 +368,7 @@ typedef struct fdm_gpu {
     float *pmax, *psum;                 /* ROW_PARTS x K partial column reductions */
     float *XY, *PQ, *wgt;               /* 2B x K, 2B x K, B */
     double *loss;                       /* 1 */
+    double *apart;                      /* 2 x A_PARTS partial reductions over alpha */
     uint32_t *u, *v;                    /* B */
     uint32_t *hu, *hv;                  /* held-out pairs on the device */
     float *row_prob, *prob;             /* sampler tables, unless host sampling */
@@ -339,7 +385,7 @@ static void gpu_free(fdm_gpu *g)
         return;
     void *ptrs[] = {g->w, g->mw, g->vw, g->mu, g->G, g->a, g->ma, g->va, g->alpha, g->Ga,
                     g->colmax, g->colsum, g->sdot, g->pmax, g->psum, g->XY, g->PQ, g->wgt,
-                    g->loss, g->u, g->v, g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
+                    g->loss, g->apart, g->u, g->v, g->hu, g->hv, g->row_prob, g->prob, g->row_alias, g->alias, g->col,
                     g->rowptr};
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
@@ -404,7 +450,9 @@ static int gpu_params(fdm_gpu *g)
                                                      g->colsum);
     size_t nk = (size_t)g->n * g->k;
     mu_from_logits<<<grid_for(nk, 256), 256>>>(g->w, g->colmax, g->colsum, nk, g->k, g->mu);
-    alpha_from_logits<<<1, ABLOCK>>>(g->a, g->k, g->alpha);
+    alpha_max_part<<<A_PARTS, ABLOCK>>>(g->a, g->k, g->apart);
+    alpha_sum_part<<<A_PARTS, ABLOCK>>>(g->a, g->k, g->apart, g->apart + A_PARTS);
+    alpha_entries<<<A_PARTS, ABLOCK>>>(g->a, g->k, g->apart, g->apart + A_PARTS, g->alpha);
     CU(cudaGetLastError());
     g->fresh = 1;
     return 0;
@@ -477,8 +525,9 @@ static int gpu_grad_and_update(fdm_gpu *g, uint64_t step, double *out_mu, double
     }
     mu_grad_adam<<<grid_for(nk, 256), 256>>>(g->w, g->mw, g->vw, g->G, g->mu, g->sdot, nk, k, b1,
                                             b2, lr, c1, c2, eps, out_mu);
-    alpha_grad_adam<<<1, ABLOCK>>>(g->a, g->ma, g->va, g->Ga, g->alpha, k, b1, b2, lr, c1, c2,
-                                   eps, out_alpha);
+    alpha_dot_part<<<A_PARTS, ABLOCK>>>(g->Ga, g->alpha, k, g->apart);
+    alpha_grad_adam<<<A_PARTS, ABLOCK>>>(g->a, g->ma, g->va, g->Ga, g->alpha, k, g->apart, b1, b2,
+                                         lr, c1, c2, eps, out_alpha);
     CU(cudaGetLastError());
     return 0;
 }
@@ -558,12 +607,17 @@ static int gpu_alloc_model(fdm_gpu *g)
         (rc = dalloc((void **)&g->XY, bk * 4)) ||
         (rc = dalloc((void **)&g->PQ, bk * 4)) || (rc = dalloc((void **)&g->wgt, g->bmax * 4)) ||
         (rc = dalloc((void **)&g->loss, sizeof(double))) ||
+        (rc = dalloc((void **)&g->apart, 2 * A_PARTS * sizeof(double))) ||
         (rc = dalloc((void **)&g->u, g->bmax * 4)) || (rc = dalloc((void **)&g->v, g->bmax * 4)))
         return rc;
     CU(cudaMemset(g->G, 0, nk * 4));
     if (cublasCreate(&g->blas) != CUBLAS_STATUS_SUCCESS)
         return jsmf_error(JSMF_EIO, "cuBLAS: cannot create a handle");
     g->have_blas = 1;
+    /* TF32 tensor cores for the pair products: inputs rounded to a 10-bit mantissa, sums in
+     * FP32 (jsmf_fdm_params.precision) */
+    if (g->setup && g->setup->precision == JSMF_FDM_TF32)
+        CUBLAS(cublasSetMathMode(g->blas, CUBLAS_TF32_TENSOR_OP_MATH));
     return 0;
 }
 
@@ -571,7 +625,7 @@ static size_t model_bytes(uint32_t n, uint32_t k, uint32_t bmax)
 {
     return 4 * (5 * (size_t)n * k + 5 * (size_t)k * k + (3 + 2 * ROW_PARTS) * (size_t)k +
                 4 * (size_t)bmax * k +
-                3 * (size_t)bmax) + 8 + ((size_t)64 << 20) /* cuBLAS workspace and slack */;
+                3 * (size_t)bmax) + 8 + 16 * A_PARTS + ((size_t)64 << 20) /* cuBLAS workspace and slack */;
 }
 
 static int gpu_upload_tables(fdm_gpu *g)

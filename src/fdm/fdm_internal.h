@@ -52,6 +52,7 @@ typedef struct fdm_setup {
     const uint32_t *hu, *hv; /* held-out pairs */
     uint32_t nheld;
     uint64_t mem_budget;
+    int precision; /* JSMF_FDM_FP32 or JSMF_FDM_TF32 (the CUDA back end's pair products) */
 } fdm_setup;
 
 typedef struct fdm_backend {
