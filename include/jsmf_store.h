@@ -101,6 +101,14 @@ typedef struct jsmf_store_params {
  *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
 int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
 
+/** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
+ *  JSMF_STORE_CREATE, then jsmf_store_init) and return it open for writing. `path` may be
+ *  missing, an empty directory or a store never initialised; one with a vocabulary is
+ *  JSMF_EEXIST. On error nothing this call made is left behind (the environment's files, and
+ *  the directory when it made it); an environment that was there is left as it was. */
+int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                      jsmf_store **out);
+
 /** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
 int jsmf_store_has_vocab(jsmf_store *s);
 

@@ -198,21 +198,11 @@ static int write_anchors(const char *path, const jsmf_model *m)
 /* The summary written when the caller gave none, so every saved directory names its format. */
 static char *default_summary(const jsmf_model *m, const char *kind)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
         return NULL;
-    jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_model_summary_header(&j, m, kind);
-    jsmf_json_end_object(&j);
-    if (fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    jsmf_model_summary_header(&b.j, m, kind);
+    return jsmf_model_summary_end(&b);
 }
 
 /* The base word inside a generated label "t3:church" (the label itself otherwise). */

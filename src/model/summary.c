@@ -20,8 +20,7 @@ int jsmf_model_summary_begin(jsmf_summary_buf *b)
 
 char *jsmf_model_summary_end(jsmf_summary_buf *b)
 {
-    jsmf_json_end_object(&b->j);
-    fputc('\n', b->j.f);
+    jsmf_json_end_object(&b->j); /* pretty: ends the line too */
     if (fclose(b->j.f)) {
         free(b->text);
         return NULL;

@@ -445,6 +445,45 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
     }
 }
 
+void store_discard(const char *path, int dir)
+{
+    static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock"};
+    char buf[4096];
+    for (int i = 0; i < 3; i++) {
+        snprintf(buf, sizeof buf, "%s/%s", path, files[i]);
+        unlink(buf);
+    }
+    if (dir)
+        rmdir(path);
+}
+
+int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                      jsmf_store **out)
+{
+    *out = NULL;
+    char data[4096];
+    struct stat st;
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    int made_dir = stat(path, &st) != 0, made_env = stat(data, &st) != 0;
+    jsmf_store *s;
+    int rc = jsmf_store_open(path, JSMF_STORE_CREATE, &s);
+    if (rc)
+        return rc; /* nothing made: a foreign or busy environment is left as it was */
+    if (jsmf_store_has_vocab(s))
+        rc = jsmf_error(JSMF_EEXIST, "%s: a store already exists there", path);
+    else
+        rc = jsmf_store_init(s, v, p);
+    if (rc) {
+        int ours = !jsmf_store_has_vocab(s) && made_env;
+        jsmf_store_close(s);
+        if (ours)
+            store_discard(path, made_dir);
+        return rc;
+    }
+    *out = s;
+    return JSMF_OK;
+}
+
 /* ---- reading ---------------------------------------------------------------------------- */
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)

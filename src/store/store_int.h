@@ -107,6 +107,10 @@ static inline uint32_t get_u32(const void *p)
     return v;
 }
 
+/* Remove the files of a store this process created and could not complete, and its directory
+ * too when `dir` (rmdir: only when nothing else is in it). */
+void store_discard(const char *path, int dir);
+
 /* Map an LMDB return code to a JSMF error with a message naming the store. */
 int store_lmdb_error(jsmf_store *s, int rc, const char *what);
 

@@ -54,7 +54,7 @@ snap "$S" >"$T/snap1b"
 cmp -s "$T/snap1" "$T/snap1b" || fail "a refused ingest changed the store"
 # a differing --vocab or --min-doc-len for an existing store
 sed '1d' "$T/vocab.txt" >"$T/vocab2.txt"
-expect 1 "word 1 is" "$J" ingest "$S" "$T/b.txt" --vocab "$T/vocab2.txt"
+expect 1 "differ at word 1" "$J" ingest "$S" "$T/b.txt" --vocab "$T/vocab2.txt"
 expect 1 "min-doc-len" "$J" ingest "$S" "$T/b.txt" --min-doc-len 7
 # appending a second input later (the nightly case), then forcing the first again
 expect 0 "" "$J" ingest "$S" "$T/b.txt"
