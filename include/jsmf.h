@@ -112,6 +112,18 @@ int jsmf_have_cuda(void);
  *  memory, between 512 MiB and 4 GiB. */
 uint64_t jsmf_default_mem(void);
 
+/** The smallest --mem of any command: a budget for the command's large buffers (C or its row
+ *  blocks, the ingest's accumulator and batches, the pair sampler's tables). Below it the
+ *  process itself (program, libraries, LMDB, a zstd window) does not keep to the budget: peak
+ *  RSS of 'jsmf ingest' (/usr/bin/time -f %M) at --mem 64M is 32 MiB on kjv and 50 MiB on
+ *  debdesc (at 16M on kjv: 18 MiB). */
+#define JSMF_MEM_MIN (64ull << 20)
+
+/** Parse a memory size ("512M", "2G", "1.5g", "4096" bytes; K, M, G, T are powers of 1024, an
+ *  optional "B" or "iB" follows) into *out. JSMF_EINVAL (with a message naming `opt` and the
+ *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set. */
+int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
+
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
  *

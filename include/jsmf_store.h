@@ -199,6 +199,8 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
 /** The most memory a commit of this store takes with the current write budget: the staging
  *  buffer, LMDB's dirty pages of one transaction and the row buffers of its readers. */
 uint64_t jsmf_store_write_memory(const jsmf_store *s);
+/** The same for a store of `n_words` words with write budget `txn_bytes`, before it exists. */
+uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes);
 #endif
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must

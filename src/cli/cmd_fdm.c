@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
         else if (OPT("--checkpoint-every", NULL))
             rc = err ? err : cli_parse_u64("--checkpoint-every", v, &p->checkpoint_every);
         else if (OPT("--mem", NULL))
-            rc = err ? err : cli_parse_size("--mem", v, &p->mem_budget);
+            rc = err ? err : cli_parse_mem(v, &p->mem_budget);
         else if (OPT("--stop-after", NULL))
             rc = err ? err : cli_parse_u64("--stop-after", v, &p->stop_after);
         else if (!strcmp(a, "--restart"))

@@ -166,7 +166,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         } else if ((v = cli_opt_value(argc, argv, &i, "--mode", NULL, &err))) {
             rc = parse_choice("--mode", v, modes, 3, &a->o.mode);
         } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            rc = cli_parse_size("--mem", v, &a->o.mem_bytes);
+            rc = cli_parse_mem(v, &a->o.mem_bytes);
         } else if ((v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
             uint32_t t;
             rc = cli_parse_u32("--threads", v, &t);

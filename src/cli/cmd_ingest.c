@@ -74,7 +74,7 @@ static int parse_args(int argc, char **argv, ingest_args *a)
                 return rc;
             a->have_min_doc_len = 1;
         } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            if ((rc = cli_parse_size("--mem", v, &a->mem)))
+            if ((rc = cli_parse_mem(v, &a->mem)))
                 return rc;
         } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
             if ((rc = cli_parse_u32("--threads", v, &a->threads)))
@@ -107,8 +107,6 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         return cli_usage_error("stdin ('-') can be read only once");
     if (a->format_name && jsmf_format_parse(a->format_name) < 0)
         return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", a->format_name);
-    if (a->mem < (1u << 20))
-        return cli_usage_error("--mem is too small (at least 1M)");
     return 0;
 }
 
@@ -194,7 +192,10 @@ static int create_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
         return rc;
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
-    rc = jsmf_store_create(a->store, v, &p, out);
+    if (!cli_mem_below_min())
+        rc = jsmf_ingest_mem_check(v->n, a->mem); /* refused before the store exists */
+    if (!rc)
+        rc = jsmf_store_create(a->store, v, &p, out);
     if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
         memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
     jsmf_vocab_free(v);
@@ -257,7 +258,8 @@ int cmd_ingest(int argc, char **argv)
     jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
                           .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
                           .uci_vocab = a.uci_vocab, .progress = progress,
-                          .accumulator = a.accumulator, .df = df};
+                          .accumulator = a.accumulator, .df = df,
+                          .mem_below_need = cli_mem_below_min()};
     jsmf_ingest_summary r;
     rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
     free(df);

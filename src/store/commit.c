@@ -268,11 +268,16 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
 
 uint64_t jsmf_store_write_memory(const jsmf_store *s)
 {
-    uint64_t row = row_record_bytes(s->n_words);
+    return jsmf_store_write_memory_for(s->n_words, s->txn_bytes);
+}
+
+uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes)
+{
+    uint64_t row = row_record_bytes(n_words);
     /* two staging buffers (half the budget + one row each: one filling, one spilling),
      * dirty pages (chunks fill ~94% of a page, plus branch pages and the checkpoint's word
      * statistics), pages of the map read since the last drop (store_mapped_read), readers:
      * one row per live run and two more */
-    return s->txn_bytes + 2 * row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
-           s->txn_bytes + (uint64_t)(RUNS_FANIN + 3) * row;
+    return txn_bytes + 2 * row + txn_bytes / 8 * 9 + (uint64_t)n_words * 40 + txn_bytes +
+           (uint64_t)(RUNS_FANIN + 3) * row;
 }
