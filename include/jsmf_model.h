@@ -116,13 +116,6 @@ void jsmf_json_null(jsmf_json *j, const char *key);
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
 void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
 
-struct jsmf_source_input; /* jsmf_store.h */
-
-/** The provenance of a model fitted from `in` (opened from `path` by jsmf_source_open): for a
- *  store the object "store" (path, fingerprint, docs, tokens), for a matrix file "input" (path,
- *  kind "npy" or "mtx"). Inside an open object. */
-void jsmf_model_summary_input(jsmf_json *j, const char *path, const struct jsmf_source_input *in);
-
 /** The text of `j`'s document written into memory: start with jsmf_model_summary_begin (an
  *  object is open), add keys, end with jsmf_model_summary_end, which closes the object and
  *  returns the text (caller frees; NULL when out of memory). */

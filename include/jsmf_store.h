@@ -262,6 +262,13 @@ void jsmf_source_close(jsmf_source_input *in);
 /** "store", "npy" or "mtx". */
 const char *jsmf_source_kind_name(jsmf_source_kind kind);
 
+struct jsmf_json; /* jsmf_model.h */
+
+/** The provenance of a model fitted from `in` (opened from `path`), into summary.json
+ *  (formats/model.md) inside an open object: for a store the object "store" (path,
+ *  fingerprint, docs, tokens), for a matrix file "input" (path, kind "npy" or "mtx"). */
+void jsmf_source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
+
 #ifdef __cplusplus
 }
 #endif

@@ -372,7 +372,7 @@ static char *summary_text(const fdm_opts *o, const jsmf_source_input *in, const 
     jsmf_json_number(&j, "total", seconds_total);
     jsmf_json_end_object(&j);
 
-    jsmf_model_summary_input(&j, o->input, in);
+    jsmf_source_summary(&j, o->input, in);
     jsmf_json_end_object(&j);
     fputc('\n', f);
     if (fclose(f)) {

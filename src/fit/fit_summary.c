@@ -124,7 +124,7 @@ static char *level_summary(const jsmf_model *m, uint32_t level, const jsmf_fit_o
     put_parameters(j, o, input);
     if (level == 0) {
         if (in)
-            jsmf_model_summary_input(j, input, in);
+            jsmf_source_summary(j, input, in);
         put_report(j, r);
     }
     return jsmf_model_summary_end(&b);

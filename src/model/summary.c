@@ -1,11 +1,9 @@
-/* summary.c — pieces of summary.json (formats/model.md) that every writer shares: the text built
- * in memory and the provenance of the input a model was fitted from. */
-#include <inttypes.h>
+/* summary.c — the text of a summary.json (formats/model.md) built in memory, as every writer of
+ * a model builds it. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "jsmf_model.h"
-#include "jsmf_store.h"
 
 int jsmf_model_summary_begin(jsmf_summary_buf *b)
 {
@@ -26,23 +24,4 @@ char *jsmf_model_summary_end(jsmf_summary_buf *b)
         return NULL;
     }
     return b->text;
-}
-
-void jsmf_model_summary_input(jsmf_json *j, const char *path, const jsmf_source_input *in)
-{
-    if (in->kind != JSMF_SOURCE_STORE) {
-        jsmf_json_begin_object(j, "input");
-        jsmf_json_string(j, "path", path);
-        jsmf_json_string(j, "kind", jsmf_source_kind_name(in->kind));
-        jsmf_json_end_object(j);
-        return;
-    }
-    char fp[32];
-    snprintf(fp, sizeof fp, "%016" PRIx64, in->stats.fingerprint);
-    jsmf_json_begin_object(j, "store");
-    jsmf_json_string(j, "path", path);
-    jsmf_json_string(j, "fingerprint", fp);
-    jsmf_json_uint(j, "docs", in->stats.docs);
-    jsmf_json_uint(j, "tokens", in->stats.tokens);
-    jsmf_json_end_object(j);
 }

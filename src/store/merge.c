@@ -1,7 +1,8 @@
 /* merge.c — combine stores that share a vocabulary: a k-way merge of their C rows (exact sums),
  * added counters and word statistics, and the union of their input records, committed into a
  * new store as one checkpoint. */
-#include "store_int.h"
+#include "env.h"
+#include "rows.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

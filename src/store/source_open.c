@@ -1,6 +1,6 @@
 /* source_open.c — the input of fit, fdm and eval: a store, a dense .npy C or a MatrixMarket C
- * (what 'jsmf export' writes), recognised by content, with the vocabulary beside a matrix file.
- * Uses the store only through jsmf_store.h. */
+ * (what 'jsmf export' writes), recognised by content, with the vocabulary beside a matrix file;
+ * and its provenance in summary.json. Uses the store only through jsmf_store.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -171,4 +171,23 @@ void jsmf_source_close(jsmf_source_input *in)
         free(in->matrix);
     }
     memset(in, 0, sizeof *in);
+}
+
+void jsmf_source_summary(jsmf_json *j, const char *path, const jsmf_source_input *in)
+{
+    if (in->kind != JSMF_SOURCE_STORE) {
+        jsmf_json_begin_object(j, "input");
+        jsmf_json_string(j, "path", path);
+        jsmf_json_string(j, "kind", jsmf_source_kind_name(in->kind));
+        jsmf_json_end_object(j);
+        return;
+    }
+    char fp[32];
+    snprintf(fp, sizeof fp, "%016" PRIx64, in->stats.fingerprint);
+    jsmf_json_begin_object(j, "store");
+    jsmf_json_string(j, "path", path);
+    jsmf_json_string(j, "fingerprint", fp);
+    jsmf_json_uint(j, "docs", in->stats.docs);
+    jsmf_json_uint(j, "tokens", in->stats.tokens);
+    jsmf_json_end_object(j);
 }
