@@ -5,12 +5,14 @@
 # graph shows what calls what only if every function a header declares is defined beside it, so
 # that is checked too: a function declared in src/DIR/x.h must be defined in src/DIR/x.c.
 #   tools/include-graph.sh [ROOT]     (ROOT: the checkout, default .)
-# Output: "node -> dep dep ..." per node, then "no cycles" (exit 0), or the problems (exit 1).
+# Output: "node -> dep dep ..." per node, then "folders:" and the same per folder (src/DIR, the
+# public header include/jsmf_DIR.h counted in DIR), then "no cycles" (exit 0), or the problems
+# (exit 1).
 set -eu
 ROOT=${1:-.}
 cd "$ROOT"
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.folders"' EXIT
 
 # edges: "from to", resolving #include "x" beside the file, then in src/, then in include/
 for f in $(find src include -name '*.[ch]' | sort); do
@@ -28,7 +30,20 @@ for f in $(find src include -name '*.[ch]' | sort); do
 done | sort -u >"$tmp"
 
 status=0
-# the graph, and a depth-first search for a cycle
+# the graph, and a depth-first search for a cycle; then the same for folders (the floors of
+# README's source tour: src/DIR, with include/jsmf_DIR.h counted in DIR and jsmf.h in core)
+folders() {
+    awk '{ for (i = 1; i <= 2; i++) {
+               n = $i
+               if (n ~ /^include\/jsmf$/) n = "core"
+               else if (n ~ /^include\/jsmf_/) { sub(/^include\/jsmf_/, "", n) }
+               else { sub(/^src\//, "", n); sub(/\/.*/, "", n) }
+               f[i] = n }
+           if (f[1] != f[2]) print f[1], f[2] }' "$1" | sort -u
+}
+folders "$tmp" >"$tmp.folders"
+for graph in "$tmp" "$tmp.folders"; do
+[ "$graph" = "$tmp.folders" ] && echo "folders:"
 awk '
 { deps[$1] = deps[$1] " " $2; nodes[$1] = 1; nodes[$2] = 1 }
 function visit(n,   i, k, d, parts) {
@@ -52,7 +67,8 @@ END {
     for (i = 1; i <= n; i++) print list[i] " ->" deps[list[i]]
     for (i = 1; i <= n; i++) if (!state[list[i]]) visit(list[i])
     if (found) exit 1
-}' "$tmp" || status=1
+}' "$graph" || status=1
+done
 
 # every function a src/ header declares is defined in the .c of the same name; a header without
 # one declares none (types, macros and inline functions only), except a folder's *_internal.h or
