@@ -249,10 +249,11 @@ enum {
  *     a sparse one, read into memory (CSR, both triangles of a symmetric file);
  *   - a file named *.npy is read as .npy whatever it starts with, for that reader's message;
  *     anything else is JSMF_EFORMAT naming the path.
- *  A matrix must be square (JSMF_EFORMAT names the file, and the line for MatrixMarket). Its
- *  vocabulary is the file FILE.vocab.txt beside it ('jsmf export' writes it), or, failing that,
- *  the name with its extension replaced by ".vocab.txt"; when present it must have N words
- *  (JSMF_EMISMATCH); when absent vocab is NULL, or JSMF_ENOTFOUND with JSMF_SOURCE_NEED_VOCAB.
+ *  A matrix must be square, its values finite (JSMF_EFORMAT names the file, and the line or
+ *  entry). Its vocabulary is the file FILE.vocab.txt beside it ('jsmf export' writes it), or,
+ *  failing that, the name with its extension replaced by ".vocab.txt"; when present it must
+ *  have N words (JSMF_EMISMATCH); when absent vocab is NULL, or JSMF_ENOTFOUND with
+ *  JSMF_SOURCE_NEED_VOCAB.
  *  JSMF_ENOTFOUND when nothing is at `path`. On error *out holds nothing to close. */
 int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
 

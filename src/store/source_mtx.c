@@ -1,6 +1,7 @@
 /* source_mtx.c — a MatrixMarket C ('jsmf export --format mm', or another tool's) read into CSR:
  * entries collected, mirrored when symmetric, sorted, duplicates added. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,18 @@ static int cmp_entry(const void *a, const void *b)
     return x->c < y->c ? -1 : x->c > y->c;
 }
 
+/* One line into buf (cut at size - 1 bytes; the rest of a longer line is skipped, so that line
+ * numbers stay right); NULL at the end of the file. */
+static char *read_line(char *buf, int size, FILE *f)
+{
+    if (!fgets(buf, size, f))
+        return NULL;
+    if (!strchr(buf, '\n'))
+        for (int c = getc(f); c != EOF && c != '\n'; c = getc(f))
+            ;
+    return buf;
+}
+
 /* The banner, comments and size line; *lineno ends on the size line. */
 static int read_header(FILE *f, const char *path, int *sym, uint32_t *n, uint64_t *nnz,
                        unsigned long long *lineno)
@@ -28,12 +41,13 @@ static int read_header(FILE *f, const char *path, int *sym, uint32_t *n, uint64_
     char line[1024];
     unsigned rows = 0, cols = 0;
     unsigned long long count = 0;
-    if (!fgets(line, sizeof line, f) || strncmp(line, "%%MatrixMarket matrix coordinate real", 37) ||
+    if (!read_line(line, sizeof line, f) ||
+        strncmp(line, "%%MatrixMarket matrix coordinate real", 37) ||
         (!(*sym = strstr(line, "symmetric") != NULL) && !strstr(line, "general")))
         return jsmf_error(JSMF_EFORMAT, "%s:1: expected '%%%%MatrixMarket matrix coordinate real "
                           "symmetric' (or general)", path);
     *lineno = 1;
-    while (fgets(line, sizeof line, f) && (++*lineno, line[0] == '%'))
+    while (read_line(line, sizeof line, f) && (++*lineno, line[0] == '%'))
         ;
     if (sscanf(line, "%u %u %llu", &rows, &cols, &count) != 3 || rows != cols || rows == 0)
         return jsmf_error(JSMF_EFORMAT, "%s:%llu: expected the size line 'N N NNZ' of a square "
@@ -55,11 +69,14 @@ static int read_entries(FILE *f, const char *path, int sym, uint32_t n, uint64_t
         unsigned r, c;
         double v;
         lineno++;
-        if (!fgets(line, sizeof line, f) || sscanf(line, "%u %u %lf", &r, &c, &v) != 3 || r < 1 ||
-            c < 1 || r > n || c > n)
+        if (!read_line(line, sizeof line, f) || sscanf(line, "%u %u %lf", &r, &c, &v) != 3 ||
+            r < 1 || c < 1 || r > n || c > n)
             return jsmf_error(JSMF_EFORMAT, "%s:%llu: expected 'ROW COLUMN VALUE' with 1 <= ROW, "
                               "COLUMN <= %u (%llu entries announced)", path, lineno, n,
                               (unsigned long long)nnz);
+        if (!isfinite(v))
+            return jsmf_error(JSMF_EFORMAT, "%s:%llu: the value is not a finite number", path,
+                              lineno);
         e[z++] = (mm_entry){r - 1, c - 1, v};
         if (sym && r != c)
             e[z++] = (mm_entry){c - 1, r - 1, v};

@@ -3,6 +3,7 @@
  * and its provenance in summary.json. Uses the store only through jsmf_store.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,14 @@ static int read_npy(const char *path, uint32_t *n_out, struct jsmf_source_matrix
     }
     uint32_t n = rows;
     uint64_t nnz = 0;
-    for (size_t e = 0; e < (size_t)n * n; e++)
+    for (size_t e = 0; e < (size_t)n * n; e++) {
+        if (!isfinite(c[e])) {
+            free(c);
+            return jsmf_error(JSMF_EFORMAT, "%s: entry (%zu, %zu) is not a finite number", path,
+                              e / n, e % n);
+        }
         nnz += c[e] != 0;
+    }
     if ((rc = matrix_alloc(n, nnz, m, path))) {
         free(c);
         return rc;

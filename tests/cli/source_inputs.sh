@@ -64,6 +64,12 @@ printf '%%%%MatrixMarket matrix coordinate real general\n3 4 1\n1 1 1\n' >"$T/re
 printf '%%%%MatrixMarket matrix coordinate real general\n%% c\n3 3 2\n1 1 1\n4 1 1\n' >"$T/bad.mtx"
 "$J" fit "$T/bad.mtx" -k 2 -o "$T/x" -q 2>"$T/err"
 [ $? -eq 1 ] && grep -q "bad.mtx:5:" "$T/err" || fail "entry out of range: $(cat "$T/err")"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0.5\n2 1 nan\n' >"$T/nan.mtx"
+"$J" fit "$T/nan.mtx" -k 2 -o "$T/x" -q 2>"$T/err"
+[ $? -eq 1 ] && grep -q "nan.mtx:4: the value is not a finite number" "$T/err" || fail "NaN: $(cat "$T/err")"
+"$PY" -c "import numpy as np; C = np.eye(3); C[1, 2] = np.inf; np.save('$T/inf.npy', C)"
+"$J" fit "$T/inf.npy" -k 2 -o "$T/x" -q 2>"$T/err"
+[ $? -eq 1 ] && grep -q "inf.npy: entry (1, 2) is not a finite number" "$T/err" || fail "Inf: $(cat "$T/err")"
 echo "just text" >"$T/text.dat"
 "$J" fit "$T/text.dat" -k 2 -o "$T/x" -q 2>"$T/err"
 [ $? -eq 1 ] && grep -q "text.dat: not a store directory, a .npy matrix or a MatrixMarket" "$T/err" \
