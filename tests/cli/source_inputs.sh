@@ -4,7 +4,7 @@
 # 1e-12, the same eval metrics; bad matrix files are named with their line, exit 1.
 set -u
 J=${JSMF:-build/jsmf}
-PY=${PYTHON:-python3}
+PY=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d /tmp/jsmf-source-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export JSMF_STORE_NOSYNC=1
