@@ -114,6 +114,18 @@ int jsmf_have_cuda(void);
  *  memory, between 512 MiB and 4 GiB. */
 uint64_t jsmf_default_mem(void);
 
+/** The smallest --mem of any command: a budget for the command's large buffers (C or its row
+ *  blocks, the ingest's accumulator and batches, the pair sampler's tables). Below it the
+ *  process itself (program, libraries, LMDB, a zstd window) does not keep to the budget: peak
+ *  RSS of 'jsmf ingest' (/usr/bin/time -f %M) at --mem 64M is 32 MiB on kjv and 50 MiB on
+ *  debdesc (at 16M on kjv: 18 MiB). */
+#define JSMF_MEM_MIN (64ull << 20)
+
+/** Parse a memory size ("512M", "2G", "1.5g", "4096" bytes; K, M, G, T are powers of 1024, an
+ *  optional "B" or "iB" follows) into *out. JSMF_EINVAL (with a message naming `opt` and the
+ *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set. */
+int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
+
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
  *
@@ -170,6 +182,19 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out);
 /** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
  *  all, errors naming `path` (jsmf_out_open). */
 int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
+
+/** 0 when `a` and `b` hold the same words in the same order. Otherwise JSMF_EMISMATCH with a
+ *  message naming both (by `a_name`, `b_name`) and the first differing word (1-based, the line
+ *  of vocab.txt), or their sizes when one is a prefix of the other. Counts are not compared. */
+int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
+                       const char *b_name);
+
+/** A copy of `v` (its df/tf too when `with_counts` and present). Caller frees. */
+int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out);
+
+/** A vocabulary of `n` generated labels "<prefix>0", "<prefix>1", ... (rows of a matrix whose
+ *  words are unknown, or the topics of a level below). Caller frees. */
+int jsmf_vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out);
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
  *  eval to the model's). The map refers to `v`'s words without copying: `v` must outlive it. */

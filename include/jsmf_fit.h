@@ -167,6 +167,15 @@ typedef struct jsmf_fit_report {
 int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
              jsmf_model **out, jsmf_fit_report *rep);
 
+struct jsmf_source_input; /* jsmf_store.h */
+
+/** summary.json of every level of a model jsmf_fit made (formats/model.md): the options `o`,
+ *  the `input` path and, at the top level, the input's provenance (`in`, as jsmf_source_open
+ *  opened it; NULL: none) and everything `r` reports. Sets (replaces) summary_json of each
+ *  level; JSMF_ENOMEM when a text cannot be built. */
+int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
+                       const char *input, const struct jsmf_source_input *in);
+
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);

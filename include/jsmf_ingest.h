@@ -44,6 +44,9 @@ typedef struct jsmf_ingest_opts {
                                    accumulator by when the store has counted none yet (a new
                                    store: its vocabulary's df); NULL: none. The result is the
                                    same either way; only speed and checkpoints change */
+    int mem_below_need;       /**< 0: a `mem` below what the ingest needs (jsmf_ingest_summary
+                                   mem_needed) is JSMF_ENOMEM before anything is read; 1: run
+                                   with the least anyway (tests: small checkpoint windows) */
     jsmf_ingest_progress_fn progress;
     void *progress_arg;
     jsmf_warn_fn warn;        /**< told what may surprise (formats/inputs.md, "Warnings"): an
@@ -52,6 +55,11 @@ typedef struct jsmf_ingest_opts {
                                    never match. NULL: silent */
     void *warn_arg;
 } jsmf_ingest_opts;
+
+/** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of
+ *  `n_words` words (reading, the store's writes, the per-word arrays and the smallest
+ *  accumulator): jsmf_ingest_begin's check, for callers that create a store first. */
+int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
 
 /** What one ingest did (this run only). */
 typedef struct jsmf_ingest_summary {
@@ -62,7 +70,8 @@ typedef struct jsmf_ingest_summary {
                                    below this (N: all of C dense, 0: hash tables only) */
     int doc_buffer;           /**< 1: documents were kept and C's rows computed from them */
     uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
-                                   (1 MiB); a smaller budget is exceeded by the difference */
+                                   (1 MiB); a smaller budget is refused, or, with
+                                   mem_below_need, exceeded by the difference */
     uint64_t oversize_docs;   /**< documents with more pairs than the budget's tables hold:
                                    each checkpointed alone, straight from its word counts */
     uint32_t inputs_done;     /**< inputs read to the end */

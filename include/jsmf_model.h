@@ -116,6 +116,17 @@ void jsmf_json_null(jsmf_json *j, const char *key);
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
 void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
 
+/** The text of `j`'s document written into memory: start with jsmf_model_summary_begin (an
+ *  object is open), add keys, end with jsmf_model_summary_end, which closes the object and
+ *  returns the text (caller frees; NULL when out of memory). */
+typedef struct jsmf_summary_buf {
+    jsmf_json j;
+    char *text;
+    size_t len;
+} jsmf_summary_buf;
+int jsmf_model_summary_begin(jsmf_summary_buf *b);
+char *jsmf_model_summary_end(jsmf_summary_buf *b);
+
 /* A minimal JSON reader for values in summary.json. `path` is dotted: "metrics.specificity",
  * array elements by index ("levels.0.k"); keys containing '.' cannot be addressed. */
 /** 1 if `text` is one well-formed JSON value (surrounding whitespace allowed), else 0. */

@@ -101,6 +101,14 @@ typedef struct jsmf_store_params {
  *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
 int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
 
+/** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
+ *  JSMF_STORE_CREATE, then jsmf_store_init) and return it open for writing. `path` may be
+ *  missing, an empty directory or a store never initialised; one with a vocabulary is
+ *  JSMF_EEXIST. On error nothing this call made is left behind (the environment's files, and
+ *  the directory when it made it); an environment that was there is left as it was. */
+int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                      jsmf_store **out);
+
 /** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
 int jsmf_store_has_vocab(jsmf_store *s);
 
@@ -191,6 +199,8 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
 /** The most memory a commit of this store takes with the current write budget: the staging
  *  buffer, LMDB's dirty pages of one transaction and the row buffers of its readers. */
 uint64_t jsmf_store_write_memory(const jsmf_store *s);
+/** The same for a store of `n_words` words with write budget `txn_bytes`, before it exists. */
+uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes);
 #endif
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must
@@ -205,6 +215,60 @@ int jsmf_store_export_mm(jsmf_store *s, FILE *f);
 /** Write the normalised C as a dense N x N float64 .npy (C order), one row at a time.
  *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
 int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
+
+/* ---------------------------------------------------------------------------------------------
+ * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).
+ * ------------------------------------------------------------------------------------------- */
+
+/** What jsmf_source_open found at a path. */
+typedef enum jsmf_source_kind {
+    JSMF_SOURCE_STORE = 1, /**< a store directory */
+    JSMF_SOURCE_NPY,       /**< a dense N x N float64 .npy (C order) */
+    JSMF_SOURCE_MTX        /**< MatrixMarket 'coordinate real symmetric' (the lower triangle, as
+                                export writes it) or 'general'; duplicate entries add up */
+} jsmf_source_kind;
+
+/** An opened input: C as a source, its vocabulary and, for a store, the store. */
+typedef struct jsmf_source_input {
+    jsmf_source_kind kind;
+    jsmf_source src;        /**< C; scans see one snapshot (a store's read transaction) */
+    jsmf_vocab *vocab;      /**< the words of C's rows (owned); NULL for a matrix without one */
+    jsmf_store *store;      /**< kind STORE: the open store (owned), else NULL */
+    jsmf_store_stats stats; /**< kind STORE: its counters (docs, tokens, fingerprint), else 0 */
+    struct jsmf_source_matrix *matrix; /**< private: the in-memory CSR of a matrix file */
+} jsmf_source_input;
+
+/** Flags of jsmf_source_open. */
+enum {
+    JSMF_SOURCE_NEED_VOCAB = 1 /**< a matrix file without its vocabulary is an error */
+};
+
+/** Open `path` read-only as the input of a fit, recognised by content, not by name:
+ *   - a directory is a store (its errors: jsmf_store_open's);
+ *   - a file starting with "\x93NUMPY" is a dense C (.npy), one starting with "%%MatrixMarket"
+ *     a sparse one, read into memory (CSR, both triangles of a symmetric file);
+ *   - a file named *.npy is read as .npy whatever it starts with, for that reader's message;
+ *     anything else is JSMF_EFORMAT naming the path.
+ *  A matrix must be square, its values finite (JSMF_EFORMAT names the file, and the line or
+ *  entry). Its vocabulary is the file FILE.vocab.txt beside it ('jsmf export' writes it), or,
+ *  failing that, the name with its extension replaced by ".vocab.txt"; when present it must
+ *  have N words (JSMF_EMISMATCH); when absent vocab is NULL, or JSMF_ENOTFOUND with
+ *  JSMF_SOURCE_NEED_VOCAB.
+ *  JSMF_ENOTFOUND when nothing is at `path`. On error *out holds nothing to close. */
+int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
+
+/** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
+void jsmf_source_close(jsmf_source_input *in);
+
+/** "store", "npy" or "mtx". */
+const char *jsmf_source_kind_name(jsmf_source_kind kind);
+
+struct jsmf_json; /* jsmf_model.h */
+
+/** The provenance of a model fitted from `in` (opened from `path`), into summary.json
+ *  (formats/model.md) inside an open object: for a store the object "store" (path,
+ *  fingerprint, docs, tokens), for a matrix file "input" (path, kind "npy" or "mtx"). */
+void jsmf_source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
 
 #ifdef __cplusplus
 }

@@ -39,8 +39,12 @@ int cli_common_option(const char *arg);
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_u32(const char *opt, const char *s, uint32_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
-/* Sizes like 512M, 2G, 1.5g, 4096 (bytes). */
-int cli_parse_size(const char *opt, const char *s, uint64_t *out);
+/* --mem of every command (jsmf_mem_parse): a size like 512M, 2G, 1.5g, 4096 (bytes), at least
+ * JSMF_MEM_MIN unless cli_mem_below_min(). */
+int cli_parse_mem(const char *s, uint64_t *out);
+/* 1 when the environment sets JSMF_TEST_SMALL_MEM (tests: budgets below JSMF_MEM_MIN, for
+ * small checkpoint windows on small inputs; they are not kept to). */
+int cli_mem_below_min(void);
 
 /* Value of an option "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. Returns NULL
  * if argv[*i] is not this option; prints a usage error and sets *err when VALUE is missing. */

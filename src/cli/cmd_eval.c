@@ -20,7 +20,8 @@ static void usage(FILE *f)
           "al. 2013; Fisher et al. 2020; formats/references.md):\n"
           "  --store STORE    Recovery, Approximation, Dominancy, Specificity,\n"
           "                   Dissimilarity, Sparsity, Entropy against the co-occurrence\n"
-          "                   C of STORE (same vocabulary as the model)\n"
+          "                   C of STORE (same vocabulary as the model), or of a C\n"
+          "                   written by 'jsmf export'\n"
           "  --corpus INPUT.. Coherence (top words, epsilon) and held-out log-likelihood\n"
           "                   per token, in one streamed pass over the documents (paths,\n"
           "                   or - for stdin; every following argument not starting with\n"
@@ -145,6 +146,7 @@ typedef struct {
     int have_store, have_corpus, have_truth;
     jsmf_metrics sm;
     uint64_t store_docs;
+    int store_is_matrix; /* --store named an exported C: no document count */
     jsmf_docmetrics *dm;
     jsmf_docmetrics_result dr;
     double l1;
@@ -152,43 +154,27 @@ typedef struct {
     double *dist;
 } eval_results;
 
-/* The store's vocabulary must be the model's, row for row: C and B index the same words. */
-static int same_vocabulary(const jsmf_vocab *a, const jsmf_vocab *b, const char *store)
-{
-    if (a->n != b->n)
-        return jsmf_error(JSMF_EMISMATCH, "%s has %u words, the model %u", store, a->n, b->n);
-    for (uint32_t i = 0; i < a->n; i++)
-        if (strcmp(a->words[i], b->words[i]))
-            return jsmf_error(JSMF_EMISMATCH, "%s: word %u is '%s', the model's is '%s'", store,
-                              i, a->words[i], b->words[i]);
-    return 0;
-}
-
+/* C's rows must be the model's words, row for row: C and B index the same words. */
 static int eval_store(const eval_args *a, const jsmf_model *m, eval_results *res)
 {
-    jsmf_store *s = NULL;
-    jsmf_vocab *v = NULL;
-    jsmf_store_stats st;
-    jsmf_source src;
-    int rc = jsmf_store_open(a->store, JSMF_STORE_RDONLY, &s);
-    if (!rc)
-        rc = jsmf_store_vocab(s, &v);
-    if (!rc)
-        rc = same_vocabulary(v, m->vocab, a->store);
-    if (!rc)
-        rc = jsmf_store_stats_get(s, &st);
-    if (!rc)
-        rc = jsmf_store_source(s, &src);
+    jsmf_source_input in;
+    int rc = jsmf_source_open(a->store, 0, &in);
+    if (rc)
+        return rc;
+    if (in.vocab)
+        rc = jsmf_vocab_compare(in.vocab, a->store, m->vocab, "the model");
+    else if (in.src.n != m->n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u rows, the model %u words", a->store, in.src.n,
+                        m->n);
     if (!rc) {
         cli_progress_update("store metrics", 0, 0, "");
-        rc = jsmf_model_metrics(m, &src, &res->sm);
-        jsmf_store_source_release(s);
+        rc = jsmf_model_metrics(m, &in.src, &res->sm);
         cli_progress_done();
     }
     if (!rc)
-        res->have_store = 1, res->store_docs = st.docs;
-    jsmf_vocab_free(v);
-    jsmf_store_close(s);
+        res->have_store = 1, res->store_docs = in.stats.docs,
+        res->store_is_matrix = in.kind != JSMF_SOURCE_STORE;
+    jsmf_source_close(&in);
     return rc;
 }
 
@@ -243,8 +229,11 @@ static void print_text(const eval_args *a, const jsmf_model *m, const eval_resul
 {
     printf("model %s: %u topics over %u words\n", a->model, m->k, m->n);
     if (r->have_store) {
-        printf("\nagainst the co-occurrence of %s (%llu documents):\n", a->store,
-               (unsigned long long)r->store_docs);
+        if (r->store_is_matrix)
+            printf("\nagainst the co-occurrence of %s:\n", a->store);
+        else
+            printf("\nagainst the co-occurrence of %s (%llu documents):\n", a->store,
+                   (unsigned long long)r->store_docs);
         printf("  %-28s %.6g\n", "recovery", r->sm.recovery);
         printf("  %-28s %.6g\n", "approximation", r->sm.approximation);
         printf("  %-28s %.6g\n", "dominancy", r->sm.dominancy);

@@ -196,7 +196,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
         } else if (OPT("--checkpoint-every", NULL))
             rc = err ? err : parse_checkpoint_every(v, p);
         else if (OPT("--mem", NULL))
-            rc = err ? err : cli_parse_size("--mem", v, &p->mem_budget);
+            rc = err ? err : cli_parse_mem(v, &p->mem_budget);
         else if (OPT("--stop-after", NULL))
             rc = err ? err : cli_parse_u64("--stop-after", v, &p->stop_after);
         else if (!strcmp(a, "--restart"))
@@ -248,215 +248,9 @@ static int parse(int argc, char **argv, fdm_opts *o)
     return 0;
 }
 
-/* ---- input: a store, or a dense .npy C with its vocabulary beside it ---- */
-
-typedef struct fdm_input {
-    jsmf_store *store;
-    jsmf_source src;
-    jsmf_vocab *vocab;
-    jsmf_store_stats stats;
-    int is_store;
-    uint64_t *rowptr;
-    uint32_t *cols;
-    double *vals;
-    jsmf_csr csr;
-} fdm_input;
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* FILE.vocab.txt as 'jsmf export' writes it, or the name with its extension replaced. */
-static int read_side_vocab(const char *path, uint32_t n, fdm_input *in)
-{
-    size_t len = strlen(path) + 16;
-    char *vp = malloc(len);
-    if (!vp)
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    snprintf(vp, len, "%s.vocab.txt", path);
-    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-    if (access(vp, F_OK) && dot && (!slash || dot > slash))
-        snprintf(vp, len, "%.*s.vocab.txt", (int)(dot - path), path);
-    int rc = jsmf_vocab_read(vp, &in->vocab);
-    if (rc)
-        rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
-    else if (in->vocab->n != n)
-        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, in->vocab->n,
-                        path, n, n);
-    free(vp);
-    return rc;
-}
-
-static int open_npy(const char *path, fdm_input *in)
-{
-    double *c = NULL;
-    uint32_t rows, cols;
-    int rc = jsmf_npy_read_f64(path, &c, &rows, &cols);
-    if (rc)
-        return rc;
-    if (rows != cols || rows == 0) {
-        free(c);
-        return jsmf_error(JSMF_EFORMAT, "%s: C must be a square matrix, not %u x %u", path, rows,
-                          cols);
-    }
-    uint32_t n = rows;
-    uint64_t nnz = 0;
-    for (size_t e = 0; e < (size_t)n * n; e++)
-        nnz += c[e] != 0;
-    in->rowptr = malloc(((size_t)n + 1) * sizeof *in->rowptr);
-    in->cols = malloc((nnz ? nnz : 1) * sizeof *in->cols);
-    in->vals = malloc((nnz ? nnz : 1) * sizeof *in->vals);
-    if (!in->rowptr || !in->cols || !in->vals) {
-        free(c);
-        return jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
-    }
-    uint64_t z = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        in->rowptr[i] = z;
-        for (uint32_t j = 0; j < n; j++)
-            if (c[(size_t)i * n + j] != 0)
-                in->cols[z] = j, in->vals[z] = c[(size_t)i * n + j], z++;
-    }
-    in->rowptr[n] = z;
-    free(c);
-    in->csr = (jsmf_csr){n, in->rowptr, in->cols, in->vals};
-    jsmf_csr_source(&in->csr, &in->src);
-
-    return read_side_vocab(path, n, in);
-}
-
-typedef struct mm_entry {
-    uint32_t r, c;
-    double v;
-} mm_entry;
-
-static int cmp_entry(const void *a, const void *b)
-{
-    const mm_entry *x = a, *y = b;
-    if (x->r != y->r)
-        return x->r < y->r ? -1 : 1;
-    return x->c < y->c ? -1 : x->c > y->c;
-}
-
-/* MatrixMarket 'coordinate real symmetric|general', as 'jsmf export --format mm' writes it. */
-static int open_mm(const char *path, fdm_input *in)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
-    char line[1024];
-    unsigned long long lineno = 1, nnz = 0;
-    unsigned rows = 0, cols = 0;
-    int rc = 0, sym = 0;
-    mm_entry *e = NULL;
-    if (!fgets(line, sizeof line, f) || strncmp(line, "%%MatrixMarket matrix coordinate real", 37) ||
-        (!(sym = strstr(line, "symmetric") != NULL) && !strstr(line, "general"))) {
-        rc = jsmf_error(JSMF_EFORMAT, "%s:1: expected '%%%%MatrixMarket matrix coordinate real "
-                        "symmetric' (or general)", path);
-        goto out;
-    }
-    while (fgets(line, sizeof line, f) && (++lineno, line[0] == '%'))
-        ;
-    if (sscanf(line, "%u %u %llu", &rows, &cols, &nnz) != 3 || rows != cols || rows == 0) {
-        rc = jsmf_error(JSMF_EFORMAT, "%s:%llu: expected the size line 'N N NNZ' of a square "
-                        "matrix", path, lineno);
-        goto out;
-    }
-    e = malloc((sym ? 2 * nnz : nnz) * sizeof *e + 1);
-    if (!e) {
-        rc = jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
-        goto out;
-    }
-    uint64_t z = 0;
-    for (unsigned long long i = 0; i < nnz; i++) {
-        unsigned r, c;
-        double v;
-        lineno++;
-        if (!fgets(line, sizeof line, f) || sscanf(line, "%u %u %lf", &r, &c, &v) != 3 || r < 1 ||
-            c < 1 || r > rows || c > rows) {
-            rc = jsmf_error(JSMF_EFORMAT, "%s:%llu: expected 'ROW COLUMN VALUE' with 1 <= ROW, "
-                            "COLUMN <= %u (%llu entries announced)", path, lineno, rows, nnz);
-            goto out;
-        }
-        e[z++] = (mm_entry){r - 1, c - 1, v};
-        if (sym && r != c)
-            e[z++] = (mm_entry){c - 1, r - 1, v};
-    }
-    qsort(e, z, sizeof *e, cmp_entry);
-    in->rowptr = calloc((size_t)rows + 1, sizeof *in->rowptr);
-    in->cols = malloc((z ? z : 1) * sizeof *in->cols);
-    in->vals = malloc((z ? z : 1) * sizeof *in->vals);
-    if (!in->rowptr || !in->cols || !in->vals) {
-        rc = jsmf_error(JSMF_ENOMEM, "out of memory reading %s", path);
-        goto out;
-    }
-    uint64_t m = 0;
-    for (uint64_t i = 0; i < z; i++) {
-        if (m && i && e[i].r == e[i - 1].r && e[i].c == e[i - 1].c) {
-            in->vals[m - 1] += e[i].v; /* duplicates add up */
-            continue;
-        }
-        in->cols[m] = e[i].c, in->vals[m] = e[i].v, m++;
-        in->rowptr[e[i].r + 1] = m;
-    }
-    for (uint32_t r = 0; r < rows; r++) /* empty rows end where the previous row did */
-        if (in->rowptr[r + 1] < in->rowptr[r])
-            in->rowptr[r + 1] = in->rowptr[r];
-    in->csr = (jsmf_csr){rows, in->rowptr, in->cols, in->vals};
-    jsmf_csr_source(&in->csr, &in->src);
-    rc = read_side_vocab(path, rows, in);
-out:
-    free(e);
-    fclose(f);
-    return rc;
-}
-
-static int open_input(const char *path, fdm_input *in)
-{
-    memset(in, 0, sizeof *in);
-    struct stat sb;
-    if (stat(path, &sb))
-        return jsmf_error(JSMF_ENOTFOUND, "%s: %s", path, strerror(errno));
-    if (!S_ISDIR(sb.st_mode)) {
-        char magic[16] = "";
-        FILE *f = fopen(path, "rb");
-        size_t got = f ? fread(magic, 1, sizeof magic - 1, f) : 0;
-        if (f)
-            fclose(f);
-        if (got >= 6 && !memcmp(magic, "\x93NUMPY", 6))
-            return open_npy(path, in);
-        if (got >= 14 && !memcmp(magic, "%%MatrixMarket", 14))
-            return open_mm(path, in);
-        if (ends_with(path, ".npy"))
-            return open_npy(path, in); /* for its error message */
-    }
-    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
-    if (!rc)
-        rc = jsmf_store_stats_get(in->store, &in->stats);
-    if (!rc)
-        rc = jsmf_store_vocab(in->store, &in->vocab);
-    if (!rc)
-        rc = jsmf_store_source(in->store, &in->src);
-    in->is_store = !rc;
-    return rc;
-}
-
-static void close_input(fdm_input *in)
-{
-    if (in->store) {
-        if (in->is_store)
-            jsmf_store_source_release(in->store);
-        jsmf_store_close(in->store);
-    }
-    jsmf_vocab_free(in->vocab);
-    free(in->rowptr), free(in->cols), free(in->vals);
-}
-
 /* ---- warm start ---- */
 
-static int load_init(const char *dir, const fdm_input *in, fdm_opts *o, jsmf_model **out)
+static int load_init(const char *dir, const jsmf_source_input *in, fdm_opts *o, jsmf_model **out)
 {
     int rc = jsmf_model_load(dir, out);
     if (rc)
@@ -465,12 +259,9 @@ static int load_init(const char *dir, const fdm_input *in, fdm_opts *o, jsmf_mod
     if (m->n != in->src.n)
         return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u", dir,
                           m->n, in->src.n);
-    if (m->vocab && in->vocab)
-        for (uint32_t i = 0; i < m->n; i++)
-            if (strcmp(m->vocab->words[i], in->vocab->words[i]))
-                return jsmf_error(JSMF_EMISMATCH, "--init %s: word %u is '%s' in the model but "
-                                  "'%s' in the input", dir, i, m->vocab->words[i],
-                                  in->vocab->words[i]);
+    if (m->vocab && in->vocab && (rc = jsmf_vocab_compare(m->vocab, "the model", in->vocab,
+                                                          "the input")))
+        return jsmf_error_context(rc, "--init %s", dir);
     if (o->k_given && o->p.k != m->k)
         return jsmf_error(JSMF_EMISMATCH, "--init %s has K = %u, but -k %u was given", dir, m->k,
                           o->p.k);
@@ -483,11 +274,11 @@ static int load_init(const char *dir, const fdm_input *in, fdm_opts *o, jsmf_mod
 /* --init auto: the spectral fit of the same C with 'jsmf fit' defaults. Where it gives no
  * valid model (T above the anchor candidates, a degenerate A, T < 2) the run starts at random
  * and says why. */
-static int fit_init(const fdm_input *in, fdm_opts *o, jsmf_model **out)
+static int fit_init(const jsmf_source_input *in, fdm_opts *o, jsmf_model **out)
 {
     jsmf_fit_opts fo;
     jsmf_fit_opts_init(&fo, o->p.k);
-    fo.docs = in->is_store ? in->stats.docs : 0;
+    fo.docs = in->kind == JSMF_SOURCE_STORE ? in->stats.docs : 0;
     fo.threads = o->p.threads;
     double t = cli_now();
     int rc = o->p.k >= 2 ? jsmf_fit(&in->src, in->vocab, &fo, out, NULL)
@@ -523,7 +314,7 @@ static void json_array_f64(jsmf_json *j, const char *key, const double *x, uint6
     jsmf_json_end_array(j);
 }
 
-static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm_result *r,
+static char *summary_text(const fdm_opts *o, const jsmf_source_input *in, const jsmf_fdm_result *r,
                           double seconds_total)
 {
     char *buf = NULL;
@@ -618,21 +409,7 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     jsmf_json_number(&j, "total", seconds_total);
     jsmf_json_end_object(&j);
 
-    if (in->is_store) {
-        char fp[32];
-        snprintf(fp, sizeof fp, "%016llx", (unsigned long long)in->stats.fingerprint);
-        jsmf_json_begin_object(&j, "store");
-        jsmf_json_string(&j, "path", o->input);
-        jsmf_json_string(&j, "fingerprint", fp);
-        jsmf_json_uint(&j, "docs", in->stats.docs);
-        jsmf_json_uint(&j, "tokens", in->stats.tokens);
-        jsmf_json_end_object(&j);
-    } else {
-        jsmf_json_begin_object(&j, "input");
-        jsmf_json_string(&j, "path", o->input);
-        jsmf_json_string(&j, "kind", "npy");
-        jsmf_json_end_object(&j);
-    }
+    jsmf_source_summary(&j, o->input, in);
     jsmf_json_end_object(&j);
     fputc('\n', f);
     if (fclose(f)) {
@@ -642,7 +419,7 @@ static char *summary_text(const fdm_opts *o, const fdm_input *in, const jsmf_fdm
     return buf;
 }
 
-static int save_model(const fdm_opts *o, fdm_input *in, jsmf_fdm_result *r, double t0)
+static int save_model(const fdm_opts *o, jsmf_source_input *in, jsmf_fdm_result *r, double t0)
 {
     jsmf_model *m = NULL;
     int rc = jsmf_model_new(r->n, r->k, &m);
@@ -675,12 +452,12 @@ int cmd_fdm(int argc, char **argv)
     if (!o.force && stat(o.output, &sb) == 0)
         return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", o.output));
 
-    fdm_input in;
+    jsmf_source_input in;
     jsmf_model *init = NULL;
     jsmf_fdm_result r;
     memset(&r, 0, sizeof r);
     char *ckpt = NULL;
-    if ((rc = open_input(o.input, &in)))
+    if ((rc = jsmf_source_open(o.input, JSMF_SOURCE_NEED_VOCAB, &in)))
         goto out;
     if (!strcmp(o.init, "auto"))
         rc = fit_init(&in, &o, &init);
@@ -738,7 +515,7 @@ out:
         cli_info("interrupted; the same command resumes from %s", ckpt);
     jsmf_fdm_result_free(&r);
     jsmf_model_free(init);
-    close_input(&in);
+    jsmf_source_close(&in);
     free(ckpt);
     return rc ? cli_fail(rc) : EXIT_OK;
 }

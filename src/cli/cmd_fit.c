@@ -1,6 +1,6 @@
-/* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store (or of a
- * matrix written by 'jsmf export' as .npy with FILE.vocab.txt beside it); metrics and timings to
- * stderr, the model directory with summary.json via jsmf_model_save. */
+/* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store or of a
+ * matrix written by 'jsmf export' (jsmf_source_open); metrics and timings to stderr, the model
+ * directory with summary.json (jsmf_fit_summarize) via jsmf_model_save. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +16,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: jsmf fit INPUT -k K -o MODEL [options]\n"
             "Fit K topics with the rectified anchor word algorithm. INPUT is a store\n"
-            "directory or an N x N .npy matrix written by 'jsmf export' (vocabulary in\n"
-            "FILE.vocab.txt).\n"
+            "directory or a C written by 'jsmf export' (MatrixMarket or N x N .npy,\n"
+            "recognised by content; vocabulary in FILE.vocab.txt).\n"
             "\n"
             "  -k, --topics K          number of topics (required)\n"
             "  -o, --output MODEL      model directory to write (required)\n"
@@ -168,7 +168,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         } else if ((v = cli_opt_value(argc, argv, &i, "--mode", NULL, &err))) {
             rc = parse_choice("--mode", v, modes, 3, &a->o.mode);
         } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            rc = cli_parse_size("--mem", v, &a->o.mem_bytes);
+            rc = cli_parse_mem(v, &a->o.mem_bytes);
         } else if ((v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
             uint32_t t;
             rc = cli_parse_u32("--threads", v, &t);
@@ -189,7 +189,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
     }
     (void)levels_first;
     if (!a->input)
-        return cli_usage_error("missing INPUT (a store directory or a .npy matrix)");
+        return cli_usage_error("missing INPUT (a store directory, or a .mtx or .npy matrix)");
     if (!a->have_k)
         return cli_usage_error("missing -k K");
     if (!a->output)
@@ -197,212 +197,6 @@ static int parse_args(int argc, char **argv, fit_args *a)
     if (a->o.k < 2)
         return cli_usage_error("-k must be at least 2");
     return 0;
-}
-
-/* ---- inputs ------------------------------------------------------------------------------ */
-
-typedef struct {
-    jsmf_store *store;
-    jsmf_source src;
-    jsmf_vocab *vocab;
-    jsmf_csr csr;
-    uint64_t *rowptr;
-    uint32_t *cols;
-    double *vals;
-    int have_fp;
-    jsmf_store_stats stats;
-} fit_input;
-
-static int open_npy(const char *path, fit_input *in)
-{
-    double *X = NULL;
-    uint32_t rows, cols;
-    int rc = jsmf_npy_read_f64(path, &X, &rows, &cols);
-    if (rc)
-        return rc;
-    if (rows != cols || rows < 2) {
-        free(X);
-        return jsmf_error(JSMF_EFORMAT, "%s: expected a square N x N matrix, got %u x %u", path,
-                          rows, cols);
-    }
-    uint64_t nnz = 0;
-    for (size_t e = 0; e < (size_t)rows * rows; e++)
-        nnz += X[e] != 0;
-    in->rowptr = malloc(sizeof(uint64_t) * (rows + 1));
-    in->cols = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
-    in->vals = malloc(sizeof(double) * (nnz ? nnz : 1));
-    if (!in->rowptr || !in->cols || !in->vals) {
-        free(X);
-        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
-    }
-    nnz = 0;
-    for (uint32_t i = 0; i < rows; i++) {
-        in->rowptr[i] = nnz;
-        for (uint32_t j = 0; j < rows; j++) {
-            double v = X[(size_t)i * rows + j];
-            if (v != 0)
-                in->cols[nnz] = j, in->vals[nnz++] = v;
-        }
-    }
-    in->rowptr[rows] = nnz;
-    free(X);
-    in->csr = (jsmf_csr){rows, in->rowptr, in->cols, in->vals};
-    jsmf_csr_source(&in->csr, &in->src);
-    /* the vocabulary beside it: FILE.vocab.txt (export's convention), else FILE without .npy */
-    char vpath[4096];
-    snprintf(vpath, sizeof vpath, "%s.vocab.txt", path);
-    struct stat st;
-    if (stat(vpath, &st)) {
-        size_t l = strlen(path);
-        if (l > 4 && !strcmp(path + l - 4, ".npy"))
-            snprintf(vpath, sizeof vpath, "%.*s.vocab.txt", (int)(l - 4), path);
-    }
-    if (!stat(vpath, &st)) {
-        if ((rc = jsmf_vocab_read(vpath, &in->vocab)))
-            return rc;
-        if (in->vocab->n != rows)
-            return jsmf_error(JSMF_EMISMATCH, "%s: %u words for a %u x %u matrix", vpath,
-                              in->vocab->n, rows, rows);
-    }
-    return JSMF_OK;
-}
-
-static int open_input(const char *path, fit_input *in)
-{
-    struct stat st;
-    if (stat(path, &st))
-        return jsmf_error(JSMF_ENOTFOUND, "%s: no such store or matrix file", path);
-    if (!S_ISDIR(st.st_mode))
-        return open_npy(path, in);
-    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &in->store);
-    if (!rc)
-        rc = jsmf_store_stats_get(in->store, &in->stats);
-    if (!rc)
-        in->have_fp = 1, rc = jsmf_store_vocab(in->store, &in->vocab);
-    if (!rc)
-        rc = jsmf_store_source(in->store, &in->src);
-    return rc;
-}
-
-static void close_input(fit_input *in)
-{
-    if (in->store) {
-        jsmf_store_source_release(in->store);
-        jsmf_store_close(in->store);
-    }
-    jsmf_vocab_free(in->vocab);
-    free(in->rowptr), free(in->cols), free(in->vals);
-}
-
-/* ---- output ------------------------------------------------------------------------------ */
-
-static char *summary_text(const fit_args *a, const fit_input *in, const jsmf_fit_report *r,
-                          const jsmf_model *m, uint32_t level)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_model_summary_header(&j, m, "anchor");
-    jsmf_json_string(&j, "jsmf_version", jsmf_version());
-    jsmf_json_uint(&j, "level", level);
-    jsmf_json_begin_object(&j, "parameters");
-    jsmf_json_string(&j, "input", a->input);
-    jsmf_json_string(&j, "rectify", jsmf_fit_rectify_name(a->o.rectify));
-    jsmf_json_uint(&j, "rectify_iters", jsmf_fit_rectify_iters(&a->o));
-    jsmf_json_string(&j, "anchors", jsmf_fit_anchors_name(a->o.anchors));
-    jsmf_json_string(&j, "anchor_space", a->o.anchor_space == JSMF_ANCHOR_SPACE_EXACT ? "exact"
-                                         : a->o.anchor_space == JSMF_ANCHOR_SPACE_FACTOR ? "factor"
-                                                                                        : "auto");
-    jsmf_json_string(&j, "recover", jsmf_fit_recover_name(a->o.recover));
-    jsmf_json_number(&j, "admm_lambda", a->o.admm_lambda);
-    jsmf_json_number(&j, "admm_gamma", a->o.admm_gamma);
-    jsmf_json_number(&j, "snls_tol", a->o.snls_tol);
-    jsmf_json_uint(&j, "snls_maxit", a->o.snls_maxit);
-    jsmf_json_number(&j, "eig_tol", a->o.eig_tol);
-    if (a->o.min_anchor_df == JSMF_FIT_DF_AUTO)
-        jsmf_json_string(&j, "min_anchor_df", "auto");
-    else
-        jsmf_json_uint(&j, "min_anchor_df", a->o.min_anchor_df);
-    jsmf_json_begin_array(&j, "levels");
-    jsmf_json_uint(&j, NULL, a->o.k);
-    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && a->o.levels[l]; l++)
-        jsmf_json_uint(&j, NULL, a->o.levels[l]);
-    jsmf_json_end_array(&j);
-    jsmf_json_string(&j, "mode", jsmf_fit_mode_name(a->o.mode));
-    jsmf_json_uint(&j, "seed", a->o.seed);
-    jsmf_json_int(&j, "threads", a->o.threads);
-    jsmf_json_end_object(&j);
-    if (level == 0) {
-        if (in->have_fp) {
-            char fp[32];
-            snprintf(fp, sizeof fp, "%016llx", (unsigned long long)in->stats.fingerprint);
-            jsmf_json_begin_object(&j, "store");
-            jsmf_json_string(&j, "path", a->input);
-            jsmf_json_string(&j, "fingerprint", fp);
-            jsmf_json_uint(&j, "docs", in->stats.docs);
-            jsmf_json_uint(&j, "tokens", in->stats.tokens);
-            jsmf_json_end_object(&j);
-        }
-        jsmf_json_string(&j, "mode_run", jsmf_fit_mode_name(r->mode));
-        jsmf_json_begin_object(&j, "metrics");
-        jsmf_json_number(&j, "recovery", r->metrics.recovery);
-        jsmf_json_number(&j, "approximation", r->metrics.approximation);
-        jsmf_json_number(&j, "recovery_rectified", r->recovery_rect);
-        jsmf_json_number(&j, "approximation_rectified", r->approximation_rect);
-        jsmf_json_number(&j, "dominancy", r->metrics.dominancy);
-        jsmf_json_number(&j, "specificity", r->metrics.specificity);
-        jsmf_json_number(&j, "dissimilarity", r->metrics.dissimilarity);
-        jsmf_json_number(&j, "sparsity", r->metrics.sparsity);
-        jsmf_json_number(&j, "entropy", r->metrics.entropy);
-        jsmf_json_end_object(&j);
-        jsmf_json_begin_object(&j, "timings");
-        jsmf_json_number(&j, "load", r->t_load);
-        if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
-            jsmf_json_number(&j, "read_c_gb_per_s",
-                             (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
-        jsmf_json_number(&j, "rectify", r->t_rectify);
-        jsmf_json_number(&j, "anchors", r->t_anchors);
-        jsmf_json_number(&j, "recover", r->t_recover_b);
-        jsmf_json_number(&j, "recover_a", r->t_recover_a);
-        jsmf_json_number(&j, "metrics", r->t_metrics);
-        jsmf_json_number(&j, "total", r->t_total);
-        jsmf_json_end_object(&j);
-        jsmf_json_begin_array(&j, "rectify_trace");
-        for (uint32_t t = 0; t < r->n_trace; t++) {
-            const jsmf_fit_trace *tr = &r->trace[t];
-            jsmf_json_begin_object(&j, NULL);
-            jsmf_json_number(&j, "delta", tr->delta);
-            jsmf_json_number(&j, "shift", tr->shift);
-            jsmf_json_number(&j, "neg_frac", tr->neg_frac);
-            jsmf_json_number(&j, "neg_mass", tr->neg_mass);
-            jsmf_json_number(&j, "lambda_min", tr->lambda_min);
-            jsmf_json_uint(&j, "eig_passes", tr->eig_iters);
-            jsmf_json_end_object(&j);
-        }
-        jsmf_json_end_array(&j);
-        jsmf_json_uint(&j, "passes", r->passes);
-        jsmf_json_uint(&j, "snls_iters", r->snls_iters);
-        jsmf_json_uint(&j, "snls_unconverged", r->snls_unconverged);
-        jsmf_json_number(&j, "a_raw_sum", r->a_raw_sum);
-        jsmf_json_number(&j, "alpha0", r->alpha0);
-        jsmf_json_uint(&j, "anchor_df", r->anchor_df);
-        jsmf_json_uint(&j, "anchor_candidates", r->anchor_candidates);
-        if (r->rectify == JSMF_RECTIFY_COMPRESSED) {
-            jsmf_json_bool(&j, "converged", r->converged);
-            jsmf_json_uint(&j, "compress_rows", r->compress_rows);
-        }
-        jsmf_json_number(&j, "final_neg_frac", r->final_neg_frac);
-        jsmf_json_number(&j, "final_neg_mass", r->final_neg_mass);
-    }
-    jsmf_json_end_object(&j);
-    fputc('\n', f);
-    fclose(f);
-    return buf;
 }
 
 static void fit_progress(void *arg, const char *what, double done, double total)
@@ -459,34 +253,29 @@ int cmd_fit(int argc, char **argv)
     if (!a.force && !stat(a.output, &st))
         return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)",
                                    a.output));
-    fit_input in = {0};
-    if ((rc = open_input(a.input, &in))) {
-        close_input(&in);
+    jsmf_source_input in;
+    if ((rc = jsmf_source_open(a.input, 0, &in)))
         return cli_fail(rc);
-    }
-    if (in.have_fp && in.stats.docs == 0) {
-        close_input(&in);
+    int is_store = in.kind == JSMF_SOURCE_STORE;
+    if (is_store && in.stats.docs == 0) {
+        jsmf_source_close(&in);
         return cli_fail(jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is "
                                    "nothing to fit (ingest documents of at least 2 words first)",
                                    a.input));
     }
-    if (in.have_fp)
+    if (is_store)
         a.o.docs = in.stats.docs;
     a.o.progress = fit_progress;
     jsmf_model *m = NULL;
     jsmf_fit_report *rep = calloc(1, sizeof *rep);
     if (!rep) {
-        close_input(&in);
+        jsmf_source_close(&in);
         return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
     }
     rc = jsmf_fit(&in.src, in.vocab, &a.o, &m, rep);
     cli_progress_done();
-    if (!rc) {
-        uint32_t level = 0;
-        for (jsmf_model *s = m; s; s = s->sub)
-            s->summary_json = summary_text(&a, &in, rep, s, level++);
+    if (!rc && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
         rc = jsmf_model_save(a.output, m, a.force);
-    }
     if (!rc && a.save_rect) {
         /* the dense path's rectified C, for inspection and reference tests (N x N) */
         double *X = NULL;
@@ -503,7 +292,7 @@ int cmd_fit(int argc, char **argv)
     }
     jsmf_model_free(m);
     free(rep);
-    close_input(&in);
+    jsmf_source_close(&in);
     if (rc)
         return cli_fail(rc);
     return cli_finish_stdout();

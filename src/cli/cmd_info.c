@@ -1,10 +1,11 @@
 /* cmd_info.c — 'jsmf info STORE [--json]': what a store holds — sizes, counters, drift
- * (out-of-vocabulary mass), and each input with its checkpoint. */
+ * (out-of-vocabulary mass), and each input with its checkpoint (JSON through jsmf_json). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "jsmf_model.h"
 #include "jsmf_store.h"
 
 static void usage(FILE *f)
@@ -16,21 +17,6 @@ static void usage(FILE *f)
                "  --json   one JSON object on stdout instead of text\n"
                "  --check  also read all of C once: every chunk decodes, rows and columns in\n"
                "           order, as many entries as counted; prints the read rate (GB/s)\n");
-}
-
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
 }
 
 static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
@@ -48,29 +34,46 @@ static const char *fmt_name(uint32_t f)
 static void print_json(const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
                        uint32_t n)
 {
-    printf("{\"store\": ");
-    json_str(path);
-    printf(", \"format_version\": %u, \"fingerprint\": \"%016" PRIx64 "\", \"bytes\": %" PRIu64
-           ",\n \"n_words\": %u, \"docs\": %" PRIu64 ", \"nnz\": %" PRIu64 ", \"nnz_exact\": %s, \"runs\": %u, \"tokens\": %" PRIu64
-           ", \"oov_tokens\": %" PRIu64 ", \"oov_fraction\": %.6g, \"docs_dropped\": %" PRIu64
-           ", \"tokens_dropped\": %" PRIu64 ", \"min_doc_len\": %u,\n \"inputs\": [",
-           st->format_version, st->fingerprint, st->bytes, st->n_words, st->docs, st->nnz,
-           st->nnz_exact ? "true" : "false", st->runs, st->tokens, st->oov_tokens, oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped),
-           st->docs_dropped, st->tokens_dropped, st->min_doc_len);
+    char fp[32];
+    jsmf_json j;
+    jsmf_json_init(&j, stdout, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_json_string(&j, "store", path);
+    jsmf_json_uint(&j, "format_version", st->format_version);
+    snprintf(fp, sizeof fp, "%016" PRIx64, st->fingerprint);
+    jsmf_json_string(&j, "fingerprint", fp);
+    jsmf_json_uint(&j, "bytes", st->bytes);
+    jsmf_json_uint(&j, "n_words", st->n_words);
+    jsmf_json_uint(&j, "docs", st->docs);
+    jsmf_json_uint(&j, "nnz", st->nnz);
+    jsmf_json_bool(&j, "nnz_exact", st->nnz_exact);
+    jsmf_json_uint(&j, "runs", st->runs);
+    jsmf_json_uint(&j, "tokens", st->tokens);
+    jsmf_json_uint(&j, "oov_tokens", st->oov_tokens);
+    jsmf_json_number(&j, "oov_fraction", oov_fraction(st->oov_tokens, st->tokens,
+                                                      st->tokens_dropped));
+    jsmf_json_uint(&j, "docs_dropped", st->docs_dropped);
+    jsmf_json_uint(&j, "tokens_dropped", st->tokens_dropped);
+    jsmf_json_uint(&j, "min_doc_len", st->min_doc_len);
+    jsmf_json_begin_array(&j, "inputs");
     for (uint32_t i = 0; i < n; i++) {
-        printf("%s\n  {\"path\": ", i ? "," : "");
-        json_str(in[i].path);
-        printf(", \"fingerprint\": \"%016" PRIx64 "\", \"occurrence\": %u, \"state\": \"%s\", "
-               "\"format\": \"%s\", \"size\": %" PRIu64 ", \"next_offset\": %" PRIu64
-               ", \"next_line\": %" PRIu64 ", \"next_doc\": %" PRIu64 ", \"docs\": %" PRIu64
-               ", \"docs_dropped\": %" PRIu64 ", \"tokens\": %" PRIu64 ", \"oov_tokens\": %" PRIu64
-               "}",
-               in[i].fingerprint, in[i].occurrence,
-               in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial", fmt_name(in[i].format),
-               in[i].size, in[i].next_offset, in[i].next_line, in[i].next_doc, in[i].docs,
-               in[i].docs_dropped, in[i].tokens, in[i].oov_tokens);
+        jsmf_json_begin_object(&j, NULL);
+        jsmf_json_string(&j, "path", in[i].path);
+        snprintf(fp, sizeof fp, "%016" PRIx64, in[i].fingerprint);
+        jsmf_json_string(&j, "fingerprint", fp);
+        jsmf_json_uint(&j, "occurrence", in[i].occurrence);
+        jsmf_json_string(&j, "state", in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial");
+        jsmf_json_string(&j, "format", fmt_name(in[i].format));
+        const char *key[] = {"size", "next_offset", "next_line", "next_doc", "docs",
+                             "docs_dropped", "tokens", "oov_tokens"};
+        uint64_t val[] = {in[i].size, in[i].next_offset, in[i].next_line, in[i].next_doc,
+                          in[i].docs, in[i].docs_dropped, in[i].tokens, in[i].oov_tokens};
+        for (int k = 0; k < 8; k++)
+            jsmf_json_uint(&j, key[k], val[k]);
+        jsmf_json_end_object(&j);
     }
-    printf("%s]}\n", n ? "\n " : "");
+    jsmf_json_end_array(&j);
+    jsmf_json_end_object(&j);
 }
 
 static void print_text(const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,

@@ -83,7 +83,7 @@ static int parse_args(int argc, char **argv, ingest_args *a)
                 return rc;
             a->have_min_doc_len = 1;
         } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            if ((rc = cli_parse_size("--mem", v, &a->mem)))
+            if ((rc = cli_parse_mem(v, &a->mem)))
                 return rc;
         } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
             if ((rc = cli_parse_u32("--threads", v, &a->threads)))
@@ -116,8 +116,6 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         return cli_usage_error("stdin ('-') can be read only once");
     if (a->format_name && jsmf_format_parse(a->format_name) < 0)
         return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", a->format_name);
-    if (a->mem < (1u << 20))
-        return cli_usage_error("--mem is too small (at least 1M)");
     return 0;
 }
 
@@ -179,56 +177,57 @@ static int check_existing(jsmf_store *s, const ingest_args *a)
                           "(fixed at creation)", a->store, a->min_doc_len, p.min_doc_len);
     if (!a->vocab)
         return JSMF_OK;
-    jsmf_vocab *want, *have;
+    jsmf_vocab *want = NULL, *have = NULL;
     int rc = jsmf_vocab_read(a->vocab, &want);
-    if (rc)
-        return rc;
-    if ((rc = jsmf_store_vocab(s, &have))) {
-        jsmf_vocab_free(want);
-        return rc;
-    }
-    uint32_t n = want->n < have->n ? want->n : have->n;
-    for (uint32_t i = 0; i < n && !rc; i++)
-        if (strcmp(want->words[i], have->words[i]))
-            rc = jsmf_error(JSMF_EMISMATCH, "%s: word %u is '%s' but the store %s has '%s'",
-                            a->vocab, i + 1, want->words[i], a->store, have->words[i]);
-    if (!rc && want->n != have->n)
-        rc = jsmf_error(JSMF_EMISMATCH, "%s: %u words but the store %s has %u", a->vocab,
-                        want->n, a->store, have->n);
+    if (!rc && !(rc = jsmf_store_vocab(s, &have)))
+        rc = jsmf_vocab_compare(want, a->vocab, have, a->store);
     jsmf_vocab_free(want);
     jsmf_vocab_free(have);
     return rc;
 }
 
-/* Open STORE, creating it with a new vocabulary when it has none; *df gets a new store's
- * document frequencies from that vocabulary (NULL when unknown or the store existed). On
- * failure *out is the store if it was opened (for jsmf_ingest_target_discard), else NULL. */
-static int open_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
+/* A new store, made only once its vocabulary is known (a failed counting pass leaves nothing);
+ * *df gets the vocabulary's document frequencies, when it has them, to plan the ingest. */
+static int create_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
 {
-    *df = NULL;
-    *out = NULL;
-    jsmf_store *s;
-    int rc = jsmf_store_open(a->store, JSMF_STORE_CREATE, &s);
-    if (rc)
-        return rc;
-    *out = s;
-    if (jsmf_store_has_vocab(s))
-        return check_existing(s, a);
     if (!a->vocab)
         for (uint32_t i = 0; i < a->n_inputs; i++)
             if (!strcmp(a->inputs[i], "-"))
                 return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
                                   "(stdin cannot be read twice for the counting pass)", a->store);
     jsmf_vocab *v;
-    if ((rc = new_vocabulary(a, &v)))
+    int rc = new_vocabulary(a, &v);
+    if (rc)
         return rc;
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
-    rc = jsmf_store_init(s, v, &p);
+    if (!cli_mem_below_min())
+        rc = jsmf_ingest_mem_check(v->n, a->mem); /* refused before the store exists */
+    if (!rc)
+        rc = jsmf_store_create(a->store, v, &p, out);
     if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
         memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
     jsmf_vocab_free(v);
     return rc;
+}
+
+/* Open STORE for writing, or create it when there is none (or one never initialised). */
+static int open_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
+{
+    *df = NULL;
+    int rc = jsmf_store_open(a->store, JSMF_STORE_WRITE, out);
+    if (!rc && jsmf_store_has_vocab(*out)) {
+        if ((rc = check_existing(*out, a))) {
+            jsmf_store_close(*out);
+            *out = NULL;
+        }
+        return rc;
+    }
+    if (!rc)
+        jsmf_store_close(*out), *out = NULL;
+    else if (rc != JSMF_ENOTFOUND)
+        return rc;
+    return create_store(a, out, df);
 }
 
 static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
@@ -271,7 +270,8 @@ int cmd_ingest(int argc, char **argv)
     jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
                           .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
                           .uci_vocab = a.uci_vocab, .progress = progress,
-                          .accumulator = a.accumulator, .df = df, .warn = cli_warn};
+                          .accumulator = a.accumulator, .df = df, .warn = cli_warn,
+                          .mem_below_need = cli_mem_below_min()};
     jsmf_ingest_summary r;
     rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
     free(df);

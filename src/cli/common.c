@@ -104,27 +104,16 @@ int cli_parse_double(const char *opt, const char *s, double *out)
     return 0;
 }
 
-int cli_parse_size(const char *opt, const char *s, uint64_t *out)
+int cli_mem_below_min(void)
 {
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || errno || v < 0 || !isfinite(v))
-        return cli_usage_error("%s expects a size like 512M or 2G, got '%s'", opt, s ? s : "");
-    double mult = 1;
-    switch (*end) {
-    case 0: break;
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: end = (char *)"?";
-    }
-    if (*end == 'B' || *end == 'b' || (*end == 'i' && end[1] == 'B' && end++))
-        end++;
-    if (*end)
-        return cli_usage_error("%s expects a size like 512M or 2G, got '%s'", opt, s);
-    *out = (uint64_t)(v * mult);
+    const char *e = getenv("JSMF_TEST_SMALL_MEM");
+    return e && *e && strcmp(e, "0");
+}
+
+int cli_parse_mem(const char *s, uint64_t *out)
+{
+    if (jsmf_mem_parse("--mem", s, cli_mem_below_min(), out))
+        return cli_usage_error("%s", jsmf_errmsg());
     return 0;
 }
 

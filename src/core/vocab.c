@@ -186,3 +186,78 @@ int jsmf_vocab_write(const char *path, const jsmf_vocab *v)
     }
     return jsmf_out_close(o, JSMF_OK);
 }
+
+int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
+                       const char *b_name)
+{
+    uint32_t n = a->n < b->n ? a->n : b->n;
+    for (uint32_t i = 0; i < n; i++)
+        if (strcmp(a->words[i], b->words[i]))
+            return jsmf_error(JSMF_EMISMATCH, "%s and %s differ at word %" PRIu32
+                              ": '%s' in %s, '%s' in %s", a_name, b_name, i + 1, a->words[i],
+                              a_name, b->words[i], b_name);
+    if (a->n != b->n)
+        return jsmf_error(JSMF_EMISMATCH, "%s has %" PRIu32 " words but %s has %" PRIu32, a_name,
+                          a->n, b_name, b->n);
+    return JSMF_OK;
+}
+
+static uint64_t *copy_counts(const uint64_t *x, uint32_t n, int *failed)
+{
+    if (!x)
+        return NULL;
+    uint64_t *c = malloc((n ? n : 1) * sizeof *c);
+    if (c)
+        memcpy(c, x, (size_t)n * sizeof *c);
+    else
+        *failed = 1;
+    return c;
+}
+
+/* Words made or copied, into a vocabulary of n words whose words array the caller allocated. */
+static int vocab_fill(jsmf_vocab *c, const jsmf_vocab *src, const char *prefix)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        char buf[48];
+        if (!src)
+            snprintf(buf, sizeof buf, "%s%" PRIu32, prefix, i);
+        if (!(c->words[i] = strdup(src ? src->words[i] : buf)))
+            return jsmf_error(JSMF_ENOMEM, "out of memory copying a vocabulary");
+    }
+    return JSMF_OK;
+}
+
+static int vocab_make(const jsmf_vocab *src, uint32_t n, const char *prefix, int with_counts,
+                      jsmf_vocab **out)
+{
+    *out = NULL;
+    jsmf_vocab *c = calloc(1, sizeof *c);
+    if (!c || !(c->words = calloc(n ? n : 1, sizeof *c->words))) {
+        free(c);
+        return jsmf_error(JSMF_ENOMEM, "out of memory copying a vocabulary");
+    }
+    c->n = n;
+    int rc = vocab_fill(c, src, prefix), failed = 0;
+    if (!rc && src && with_counts) {
+        c->df = copy_counts(src->df, n, &failed);
+        c->tf = copy_counts(src->tf, n, &failed);
+        if (failed)
+            rc = jsmf_error(JSMF_ENOMEM, "out of memory copying a vocabulary");
+    }
+    if (rc) {
+        jsmf_vocab_free(c);
+        return rc;
+    }
+    *out = c;
+    return JSMF_OK;
+}
+
+int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out)
+{
+    return vocab_make(v, v->n, NULL, with_counts, out);
+}
+
+int jsmf_vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out)
+{
+    return vocab_make(NULL, n, prefix, 0, out);
+}

@@ -455,59 +455,19 @@ out:
 
 /* ---- the model ---------------------------------------------------------------------------- */
 
+/* A model with room for its anchors and alpha (jsmf_model_new leaves them unset). */
 static jsmf_model *model_alloc(uint32_t n, uint32_t k)
 {
-    jsmf_model *m = calloc(1, sizeof *m);
-    if (!m)
+    jsmf_model *m = NULL;
+    if (jsmf_model_new(n, k, &m))
         return NULL;
-    m->n = n, m->k = k;
-    m->B = calloc((size_t)n * k, sizeof(double));
-    m->A = calloc((size_t)k * k, sizeof(double));
     m->anchors = calloc(k, sizeof(uint32_t));
     m->alpha = calloc(k, sizeof(double));
-    if (!m->B || !m->A || !m->anchors || !m->alpha) {
-        free(m->B), free(m->A), free(m->anchors), free(m->alpha), free(m);
+    if (!m->anchors || !m->alpha) {
+        jsmf_model_free(m);
         return NULL;
     }
     return m;
-}
-
-static jsmf_vocab *vocab_copy(const jsmf_vocab *v, uint32_t n)
-{
-    jsmf_vocab *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->words = calloc(n, sizeof(char *));
-    if (!c->words) {
-        free(c);
-        return NULL;
-    }
-    c->n = n;
-    for (uint32_t i = 0; i < n; i++) {
-        char buf[32];
-        if (!v)
-            snprintf(buf, sizeof buf, "w%u", i);
-        if (!(c->words[i] = strdup(v ? v->words[i] : buf))) {
-            jsmf_vocab_free(c);
-            return NULL;
-        }
-    }
-    if (v && v->df && (c->df = malloc(sizeof(uint64_t) * n)))
-        memcpy(c->df, v->df, sizeof(uint64_t) * n);
-    if (v && v->tf && (c->tf = malloc(sizeof(uint64_t) * n)))
-        memcpy(c->tf, v->tf, sizeof(uint64_t) * n);
-    return c;
-}
-
-static void free_model_chain(jsmf_model *m)
-{
-    while (m) {
-        jsmf_model *s = m->sub;
-        jsmf_vocab_free(m->vocab);
-        free(m->B), free(m->A), free(m->anchors), free(m->alpha), free(m->summary_json);
-        free(m);
-        m = s;
-    }
 }
 
 /* A dense K x K matrix as a source, for the next hierarchy level. */
@@ -575,21 +535,14 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         /* Lee et al. JSMF Sec. 4: the rectified A of this level is the co-occurrence of the next */
         uint32_t kk = cur->k;
         dense_src ds = {kk, Ar, malloc(sizeof(uint32_t) * kk)};
-        jsmf_vocab *lab = calloc(1, sizeof *lab);
-        if (!ds.cols || !lab) {
-            free(ds.cols), free(lab);
+        jsmf_vocab *lab = NULL;
+        if (!ds.cols || jsmf_vocab_labels(kk, "t", &lab)) {
+            free(ds.cols);
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (hierarchy)");
             break;
         }
         for (uint32_t i = 0; i < kk; i++)
             ds.cols[i] = i;
-        lab->n = kk;
-        lab->words = calloc(kk, sizeof(char *));
-        for (uint32_t i = 0; i < kk && lab->words; i++) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "t%u", i);
-            lab->words[i] = strdup(buf);
-        }
         jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan, 0};
         jsmf_fit_opts lo = *o;
         lo.k = o->levels[l];
@@ -617,7 +570,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     omp_set_num_threads(saved);
     openblas_set_num_threads(saved_blas);
     if (rc) {
-        free_model_chain(top);
+        jsmf_model_free(top);
         return rc;
     }
     if (rep) {
@@ -784,10 +737,9 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         rep->alpha0 = a0;
         rep->t_recover_a = fit_now() - t;
     }
-    if (!(m->vocab = vocab_copy(vocab, n))) {
-        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    rc = vocab ? jsmf_vocab_copy(vocab, 1, &m->vocab) : jsmf_vocab_labels(n, "w", &m->vocab);
+    if (rc)
         goto out;
-    }
     /* metrics */
     if (rep) {
         t = fit_now();
@@ -819,7 +771,7 @@ out:
     fit_mat_free(&R);
     free(c), free(q2), free(pw), free(cand), free(Yb), free(XS);
     if (rc) {
-        free_model_chain(m);
+        jsmf_model_free(m);
         m = NULL;
     }
     *out = m;

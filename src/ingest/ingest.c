@@ -200,6 +200,43 @@ static const uint64_t *planning_df(const jsmf_vocab *v, const jsmf_ingest_opts *
     return o ? o->df : NULL;
 }
 
+/* The store's write transactions get a sixteenth of the budget, 1 to 32 MiB. */
+static uint64_t txn_budget(uint64_t mem)
+{
+    uint64_t txn = mem / 16;
+    return txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
+}
+
+/* Batches: bigger ones let the accumulator add row by row over more documents (fewer passes
+ * over its dense block); counted twice, as the buffers grow by doubling. */
+static uint64_t batch_budget(uint64_t mem)
+{
+    uint64_t batch = mem / BATCH_SHARE;
+    return batch < BATCH_MIN_BYTES ? BATCH_MIN_BYTES : batch > BATCH_MAX_BYTES ? BATCH_MAX_BYTES
+                                                                                : batch;
+}
+
+/* What the budget must hold besides the accumulator's tables: the per-word arrays, the
+ * batches, the store's checkpoints (staging, LMDB dirty pages, row readers) and reading. */
+static uint64_t fixed_bytes(uint32_t n_words, uint64_t mem, uint64_t store_write)
+{
+    return (uint64_t)n_words * 68 + 2 * batch_budget(mem) + store_write + JSMF_IO_READER_BYTES;
+}
+
+int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem)
+{
+    uint64_t need = fixed_bytes(n_words, mem, jsmf_store_write_memory_for(n_words,
+                                                                         txn_budget(mem))) +
+                    (1u << 20);
+    if (mem >= need)
+        return JSMF_OK;
+    return jsmf_error(JSMF_ENOMEM, "--mem %.0f MiB is below the %.0f MiB an ingest of %u words "
+                      "needs (reading, the store's writes, the per-word arrays and the smallest "
+                      "accumulator); give --mem %lluM or more", mem / 1048576.0,
+                      need / 1048576.0, n_words,
+                      (unsigned long long)((need + (1u << 20) - 1) >> 20));
+}
+
 int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
 {
     *out = NULL;
@@ -240,18 +277,15 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     /* the budget: tables get what reading, the batch buffers, the per-word arrays and the
      * store's checkpoints (staging buffer, LMDB dirty pages, row readers) leave */
     uint64_t mem = o && o->mem ? o->mem : jsmf_default_mem();
-    uint64_t txn = mem / 16;
-    txn = txn < (1u << 20) ? (1u << 20) : txn > (32u << 20) ? (32u << 20) : txn;
-    jsmf_store_set_write_budget(s, txn);
-    /* batches: bigger ones let the accumulator add row by row over more documents (fewer
-     * passes over its dense block); counted twice, as the buffers grow by doubling */
-    uint64_t batch = mem / BATCH_SHARE;
-    batch = batch < BATCH_MIN_BYTES ? BATCH_MIN_BYTES : batch > BATCH_MAX_BYTES ? BATCH_MAX_BYTES
-                                                                                 : batch;
+    if (!(o && o->mem_below_need) && (rc = jsmf_ingest_mem_check(g->n_words, mem))) {
+        jsmf_ingest_abort(g);
+        return rc;
+    }
+    jsmf_store_set_write_budget(s, txn_budget(mem));
+    uint64_t batch = batch_budget(mem);
     g->batch_ids = batch / 4 / BATCH_ID_BYTES; /* two buffers take turns, each half of it */
     g->batch_docs = (uint32_t)(batch / 4 / BATCH_DOC_BYTES(g->threads));
-    uint64_t fixed = (uint64_t)N * 68 + 2 * batch + jsmf_store_write_memory(s) +
-                     JSMF_IO_READER_BYTES;
+    uint64_t fixed = fixed_bytes(g->n_words, mem, jsmf_store_write_memory(s));
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     g->sum.mem_needed = fixed + (1u << 20);
     jsmf_vocab *v = NULL;

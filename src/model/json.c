@@ -231,6 +231,16 @@ static int key_equals(const char *p, const char *key, size_t n)
     return p[0] == '"' && !strncmp(p + 1, key, n) && p[1 + n] == '"';
 }
 
+/* Past one value of an object or array and the comma after it; NULL if it is malformed. */
+static const char *skip_member(const char *p)
+{
+    p = skip_value(p, 0);
+    if (!p)
+        return NULL;
+    p = skip_ws(p);
+    return *p == ',' ? skip_ws(p + 1) : p;
+}
+
 /* Position of the value at dotted `path` inside `text`, or NULL. Array elements are addressed
  * by their index as a path component ("levels.0.k"). */
 static const char *json_find(const char *text, const char *path)
@@ -255,12 +265,8 @@ static const char *json_find(const char *text, const char *path)
                     found = p;
                     break;
                 }
-                p = skip_value(p, 0);
-                if (!p)
+                if (!(p = skip_member(p)))
                     return NULL;
-                p = skip_ws(p);
-                if (*p == ',')
-                    p = skip_ws(p + 1);
             }
         } else if (*p == '[') {
             char *end;
@@ -273,12 +279,8 @@ static const char *json_find(const char *text, const char *path)
                     found = p;
                     break;
                 }
-                p = skip_value(p, 0);
-                if (!p)
+                if (!(p = skip_member(p)))
                     return NULL;
-                p = skip_ws(p);
-                if (*p == ',')
-                    p = skip_ws(p + 1);
             }
         }
         if (!found)

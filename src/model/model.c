@@ -156,16 +156,10 @@ static int path_join(char *buf, size_t cap, const char *dir, const char *name)
     return JSMF_OK;
 }
 
-static int write_text_file(const char *path, const char *text)
+/* Close a file written with stdio; a failed write (ok = 0, errno set) or close is an error
+ * naming the path: JSMF_ENOSPC for a full disk. */
+static int close_written(FILE *f, const char *path, int ok)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
-                          strerror(errno));
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, f) == len;
-    if (ok && len && text[len - 1] != '\n')
-        ok = fputc('\n', f) != EOF;
     int err = ok ? 0 : errno;
     if (fclose(f) && ok)
         ok = 0, err = errno;
@@ -175,44 +169,50 @@ static int write_text_file(const char *path, const char *text)
     return JSMF_OK;
 }
 
-static int write_anchors(const char *path, const jsmf_model *m)
+static FILE *create_file(const char *path, int *rc)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
-        return jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
-                          strerror(errno));
+        *rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
+                         strerror(errno));
+    return f;
+}
+
+static int write_text_file(const char *path, const char *text)
+{
+    int rc = JSMF_OK;
+    FILE *f = create_file(path, &rc);
+    if (!f)
+        return rc;
+    size_t len = strlen(text);
+    int ok = fwrite(text, 1, len, f) == len;
+    if (ok && len && text[len - 1] != '\n')
+        ok = fputc('\n', f) != EOF;
+    return close_written(f, path, ok);
+}
+
+static int write_anchors(const char *path, const jsmf_model *m)
+{
+    int rc = JSMF_OK;
+    FILE *f = create_file(path, &rc);
+    if (!f)
+        return rc;
     int ok = 1;
     for (uint32_t t = 0; t < m->k && ok; t++) {
         uint32_t w = m->anchors[t];
         ok = fprintf(f, "%" PRIu32 "\t%" PRIu32 "\t%s\n", t, w, m->vocab->words[w]) > 0;
     }
-    int err = ok ? 0 : errno;
-    if (fclose(f) && ok)
-        ok = 0, err = errno;
-    if (!ok)
-        return jsmf_error(model_write_errcode(err), "%s: write error: %s", path,
-                          strerror(err ? err : EIO));
-    return JSMF_OK;
+    return close_written(f, path, ok);
 }
 
 /* The summary written when the caller gave none, so every saved directory names its format. */
 static char *default_summary(const jsmf_model *m, const char *kind)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
         return NULL;
-    jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_model_summary_header(&j, m, kind);
-    jsmf_json_end_object(&j);
-    if (fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    jsmf_model_summary_header(&b.j, m, kind);
+    return jsmf_model_summary_end(&b);
 }
 
 /* The base word inside a generated label "t3:church" (the label itself otherwise). */

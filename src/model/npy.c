@@ -21,20 +21,6 @@ static const char NPY_MAGIC[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 /* numpy refuses headers above this on load unless told otherwise; ours are tiny anyway. */
 #define NPY_MAX_HEADER 65535
 
-int model_fsync_path(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return jsmf_error(JSMF_EIO, "%s: cannot open to sync: %s", path, strerror(errno));
-    int rc = fsync(fd);
-    int err = errno;
-    close(fd);
-    /* Some file systems cannot fsync a directory; that is not a failure of ours. */
-    if (rc && err != EINVAL && err != EROFS)
-        return jsmf_error(model_write_errcode(err), "%s: fsync: %s", path, strerror(err));
-    return JSMF_OK;
-}
-
 /* The header: magic, version 1.0, little-endian length, then the dict padded with spaces and a
  * final newline so that data starts at a multiple of 64 bytes. */
 static size_t npy_header(char *buf, size_t cap, const char *descr, uint32_t rows, uint32_t cols,

@@ -1,7 +1,11 @@
 /* commit.c — the checkpoint: a flush's C increments become a new run (staged in bounded write
  * transactions), and one last transaction registers it together with the counters, word
  * statistics and input progress records; map-full grows the map and replays the flush. */
-#include "store_int.h"
+#include "codec.h"
+#include "env.h"
+#include "registry.h"
+#include "rows.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -40,18 +44,6 @@ static int emit_encoded(void *ctxp, uint32_t row, const unsigned char *rec, size
                           c->s->path, row);
     c->started = 1, c->last_row = row;
     return entries ? run_writer_records(c->w, rec, len, entries) : JSMF_OK;
-}
-
-/* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
-static int disk_full(jsmf_store *s)
-{
-    struct statvfs v;
-    return statvfs(s->path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
-}
-
-int store_commit_error(jsmf_store *s, int rc)
-{
-    return store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
 }
 
 static int add_wordstats(jsmf_store *s, MDB_txn *t, const uint64_t *df, const uint64_t *tf)
@@ -95,30 +87,6 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
             return store_lmdb_error(s, rc, "writing input record");
     }
     return JSMF_OK;
-}
-
-/* Entries of C (distinct row, column pairs) over the legacy C, the live runs and run `extra`
- * (0: none), read in transaction t: one pass over every run, columns only. */
-int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out)
-{
-    row_reader rd;
-    int rc = reader_init(&rd, s->n_words);
-    if (rc)
-        return rc;
-    rd.cols_only = 1;
-    MDB_dbi dbi;
-    rc = reader_add_store(&rd, s, t);
-    if (!rc && extra && !(rc = run_dbi(s, t, extra, 0, &dbi)))
-        rc = reader_add_dbi(&rd, s, t, dbi);
-    uint64_t total = 0;
-    uint32_t row, n;
-    const uint32_t *cols;
-    const jsmf_sum *vals;
-    while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1)
-        total += n, rc = JSMF_OK;
-    reader_free(&rd);
-    *out = total;
-    return rc;
 }
 
 /* nnz after this flush: exact when the store held nothing (every entry is new) or when the
@@ -231,16 +199,6 @@ static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
     return rc;
 }
 
-int store_grow_map(jsmf_store *s)
-{
-    MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    s->mapsize = (info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize) * 2;
-    s->map_seen_size = 0; /* LMDB maps anew */
-    int rc = mdb_env_set_mapsize(s->env, s->mapsize);
-    return rc ? store_lmdb_error(s, rc, "cannot grow the map") : JSMF_OK;
-}
-
 int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
 {
     if (!s->writable || !s->has_vocab)
@@ -268,11 +226,16 @@ void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
 
 uint64_t jsmf_store_write_memory(const jsmf_store *s)
 {
-    uint64_t row = row_record_bytes(s->n_words);
+    return jsmf_store_write_memory_for(s->n_words, s->txn_bytes);
+}
+
+uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes)
+{
+    uint64_t row = row_record_bytes(n_words);
     /* two staging buffers (half the budget + one row each: one filling, one spilling),
      * dirty pages (chunks fill ~94% of a page, plus branch pages and the checkpoint's word
      * statistics), pages of the map read since the last drop (store_mapped_read), readers:
      * one row per live run and two more */
-    return s->txn_bytes + 2 * row + s->txn_bytes / 8 * 9 + (uint64_t)s->n_words * 40 +
-           s->txn_bytes + (uint64_t)(RUNS_FANIN + 3) * row;
+    return txn_bytes + 2 * row + txn_bytes / 8 * 9 + (uint64_t)n_words * 40 + txn_bytes +
+           (uint64_t)(RUNS_FANIN + 3) * row;
 }

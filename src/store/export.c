@@ -1,6 +1,6 @@
 /* export.c — the normalised C of a store written for other tools: MatrixMarket (any N, streamed,
  * symmetric lower triangle) or a dense float64 .npy (small N, one row at a time). */
-#include "store_int.h"
+#include "env.h"
 
 #include <errno.h>
 #include <inttypes.h>

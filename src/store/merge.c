@@ -1,7 +1,8 @@
 /* merge.c — combine stores that share a vocabulary: a k-way merge of their C rows (exact sums),
  * added counters and word statistics, and the union of their input records, committed into a
  * new store as one checkpoint. */
-#include "store_int.h"
+#include "env.h"
+#include "rows.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -37,21 +38,9 @@ static int merge_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
 
 static int same_vocab(jsmf_store *a, jsmf_store *b, const jsmf_vocab *va, const jsmf_vocab *vb)
 {
-    if (va->n != vb->n) {
-        uint32_t n = va->n < vb->n ? va->n : vb->n;
-        for (uint32_t i = 0; i < n; i++)
-            if (strcmp(va->words[i], vb->words[i]))
-                return jsmf_error(JSMF_EMISMATCH,
-                                  "%s: vocabulary differs from %s at row %u: '%s' vs '%s'", b->path,
-                                  a->path, i + 1, vb->words[i], va->words[i]);
-        return jsmf_error(JSMF_EMISMATCH, "%s: vocabulary has %u words, %s has %u", b->path,
-                          vb->n, a->path, va->n);
-    }
-    for (uint32_t i = 0; i < va->n; i++)
-        if (strcmp(va->words[i], vb->words[i]))
-            return jsmf_error(JSMF_EMISMATCH,
-                              "%s: vocabulary differs from %s at row %u: '%s' vs '%s'", b->path,
-                              a->path, i + 1, vb->words[i], va->words[i]);
+    int rc = jsmf_vocab_compare(vb, b->path, va, a->path);
+    if (rc)
+        return rc;
     if (a->params.min_doc_len != b->params.min_doc_len)
         return jsmf_error(JSMF_EMISMATCH, "%s: min_doc_len %u differs from %s (%u)", b->path,
                           b->params.min_doc_len, a->path, a->params.min_doc_len);
@@ -146,8 +135,8 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
     }
     if (!rc)
         rc = collect_inputs(&c, &inputs, &n_inputs);
-    if (!rc && !(rc = jsmf_store_open(out, JSMF_STORE_CREATE, &o)))
-        rc = jsmf_store_init(o, v0, &c.in[0]->params);
+    if (!rc)
+        rc = jsmf_store_create(out, v0, &c.in[0]->params, &o);
     if (!rc) {
         f.rows = merge_rows, f.rows_arg = &c;
         f.df = df, f.tf = tf;
@@ -156,15 +145,8 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         rc = jsmf_store_commit(o, &f);
     }
     jsmf_store_close(o);
-    if (rc && o) {
-        /* no half-written output: a merge is one checkpoint or nothing */
-        const char *files[] = {"data.mdb", "lock.mdb", "writer.lock"};
-        for (int i = 0; i < 3; i++) {
-            snprintf(data, sizeof data, "%s/%s", out, files[i]);
-            unlink(data);
-        }
-        rmdir(out);
-    }
+    if (rc && o)
+        store_discard(out, 1); /* no half-written output: a merge is one checkpoint or nothing */
     for (uint32_t i = 0; i < n; i++) {
         jsmf_store_close(c.in[i]);
     }

@@ -1,6 +1,9 @@
 /* store.c — the LMDB environment of a store: opening (writer lock, version check, map size),
  * creation with a fixed vocabulary, counters, the vocabulary and the input records. */
-#include "store_int.h"
+#include "codec.h"
+#include "env.h"
+#include "registry.h"
+#include "runs.h"
 
 #include "core/bigmem.h"
 
@@ -18,138 +21,12 @@
 #define DEFAULT_MAPSIZE (1ULL << 40) /* 1 TiB: only address space */
 #define DEFAULT_TXN_BYTES (32ULL << 20)
 
-int store_lmdb_error(jsmf_store *s, int rc, const char *what)
-{
-    if (rc == MDB_MAP_FULL)
-        s->map_full = 1;
-    if (rc == ENOSPC)
-        return jsmf_error(JSMF_ENOSPC, "%s: %s: no space left on device; the store is at its "
-                          "last checkpoint", s->path, what);
-    if (rc == EACCES || rc == EROFS)
-        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
-    if (rc > 0)
-        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
-    return jsmf_error(JSMF_ESTORE, "%s: %s: %s", s->path, what, mdb_strerror(rc));
-}
-
-int store_read_begin(jsmf_store *s, MDB_txn **t)
-{
-    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
-    if (rc == MDB_MAP_RESIZED) {
-        /* a writer grew the map: adopt its size and retry */
-        s->map_seen_size = 0; /* LMDB maps anew */
-        if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
-            rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
-    }
-    return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
-}
-
-/* Find where data.mdb is mapped. LMDB does not say where its map is, so read /proc/self/maps
- * (Linux); the answer holds until the map size changes, which is when LMDB maps anew. */
-static void find_map(jsmf_store *s, uint64_t mapsize)
-{
-    char want[4096], real[PATH_MAX], line[4352];
-    s->map_parts = 0, s->map_seen_size = mapsize;
-    snprintf(want, sizeof want, "%s/data.mdb", s->path);
-    if (!realpath(want, real))
-        return;
-    FILE *f = fopen("/proc/self/maps", "r");
-    if (!f)
-        return;
-    size_t rl = strlen(real);
-    while (fgets(line, sizeof line, f) && s->map_parts < 4) {
-        size_t ll = strlen(line);
-        if (ll > 0 && line[ll - 1] == '\n')
-            line[--ll] = 0;
-        if (ll < rl || strcmp(line + ll - rl, real))
-            continue;
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-            s->map_lo[s->map_parts] = lo, s->map_hi[s->map_parts++] = hi;
-    }
-    fclose(f);
-}
-
-void store_drop_mapped(jsmf_store *s)
-{
-    /* Clean file pages of the map, read while merging rows, stay in the page cache; dropping
-     * them from this process keeps its resident size to what it allocates. */
-    MDB_envinfo info;
-    s->mapped_bytes = 0;
-    if (mdb_env_info(s->env, &info))
-        return;
-    if (s->map_seen_size != info.me_mapsize)
-        find_map(s, info.me_mapsize);
-    for (int i = 0; i < s->map_parts; i++)
-        madvise((void *)s->map_lo[i], s->map_hi[i] - s->map_lo[i], MADV_DONTNEED);
-}
-
-void store_mapped_read(jsmf_store *s, uint64_t bytes)
-{
-    /* on a fault the kernel maps up to 16 pages around the one read (fault-around), pages of
-     * other runs stored nearby among them: measured, the map's resident pages stay within
-     * MAP_FAULT_AROUND times the bytes read. Dropping pages costs more than reading them back
-     * (the next touch refaults them and, on recent kernels, rebuilds their page tables), so
-     * this budget is a compromise, counted in jsmf_store_write_memory. */
-    s->mapped_bytes += bytes;
-    if (s->mapped_bytes > s->txn_bytes / MAP_FAULT_AROUND)
-        store_drop_mapped(s);
-}
-
-/* ---- meta ------------------------------------------------------------------------------- */
-
-static MDB_val str_key(const char *k)
-{
-    return (MDB_val){strlen(k), (void *)k};
-}
-
-int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out)
-{
-    MDB_val k = str_key(key), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-        *out = 0;
-        return JSMF_OK;
-    }
-    if (rc)
-        return store_lmdb_error(s, rc, "reading meta");
-    if (v.mv_size != 8)
-        return jsmf_error(JSMF_ESTORE, "%s: meta '%s' has %zu bytes, expected 8", s->path, key,
-                          v.mv_size);
-    *out = get_u64(v.mv_data);
-    return JSMF_OK;
-}
-
-int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t x)
-{
-    MDB_val k = str_key(key), v = {8, &x};
-    int rc = mdb_put(t, s->meta, &k, &v, 0);
-    return rc ? store_lmdb_error(s, rc, "writing meta") : JSMF_OK;
-}
-
-int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out)
-{
-    MDB_val k = str_key("nnz_exact"), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
-    *out = 1;
-    if (rc == MDB_NOTFOUND)
-        return JSMF_OK;
-    if (rc)
-        return store_lmdb_error(s, rc, "reading meta");
-    return store_meta_get_u64(s, t, "nnz_exact", out);
-}
-
-int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
-{
-    uint64_t v;
-    int rc = store_meta_get_u64(s, t, key, &v);
-    return rc ? rc : store_meta_put_u64(s, t, key, v + add);
-}
+/* ---- opening ---------------------------------------------------------------------------- */
 
 /* Read format name, version and the creation parameters; refuses newer versions. */
 static int load_meta(jsmf_store *s, MDB_txn *t)
 {
-    MDB_val k = str_key("format"), v;
+    MDB_val k = store_key("format"), v;
     int rc = mdb_get(t, s->meta, &k, &v);
     if (rc == MDB_NOTFOUND) {
         s->has_vocab = 0;
@@ -411,7 +288,7 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         if (rc)
             return store_lmdb_error(s, rc, "cannot begin write transaction");
         s->map_full = 0;
-        MDB_val k = str_key("format"), val = {10, "jsmf-store"};
+        MDB_val k = store_key("format"), val = {10, "jsmf-store"};
         if ((rc = mdb_put(t, s->meta, &k, &val, 0)))
             rc = store_lmdb_error(s, rc, "writing meta");
         const char *names[] = {"version", "n_words", "min_doc_len", "tok_min_len", "tok_max_len"};
@@ -443,6 +320,33 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         s->params = *p;
         return JSMF_OK;
     }
+}
+
+int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                      jsmf_store **out)
+{
+    *out = NULL;
+    char data[4096];
+    struct stat st;
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    int made_dir = stat(path, &st) != 0, made_env = stat(data, &st) != 0;
+    jsmf_store *s;
+    int rc = jsmf_store_open(path, JSMF_STORE_CREATE, &s);
+    if (rc)
+        return rc; /* nothing made: a foreign or busy environment is left as it was */
+    if (jsmf_store_has_vocab(s))
+        rc = jsmf_error(JSMF_EEXIST, "%s: a store already exists there", path);
+    else
+        rc = jsmf_store_init(s, v, p);
+    if (rc) {
+        int ours = !jsmf_store_has_vocab(s) && made_env;
+        jsmf_store_close(s);
+        if (ours)
+            store_discard(path, made_dir);
+        return rc;
+    }
+    *out = s;
+    return JSMF_OK;
 }
 
 /* ---- reading ---------------------------------------------------------------------------- */
@@ -580,49 +484,6 @@ int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out)
 }
 
 /* ---- input records ---------------------------------------------------------------------- */
-
-void input_key(unsigned char key[12], uint64_t fingerprint, uint32_t occurrence)
-{
-    put_be64(key, fingerprint);
-    put_be32(key + 8, occurrence);
-}
-
-/* state, format (u32), then size, next_offset, next_line, next_doc, docs, docs_dropped, tokens,
- * tokens_dropped, oov_tokens (u64), then the path bytes. */
-#define INPUT_FIXED (8 + 9 * 8)
-
-size_t input_encode(unsigned char *buf, const jsmf_store_input *in)
-{
-    uint32_t u32[2] = {in->state, in->format};
-    uint64_t u64[9] = {in->size,   in->next_offset,  in->next_line, in->next_doc,
-                       in->docs,   in->docs_dropped, in->tokens,    in->tokens_dropped,
-                       in->oov_tokens};
-    memcpy(buf, u32, 8);
-    memcpy(buf + 8, u64, sizeof u64);
-    size_t pl = strnlen(in->path, sizeof in->path - 1);
-    memcpy(buf + INPUT_FIXED, in->path, pl);
-    return INPUT_FIXED + pl;
-}
-
-void input_decode(const MDB_val *key, const MDB_val *val, jsmf_store_input *out)
-{
-    memset(out, 0, sizeof *out);
-    out->fingerprint = get_be64(key->mv_data);
-    out->occurrence = get_be32((const unsigned char *)key->mv_data + 8);
-    if (val->mv_size < INPUT_FIXED)
-        return;
-    const char *p = val->mv_data;
-    out->state = get_u32(p), out->format = get_u32(p + 4);
-    uint64_t *f[9] = {&out->size,   &out->next_offset,  &out->next_line, &out->next_doc,
-                      &out->docs,   &out->docs_dropped, &out->tokens,    &out->tokens_dropped,
-                      &out->oov_tokens};
-    for (int i = 0; i < 9; i++)
-        *f[i] = get_u64(p + 8 + 8 * i);
-    size_t pl = val->mv_size - INPUT_FIXED;
-    if (pl > sizeof out->path - 1)
-        pl = sizeof out->path - 1;
-    memcpy(out->path, p + INPUT_FIXED, pl);
-}
 
 int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
 {

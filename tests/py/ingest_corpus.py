@@ -16,6 +16,7 @@ def run(*args, ok=True, env=None, stdin=None, **kw):
     """Run jsmf with args; check the exit status when ok is True (or equals ok when an int)."""
     e = dict(os.environ)
     e.setdefault("JSMF_STORE_NOSYNC", "1")  # kill-safe; fsync per checkpoint would dominate
+    e.setdefault("JSMF_TEST_SMALL_MEM", "1")  # --mem 1M: many checkpoint windows on small inputs
     if env:
         e.update(env)
     p = subprocess.run([JSMF] + [str(a) for a in args], capture_output=True, env=e, stdin=stdin, **kw)

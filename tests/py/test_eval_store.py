@@ -9,6 +9,7 @@ import numpy as np
 from eval_reference import jsmf
 
 ROOT = os.environ.get("ROOT", ".")
+os.environ["JSMF_TEST_SMALL_MEM"] = "1"  # fit --mem of a few KiB: C of a tiny store streamed
 PY = os.environ.get("PYTHON", "/usr/bin/python3")
 
 

@@ -145,7 +145,8 @@ def main():
 
     # 2. kill -9 at random moments; trials on fresh stores until enough kills landed
     kills, seen, trials = 0, set(), 0
-    env = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_STORE_TXN_BYTES="16384")
+    env = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_STORE_TXN_BYTES="16384",
+               JSMF_TEST_SMALL_MEM="1")
     while trials < 6 and (kills < 4 or len(seen) < 2):
         trials += 1
         store = os.path.join(tmp, "kill%d.store" % trials)

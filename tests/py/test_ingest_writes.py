@@ -22,7 +22,7 @@ from ingest_corpus import JSMF, export_bytes, make_corpus, write_text  # noqa: E
 
 def ingest(*args, env=None):
     """Run jsmf ingest; its bytes written (block outputs x 512) and stderr."""
-    e = dict(os.environ, JSMF_STORE_NOSYNC="1")
+    e = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_TEST_SMALL_MEM="1")  # --mem 1M: windows
     e.update(env or {})
     p = subprocess.Popen([JSMF, "ingest"] + [str(a) for a in args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, env=e)

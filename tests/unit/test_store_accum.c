@@ -95,7 +95,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
         return JSMF_EEXIST;
     }
     jsmf_ingest_opts o = {.mem = mem, .threads = threads, .accumulator = test_mode,
-                          .checkpoint_secs = test_every};
+                          .checkpoint_secs = test_every, .mem_below_need = 1 /* windows */};
     jsmf_ingest *g;
     if ((rc = jsmf_ingest_begin(s, &o, &g))) {
         jsmf_store_close(s);

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "../../src/ingest/accum.h"
-#include "../../src/store/store_int.h"
+#include "../../src/store/codec.h"
 
 #define N_WORDS 4000000000u
 #define ROW 5000

@@ -1,0 +1,143 @@
+/* fit_summary.c — summary.json of a fitted model (formats/model.md): the options of the run, the
+ * input it read and, at the top level, the report's metrics, timings and rectification trace. */
+#include <stdlib.h>
+
+#include "jsmf_fit.h"
+#include "jsmf_store.h"
+
+static const char *anchor_space_name(int v)
+{
+    return v == JSMF_ANCHOR_SPACE_EXACT ? "exact" : v == JSMF_ANCHOR_SPACE_FACTOR ? "factor"
+                                                                                  : "auto";
+}
+
+static void put_parameters(jsmf_json *j, const jsmf_fit_opts *o, const char *input)
+{
+    jsmf_json_begin_object(j, "parameters");
+    jsmf_json_string(j, "input", input);
+    jsmf_json_string(j, "rectify", jsmf_fit_rectify_name(o->rectify));
+    jsmf_json_uint(j, "rectify_iters", jsmf_fit_rectify_iters(o));
+    jsmf_json_string(j, "anchors", jsmf_fit_anchors_name(o->anchors));
+    jsmf_json_string(j, "anchor_space", anchor_space_name(o->anchor_space));
+    jsmf_json_string(j, "recover", jsmf_fit_recover_name(o->recover));
+    jsmf_json_number(j, "admm_lambda", o->admm_lambda);
+    jsmf_json_number(j, "admm_gamma", o->admm_gamma);
+    jsmf_json_number(j, "snls_tol", o->snls_tol);
+    jsmf_json_uint(j, "snls_maxit", o->snls_maxit);
+    jsmf_json_number(j, "eig_tol", o->eig_tol);
+    if (o->min_anchor_df == JSMF_FIT_DF_AUTO)
+        jsmf_json_string(j, "min_anchor_df", "auto");
+    else
+        jsmf_json_uint(j, "min_anchor_df", o->min_anchor_df);
+    jsmf_json_begin_array(j, "levels");
+    jsmf_json_uint(j, NULL, o->k);
+    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++)
+        jsmf_json_uint(j, NULL, o->levels[l]);
+    jsmf_json_end_array(j);
+    jsmf_json_string(j, "mode", jsmf_fit_mode_name(o->mode));
+    jsmf_json_uint(j, "seed", o->seed);
+    jsmf_json_int(j, "threads", o->threads);
+    jsmf_json_end_object(j);
+}
+
+static void put_metrics(jsmf_json *j, const jsmf_fit_report *r)
+{
+    jsmf_json_begin_object(j, "metrics");
+    jsmf_json_number(j, "recovery", r->metrics.recovery);
+    jsmf_json_number(j, "approximation", r->metrics.approximation);
+    jsmf_json_number(j, "recovery_rectified", r->recovery_rect);
+    jsmf_json_number(j, "approximation_rectified", r->approximation_rect);
+    jsmf_json_number(j, "dominancy", r->metrics.dominancy);
+    jsmf_json_number(j, "specificity", r->metrics.specificity);
+    jsmf_json_number(j, "dissimilarity", r->metrics.dissimilarity);
+    jsmf_json_number(j, "sparsity", r->metrics.sparsity);
+    jsmf_json_number(j, "entropy", r->metrics.entropy);
+    jsmf_json_end_object(j);
+}
+
+static void put_timings(jsmf_json *j, const jsmf_fit_report *r)
+{
+    jsmf_json_begin_object(j, "timings");
+    jsmf_json_number(j, "load", r->t_load);
+    if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
+        jsmf_json_number(j, "read_c_gb_per_s",
+                         (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
+    jsmf_json_number(j, "rectify", r->t_rectify);
+    jsmf_json_number(j, "anchors", r->t_anchors);
+    jsmf_json_number(j, "recover", r->t_recover_b);
+    jsmf_json_number(j, "recover_a", r->t_recover_a);
+    jsmf_json_number(j, "metrics", r->t_metrics);
+    jsmf_json_number(j, "total", r->t_total);
+    jsmf_json_end_object(j);
+}
+
+static void put_trace(jsmf_json *j, const jsmf_fit_report *r)
+{
+    jsmf_json_begin_array(j, "rectify_trace");
+    for (uint32_t t = 0; t < r->n_trace; t++) {
+        const jsmf_fit_trace *tr = &r->trace[t];
+        jsmf_json_begin_object(j, NULL);
+        jsmf_json_number(j, "delta", tr->delta);
+        jsmf_json_number(j, "shift", tr->shift);
+        jsmf_json_number(j, "neg_frac", tr->neg_frac);
+        jsmf_json_number(j, "neg_mass", tr->neg_mass);
+        jsmf_json_number(j, "lambda_min", tr->lambda_min);
+        jsmf_json_uint(j, "eig_passes", tr->eig_iters);
+        jsmf_json_end_object(j);
+    }
+    jsmf_json_end_array(j);
+}
+
+/* What the run did at the top level: everything the report holds. */
+static void put_report(jsmf_json *j, const jsmf_fit_report *r)
+{
+    jsmf_json_string(j, "mode_run", jsmf_fit_mode_name(r->mode));
+    put_metrics(j, r);
+    put_timings(j, r);
+    put_trace(j, r);
+    jsmf_json_uint(j, "passes", r->passes);
+    jsmf_json_uint(j, "snls_iters", r->snls_iters);
+    jsmf_json_uint(j, "snls_unconverged", r->snls_unconverged);
+    jsmf_json_number(j, "a_raw_sum", r->a_raw_sum);
+    jsmf_json_number(j, "alpha0", r->alpha0);
+    jsmf_json_uint(j, "anchor_df", r->anchor_df);
+    jsmf_json_uint(j, "anchor_candidates", r->anchor_candidates);
+    if (r->rectify == JSMF_RECTIFY_COMPRESSED) {
+        jsmf_json_bool(j, "converged", r->converged);
+        jsmf_json_uint(j, "compress_rows", r->compress_rows);
+    }
+    jsmf_json_number(j, "final_neg_frac", r->final_neg_frac);
+    jsmf_json_number(j, "final_neg_mass", r->final_neg_mass);
+}
+
+static char *level_summary(const jsmf_model *m, uint32_t level, const jsmf_fit_opts *o,
+                           const jsmf_fit_report *r, const char *input,
+                           const jsmf_source_input *in)
+{
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
+        return NULL;
+    jsmf_json *j = &b.j;
+    jsmf_model_summary_header(j, m, "anchor");
+    jsmf_json_string(j, "jsmf_version", jsmf_version());
+    jsmf_json_uint(j, "level", level);
+    put_parameters(j, o, input);
+    if (level == 0) {
+        if (in)
+            jsmf_source_summary(j, input, in);
+        put_report(j, r);
+    }
+    return jsmf_model_summary_end(&b);
+}
+
+int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
+                       const char *input, const jsmf_source_input *in)
+{
+    uint32_t level = 0;
+    for (jsmf_model *s = m; s; s = s->sub) {
+        free(s->summary_json);
+        if (!(s->summary_json = level_summary(s, level++, o, r, input, in)))
+            return jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
+    }
+    return JSMF_OK;
+}

@@ -1,0 +1,169 @@
+/* env.c — the store's LMDB environment as every part of the store uses it: errors that name the
+ * store, meta values, read transactions that adopt a grown map, growing the map, and keeping
+ * the pages of the map a process reads out of its resident set. */
+#include "env.h"
+
+#include "codec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+int store_lmdb_error(jsmf_store *s, int rc, const char *what)
+{
+    if (rc == MDB_MAP_FULL)
+        s->map_full = 1;
+    if (rc == ENOSPC)
+        return jsmf_error(JSMF_ENOSPC, "%s: %s: no space left on device; the store is at its "
+                          "last checkpoint", s->path, what);
+    if (rc == EACCES || rc == EROFS)
+        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+    if (rc > 0)
+        return jsmf_error(JSMF_EIO, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+    return jsmf_error(JSMF_ESTORE, "%s: %s: %s", s->path, what, mdb_strerror(rc));
+}
+
+int store_read_begin(jsmf_store *s, MDB_txn **t)
+{
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
+    if (rc == MDB_MAP_RESIZED) {
+        /* a writer grew the map: adopt its size and retry */
+        s->map_seen_size = 0; /* LMDB maps anew */
+        if ((rc = mdb_env_set_mapsize(s->env, 0)) == 0)
+            rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, t);
+    }
+    return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
+}
+
+/* Find where data.mdb is mapped. LMDB does not say where its map is, so read /proc/self/maps
+ * (Linux); the answer holds until the map size changes, which is when LMDB maps anew. */
+static void find_map(jsmf_store *s, uint64_t mapsize)
+{
+    char want[4096], real[PATH_MAX], line[4352];
+    s->map_parts = 0, s->map_seen_size = mapsize;
+    snprintf(want, sizeof want, "%s/data.mdb", s->path);
+    if (!realpath(want, real))
+        return;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    size_t rl = strlen(real);
+    while (fgets(line, sizeof line, f) && s->map_parts < 4) {
+        size_t ll = strlen(line);
+        if (ll > 0 && line[ll - 1] == '\n')
+            line[--ll] = 0;
+        if (ll < rl || strcmp(line + ll - rl, real))
+            continue;
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            s->map_lo[s->map_parts] = lo, s->map_hi[s->map_parts++] = hi;
+    }
+    fclose(f);
+}
+
+void store_drop_mapped(jsmf_store *s)
+{
+    /* Clean file pages of the map, read while merging rows, stay in the page cache; dropping
+     * them from this process keeps its resident size to what it allocates. */
+    MDB_envinfo info;
+    s->mapped_bytes = 0;
+    if (mdb_env_info(s->env, &info))
+        return;
+    if (s->map_seen_size != info.me_mapsize)
+        find_map(s, info.me_mapsize);
+    for (int i = 0; i < s->map_parts; i++)
+        madvise((void *)s->map_lo[i], s->map_hi[i] - s->map_lo[i], MADV_DONTNEED);
+}
+
+void store_mapped_read(jsmf_store *s, uint64_t bytes)
+{
+    /* on a fault the kernel maps up to 16 pages around the one read (fault-around), pages of
+     * other runs stored nearby among them: measured, the map's resident pages stay within
+     * MAP_FAULT_AROUND times the bytes read. Dropping pages costs more than reading them back
+     * (the next touch refaults them and, on recent kernels, rebuilds their page tables), so
+     * this budget is a compromise, counted in jsmf_store_write_memory. */
+    s->mapped_bytes += bytes;
+    if (s->mapped_bytes > s->txn_bytes / MAP_FAULT_AROUND)
+        store_drop_mapped(s);
+}
+
+int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out)
+{
+    MDB_val k = store_key(key), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        *out = 0;
+        return JSMF_OK;
+    }
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    if (v.mv_size != 8)
+        return jsmf_error(JSMF_ESTORE, "%s: meta '%s' has %zu bytes, expected 8", s->path, key,
+                          v.mv_size);
+    *out = get_u64(v.mv_data);
+    return JSMF_OK;
+}
+
+int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t x)
+{
+    MDB_val k = store_key(key), v = {8, &x};
+    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    return rc ? store_lmdb_error(s, rc, "writing meta") : JSMF_OK;
+}
+
+int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out)
+{
+    MDB_val k = store_key("nnz_exact"), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    *out = 1;
+    if (rc == MDB_NOTFOUND)
+        return JSMF_OK;
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    return store_meta_get_u64(s, t, "nnz_exact", out);
+}
+
+int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
+{
+    uint64_t v;
+    int rc = store_meta_get_u64(s, t, key, &v);
+    return rc ? rc : store_meta_put_u64(s, t, key, v + add);
+}
+
+void store_discard(const char *path, int dir)
+{
+    static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock"};
+    char buf[4096];
+    for (int i = 0; i < 3; i++) {
+        snprintf(buf, sizeof buf, "%s/%s", path, files[i]);
+        unlink(buf);
+    }
+    if (dir)
+        rmdir(path);
+}
+
+/* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
+static int disk_full(jsmf_store *s)
+{
+    struct statvfs v;
+    return statvfs(s->path, &v) == 0 && (uint64_t)v.f_bavail * v.f_frsize < (1u << 20);
+}
+
+int store_commit_error(jsmf_store *s, int rc)
+{
+    return store_lmdb_error(s, disk_full(s) ? ENOSPC : rc, "commit");
+}
+
+int store_grow_map(jsmf_store *s)
+{
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    s->mapsize = (info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize) * 2;
+    s->map_seen_size = 0; /* LMDB maps anew */
+    int rc = mdb_env_set_mapsize(s->env, s->mapsize);
+    return rc ? store_lmdb_error(s, rc, "cannot grow the map") : JSMF_OK;
+}

@@ -1,0 +1,76 @@
+/* env.h — the store's handle over its LMDB environment, and what every other part of the store
+ * builds on: errors naming the store, meta values, read transactions, map growth and the pages
+ * of the map a process keeps. The bottom layer: it calls no other store file but codec. */
+#ifndef JSMF_STORE_ENV_H
+#define JSMF_STORE_ENV_H
+
+#include <lmdb.h>
+#include <string.h>
+
+#include "jsmf_store.h"
+
+struct jsmf_store {
+    char *path;
+    MDB_env *env;
+    MDB_dbi meta, vocab, wordstats, C, inputs;
+    int writable;
+    int lockfd;
+    int has_vocab;
+    uint32_t n_words;
+    uint32_t version;
+    jsmf_store_params params;
+    uint64_t mapsize;
+    int map_full;            /* set when an LMDB call inside a write txn hit MDB_MAP_FULL */
+    uint64_t txn_bytes;      /* a staged run is written in transactions of at most this size */
+    uint64_t staged;         /* bytes of runs this handle has staged (they set the size) */
+    unsigned char *stage_buf[2]; /* run writers' two staging buffers, kept between runs: */
+    size_t stage_buf_cap[2];     /* fresh memory is a page fault per page */
+    uint64_t mapped_bytes;   /* read from the map since its pages were last dropped */
+    uintptr_t map_lo[4], map_hi[4]; /* where data.mdb is mapped (store_drop_mapped) */
+    int map_parts;
+    uint64_t map_seen_size;  /* the map size when map_lo/map_hi were found; 0: not yet */
+    int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
+    MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
+    struct row_reader *src_rd; /* its row reader */
+    double *src_vals;        /* a row of the source as doubles */
+    /* test hooks (formats/store.md, "Failure injection") */
+    long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
+    long commits, stages;
+};
+
+/* A meta key as LMDB takes it. */
+static inline MDB_val store_key(const char *k)
+{
+    return (MDB_val){strlen(k), (void *)k};
+}
+
+/* Map an LMDB return code to a JSMF error with a message naming the store. */
+int store_lmdb_error(jsmf_store *s, int rc, const char *what);
+/* The error of a failed mdb_txn_commit: JSMF_ENOSPC when the disk is full (LMDB says EIO). */
+int store_commit_error(jsmf_store *s, int rc);
+
+/* Meta helpers inside a transaction. */
+int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out);
+int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t v);
+int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add);
+/* meta nnz_exact: 1 (or absent) when meta nnz counts the entries of C, 0 when it is an upper
+ * bound (checkpoints that did not recount). */
+int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out);
+
+/* Begin a read transaction, adopting a map grown by a writer. */
+int store_read_begin(jsmf_store *s, MDB_txn **t);
+/* Double the map (no transaction of this process may be open). */
+int store_grow_map(jsmf_store *s);
+
+/* Drop the pages of the read-only map from the resident set (they stay in the page cache). */
+void store_drop_mapped(jsmf_store *s);
+/* Note bytes just read from the map; drops the map's pages when they may hold a write budget
+ * (with the pages the kernel maps around the ones read, about MAP_FAULT_AROUND times more). */
+#define MAP_FAULT_AROUND 4
+void store_mapped_read(jsmf_store *s, uint64_t bytes);
+
+/* Remove the files of a store this process created and could not complete, and its directory
+ * too when `dir` (rmdir: only when nothing else is in it). */
+void store_discard(const char *path, int dir);
+
+#endif

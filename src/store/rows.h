@@ -1,0 +1,46 @@
+/* rows.h — reading the rows of C, summed over the legacy C database and the live runs: row
+ * streams, the reader that sums them, and counting C's entries. */
+#ifndef JSMF_STORE_ROWS_H
+#define JSMF_STORE_ROWS_H
+
+#include "env.h"
+
+typedef struct row_stream {
+    jsmf_store *s;
+    MDB_cursor *cur;
+    MDB_val k, v;     /* the first chunk not yet loaded */
+    int eof, stale;   /* stale: the loaded row was handed out; load the next one first */
+    int cols_only;    /* load columns only (values are left undefined) */
+    uint32_t row, n;  /* the loaded row (n = 0: none) */
+    uint32_t cap;     /* room of cols and vals */
+    uint32_t *cols;
+    jsmf_sum *vals;
+} row_stream;
+
+typedef struct row_reader {
+    row_stream *st;
+    uint32_t k, cap, n_words;
+    int cols_only;    /* set before adding streams: rows come with columns only */
+    uint32_t *cols;   /* a summed row of several streams */
+    jsmf_sum *vals;
+    jsmf_sum *dense;  /* N sums and a bitmap of N bits, for rows in many streams (lazily) */
+    uint64_t *bits;
+} row_reader;
+
+int reader_init(row_reader *r, uint32_t n_words);
+/* Add the legacy C and the live runs of store s as seen by transaction t. */
+int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t);
+int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi);
+/* Move every stream forward to its first row >= row; rewind: back to the first row. */
+int reader_seek(row_reader *r, uint32_t row);
+int reader_rewind(row_reader *r);
+/* The next row in row order, summed over the streams: 1 and the row, 0 at the end, or an
+ * error. The arrays stay valid until the next call. */
+int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_sum **vals,
+                uint32_t *n);
+void reader_free(row_reader *r);
+
+/* Entries of C over all live runs (and run `extra` if not 0), in transaction t. */
+int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out);
+
+#endif
