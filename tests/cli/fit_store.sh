@@ -2,13 +2,9 @@
 # fit_store.sh — jsmf fit reads a store and the .npy that 'jsmf export' writes of it, with the
 # same result (B, A, anchors byte for byte); summary.json carries the store fingerprint and the
 # AP trace; levels are written; usage errors exit 2, an existing MODEL is kept without --force.
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-fit-store-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
 [ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }

@@ -7,19 +7,8 @@
 # remains (`vocab` keeping no word, an ingest adding no document) the command fails (exit 1),
 # writes nothing, leaves an existing store byte for byte as it was and removes a store it had
 # just created. A store holding only its vocabulary (first ingest killed) is refused by fit.
-set -u
-J=${JSMF:-build/jsmf}
-PYTHON=${PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-input-warnings-XXXXXX)
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-    want=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got (want $want): $* :: $(cat "$T/err")"
-    [ -z "$pat" ] || grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $* :: $(cat "$T/err")"
-}
 nowarn() { ! grep -q "warning: " "$T/err" || fail "unexpected warning: $*: $(cat "$T/err")"; }
 
 printf 'alpha\nbeta\ngamma\ndelta\nepsilon\n' >"$T/v.txt"

@@ -3,14 +3,10 @@
 # error naming the minimum (exit 2, nothing created); at the minimum ingest keeps its peak RSS
 # (/usr/bin/time -f %M) within it; an ingest whose vocabulary needs more is refused up front
 # (exit 1, naming the need, no store left behind).
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-mem-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export JSMF_STORE_NOSYNC=1
 unset JSMF_TEST_SMALL_MEM
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
 [ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }

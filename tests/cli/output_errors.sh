@@ -5,19 +5,8 @@
 # it was; a device reached through a symlink is never removed or replaced; a device or a pipe
 # gets no FILE.vocab.txt beside it. A small tmpfs (when mount is permitted) checks a full disk
 # under a model directory and an existing vocabulary file.
-set -u
-J=${JSMF:-build/jsmf}
-PYTHON=${PYTHON:-/usr/bin/python3}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-output-errors-XXXXXX)
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-    want=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got (want $want): $* :: $(cat "$T/err")"
-    [ -z "$pat" ] || grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $* :: $(cat "$T/err")"
-}
 
 # a small corpus, its vocabulary and store, and a model of 3 topics
 i=0

@@ -2,14 +2,10 @@
 # source_inputs.sh — fit, eval and fdm read a store and what 'jsmf export' writes of it (the
 # default MatrixMarket .mtx, and .npy) alike, recognised by content (jsmf_source_open): B within
 # 1e-12, the same eval metrics; bad matrix files are named with their line, exit 1.
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 PY=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d /tmp/jsmf-source-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
 [ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }

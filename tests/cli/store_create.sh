@@ -2,13 +2,9 @@
 # store_create.sh — ingest makes a new store only once its vocabulary is known: a counting pass
 # that fails (a missing input) leaves no store directory; an existing store is compared with
 # --vocab through the library's one comparison (both sides named).
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-store-create-XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$J" ingest "$T/s" "$T/missing.txt" -q 2>"$T/err"; rc=$?
 [ $rc -eq 1 ] || fail "missing input: exit $rc"

@@ -4,19 +4,8 @@
 # (exports compared byte for byte). Also: appending, refusing a complete input and --force,
 # usage errors, map growth from a tiny map, two writers, a newer format version, an unwritable
 # directory and a full disk (a 2 MiB tmpfs when mount works, else the test hook).
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-store-errors-XXXXXX)
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-# expect EXIT PATTERN CMD...: run CMD, check its exit status and that stderr matches PATTERN
-expect() {
-    want=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got (want $want): $* :: $(cat "$T/err")"
-    [ -z "$pat" ] || grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $* :: $(cat "$T/err")"
-}
 snap() { "$J" export "$1" -o "$T/snap.mm" -q && cat "$T/snap.mm"; "$J" info "$1" --json | grep -v '"bytes"' | sed 's/"bytes": [0-9]*,//'; }
 
 # a small corpus: 60 documents over 40 words

@@ -1,12 +1,8 @@
 #!/bin/sh
 # store_merge.sh — merge(A, B) equals ingest(A then B) exactly: the same export bytes, counters
 # and store fingerprint; three-way merges; mismatching vocabularies and an existing OUT refused.
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-store-merge-XXXXXX)
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 counters() { "$J" info "$1" --json | tr ',' '\n' | grep -E '"(docs|docs_dropped|tokens|tokens_dropped|oov_tokens|nnz|fingerprint)"' | head -7; }
 
 awk 'BEGIN { for (i = 0; i < 300; i++) printf "t%dz\n", i }' | tr 0-9 a-j >"$T/vocab.txt"

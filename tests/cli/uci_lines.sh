@@ -2,18 +2,8 @@
 # uci_lines.sh — UCI errors name the line of the file (header and blank lines counted), the same
 # in `vocab` and `ingest` and for the zstd-compressed file, and an out-of-order docID names the
 # docID and line it follows; a failed first ingest leaves no store behind.
-set -u
-J=${JSMF:-build/jsmf}
+. "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-uci-lines-XXXXXX)
-export JSMF_STORE_NOSYNC=1
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-expect() {
-    want=$1 pat=$2; shift 2
-    "$@" >"$T/out" 2>"$T/err"; got=$?
-    [ "$got" -eq "$want" ] || fail "exit $got (want $want): $* :: $(cat "$T/err")"
-    [ -z "$pat" ] || grep -q -- "$pat" "$T/err" || fail "stderr lacks '$pat': $* :: $(cat "$T/err")"
-}
 printf 'alpha\nbeta\ngamma\ndelta\n' >"$T/vocab.u.txt"
 # check NAME CONTENT PATTERN: vocab and ingest, plain and zstd, all give PATTERN
 check() {
