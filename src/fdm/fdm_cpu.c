@@ -10,7 +10,8 @@
  *    so no pass normalises it.
  *  - The batch is cut into fixed blocks of pairs, each gathered, multiplied and reduced by one
  *    thread, and the partial sums of fixed row blocks are added in block order: the results do
- *    not depend on the thread count, and a run resumed from the state equals the uninterrupted
+ *    not depend on the thread count (except dL/dalpha for K above ~250: one GEMM over the batch,
+ *    in OpenBLAS's threads and order), and a run resumed from the state equals the uninterrupted
  *    one. Each parallel loop uses only as many threads as its work pays for, so small models do
  *    not lose to thread start-up (16 threads at K = 6 ran at half the speed of 2). */
 #include <cblas.h>
@@ -41,8 +42,8 @@ typedef struct fdm_cpu {
     double *alpha;   /* K x K */
     double *Ga;      /* K x K: dL/dalpha */
     double *ga;      /* K x K: dL/d(alpha logits) */
-    double *XY;      /* per pair block: its X rows (mu of u) then its Y rows (mu of v) */
-    double *PQ;      /* the same rows times alpha */
+    double *XY;      /* X (mu rows of the u's, cnt x K) then Y (of the v's) */
+    double *PQ;      /* P = X alpha, then Q = Y alpha */
     double *wgt;     /* bmax: -1 / (B M_i) */
     double *bloss;   /* pair blocks: partial loss */
     double *bga;     /* pair blocks x K x K: partial dL/dalpha (small K only) */
@@ -201,14 +202,14 @@ static void cpu_params(fdm_cpu *c, const double *w, const double *a)
 
 /* ---- the batch: loss, dL/dalpha and the rows of dL/dmu ---- */
 
-/* Pairs [i0, i1) of block b: gather mu rows, [P; Q] = [X; Y] alpha, M_i = P_i . Y_i.
+/* Pairs [i0, i1) of a batch of cnt: gather mu rows, P = X alpha, Q = Y alpha, M_i = P_i . Y_i.
  * Returns the block's loss, or NAN when a pair has probability 0 (diverged). */
-static double block_forward(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t i0,
-                            uint32_t i1)
+static double block_forward(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t cnt,
+                            uint32_t i0, uint32_t i1)
 {
     uint32_t k = c->k, nb = i1 - i0;
-    double *X = c->XY + 2 * (size_t)i0 * k, *Y = X + (size_t)nb * k;
-    double *P = c->PQ + 2 * (size_t)i0 * k; /* then Q = Y alpha, nb rows further */
+    double *X = c->XY + (size_t)i0 * k, *Y = c->XY + ((size_t)cnt + i0) * k;
+    double *P = c->PQ + (size_t)i0 * k, *Q = c->PQ + ((size_t)cnt + i0) * k;
     for (uint32_t i = 0; i < nb; i++) {
         const double *eu = c->e + (size_t)u[i0 + i] * k, *ev = c->e + (size_t)v[i0 + i] * k;
         double *x = X + (size_t)i * k, *y = Y + (size_t)i * k;
@@ -216,8 +217,10 @@ static double block_forward(fdm_cpu *c, const uint32_t *u, const uint32_t *v, ui
             x[t] = eu[t] * c->inv[t], y[t] = ev[t] * c->inv[t];
     }
     /* alpha is symmetric, so Q = Y alpha is also Y alpha^T, the factor of dL/dX */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(2 * nb), (int)k, (int)k, 1.0,
-                X, (int)k, c->alpha, (int)k, 0.0, P, (int)k);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, (int)k, (int)k, 1.0, X,
+                (int)k, c->alpha, (int)k, 0.0, P, (int)k);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, (int)k, (int)k, 1.0, Y,
+                (int)k, c->alpha, (int)k, 0.0, Q, (int)k);
     double loss = 0;
     for (uint32_t i = 0; i < nb; i++) {
         double m = cblas_ddot((int)k, P + (size_t)i * k, 1, Y + (size_t)i * k, 1);
@@ -238,7 +241,7 @@ static int batch_forward(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint3
     num_threads(threads_for((uint64_t)cnt * c->k * (c->k + 4), nblk))
     for (uint32_t b = 0; b < nblk; b++) {
         uint32_t i0 = b * PAIR_BLOCK, i1 = i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt;
-        c->bloss[b] = block_forward(c, u, v, i0, i1);
+        c->bloss[b] = block_forward(c, u, v, cnt, i0, i1);
     }
     double sum = 0;
     for (uint32_t b = 0; b < nblk; b++)
@@ -256,37 +259,31 @@ static void alpha_grad(fdm_cpu *c, uint32_t cnt)
 {
     uint32_t k = c->k, nblk = div_up(cnt, PAIR_BLOCK);
     size_t kk = (size_t)k * k;
+    double *X = c->XY, *Y = c->XY + (size_t)cnt * k;
     int partials = c->bga != NULL;
 #pragma omp parallel for schedule(static) \
     num_threads(threads_for((uint64_t)cnt * k * (partials ? k : 1), nblk))
     for (uint32_t b = 0; b < nblk; b++) {
         uint32_t i0 = b * PAIR_BLOCK, i1 = i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt;
-        uint32_t nb = i1 - i0;
-        double *X = c->XY + 2 * (size_t)i0 * k, *Y = X + (size_t)nb * k;
-        for (uint32_t i = 0; i < nb; i++) {
-            c->wgt[i0 + i] = -1.0 / ((double)cnt * c->wgt[i0 + i]);
+        for (uint32_t i = i0; i < i1; i++) {
+            c->wgt[i] = -1.0 / ((double)cnt * c->wgt[i]);
             for (uint32_t t = 0; t < k; t++)
-                X[(size_t)i * k + t] *= c->wgt[i0 + i];
+                X[(size_t)i * k + t] *= c->wgt[i];
         }
         if (partials)
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)k, (int)nb, 1.0, X,
-                        (int)k, Y, (int)k, 0.0, c->bga + b * kk, (int)k);
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)k, (int)(i1 - i0),
+                        1.0, X + (size_t)i0 * k, (int)k, Y + (size_t)i0 * k, (int)k, 0.0,
+                        c->bga + b * kk, (int)k);
     }
-    if (partials) {
-        memset(c->Ga, 0, kk * sizeof(double));
-        for (uint32_t b = 0; b < nblk; b++)
-            for (size_t x = 0; x < kk; x++)
-                c->Ga[x] += c->bga[b * kk + x];
+    if (!partials) {
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)k, (int)cnt, 1.0, X,
+                    (int)k, Y, (int)k, 0.0, c->Ga, (int)k);
         return;
     }
-    /* Blocks interleave X and Y; the GEMM over the batch takes them block by block. */
     memset(c->Ga, 0, kk * sizeof(double));
-    for (uint32_t b = 0; b < nblk; b++) {
-        uint32_t i0 = b * PAIR_BLOCK, nb = (i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt) - i0;
-        double *X = c->XY + 2 * (size_t)i0 * k, *Y = X + (size_t)nb * k;
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k, (int)k, (int)nb, 1.0, X,
-                    (int)k, Y, (int)k, 1.0, c->Ga, (int)k);
-    }
+    for (uint32_t b = 0; b < nblk; b++)
+        for (size_t x = 0; x < kk; x++)
+            c->Ga[x] += c->bga[b * kk + x];
 }
 
 /* A row of Gs for each distinct word of the batch, in order of first appearance. */
@@ -314,9 +311,7 @@ static void mu_grad(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t c
     for (uint32_t ch = 0; ch < nchunks; ch++) {
         uint32_t t0 = ch * chunk, t1 = t0 + chunk < k ? t0 + chunk : k;
         for (uint32_t i = 0; i < cnt; i++) {
-            uint32_t b = i / PAIR_BLOCK, i0 = b * PAIR_BLOCK, r = i - i0;
-            uint32_t nb = (i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt) - i0;
-            const double *p = c->PQ + 2 * (size_t)i0 * k + (size_t)r * k, *q = p + (size_t)nb * k;
+            const double *p = c->PQ + (size_t)i * k, *q = c->PQ + ((size_t)cnt + i) * k;
             double wi = c->wgt[i];
             double *gu = c->Gs + (size_t)c->slot[u[i]] * k, *gv = c->Gs + (size_t)c->slot[v[i]] * k;
             for (uint32_t t = t0; t < t1; t++)
