@@ -451,6 +451,13 @@ int cmd_fdm(int argc, char **argv)
     struct stat sb;
     if (!o.force && stat(o.output, &sb) == 0)
         return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", o.output));
+    /* From here on, not just in training: a signal during the warm-start fit stops the run at
+     * its first step, with a checkpoint, instead of killing it with nothing saved. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 
     jsmf_source_input in;
     jsmf_model *init = NULL;
@@ -486,15 +493,8 @@ int cmd_fdm(int argc, char **argv)
     progress_ctx pc = {-1};
     o.p.progress = on_progress;
     o.p.progress_arg = &pc;
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
     jsmf_fdm_params_resolve(&o.p); /* summary.json records what the start chose */
     rc = jsmf_fdm_train(&in.src, &o.p, &r);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     cli_progress_done();
     if (rc)
         goto out;
