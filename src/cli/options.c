@@ -105,6 +105,21 @@ static const cli_option *find_option(const cli_option *table, const char *arg, c
     return NULL;
 }
 
+/* "a|b|c" as "a, b or c". */
+static const char *choice_list(const char *choices, char *buf, size_t size)
+{
+    size_t n = 0;
+    const char *last = strrchr(choices, '|');
+    for (const char *p = choices; *p && n + 5 < size; p++) {
+        if (*p != '|')
+            buf[n++] = *p;
+        else
+            n += (size_t)snprintf(buf + n, size - n, p == last ? " or " : ", ");
+    }
+    buf[n < size ? n : size - 1] = 0;
+    return buf;
+}
+
 /* The index of V in "a|b|c", or -1. */
 static int choice_index(const char *choices, const char *v)
 {
@@ -123,6 +138,7 @@ static int store_value(const cli_option *o, const char *v)
 {
     int rc = 0;
     uint64_t u;
+    char list[128];
     switch (o->kind) {
     case CLI_FLAG:
         *(int *)o->field = 1;
@@ -138,7 +154,8 @@ static int store_value(const cli_option *o, const char *v)
         return o->call(o, v);
     case CLI_CHOICE:
         if ((rc = choice_index(o->choices, v)) < 0)
-            return cli_usage_error("%s must be one of %s, not '%s'", o->name, o->choices, v);
+            return cli_usage_error("%s must be %s, not '%s'", o->name,
+                                   choice_list(o->choices, list, sizeof list), v);
         *(int *)o->field = rc;
         return 0;
     case CLI_U32:

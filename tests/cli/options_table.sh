@@ -23,7 +23,7 @@ expect 2 "option --top needs a value" "$J" topics "$T/m" --top
 expect 2 "option --matrix takes no value" "$J" topics "$T/m" --matrix=yes
 expect 2 "--top expects a non-negative integer, got 'x'" "$J" topics "$T/m" --top=x
 expect 2 "--level: 4294967296 is too large" "$J" topics "$T/m" --level 4294967296
-expect 2 "--format must be one of text|tsv|json, not 'xml'" "$J" topics "$T/m" -f xml
+expect 2 "--format must be text, tsv or json, not 'xml'" "$J" topics "$T/m" -f xml
 expect 2 "unknown option '--topx'" "$J" topics "$T/m" --topx 3
 expect 2 "unknown option '-z'" "$J" topics "$T/m" -z
 expect 2 "unexpected argument '--top'" "$J" topics "$T/m" -- --top
