@@ -42,7 +42,8 @@ static int parse_args(int argc, char **argv, eval_args *a)
                  "l1 error against a ground-truth model after optimal (Hungarian) matching "
                  "of topics:\n(1/K) min_tau sum_t |mu_t - nu_tau(t)|_1")},
         {.help = "options:"},
-        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json, "one JSON object on stdout instead of text")},
+        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json,
+                 "one JSON object on stdout instead of text")},
         {CLI_OPT("--format", 0, "F", CLI_CALL, &a->read.format,
                  "corpus format: text, uci, ldac or auto (default auto)"),
          .call = cli_format_option},

@@ -11,7 +11,8 @@
 
 /* The switches every command takes, printed after its own table. */
 static const cli_option common_options[] = {
-    {CLI_OPT("--quiet", 'q', NULL, CLI_FLAG, NULL, "no progress line, no informational messages")},
+    {CLI_OPT("--quiet", 'q', NULL, CLI_FLAG, NULL,
+             "no progress line, no informational messages")},
     {CLI_OPT("--progress", 0, NULL, CLI_FLAG, NULL, "force the progress line on or off"),
      .alias = "--no-progress"},
     {CLI_OPT("--help", 'h', NULL, CLI_FLAG, NULL, "this text")},
@@ -32,8 +33,9 @@ static void print_wrapped(FILE *f, const char *text, int col, int at)
             for (size_t k = 1; k <= room; k++)
                 if (p[k] == ' ' && p[k + 1] != '-')
                     cut = k;
-            if (!cut) /* one word longer than the room */
-                cut = len;
+            if (!cut) /* a word longer than the room: break after it */
+                for (cut = room; cut < len && p[cut] != ' ';)
+                    cut++;
         }
         fprintf(f, "%*s%.*s\n", at < col ? col - at : 0, "", (int)cut, p);
         at = 0;
@@ -189,7 +191,8 @@ static int take_list(const cli_option *o, int argc, char **argv, int *i, const c
     while (*i + 1 < argc && (argv[*i + 1][0] != '-' || !argv[*i + 1][1]))
         l->items[l->n++] = argv[++*i];
     if (!l->n)
-        return cli_usage_error("%s needs at least one %s", o->name, o->value);
+        return cli_usage_error("%s needs at least one %.*s", o->name,
+                               (int)strcspn(o->value, "."), o->value);
     return 0;
 }
 
