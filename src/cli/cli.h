@@ -32,7 +32,8 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
+/* The helpers of a hand-written parser (cmd_fdm.c; every other command has an option table,
+ * below). Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
 int cli_common_option(const char *arg);
 
 /* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
