@@ -32,7 +32,8 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
+/* The helpers of a hand-written parser (cmd_fdm.c; every other command has an option table,
+ * below). Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
 int cli_common_option(const char *arg);
 
 /* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
@@ -45,6 +46,61 @@ int cli_parse_mem(const char *s, uint64_t *out);
 /* 1 when the environment sets JSMF_TEST_SMALL_MEM (tests: budgets below JSMF_MEM_MIN, for
  * small checkpoint windows on small inputs; they are not kept to). */
 int cli_mem_below_min(void);
+
+/* The option table of a command: one entry per option, read by cli_parse and printed by
+ * cli_help. An entry without a name but with help text is a heading in --help; {0} ends it. */
+typedef enum cli_kind {
+    CLI_FLAG,   /* int, set to 1 */
+    CLI_U32,    /* uint32_t, at least .min */
+    CLI_U64,    /* uint64_t, at least .min */
+    CLI_DOUBLE, /* double, finite */
+    CLI_MEM,    /* uint64_t bytes: cli_parse_mem */
+    CLI_STRING, /* const char *, the argument itself */
+    CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" */
+    CLI_LIST,   /* cli_list: the value and every following argument that is not an option */
+    CLI_CALL    /* .call(option, value) parses it (value NULL when the option takes none) */
+} cli_kind;
+
+typedef struct cli_list {
+    const char **items; /* calloc'ed by cli_parse, freed by the command */
+    uint32_t n;
+} cli_list;
+
+typedef struct cli_option cli_option;
+struct cli_option {
+    const char *name;  /* "--top" */
+    char short_name;   /* 'n' for -n, or 0 */
+    const char *value; /* the value's name in --help ("N"); NULL: the option takes no value */
+    cli_kind kind;
+    void *field;       /* where the value goes */
+    const char *help;  /* wrapped to 80 columns by cli_help; '\n' forces a break */
+    const char *alias; /* another long name accepted (not printed, but "--no-x" is) */
+    const char *choices; /* CLI_CHOICE: "text|tsv|json" */
+    uint64_t min;        /* CLI_U32, CLI_U64: the smallest value allowed */
+    int (*call)(const cli_option *o, const char *value); /* CLI_CALL: 0 or EXIT_USAGE */
+};
+
+/* An entry's common fields, by name (so that .min, .choices, ... may follow it):
+ * {CLI_OPT("--top", 'n', "N", CLI_U32, &top, "words per topic"), .min = 1}. */
+#define CLI_OPT(long_, short_, value_, kind_, field_, help_)                                  \
+    .name = (long_), .short_name = (short_), .value = (value_), .kind = (kind_),              \
+    .field = (field_), .help = (help_)
+
+typedef struct cli_spec {
+    const char *usage;         /* "usage: ..." and the description, printed before the table */
+    const cli_option *options; /* the command's table, ended by {0} */
+    const char *notes;         /* printed after the table, or NULL */
+} cli_spec;
+
+/* Parse argv[1..argc) by SPEC: options (--name VALUE, --name=VALUE, -x VALUE), the common
+ * switches (--help, --quiet, --progress), "--" (all that follows are arguments) and "-"
+ * (stdin, an argument). The positional arguments are moved to argv[1..*npos], in order.
+ * Returns 0; -1 after printing --help on stdout; EXIT_USAGE after a usage message. */
+int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos);
+/* --help of SPEC: its usage text, its options, the common ones, its notes. */
+void cli_help(const cli_spec *spec, FILE *f);
+/* A CLI_CALL for --format of document inputs: field is a jsmf_format. */
+int cli_format_option(const cli_option *o, const char *value);
 
 /* Value of an option "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. Returns NULL
  * if argv[*i] is not this option; prints a usage error and sets *err when VALUE is missing. */

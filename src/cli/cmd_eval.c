@@ -11,67 +11,15 @@
 #include "jsmf_fit.h"
 #include "jsmf_store.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL]\n"
-          "                 [options]\n"
-          "\n"
-          "Quality metrics of MODEL (Lee, Bindel & Mimno 2015; Lee et al. 2019; Arora et\n"
-          "al. 2013; Fisher et al. 2020; formats/references.md):\n"
-          "  --store STORE    Recovery, Approximation, Dominancy, Specificity,\n"
-          "                   Dissimilarity, Sparsity, Entropy against the co-occurrence\n"
-          "                   C of STORE (same vocabulary as the model), or of a C\n"
-          "                   written by 'jsmf export'\n"
-          "  --corpus INPUT.. Coherence (top words, epsilon) and held-out log-likelihood\n"
-          "                   per token, in one streamed pass over the documents (paths,\n"
-          "                   or - for stdin; every following argument not starting with\n"
-          "                   '-' is an input)\n"
-          "  --truth MODEL    l1 error against a ground-truth model after optimal\n"
-          "                   (Hungarian) matching of topics:\n"
-          "                   (1/K) min_tau sum_t |mu_t - nu_tau(t)|_1\n"
-          "\n"
-          "options:\n"
-          "  --json            one JSON object on stdout instead of text\n"
-          "  --format F        corpus format: text, uci, ldac or auto (default auto)\n"
-          "  --uci-vocab F     vocabulary file of UCI corpus input\n"
-          "  --top N           top words per topic for coherence (default 20)\n"
-          "  --epsilon X       coherence smoothing (default 0.01)\n"
-          "  --iters N         EM iterations per document for held-out theta (default\n"
-          "                    1000)\n"
-          "  --tol X           duality-gap tolerance of that fit (default 1e-5)\n"
-          "  -j, --threads N   OpenMP threads (default: all cores)\n"
-          "  -q, --quiet       no progress on stderr\n"
-          "  --progress, --no-progress   force the progress line on or off\n"
-          "\n"
-          "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's\n"
-          "top words of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in\n"
-          "the corpus. Held-out log-likelihood: each document's in-vocabulary tokens,\n"
-          "ordered by word id, are split alternately; theta is fitted on the even\n"
-          "positions and the odd positions are scored with log sum_k theta_k B_wk\n"
-          "(documents of < 2 tokens skipped).\n",
-          f);
-}
-
 typedef struct {
     const char *model, *store, *truth;
-    const char **corpus;
-    uint32_t ncorpus, top, threads;
+    cli_list corpus; /* --corpus INPUT... */
+    uint32_t top, threads;
     double eps;
     int json;
     jsmf_read_opts read;
     jsmf_infer_opts infer;
 } eval_args;
-
-/* --corpus takes every following argument that is not an option ("-" is stdin). */
-static int take_corpus(int argc, char **argv, int *i, eval_args *a)
-{
-    int first = *i + 1;
-    while (*i + 1 < argc && (argv[*i + 1][0] != '-' || !argv[*i + 1][1]))
-        a->corpus[a->ncorpus++] = argv[++*i];
-    if (*i + 1 == first)
-        return cli_usage_error("--corpus needs at least one INPUT");
-    return 0;
-}
 
 static int parse_args(int argc, char **argv, eval_args *a)
 {
@@ -81,63 +29,63 @@ static int parse_args(int argc, char **argv, eval_args *a)
     a->infer = io;
     a->top = 20;
     a->eps = 0.01;
-    a->corpus = calloc(argc, sizeof *a->corpus);
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int err = 0;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (cli_common_option(argv[i])) {
-        } else if (!strcmp(argv[i], "--json")) {
-            a->json = 1;
-        } else if (!strcmp(argv[i], "--corpus")) {
-            if ((err = take_corpus(argc, argv, &i, a)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--store", NULL, &err))) {
-            a->store = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--truth", NULL, &err))) {
-            a->truth = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err))) {
-            int f = jsmf_format_parse(v);
-            if (f < 0)
-                return cli_usage_error("unknown --format '%s' (text, uci, ldac, auto)", v);
-            a->read.format = (jsmf_format)f;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--uci-vocab", NULL, &err))) {
-            a->read.uci_vocab = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--top", NULL, &err))) {
-            if ((err = cli_parse_u32("--top", v, &a->top)))
-                return err;
-            if (a->top < 2)
-                return cli_usage_error("--top must be at least 2");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--epsilon", NULL, &err))) {
-            if ((err = cli_parse_double("--epsilon", v, &a->eps)))
-                return err;
-            if (!(a->eps > 0))
-                return cli_usage_error("--epsilon must be positive");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--iters", NULL, &err))) {
-            if ((err = cli_parse_u32("--iters", v, &a->infer.max_iters)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--tol", NULL, &err))) {
-            if ((err = cli_parse_double("--tol", v, &a->infer.tol)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
-            if ((err = cli_parse_u32("--threads", v, &a->threads)))
-                return err;
-        } else if (err) {
-            return err;
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!a->model) {
-            a->model = argv[i];
-        } else {
-            return cli_usage_error("unexpected argument '%s' (corpus inputs follow --corpus)",
-                                   argv[i]);
-        }
-    }
-    if (!a->model)
+    const cli_option options[] = {
+        {CLI_OPT("--store", 0, "STORE", CLI_STRING, &a->store,
+                 "Recovery, Approximation, Dominancy, Specificity, Dissimilarity, Sparsity, "
+                 "Entropy against the co-occurrence C of STORE (same vocabulary as the "
+                 "model), or of a C written by 'jsmf export'")},
+        {CLI_OPT("--corpus", 0, "INPUT...", CLI_LIST, &a->corpus,
+                 "Coherence (top words, epsilon) and held-out log-likelihood per token, in "
+                 "one streamed pass over the documents (paths, or - for stdin; every "
+                 "following argument not starting with '-' is an input)")},
+        {CLI_OPT("--truth", 0, "MODEL", CLI_STRING, &a->truth,
+                 "l1 error against a ground-truth model after optimal (Hungarian) matching "
+                 "of topics:\n(1/K) min_tau sum_t |mu_t - nu_tau(t)|_1")},
+        {.help = "options:"},
+        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json,
+                 "one JSON object on stdout instead of text")},
+        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->read.format,
+                 "corpus format: text, uci, ldac or auto (default auto)"),
+         .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, "F", CLI_STRING, &a->read.uci_vocab,
+                 "vocabulary file of UCI corpus input")},
+        {CLI_OPT("--top", 0, "N", CLI_U32, &a->top,
+                 "top words per topic for coherence (default 20)"),
+         .min = 2},
+        {CLI_OPT("--epsilon", 0, "X", CLI_DOUBLE, &a->eps, "coherence smoothing (default 0.01)")},
+        {CLI_OPT("--iters", 0, "N", CLI_U32, &a->infer.max_iters,
+                 "EM iterations per document for held-out theta (default 1000)")},
+        {CLI_OPT("--tol", 0, "X", CLI_DOUBLE, &a->infer.tol,
+                 "duality-gap tolerance of that fit (default 1e-5)")},
+        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
+                 "OpenMP threads (default: all cores)")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL]\n"
+        "                 [options]\n"
+        "\n"
+        "Quality metrics of MODEL (Lee, Bindel & Mimno 2015; Lee et al. 2019; Arora et\n"
+        "al. 2013; Fisher et al. 2020; formats/references.md):\n",
+        options,
+        "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's\n"
+        "top words of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in\n"
+        "the corpus. Held-out log-likelihood: each document's in-vocabulary tokens,\n"
+        "ordered by word id, are split alternately; theta is fitted on the even\n"
+        "positions and the odd positions are scored with log sum_k theta_k B_wk\n"
+        "(documents of < 2 tokens skipped).\n"};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    if (n == 0)
         return cli_usage_error("needs a MODEL");
-    if (!a->store && !a->ncorpus && !a->truth)
+    if (n > 1)
+        return cli_usage_error("unexpected argument '%s' (corpus inputs follow --corpus)",
+                               argv[2]);
+    a->model = argv[1];
+    if (!(a->eps > 0))
+        return cli_usage_error("--epsilon must be positive");
+    if (!a->store && !a->corpus.n && !a->truth)
         return cli_usage_error("nothing to evaluate: give --store, --corpus and/or --truth");
     return 0;
 }
@@ -184,7 +132,7 @@ static int eval_corpus(const eval_args *a, const jsmf_model *m, eval_results *re
     jsmf_docbatch b = {0};
     int rc = jsmf_docmetrics_new(m, a->top, a->eps, &a->infer, &res->dm);
     if (!rc)
-        rc = jsmf_docreader_open(a->corpus, a->ncorpus, &a->read, m->vocab, &r);
+        rc = jsmf_docreader_open(a->corpus.items, a->corpus.n, &a->read, m->vocab, &r);
     int n = 0;
     while (!rc && (n = jsmf_docreader_next(r, &b, 4096)) > 0) {
         rc = jsmf_docmetrics_add(res->dm, &b);
@@ -321,7 +269,7 @@ int cmd_eval(int argc, char **argv)
     eval_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc) {
-        free(a.corpus);
+        free(a.corpus.items);
         return rc < 0 ? cli_finish_stdout() : rc;
     }
     if (a.threads)
@@ -331,7 +279,7 @@ int cmd_eval(int argc, char **argv)
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.store)
         rc = eval_store(&a, m, &res);
-    if (!rc && a.ncorpus)
+    if (!rc && a.corpus.n)
         rc = eval_corpus(&a, m, &res);
     if (!rc && a.truth)
         rc = eval_truth(&a, m, &res);
@@ -342,7 +290,7 @@ int cmd_eval(int argc, char **argv)
             print_text(&a, m, &res);
     }
     jsmf_docmetrics_free(res.dm);
-    free(res.match), free(res.dist), free(a.corpus);
+    free(res.match), free(res.dist), free(a.corpus.items);
     jsmf_model_free(m);
     return rc ? cli_fail(rc) : cli_finish_stdout();
 }

@@ -10,18 +10,6 @@
 
 #define NPY_LIMIT (4ULL << 30) /* dense files above 4 GiB are refused: use mm */
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: jsmf export STORE -o FILE [--format npy|mm] [--quiet]\n\n"
-               "Write C = (1/M) sum_m C_m, normalised so that its entries sum to 1:\n"
-               "  --format mm    MatrixMarket 'coordinate real symmetric': the lower triangle\n"
-               "                 (row >= column), 1-based, any N, streamed (default)\n"
-               "  --format npy   dense N x N float64 .npy (C order); refused above 4 GiB\n"
-               "  -o, --output FILE   output file; '-' writes mm to standard output\n"
-               "FILE.vocab.txt gets the vocabulary, one word per line in row order (not for\n"
-               "-o -).\n");
-}
-
 static int write_vocab(jsmf_store *s, const char *out)
 {
     jsmf_vocab *v;
@@ -46,41 +34,40 @@ static int write_vocab(jsmf_store *s, const char *out)
 
 int cmd_export(int argc, char **argv)
 {
-    const char *store = NULL, *out = NULL, *format = "mm";
-    for (int i = 1; i < argc; i++) {
-        int err = 0;
-        const char *v;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return cli_finish_stdout();
-        }
-        if (cli_common_option(argv[i]))
-            continue;
-        if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err)))
-            out = v;
-        else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err)))
-            format = v;
-        else if (err)
-            return err;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        else if (store)
-            return cli_usage_error("one STORE only");
-        else
-            store = argv[i];
-    }
-    if (!store)
+    const char *out = NULL;
+    int format = 1; /* the index in "npy|mm" */
+    const cli_option options[] = {
+        {CLI_OPT("--format", 0, "mm|npy", CLI_CHOICE, &format,
+                 "mm (default): MatrixMarket 'coordinate real symmetric', the lower triangle "
+                 "(row >= column), 1-based, any N, streamed; npy: dense N x N float64 .npy "
+                 "(C order), refused above 4 GiB"),
+         .choices = "npy|mm"},
+        {CLI_OPT("--output", 'o', "FILE", CLI_STRING, &out,
+                 "output file; '-' writes mm to standard output")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf export STORE -o FILE [--format npy|mm] [--quiet]\n\n"
+        "Write C = (1/M) sum_m C_m, normalised so that its entries sum to 1, for other\n"
+        "tools. FILE.vocab.txt gets the vocabulary, one word per line in row order (not\n"
+        "for -o -).\n\n",
+        options, NULL};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc < 0 ? cli_finish_stdout() : rc;
+    if (n == 0)
         return cli_usage_error("missing STORE");
+    if (n > 1)
+        return cli_usage_error("one STORE only");
+    const char *store = argv[1];
+    int npy = format == 0;
     if (!out)
         return cli_usage_error("missing -o FILE");
-    int npy = !strcmp(format, "npy");
-    if (!npy && strcmp(format, "mm"))
-        return cli_usage_error("--format must be npy or mm, not '%s'", format);
     int to_stdout = !strcmp(out, "-");
     if (to_stdout && npy)
         return cli_usage_error("npy cannot be written to standard output; give -o FILE");
     jsmf_store *s;
-    int rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
+    rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
     if (rc)
         return cli_fail(rc);
     /* the matrix is renamed into place after its vocabulary is written: no FILE without

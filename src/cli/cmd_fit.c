@@ -11,78 +11,16 @@
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: jsmf fit INPUT -k K -o MODEL [options]\n"
-            "Fit K topics with the rectified anchor word algorithm. INPUT is a store\n"
-            "directory or a C written by 'jsmf export' (MatrixMarket or N x N .npy,\n"
-            "recognised by content; vocabulary in FILE.vocab.txt).\n"
-            "\n"
-            "  -k, --topics K          number of topics (required)\n"
-            "  -o, --output MODEL      model directory to write (required)\n"
-            "  --rectify ap|compressed|dr|none\n"
-            "                          alternating projection, the compressed iterate (low\n"
-            "                          rank + repairs, never N x N; default),\n"
-            "                          Douglas-Rachford, none\n"
-            "  --rectify-iters N       AP/DR iterations (default 15); compressed: at most\n"
-            "                          (default 100)\n"
-            "  --rectify-tol X         compressed: stop when the estimated distance to the\n"
-            "                          fixed point is below X (relative; default 1e-3)\n"
-            "  --compress-rows L       compressed: rows kept non-negative (default 2K)\n"
-            "  --sketch-passes D       compressed: most passes over C of its first\n"
-            "                          eigendecomposition (16 when C fits in --mem/2, else\n"
-            "                          8)\n"
-            "  --sketch-tol X          compressed: stop those passes when no wanted Ritz\n"
-            "                          value moves by more than X of the K-th (3e-2)\n"
-            "  --anchors qr|fast       sparse implicit pivoted QR (default), FastAnchorWords\n"
-            "  --anchor-space auto|exact|factor\n"
-            "                          QR anchors on the rectified rows or in the factor's\n"
-            "                          K dimensions (auto: exact for AP, factor for the\n"
-            "                          compressed iterate)\n"
-            "  --recover admm|expgrad|kl|activeset   solver for B (default admm)\n"
-            "  --recover-a auto|diag|pinv            A = D^-1 C_SS D^-1 or B^+ C B^+T\n"
-            "  --admm-lambda X, --admm-gamma X       ADMM parameters (1.9, 3.0)\n"
-            "  --snls-tol X, --snls-maxit N          per-word solver stop (1e-7, 1000)\n"
-            "  --eig-tol X             relative Ritz residual of the streaming eigensolver\n"
-            "                          (default 1e-7)\n"
-            "  --eig-step-maxit N      eigensolver passes per rectification step after the\n"
-            "                          first (AP: default 50, to --eig-tol; compressed: 2)\n"
-            "  --levels K1,K2,...      super-topic levels below K (e.g. -k 25 --levels 5)\n"
-            "  --min-anchor-df N|auto  words in fewer than N documents are never anchors\n"
-            "                          (auto: ceil(sqrt(documents)/8), /2 for ap|dr|none;\n"
-            "                          lowered to keep 2K candidates)\n"
-            "  --mode auto|dense|stream  N x N in memory, or row blocks from factors (auto)\n"
-            "  --mem SIZE              budget for C in memory (half of it), blocks and the\n"
-            "                          dense path (default: a quarter of the RAM, 512M-4G)\n"
-            "  --threads N             threads (default: all)\n"
-            "  --seed S                seed of random starts and projections (default 1)\n"
-            "  --json                  print summary.json to stdout\n"
-            "  --save-rectified        also write the dense rectified C as\n"
-            "                          MODEL/rectified.npy\n"
-            "  --force                 replace an existing MODEL\n"
-            "  -q, --quiet             no progress or informational messages\n");
-}
-
 typedef struct {
     const char *input, *output;
     jsmf_fit_opts o;
-    int json, force, have_k, save_rect;
+    int json, force, save_rect;
 } fit_args;
 
-static int parse_choice(const char *opt, const char *v, const char *const *names, int count,
-                        int *out)
+/* --levels K1,K2,...: the super-topic counts, 0-terminated. */
+static int parse_levels(const cli_option *opt, const char *v)
 {
-    for (int i = 0; i < count; i++)
-        if (!strcmp(v, names[i])) {
-            *out = i;
-            return 0;
-        }
-    return cli_usage_error("%s: unknown value '%s'", opt, v);
-}
-
-static int parse_levels(const char *v, uint32_t *levels)
-{
+    uint32_t *levels = opt->field;
     memset(levels, 0, sizeof(uint32_t) * JSMF_FIT_MAX_LEVELS);
     char buf[256];
     snprintf(buf, sizeof buf, "%s", v);
@@ -97,105 +35,111 @@ static int parse_levels(const char *v, uint32_t *levels)
     return 0;
 }
 
+static int parse_min_anchor_df(const cli_option *opt, const char *v)
+{
+    uint64_t *df = opt->field;
+    if (!strcmp(v, "auto")) {
+        *df = JSMF_FIT_DF_AUTO;
+        return 0;
+    }
+    return cli_parse_u64(opt->name, v, df);
+}
+
 static int parse_args(int argc, char **argv, fit_args *a)
 {
-    static const char *const rect[] = {"ap", "dr", "none", "compressed"}; /* enum order */
-    static const char *const anc[] = {"qr", "fast"};
-    static const char *const rec[] = {"admm", "expgrad", "kl", "activeset"};
-    static const char *const ra[] = {"auto", "diag", "pinv"};
-    static const char *const modes[] = {"auto", "dense", "stream"};
-    static const char *const aspace[] = {"auto", "exact", "factor"};
-    jsmf_fit_opts_init(&a->o, 0);
-    uint32_t levels_first = 0;
-    for (int i = 1; i < argc; i++) {
-        int err = 0, rc = 0;
-        const char *v;
-        if (cli_common_option(argv[i]))
-            continue;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (!strcmp(argv[i], "--json")) {
-            a->json = 1;
-        } else if (!strcmp(argv[i], "--save-rectified")) {
-            a->save_rect = 1;
-        } else if (!strcmp(argv[i], "--force")) {
-            a->force = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--topics", "-k", &err))) {
-            rc = cli_parse_u32("-k", v, &a->o.k), a->have_k = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err))) {
-            a->output = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify", NULL, &err))) {
-            rc = parse_choice("--rectify", v, rect, 4, &a->o.rectify);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify-iters", NULL, &err))) {
-            rc = cli_parse_u32("--rectify-iters", v, &a->o.rectify_iters);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--rectify-tol", NULL, &err))) {
-            rc = cli_parse_double("--rectify-tol", v, &a->o.rectify_tol);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--compress-rows", NULL, &err))) {
-            rc = cli_parse_u32("--compress-rows", v, &a->o.compress_rows);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--sketch-tol", NULL, &err))) {
-            rc = cli_parse_double("--sketch-tol", v, &a->o.sketch_tol);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--sketch-passes", NULL, &err))) {
-            rc = cli_parse_u32("--sketch-passes", v, &a->o.sketch_passes);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--anchors", NULL, &err))) {
-            rc = parse_choice("--anchors", v, anc, 2, &a->o.anchors);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--anchor-space", NULL, &err))) {
-            rc = parse_choice("--anchor-space", v, aspace, 3, &a->o.anchor_space);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--recover", NULL, &err))) {
-            rc = parse_choice("--recover", v, rec, 4, &a->o.recover);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--recover-a", NULL, &err))) {
-            rc = parse_choice("--recover-a", v, ra, 3, &a->o.recover_a);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--admm-lambda", NULL, &err))) {
-            rc = cli_parse_double("--admm-lambda", v, &a->o.admm_lambda);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--admm-gamma", NULL, &err))) {
-            rc = cli_parse_double("--admm-gamma", v, &a->o.admm_gamma);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--snls-tol", NULL, &err))) {
-            rc = cli_parse_double("--snls-tol", v, &a->o.snls_tol);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--snls-maxit", NULL, &err))) {
-            rc = cli_parse_u32("--snls-maxit", v, &a->o.snls_maxit);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--eig-step-maxit", NULL, &err))) {
-            rc = cli_parse_u32("--eig-step-maxit", v, &a->o.eig_step_maxit);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--eig-tol", NULL, &err))) {
-            rc = cli_parse_double("--eig-tol", v, &a->o.eig_tol);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--levels", NULL, &err))) {
-            rc = parse_levels(v, a->o.levels);
-            levels_first = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--min-anchor-df", NULL, &err))) {
-            if (!strcmp(v, "auto"))
-                a->o.min_anchor_df = JSMF_FIT_DF_AUTO;
-            else
-                rc = cli_parse_u64("--min-anchor-df", v, &a->o.min_anchor_df);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--mode", NULL, &err))) {
-            rc = parse_choice("--mode", v, modes, 3, &a->o.mode);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            rc = cli_parse_mem(v, &a->o.mem_bytes);
-        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
-            uint32_t t;
-            rc = cli_parse_u32("--threads", v, &t);
-            a->o.threads = (int)t;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--seed", NULL, &err))) {
-            rc = cli_parse_u64("--seed", v, &a->o.seed);
-        } else if (err) {
-            return err;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!a->input) {
-            a->input = argv[i];
-        } else {
-            return cli_usage_error("unexpected argument '%s'", argv[i]);
-        }
-        if (err || rc)
-            return err ? err : rc;
-    }
-    (void)levels_first;
-    if (!a->input)
+    jsmf_fit_opts *o = &a->o;
+    jsmf_fit_opts_init(o, 0);
+    uint32_t threads = 0;
+    const cli_option options[] = {
+        {CLI_OPT("--topics", 'k', "K", CLI_U32, &o->k, "number of topics (required)"),
+         .min = 2},
+        {CLI_OPT("--output", 'o', "MODEL", CLI_STRING, &a->output,
+                 "model directory to write (required)")},
+        {CLI_OPT("--rectify", 0, "ap|compressed|dr|none", CLI_CHOICE, &o->rectify,
+                 "alternating projection, the compressed iterate (low rank + repairs, never "
+                 "N x N; default), Douglas-Rachford, none"),
+         .choices = "ap|dr|none|compressed"}, /* enum jsmf_rectify's order */
+        {CLI_OPT("--rectify-iters", 0, "N", CLI_U32, &o->rectify_iters,
+                 "AP/DR iterations (default 15); compressed: at most (default 100)")},
+        {CLI_OPT("--rectify-tol", 0, "X", CLI_DOUBLE, &o->rectify_tol,
+                 "compressed: stop when the estimated distance to the fixed point is below X "
+                 "(relative; default 1e-3)")},
+        {CLI_OPT("--compress-rows", 0, "L", CLI_U32, &o->compress_rows,
+                 "compressed: rows kept non-negative (default 2K)")},
+        {CLI_OPT("--sketch-passes", 0, "D", CLI_U32, &o->sketch_passes,
+                 "compressed: most passes over C of its first eigendecomposition (16 when C "
+                 "fits in --mem/2, else 8)")},
+        {CLI_OPT("--sketch-tol", 0, "X", CLI_DOUBLE, &o->sketch_tol,
+                 "compressed: stop those passes when no wanted Ritz value moves by more than "
+                 "X of the K-th (3e-2)")},
+        {CLI_OPT("--anchors", 0, "qr|fast", CLI_CHOICE, &o->anchors,
+                 "sparse implicit pivoted QR (default), FastAnchorWords"),
+         .choices = "qr|fast"},
+        {CLI_OPT("--anchor-space", 0, "auto|exact|factor", CLI_CHOICE, &o->anchor_space,
+                 "QR anchors on the rectified rows or in the factor's K dimensions (auto: "
+                 "exact for AP, factor for the compressed iterate)"),
+         .choices = "auto|exact|factor"},
+        {CLI_OPT("--recover", 0, "admm|expgrad|kl|activeset", CLI_CHOICE, &o->recover,
+                 "solver for B (default admm)"),
+         .choices = "admm|expgrad|kl|activeset"},
+        {CLI_OPT("--recover-a", 0, "auto|diag|pinv", CLI_CHOICE, &o->recover_a,
+                 "A = D^-1 C_SS D^-1 or B^+ C B^+T"),
+         .choices = "auto|diag|pinv"},
+        {CLI_OPT("--admm-lambda", 0, "X", CLI_DOUBLE, &o->admm_lambda,
+                 "ADMM relaxation (default 1.9)")},
+        {CLI_OPT("--admm-gamma", 0, "X", CLI_DOUBLE, &o->admm_gamma,
+                 "ADMM proximal step (default 3.0)")},
+        {CLI_OPT("--snls-tol", 0, "X", CLI_DOUBLE, &o->snls_tol,
+                 "per-word solver stop (default 1e-7)")},
+        {CLI_OPT("--snls-maxit", 0, "N", CLI_U32, &o->snls_maxit,
+                 "per-word solver iterations at most (default 1000)")},
+        {CLI_OPT("--eig-tol", 0, "X", CLI_DOUBLE, &o->eig_tol,
+                 "relative Ritz residual of the streaming eigensolver (default 1e-7)")},
+        {CLI_OPT("--eig-step-maxit", 0, "N", CLI_U32, &o->eig_step_maxit,
+                 "eigensolver passes per rectification step after the first (AP: default "
+                 "50, to --eig-tol; compressed: 2)")},
+        {CLI_OPT("--levels", 0, "K1,K2,...", CLI_CALL, o->levels,
+                 "super-topic levels below K (e.g. -k 25 --levels 5)"),
+         .call = parse_levels},
+        {CLI_OPT("--min-anchor-df", 0, "N|auto", CLI_CALL, &o->min_anchor_df,
+                 "words in fewer than N documents are never anchors (auto: "
+                 "ceil(sqrt(documents)/8), /2 for ap|dr|none; lowered to keep 2K candidates)"),
+         .call = parse_min_anchor_df},
+        {CLI_OPT("--mode", 0, "auto|dense|stream", CLI_CHOICE, &o->mode,
+                 "N x N in memory, or row blocks from factors (auto)"),
+         .choices = "auto|dense|stream"},
+        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &o->mem_bytes,
+                 "budget for C in memory (half of it), blocks and the dense path (default: a "
+                 "quarter of the RAM, 512M-4G)")},
+        {CLI_OPT("--threads", 0, "N", CLI_U32, &threads, "threads (default: all)")},
+        {CLI_OPT("--seed", 0, "S", CLI_U64, &o->seed,
+                 "seed of random starts and projections (default 1)")},
+        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json, "print summary.json to stdout")},
+        {CLI_OPT("--save-rectified", 0, NULL, CLI_FLAG, &a->save_rect,
+                 "also write the dense rectified C as MODEL/rectified.npy")},
+        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &a->force, "replace an existing MODEL")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf fit INPUT -k K -o MODEL [options]\n"
+        "Fit K topics with the rectified anchor word algorithm. INPUT is a store\n"
+        "directory or a C written by 'jsmf export' (MatrixMarket or N x N .npy,\n"
+        "recognised by content; vocabulary in FILE.vocab.txt).\n"
+        "\n",
+        options, NULL};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    o->threads = (int)(threads > INT32_MAX ? INT32_MAX : threads);
+    if (n == 0)
         return cli_usage_error("missing INPUT (a store directory, or a .mtx or .npy matrix)");
-    if (!a->have_k)
+    if (n > 1)
+        return cli_usage_error("unexpected argument '%s'", argv[2]);
+    a->input = argv[1];
+    if (!o->k)
         return cli_usage_error("missing -k K");
     if (!a->output)
         return cli_usage_error("missing -o MODEL");
-    if (a->o.k < 2)
-        return cli_usage_error("-k must be at least 2");
     return 0;
 }
 

@@ -8,37 +8,6 @@
 #include "cli.h"
 #include "jsmf_eval.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: jsmf infer MODEL INPUT... [options]\n"
-          "\n"
-          "Topic mixture theta_d of each document of INPUT (a path, or - for stdin; zstd\n"
-          "detected from content): the theta on the simplex maximising the document's\n"
-          "likelihood sum_w n_w log sum_k theta_k B_wk (EM, certified by the duality\n"
-          "gap). Words are looked up in the model's vocabulary; other words are ignored\n"
-          "and counted. One line per document on stdout, in input order.\n"
-          "\n"
-          "options:\n"
-          "  --format F        input format: text, uci, ldac or auto (default auto)\n"
-          "  --uci-vocab F     vocabulary file of UCI input (default vocab.X.txt beside\n"
-          "                    docword.X.txt)\n"
-          "  -O, --output O    tsv: 'doc_index<TAB>theta_1 ... theta_K' (default)\n"
-          "                    jsonl: {\"doc\":i,\"tokens\":n,\"oov\":m,\"theta\":[...]}\n"
-          "  --header          tsv: first line 'doc<TAB>t0<TAB>t1...'\n"
-          "  -j, --threads N   OpenMP threads (default: all cores)\n"
-          "  --iters N         EM iterations per document at most (default 1000)\n"
-          "  --tol X           stop when the duality gap per token is below X (default\n"
-          "                    1e-5): the log-likelihood per token is then within X of\n"
-          "                    the optimum\n"
-          "  --batch N         documents per parallel batch (default 4096)\n"
-          "  -q, --quiet       no progress, no summary on stderr\n"
-          "  --progress, --no-progress   force the progress line on or off\n"
-          "\n"
-          "Documents without in-vocabulary words get the uniform theta (1/K each) and are\n"
-          "counted in the summary on stderr.\n",
-          f);
-}
-
 typedef struct {
     const char *model;
     const char **inputs;
@@ -49,6 +18,14 @@ typedef struct {
     jsmf_infer_opts infer;
 } infer_args;
 
+static int parse_output(const cli_option *o, const char *v)
+{
+    if (strcmp(v, "tsv") && strcmp(v, "jsonl"))
+        return cli_usage_error("unknown --output '%s' (tsv, jsonl)", v);
+    *(int *)o->field = !strcmp(v, "jsonl");
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, infer_args *a)
 {
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
@@ -57,53 +34,51 @@ static int parse_args(int argc, char **argv, infer_args *a)
     a->read.warn = cli_warn;
     a->infer = io;
     a->batch = 4096;
-    a->inputs = calloc(argc, sizeof *a->inputs);
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int err = 0;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (cli_common_option(argv[i])) {
-        } else if (!strcmp(argv[i], "--header")) {
-            a->header = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err))) {
-            int f = jsmf_format_parse(v);
-            if (f < 0)
-                return cli_usage_error("unknown --format '%s' (text, uci, ldac, auto)", v);
-            a->read.format = (jsmf_format)f;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--uci-vocab", NULL, &err))) {
-            a->read.uci_vocab = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--output", "-O", &err))) {
-            if (strcmp(v, "tsv") && strcmp(v, "jsonl"))
-                return cli_usage_error("unknown --output '%s' (tsv, jsonl)", v);
-            a->jsonl = !strcmp(v, "jsonl");
-        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
-            if ((err = cli_parse_u32("--threads", v, &a->threads)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--iters", NULL, &err))) {
-            if ((err = cli_parse_u32("--iters", v, &a->infer.max_iters)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--tol", NULL, &err))) {
-            if ((err = cli_parse_double("--tol", v, &a->infer.tol)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--batch", NULL, &err))) {
-            if ((err = cli_parse_u32("--batch", v, &a->batch)))
-                return err;
-            if (!a->batch)
-                return cli_usage_error("--batch must be at least 1");
-        } else if (err) {
-            return err;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!a->model) {
-            a->model = argv[i];
-        } else {
-            a->inputs[a->ninputs++] = argv[i];
-        }
-    }
-    if (!a->model || !a->ninputs)
+    const cli_option options[] = {
+        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->read.format,
+                 "input format: text, uci, ldac or auto (default auto)"),
+         .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, "F", CLI_STRING, &a->read.uci_vocab,
+                 "vocabulary file of UCI input (default vocab.X.txt beside docword.X.txt)")},
+        {CLI_OPT("--output", 'O', "O", CLI_CALL, &a->jsonl,
+                 "tsv: 'doc_index<TAB>theta_1 ... theta_K' (default)\n"
+                 "jsonl: {\"doc\":i,\"tokens\":n,\"oov\":m,\"theta\":[...]}"),
+         .call = parse_output},
+        {CLI_OPT("--header", 0, NULL, CLI_FLAG, &a->header,
+                 "tsv: first line 'doc<TAB>t0<TAB>t1...'")},
+        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
+                 "OpenMP threads (default: all cores)")},
+        {CLI_OPT("--iters", 0, "N", CLI_U32, &a->infer.max_iters,
+                 "EM iterations per document at most (default 1000)")},
+        {CLI_OPT("--tol", 0, "X", CLI_DOUBLE, &a->infer.tol,
+                 "stop when the duality gap per token is below X (default 1e-5): the "
+                 "log-likelihood per token is then within X of the optimum")},
+        {CLI_OPT("--batch", 0, "N", CLI_U32, &a->batch,
+                 "documents per parallel batch (default 4096)"),
+         .min = 1},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf infer MODEL INPUT... [options]\n"
+        "\n"
+        "Topic mixture theta_d of each document of INPUT (a path, or - for stdin; zstd\n"
+        "detected from content): the theta on the simplex maximising the document's\n"
+        "likelihood sum_w n_w log sum_k theta_k B_wk (EM, certified by the duality\n"
+        "gap). Words are looked up in the model's vocabulary; other words are ignored\n"
+        "and counted. One line per document on stdout, in input order.\n"
+        "\n"
+        "options:\n",
+        options,
+        "Documents without in-vocabulary words get the uniform theta (1/K each) and are\n"
+        "counted in the summary on stderr.\n"};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    if (n < 2)
         return cli_usage_error("needs a MODEL and at least one INPUT");
+    a->model = argv[1];
+    a->inputs = (const char **)argv + 2;
+    a->ninputs = (uint32_t)n - 1;
     return 0;
 }
 
@@ -220,14 +195,11 @@ int cmd_infer(int argc, char **argv)
 {
     infer_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc) {
-        free(a.inputs);
+    if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
-    }
     if (a.threads)
         omp_set_num_threads((int)a.threads);
     rc = run_infer(&a);
-    free(a.inputs);
     if (rc)
         return cli_fail(rc);
     return cli_finish_stdout();

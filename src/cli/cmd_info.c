@@ -8,17 +8,6 @@
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: jsmf info STORE [--json] [--check] [--quiet]\n\n"
-               "Describe a store: vocabulary size N, documents M, non-zeros of C, tokens, the\n"
-               "out-of-vocabulary fraction, dropped documents, store size and format version,\n"
-               "and every input with its state (complete, or partial with its resume offset).\n\n"
-               "  --json   one JSON object on stdout instead of text\n"
-               "  --check  also read all of C once: every chunk decodes, rows and columns in\n"
-               "           order, as many entries as counted; prints the read rate (GB/s)\n");
-}
-
 static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
 {
     uint64_t all = oov + tokens + dropped;
@@ -126,33 +115,33 @@ static int check_c(jsmf_store *s)
 
 int cmd_info(int argc, char **argv)
 {
-    const char *path = NULL;
     int json = 0, check = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return cli_finish_stdout();
-        }
-        if (cli_common_option(argv[i]))
-            continue;
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--check"))
-            check = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        else if (path)
-            return cli_usage_error("one STORE only");
-        else
-            path = argv[i];
-    }
-    if (!path)
+    const cli_option options[] = {
+        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &json, "one JSON object on stdout instead of text")},
+        {CLI_OPT("--check", 0, NULL, CLI_FLAG, &check,
+                 "also read all of C once: every chunk decodes, rows and columns in order, as "
+                 "many entries as counted; prints the read rate (GB/s)")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf info STORE [--json] [--check] [--quiet]\n\n"
+        "Describe a store: vocabulary size N, documents M, non-zeros of C, tokens, the\n"
+        "out-of-vocabulary fraction, dropped documents, store size and format version,\n"
+        "and every input with its state (complete, or partial with its resume offset).\n\n",
+        options, NULL};
+    int npos, rc = cli_parse(&spec, argc, argv, &npos);
+    if (rc)
+        return rc < 0 ? cli_finish_stdout() : rc;
+    if (npos == 0)
         return cli_usage_error("missing STORE");
+    if (npos > 1)
+        return cli_usage_error("one STORE only");
+    const char *path = argv[1];
     jsmf_store *s;
     jsmf_store_stats st;
     jsmf_store_input *in = NULL;
     uint32_t n = 0;
-    int rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &s);
+    rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &s);
     if (rc)
         return cli_fail(rc);
     if (!(rc = jsmf_store_stats_get(s, &st)))

@@ -12,110 +12,85 @@
 #include "jsmf_store.h"
 
 typedef struct ingest_args {
-    const char *store, *vocab, *format_name, *uci_vocab;
+    const char *store, *vocab, *uci_vocab;
     const char **inputs;
     uint32_t n_inputs, min_doc_len, threads;
     int have_min_doc_len, force, accumulator;
+    jsmf_format format;
     uint64_t mem;
 } ingest_args;
 
-static void usage(FILE *f)
+/* --min-doc-len: also noted as given, for the check against an existing store. */
+static int parse_min_doc_len(const cli_option *o, const char *v)
 {
-    fprintf(f,
-            "usage: jsmf ingest STORE INPUT... [--vocab VOCAB] [--format F]\n"
-            "                   [--min-doc-len N] [--mem SIZE] [--threads N] [--force]\n\n"
-            "Accumulate the word co-occurrence C = sum_m (h h^T - diag h) / (n (n-1)) of\n"
-            "the INPUTs' documents into STORE (created on first use). INPUT is a path or\n"
-            "'-' for stdin, plain or zstd-compressed. An interrupted ingest resumes when\n"
-            "the same command is run again; the result is identical to an uninterrupted\n"
-            "run.\n\n"
-            "options:\n"
-            "  --vocab VOCAB     vocabulary of a new store (formats/vocab.md); default: a\n"
-            "                    counting pass over the inputs with 'jsmf vocab' defaults\n"
-            "                    (stopwords en, min df 5, max df fraction 0.5); required\n"
-            "                    for a new store read from stdin. Must match an existing\n"
-            "                    store.\n"
-            "  --format F        text, uci, ldac or auto (default: detect from content)\n"
-            "  --uci-vocab FILE  vocabulary of UCI input (default vocab.X.txt beside\n"
-            "                    docword.X.txt)\n"
-            "  --min-doc-len N   documents with fewer in-vocabulary tokens are dropped and\n"
-            "                    counted (default 5; fixed when the store is created)\n"
-            "  --mem SIZE        memory of the ingest, the store's write transactions\n"
-            "                    included (default: a quarter of RAM, 512M to 4G): a\n"
-            "                    checkpoint is written whenever the accumulator is full\n"
-            "  -j, --threads N   threads generating pairs (default: all cores)\n"
-            "  --force           ingest inputs again that the store already holds\n"
-            "                    completely (without it they are skipped; all skipped is\n"
-            "                    an error)\n"
-            "  --accumulator=dense|hash|docs\n"
-            "                    force the in-memory layout (measurements: the store is\n"
-            "                    the same either way)\n"
-            "  -q, --quiet       no progress or summary\n"
-            "  --progress, --no-progress   force the progress line on or off\n\n"
-            "A one-line summary goes to stderr at the end; progress is drawn when stderr is\n"
-            "a terminal. The store layout is formats/store.md.\n");
+    ingest_args *a = o->field;
+    a->have_min_doc_len = 1;
+    return cli_parse_u32(o->name, v, &a->min_doc_len);
 }
 
 static int parse_args(int argc, char **argv, ingest_args *a)
 {
     a->mem = jsmf_default_mem();
     a->min_doc_len = 5;
-    a->inputs = calloc((size_t)argc, sizeof *a->inputs);
-    if (!a->inputs)
-        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
-    for (int i = 1; i < argc; i++) {
-        int err = 0, rc;
-        const char *v;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return -1;
-        }
-        if (cli_common_option(argv[i]))
-            continue;
-        if ((v = cli_opt_value(argc, argv, &i, "--vocab", NULL, &err)))
-            a->vocab = v;
-        else if ((v = cli_opt_value(argc, argv, &i, "--format", NULL, &err)))
-            a->format_name = v;
-        else if ((v = cli_opt_value(argc, argv, &i, "--uci-vocab", NULL, &err)))
-            a->uci_vocab = v;
-        else if ((v = cli_opt_value(argc, argv, &i, "--min-doc-len", NULL, &err))) {
-            if ((rc = cli_parse_u32("--min-doc-len", v, &a->min_doc_len)))
-                return rc;
-            a->have_min_doc_len = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--mem", NULL, &err))) {
-            if ((rc = cli_parse_mem(v, &a->mem)))
-                return rc;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--threads", "-j", &err))) {
-            if ((rc = cli_parse_u32("--threads", v, &a->threads)))
-                return rc;
-        } else if (err)
-            return err;
-        else if (!strcmp(argv[i], "--force"))
-            a->force = 1;
-        else if (!strcmp(argv[i], "--accumulator=hash"))
-            a->accumulator = 1; /* measurements only: the result is the same */
-        else if (!strcmp(argv[i], "--accumulator=dense"))
-            a->accumulator = 2;
-        else if (!strcmp(argv[i], "--accumulator=docs"))
-            a->accumulator = 3;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        else if (!a->store)
-            a->store = argv[i];
-        else
-            a->inputs[a->n_inputs++] = argv[i];
-    }
-    if (!a->store)
+    int accumulator = -1; /* the index in "hash|dense|docs"; -1: chosen by the ingest */
+    const cli_option options[] = {
+        {CLI_OPT("--vocab", 0, "VOCAB", CLI_STRING, &a->vocab,
+                 "vocabulary of a new store (formats/vocab.md); default: a counting pass over "
+                 "the inputs with 'jsmf vocab' defaults (stopwords en, min df 5, max df "
+                 "fraction 0.5); required for a new store read from stdin. Must match an "
+                 "existing store.")},
+        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->format,
+                 "text, uci, ldac or auto (default: detect from content)"),
+         .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, "FILE", CLI_STRING, &a->uci_vocab,
+                 "vocabulary of UCI input (default vocab.X.txt beside docword.X.txt)")},
+        {CLI_OPT("--min-doc-len", 0, "N", CLI_CALL, a,
+                 "documents with fewer in-vocabulary tokens are dropped and counted (default "
+                 "5; fixed when the store is created)"),
+         .call = parse_min_doc_len},
+        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &a->mem,
+                 "memory of the ingest, the store's write transactions included (default: a "
+                 "quarter of RAM, 512M to 4G): a checkpoint is written whenever the "
+                 "accumulator is full")},
+        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
+                 "threads generating pairs (default: all cores)")},
+        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &a->force,
+                 "ingest inputs again that the store already holds completely (without it "
+                 "they are skipped; all skipped is an error)")},
+        {CLI_OPT("--accumulator", 0, "hash|dense|docs", CLI_CHOICE, &accumulator,
+                 "force the in-memory layout (measurements: the store is the same either "
+                 "way)"),
+         .choices = "hash|dense|docs"},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf ingest STORE INPUT... [--vocab VOCAB] [--format F]\n"
+        "                   [--min-doc-len N] [--mem SIZE] [--threads N] [--force]\n\n"
+        "Accumulate the word co-occurrence C = sum_m (h h^T - diag h) / (n (n-1)) of\n"
+        "the INPUTs' documents into STORE (created on first use). INPUT is a path or\n"
+        "'-' for stdin, plain or zstd-compressed. An interrupted ingest resumes when\n"
+        "the same command is run again; the result is identical to an uninterrupted\n"
+        "run.\n\n"
+        "options:\n",
+        options,
+        "A one-line summary goes to stderr at the end; progress is drawn when stderr is\n"
+        "a terminal. The store layout is formats/store.md.\n"};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    a->accumulator = accumulator + 1; /* jsmf_ingest_opts: 1 hash, 2 dense, 3 docs */
+    if (n == 0)
         return cli_usage_error("missing STORE");
-    if (a->n_inputs == 0)
+    if (n == 1)
         return cli_usage_error("missing INPUT (a path, or '-' for stdin)");
+    a->store = argv[1];
+    a->inputs = (const char **)argv + 2;
+    a->n_inputs = (uint32_t)n - 1;
     uint32_t stdin_count = 0;
     for (uint32_t i = 0; i < a->n_inputs; i++)
         stdin_count += !strcmp(a->inputs[i], "-");
     if (stdin_count > 1)
         return cli_usage_error("stdin ('-') can be read only once");
-    if (a->format_name && jsmf_format_parse(a->format_name) < 0)
-        return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", a->format_name);
     return 0;
 }
 
@@ -145,7 +120,7 @@ static int new_vocabulary(const ingest_args *a, jsmf_vocab **out)
     if (!rc)
         rc = jsmf_vocab_counter_new(&vo, &c);
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
-    ro.format = a->format_name ? (jsmf_format)jsmf_format_parse(a->format_name) : JSMF_FORMAT_AUTO;
+    ro.format = a->format;
     ro.uci_vocab = a->uci_vocab;
     for (uint32_t i = 0; i < a->n_inputs && !rc; i++)
         rc = jsmf_vocab_counter_add(c, a->inputs[i], &ro, vocab_progress, NULL);
@@ -254,21 +229,18 @@ int cmd_ingest(int argc, char **argv)
 {
     ingest_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc) {
-        free(a.inputs);
+    if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
-    }
     jsmf_store *s = NULL;
     uint64_t *df = NULL;
     jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
     jsmf_ingest_target_note(a.store, &target);
     if ((rc = open_store(&a, &s, &df))) {
         jsmf_ingest_target_discard(a.store, &target, s);
-        free(a.inputs);
         return cli_fail(rc);
     }
     jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
-                          .format = a.format_name ? jsmf_format_parse(a.format_name) : 0,
+                          .format = a.format,
                           .uci_vocab = a.uci_vocab, .progress = progress,
                           .accumulator = a.accumulator, .df = df, .warn = cli_warn,
                           .mem_below_need = cli_mem_below_min()};
@@ -280,7 +252,6 @@ int cmd_ingest(int argc, char **argv)
         jsmf_ingest_target_discard(a.store, &target, s);
     else
         jsmf_store_close(s);
-    free(a.inputs);
     if (rc)
         return cli_fail(rc);
     if (a.mem < r.mem_needed)

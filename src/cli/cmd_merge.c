@@ -1,52 +1,29 @@
 /* cmd_merge.c — 'jsmf merge OUT STORE...': combine stores built with the same vocabulary
  * (shards ingested anywhere) into a new store; C, counters and input records add. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "cli.h"
 #include "jsmf_store.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: jsmf merge OUT STORE... [--quiet]\n\n"
-               "Create the store OUT holding the sum of the STOREs: their co-occurrence sums,\n"
-               "counters, word statistics and input records. The STOREs must have identical\n"
-               "vocabularies and minimum document length; OUT must not exist. The result equals\n"
-               "ingesting all their inputs into one store.\n");
-}
+static const cli_option options[] = {{0}};
+
+static const cli_spec spec = {
+    "usage: jsmf merge OUT STORE... [--quiet]\n\n"
+    "Create the store OUT holding the sum of the STOREs: their co-occurrence sums,\n"
+    "counters, word statistics and input records. The STOREs must have identical\n"
+    "vocabularies and minimum document length; OUT must not exist. The result equals\n"
+    "ingesting all their inputs into one store.\n\n",
+    options, NULL};
 
 int cmd_merge(int argc, char **argv)
 {
-    const char *out = NULL;
-    const char **in = calloc((size_t)argc, sizeof *in);
-    uint32_t n = 0;
-    if (!in)
-        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            free(in);
-            usage(stdout);
-            return cli_finish_stdout();
-        }
-        if (cli_common_option(argv[i]))
-            continue;
-        if (argv[i][0] == '-' && argv[i][1]) {
-            free(in);
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        }
-        if (!out)
-            out = argv[i];
-        else
-            in[n++] = argv[i];
-    }
-    if (!out || n == 0) {
-        free(in);
-        return cli_usage_error("need OUT and at least one STORE");
-    }
-    int rc = jsmf_store_merge(out, in, n);
-    free(in);
+    int n, rc = cli_parse(&spec, argc, argv, &n);
     if (rc)
+        return rc < 0 ? cli_finish_stdout() : rc;
+    if (n < 2)
+        return cli_usage_error("need OUT and at least one STORE");
+    const char *out = argv[1], **in = (const char **)argv + 2;
+    n -= 1;
+    if ((rc = jsmf_store_merge(out, in, (uint32_t)n)))
         return cli_fail(rc);
-    cli_info("merged %u store%s into %s", n, n == 1 ? "" : "s", out);
+    cli_info("merged %d store%s into %s", n, n == 1 ? "" : "s", out);
     return EXIT_OK;
 }

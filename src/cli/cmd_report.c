@@ -7,29 +7,6 @@
 #include "cli.h"
 #include "jsmf_eval.h"
 
-static void usage(FILE *f)
-{
-    fputs("usage: jsmf report MODEL -o FILE.html [options]\n"
-          "\n"
-          "Write one self-contained HTML page (inline CSS, script and SVG; no network, no\n"
-          "external files) showing the model: topics with their top words, anchors and\n"
-          "sizes; the topic-topic matrix A as a heatmap (correlation or conditional); the\n"
-          "hierarchy when the model has levels; the words projected on two principal\n"
-          "components of their topic profiles p(topic | word), anchors marked; the\n"
-          "metrics of summary.json.\n"
-          "\n"
-          "options:\n"
-          "  -o, --output FILE  the page to write (- for stdout)\n"
-          "  --metrics FILE     also show this JSON (e.g. the output of\n"
-          "                     'jsmf eval MODEL ... --json')\n"
-          "  --title TEXT       page title (default: the model directory's name, its K\n"
-          "                     and the store it was fitted on)\n"
-          "  --top N            top words per topic (default 12)\n"
-          "  --points N         most frequent words drawn in the word map (default 1500)\n"
-          "  -q, --quiet        no messages on stderr\n",
-          f);
-}
-
 typedef struct {
     const char *model, *out, *metrics, *title;
     jsmf_report_opts opts;
@@ -39,35 +16,36 @@ static int parse_args(int argc, char **argv, report_args *a)
 {
     jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
     a->opts = o;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        int err = 0;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (cli_common_option(argv[i])) {
-        } else if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err))) {
-            a->out = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--metrics", NULL, &err))) {
-            a->metrics = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--title", NULL, &err))) {
-            a->title = v;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--top", NULL, &err))) {
-            if ((err = cli_parse_u32("--top", v, &a->opts.top)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--points", NULL, &err))) {
-            if ((err = cli_parse_u32("--points", v, &a->opts.max_points)))
-                return err;
-        } else if (err) {
-            return err;
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error("unknown option '%s'", argv[i]);
-        } else if (!a->model) {
-            a->model = argv[i];
-        } else {
-            return cli_usage_error("unexpected argument '%s'", argv[i]);
-        }
-    }
+    const cli_option options[] = {
+        {CLI_OPT("--output", 'o', "FILE", CLI_STRING, &a->out, "the page to write (- for stdout)")},
+        {CLI_OPT("--metrics", 0, "FILE", CLI_STRING, &a->metrics,
+                 "also show this JSON (e.g. the output of 'jsmf eval MODEL ... --json')")},
+        {CLI_OPT("--title", 0, "TEXT", CLI_STRING, &a->title,
+                 "page title (default: the model directory's name, its K and the store it was "
+                 "fitted on)")},
+        {CLI_OPT("--top", 0, "N", CLI_U32, &a->opts.top, "top words per topic (default 12)")},
+        {CLI_OPT("--points", 0, "N", CLI_U32, &a->opts.max_points,
+                 "most frequent words drawn in the word map (default 1500)")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf report MODEL -o FILE.html [options]\n"
+        "\n"
+        "Write one self-contained HTML page (inline CSS, script and SVG; no network, no\n"
+        "external files) showing the model: topics with their top words, anchors and\n"
+        "sizes; the topic-topic matrix A as a heatmap (correlation or conditional); the\n"
+        "hierarchy when the model has levels; the words projected on two principal\n"
+        "components of their topic profiles p(topic | word), anchors marked; the\n"
+        "metrics of summary.json.\n"
+        "\n"
+        "options:\n",
+        options, NULL};
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    if (n > 1)
+        return cli_usage_error("unexpected argument '%s'", argv[2]);
+    a->model = n ? argv[1] : NULL;
     if (!a->model || !a->out)
         return cli_usage_error("needs a MODEL and -o FILE.html");
     return 0;

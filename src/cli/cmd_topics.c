@@ -19,91 +19,69 @@ typedef struct topics_opts {
     int matrix;
 } topics_opts;
 
-static void topics_usage(FILE *f)
+/* --rank prob|relevance[:LAMBDA]: the lambda of the ranking. */
+static int parse_rank(const cli_option *opt, const char *v)
 {
-    fprintf(f,
-            "usage: jsmf topics MODEL [--top N] [--format text|tsv|json] [--level L]\n"
-            "                   [--rank prob|relevance[:LAMBDA]] [--matrix]\n"
-            "\n"
-            "Print the topics of a model: the top words of each topic, its anchor word and\n"
-            "its size p(z) = A 1. Words are ranked by relevance, lambda log p(w|z) +\n"
-            "(1 - lambda) log(p(w|z) / p(w)) with lambda 0.7: what a topic says more than\n"
-            "the corpus does, rather than the words frequent in every topic (--rank prob:\n"
-            "by p(w|z)).\n"
-            "\n"
-            "  -n, --top N       words per topic (default 10)\n"
-            "  --rank prob|relevance[:LAMBDA]\n"
-            "                    ranking of the top words (default relevance:0.7; prob is\n"
-            "                    relevance:1)\n"
-            "  -f, --format F    text (default; aligned for reading), tsv (one row per\n"
-            "                    topic: topic, size, alpha, anchor, top words separated by\n"
-            "                    spaces) or json (topics with word probabilities, the A\n"
-            "                    matrix and alpha)\n"
-            "  --level L         hierarchy level: 0 the model itself (default), L its\n"
-            "                    levelL/ whose 'words' are the topics of the level below\n"
-            "  --matrix          print the topic-topic matrix A instead (text or tsv: K rows\n"
-            "                    of K; json always includes it)\n"
-            "  -q, --quiet       no informational messages\n"
-            "\n"
-            "B.npy and A.npy in MODEL are plain numpy files: numpy.load('MODEL/B.npy').\n"
-            "exit status: 0 success, 1 unreadable or invalid model, 2 usage error.\n");
+    double *lambda = opt->field;
+    if (!strcmp(v, "prob")) {
+        *lambda = 1;
+    } else if (!strcmp(v, "relevance")) {
+        *lambda = JSMF_TOPWORDS_LAMBDA;
+    } else if (!strncmp(v, "relevance:", 10)) {
+        int rc = cli_parse_double("--rank", v + 10, lambda);
+        if (rc)
+            return rc;
+        if (!(*lambda >= 0 && *lambda <= 1))
+            return cli_usage_error("--rank: lambda must be in [0, 1]");
+    } else {
+        return cli_usage_error("--rank: unknown value '%s' (prob, relevance[:LAMBDA])", v);
+    }
+    return 0;
 }
 
 static int parse_topics_args(int argc, char **argv, topics_opts *o)
 {
     o->top = 10, o->format = FMT_TEXT, o->lambda = JSMF_TOPWORDS_LAMBDA;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int err = 0;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            topics_usage(stdout);
-            return -1;
-        }
-        if (cli_common_option(a))
-            continue;
-        if (!strcmp(a, "--matrix")) {
-            o->matrix = 1;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--rank", NULL, &err))) {
-            if (!strcmp(v, "prob")) {
-                o->lambda = 1;
-            } else if (!strcmp(v, "relevance")) {
-                o->lambda = JSMF_TOPWORDS_LAMBDA;
-            } else if (!strncmp(v, "relevance:", 10)) {
-                if ((err = cli_parse_double("--rank", v + 10, &o->lambda)))
-                    return err;
-                if (!(o->lambda >= 0 && o->lambda <= 1))
-                    return cli_usage_error("--rank: lambda must be in [0, 1]");
-            } else {
-                return cli_usage_error("--rank: unknown value '%s' (prob, relevance[:LAMBDA])",
-                                       v);
-            }
-        } else if ((v = cli_opt_value(argc, argv, &i, "--top", "-n", &err))) {
-            if ((err = cli_parse_u32("--top", v, &o->top)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--level", NULL, &err))) {
-            if ((err = cli_parse_u32("--level", v, &o->level)))
-                return err;
-        } else if ((v = cli_opt_value(argc, argv, &i, "--format", "-f", &err))) {
-            if (!strcmp(v, "text"))
-                o->format = FMT_TEXT;
-            else if (!strcmp(v, "tsv"))
-                o->format = FMT_TSV;
-            else if (!strcmp(v, "json"))
-                o->format = FMT_JSON;
-            else
-                return cli_usage_error("--format must be text, tsv or json, not '%s'", v);
-        } else if (err) {
-            return err;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("unknown option '%s'", a);
-        } else if (!o->model) {
-            o->model = a;
-        } else {
-            return cli_usage_error("unexpected argument '%s'", a);
-        }
-    }
-    if (!o->model)
+    const cli_option options[] = {
+        {CLI_OPT("--top", 'n', "N", CLI_U32, &o->top, "words per topic (default 10)")},
+        {CLI_OPT("--rank", 0, "prob|relevance[:LAMBDA]", CLI_CALL, &o->lambda,
+         "ranking of the top words (default relevance:0.7; prob is relevance:1)"),
+         .call = parse_rank},
+        {CLI_OPT("--format", 'f', "F", CLI_CHOICE, &o->format,
+         "text (default; aligned for reading), tsv (one row per topic: topic, size, alpha, "
+         "anchor, top words separated by spaces) or json (topics with word probabilities, "
+         "the A matrix and alpha)"),
+         .choices = "text|tsv|json"},
+        {CLI_OPT("--level", 0, "L", CLI_U32, &o->level,
+         "hierarchy level: 0 the model itself (default), L its levelL/ whose 'words' are the "
+         "topics of the level below")},
+        {CLI_OPT("--matrix", 0, NULL, CLI_FLAG, &o->matrix,
+         "print the topic-topic matrix A instead (text or tsv: K rows of K; json always "
+         "includes it)")},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf topics MODEL [--top N] [--format text|tsv|json] [--level L]\n"
+        "                   [--rank prob|relevance[:LAMBDA]] [--matrix]\n"
+        "\n"
+        "Print the topics of a model: the top words of each topic, its anchor word and\n"
+        "its size p(z) = A 1. Words are ranked by relevance, lambda log p(w|z) +\n"
+        "(1 - lambda) log(p(w|z) / p(w)) with lambda 0.7: what a topic says more than\n"
+        "the corpus does, rather than the words frequent in every topic (--rank prob:\n"
+        "by p(w|z)).\n"
+        "\n",
+        options,
+        "B.npy and A.npy in MODEL are plain numpy files: numpy.load('MODEL/B.npy').\n"
+        "exit status: 0 success, 1 unreadable or invalid model, 2 usage error.\n",
+    };
+    int n, rc = cli_parse(&spec, argc, argv, &n);
+    if (rc)
+        return rc;
+    if (n == 0)
         return cli_usage_error("which MODEL?");
+    if (n > 1)
+        return cli_usage_error("unexpected argument '%s'", argv[2]);
+    o->model = argv[1];
     return 0;
 }
 

@@ -8,47 +8,11 @@
 #include "cli.h"
 #include "jsmf_io.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: jsmf vocab INPUT... -o VOCAB [options]\n"
-        "\n"
-        "Count words in one streaming pass and write a curated vocabulary: one line per\n"
-        "word, word<TAB>df<TAB>tf, by document frequency descending (ties by word).\n"
-        "INPUT is a file or '-' (stdin), plain or zstd-compressed (detected from\n"
-        "content). VOCAB '-' is stdout.\n"
-        "\n"
-        "options:\n"
-        "  -o, --output VOCAB  where to write the vocabulary (required)\n"
-        "  --format F          text|uci|ldac|auto (default auto: sniffed from content)\n"
-        "  --uci-vocab FILE    UCI: the vocabulary of the docword file (default\n"
-        "                      vocab.X.txt beside docword.X.txt); LDA-C: names of ids\n"
-        "  --stopwords S       en (built-in English list, default), none, or a FILE\n"
-        "  --min-df N          keep words in at least N counted documents (default 5)\n"
-        "  --max-df-frac F     drop words in more than F of the counted documents\n"
-        "                      (default 0.5)\n"
-        "  --max-words N       keep the N words of highest document frequency\n"
-        "                      (default: all)\n"
-        "  --min-doc-len N     count only documents with >= N tokens after stopwords\n"
-        "                      (default 5)\n"
-        "  --min-word-len N    text: shortest token in bytes (default 3)\n"
-        "  --max-word-len N    text: longest token in bytes (default 64)\n"
-        "  --threads N         threads (default: OpenMP's): 2 or more decode zstd files\n"
-        "                      on a thread of their own; 3 or more also tokenise and\n"
-        "                      count text on N threads. The result does not depend on N\n"
-        "  -q, --quiet         no progress or summary\n"
-        "  --progress, --no-progress   force the progress line on or off\n"
-        "\n"
-        "Why --max-words ranks by document frequency: a word's row of the co-occurrence\n"
-        "matrix is estimated from the documents it occurs in, so its df, not a tf-idf\n"
-        "score, bounds the noise of that row; the rarest rows are the noisiest and are\n"
-        "the ones dropped.\n");
-}
-
 typedef struct vocab_args {
     const char **inputs;
     int ninputs;
-    const char *output, *stopwords, *input_vocab;
+    const char *output, *stopwords;
+    uint32_t threads;
     jsmf_read_opts ro;
     jsmf_vocab_opts vo;
 } vocab_args;
@@ -60,66 +24,60 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
     a->ro = ro, a->vo = vo;
     a->stopwords = "en";
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v;
-        int err = 0;
-        uint32_t u32;
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            usage(stdout);
-            return cli_finish_stdout();
-        }
-        if (cli_common_option(arg))
-            continue;
-        if ((v = cli_opt_value(argc, argv, &i, "--output", "-o", &err))) {
-            a->output = v;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--format", NULL, &err))) {
-            int f = jsmf_format_parse(v);
-            if (f < 0)
-                return cli_usage_error("--format must be text, uci, ldac or auto, not '%s'", v);
-            a->ro.format = (jsmf_format)f;
-        } else if (!err &&
-                   (v = cli_opt_value(argc, argv, &i, "--uci-vocab", "--input-vocab", &err))) {
-            a->input_vocab = v;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--stopwords", NULL, &err))) {
-            a->stopwords = v;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--min-df", NULL, &err))) {
-            if ((err = cli_parse_u64(arg, v, &a->vo.min_df)))
-                return err;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--max-df-frac", NULL, &err))) {
-            if ((err = cli_parse_double(arg, v, &a->vo.max_df_frac)))
-                return err;
-            if (a->vo.max_df_frac <= 0)
-                return cli_usage_error("--max-df-frac must be > 0 (1 keeps every word)");
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--max-words", NULL, &err))) {
-            if ((err = cli_parse_u32(arg, v, &a->vo.max_words)))
-                return err;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--min-doc-len", NULL, &err))) {
-            if ((err = cli_parse_u32(arg, v, &a->vo.min_doc_len)))
-                return err;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--min-word-len", NULL, &err))) {
-            if ((err = cli_parse_u32(arg, v, &u32)))
-                return err;
-            if (u32 == 0)
-                return cli_usage_error("--min-word-len must be at least 1");
-            a->ro.tok.min_len = u32;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--max-word-len", NULL, &err))) {
-            if ((err = cli_parse_u32(arg, v, &u32)))
-                return err;
-            a->ro.tok.max_len = u32;
-        } else if (!err && (v = cli_opt_value(argc, argv, &i, "--threads", NULL, &err))) {
-            if ((err = cli_parse_u32(arg, v, &u32)))
-                return err;
-            if (u32 == 0)
-                return cli_usage_error("--threads must be at least 1");
-            omp_set_num_threads((int)u32);
-        } else if (err) {
-            return err;
-        } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage_error("unknown option '%s'", arg);
-        } else {
-            a->inputs[a->ninputs++] = arg;
-        }
-    }
+    const cli_option options[] = {
+        {CLI_OPT("--output", 'o', "VOCAB", CLI_STRING, &a->output,
+                 "where to write the vocabulary (required)")},
+        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->ro.format,
+                 "text|uci|ldac|auto (default auto: sniffed from content)"),
+         .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, "FILE", CLI_STRING, &a->ro.uci_vocab,
+                 "UCI: the vocabulary of the docword file (default vocab.X.txt beside "
+                 "docword.X.txt); LDA-C: names of ids"),
+         .alias = "--input-vocab"},
+        {CLI_OPT("--stopwords", 0, "S", CLI_STRING, &a->stopwords,
+                 "en (built-in English list, default), none, or a FILE")},
+        {CLI_OPT("--min-df", 0, "N", CLI_U64, &a->vo.min_df,
+                 "keep words in at least N counted documents (default 5)")},
+        {CLI_OPT("--max-df-frac", 0, "F", CLI_DOUBLE, &a->vo.max_df_frac,
+                 "drop words in more than F of the counted documents (default 0.5)")},
+        {CLI_OPT("--max-words", 0, "N", CLI_U32, &a->vo.max_words,
+                 "keep the N words of highest document frequency (default: all)")},
+        {CLI_OPT("--min-doc-len", 0, "N", CLI_U32, &a->vo.min_doc_len,
+                 "count only documents with >= N tokens after stopwords (default 5)")},
+        {CLI_OPT("--min-word-len", 0, "N", CLI_U32, &a->ro.tok.min_len,
+                 "text: shortest token in bytes (default 3)"),
+         .min = 1},
+        {CLI_OPT("--max-word-len", 0, "N", CLI_U32, &a->ro.tok.max_len,
+                 "text: longest token in bytes (default 64)")},
+        {CLI_OPT("--threads", 0, "N", CLI_U32, &a->threads,
+                 "threads (default: OpenMP's): 2 or more decode zstd files on a thread of "
+                 "their own; 3 or more also tokenise and count text on N threads. The result "
+                 "does not depend on N"),
+         .min = 1},
+        {0},
+    };
+    const cli_spec spec = {
+        "usage: jsmf vocab INPUT... -o VOCAB [options]\n"
+        "\n"
+        "Count words in one streaming pass and write a curated vocabulary: one line per\n"
+        "word, word<TAB>df<TAB>tf, by document frequency descending (ties by word).\n"
+        "INPUT is a file or '-' (stdin), plain or zstd-compressed (detected from\n"
+        "content). VOCAB '-' is stdout.\n"
+        "\n"
+        "options:\n",
+        options,
+        "Why --max-words ranks by document frequency: a word's row of the co-occurrence\n"
+        "matrix is estimated from the documents it occurs in, so its df, not a tf-idf\n"
+        "score, bounds the noise of that row; the rarest rows are the noisiest and are\n"
+        "the ones dropped.\n"};
+    int rc = cli_parse(&spec, argc, argv, &a->ninputs);
+    if (rc)
+        return rc < 0 ? cli_finish_stdout() : rc;
+    a->inputs = (const char **)argv + 1;
+    if (a->vo.max_df_frac <= 0)
+        return cli_usage_error("--max-df-frac must be > 0 (1 keeps every word)");
+    if (a->threads)
+        omp_set_num_threads((int)a->threads);
     if (a->ninputs == 0)
         return cli_usage_error("no INPUT given");
     if (!a->output)
@@ -131,7 +89,6 @@ static int parse_args(int argc, char **argv, vocab_args *a)
         stdin_uses += !strcmp(a->inputs[i], "-");
     if (stdin_uses > 1)
         return cli_usage_error("'-' (stdin) can be given only once");
-    a->ro.uci_vocab = a->input_vocab;
     return -1;
 }
 
@@ -158,14 +115,9 @@ int cmd_vocab(int argc, char **argv)
 {
     vocab_args a;
     memset(&a, 0, sizeof a);
-    a.inputs = calloc((size_t)argc, sizeof *a.inputs);
-    if (!a.inputs)
-        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
     int rc = parse_args(argc, argv, &a);
-    if (rc >= 0) {
-        free(a.inputs);
+    if (rc >= 0)
         return rc;
-    }
     jsmf_vocab *stop = NULL, *vocab = NULL;
     jsmf_vocab_counter *c = NULL;
     jsmf_vocab_stats st;
@@ -215,6 +167,5 @@ done:
     jsmf_vocab_free(vocab);
     jsmf_vocab_free(stop);
     jsmf_vocab_counter_free(c);
-    free(a.inputs);
     return status;
 }

@@ -1,0 +1,249 @@
+/* options.c — the declarative option table of a command: one table (cli_option) both parses
+ * the arguments (cli_parse) and prints --help (cli_help), so the two cannot disagree. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "jsmf_io.h"
+
+#define HELP_WIDTH 79 /* help_all.sh: no line of --help wider than 80 columns */
+#define HELP_COL 22   /* where an option's text starts */
+
+/* The switches every command takes, printed after its own table. */
+static const cli_option common_options[] = {
+    {CLI_OPT("--quiet", 'q', NULL, CLI_FLAG, NULL,
+             "no progress line, no informational messages")},
+    {CLI_OPT("--progress", 0, NULL, CLI_FLAG, NULL, "force the progress line on or off"),
+     .alias = "--no-progress"},
+    {CLI_OPT("--help", 'h', NULL, CLI_FLAG, NULL, "this text")},
+    {0},
+};
+
+/* TEXT from column COL on (the cursor is at column AT), in lines of at most HELP_WIDTH
+ * columns; '\n' breaks a line. No line starts with '-': help_man.sh reads such a line as one
+ * that defines an option. */
+static void print_wrapped(FILE *f, const char *text, int col, int at)
+{
+    const size_t room = HELP_WIDTH - col;
+    const char *p = text;
+    while (*p) {
+        size_t len = strcspn(p, "\n"), cut = len;
+        if (len > room) {
+            cut = 0;
+            for (size_t k = 1; k <= room; k++)
+                if (p[k] == ' ' && p[k + 1] != '-')
+                    cut = k;
+            if (!cut) /* a word longer than the room: break after it */
+                for (cut = room; cut < len && p[cut] != ' ';)
+                    cut++;
+        }
+        fprintf(f, "%*s%.*s\n", at < col ? col - at : 0, "", (int)cut, p);
+        at = 0;
+        p += cut;
+        if (cut < len)
+            while (*p == ' ')
+                p++;
+        else if (*p == '\n')
+            p++;
+    }
+}
+
+static void print_option(FILE *f, const cli_option *o)
+{
+    char head[96];
+    int n = snprintf(head, sizeof head, "  ");
+    if (o->short_name)
+        n += snprintf(head + n, sizeof head - n, "-%c, ", o->short_name);
+    n += snprintf(head + n, sizeof head - n, "%s", o->name);
+    if (o->alias && !strncmp(o->alias, "--no-", 5))
+        n += snprintf(head + n, sizeof head - n, ", %s", o->alias);
+    if (o->value)
+        n += snprintf(head + n, sizeof head - n, " %s", o->value);
+    fputs(head, f);
+    if (n + 3 > HELP_COL) { /* the text on a line of its own: three spaces end a head */
+        fputc('\n', f);
+        n = 0;
+    }
+    print_wrapped(f, o->help, HELP_COL, n);
+}
+
+void cli_help(const cli_spec *spec, FILE *f)
+{
+    fputs(spec->usage, f);
+    for (const cli_option *o = spec->options; o->name || o->help; o++) {
+        if (!o->name)
+            fprintf(f, "\n%s\n", o->help); /* a heading */
+        else
+            print_option(f, o);
+    }
+    for (const cli_option *o = common_options; o->name; o++)
+        print_option(f, o);
+    if (spec->notes)
+        fprintf(f, "\n%s", spec->notes);
+}
+
+/* The entry of TABLE that ARG names ("--name", "--name=VALUE", an alias or "-x"); *value is
+ * set to the part after '=' if any. */
+static const cli_option *find_option(const cli_option *table, const char *arg, const char **value)
+{
+    *value = NULL;
+    for (const cli_option *o = table; o->name || o->help; o++) {
+        if (!o->name)
+            continue;
+        if (arg[1] != '-') {
+            if (o->short_name && arg[1] == o->short_name && !arg[2])
+                return o;
+            continue;
+        }
+        const char *names[2] = {o->name, o->alias};
+        for (int k = 0; k < 2; k++) {
+            size_t n = names[k] ? strlen(names[k]) : 0;
+            if (n && !strncmp(arg, names[k], n) && (!arg[n] || arg[n] == '=')) {
+                *value = arg[n] ? arg + n + 1 : NULL;
+                return o;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* "a|b|c" as "a, b or c". */
+static const char *choice_list(const char *choices, char *buf, size_t size)
+{
+    size_t n = 0;
+    const char *last = strrchr(choices, '|');
+    for (const char *p = choices; *p && n + 5 < size; p++) {
+        if (*p != '|')
+            buf[n++] = *p;
+        else
+            n += (size_t)snprintf(buf + n, size - n, p == last ? " or " : ", ");
+    }
+    buf[n < size ? n : size - 1] = 0;
+    return buf;
+}
+
+/* The index of V in "a|b|c", or -1. */
+static int choice_index(const char *choices, const char *v)
+{
+    size_t len = strlen(v);
+    int i = 0;
+    for (const char *p = choices; *p; i++) {
+        size_t n = strcspn(p, "|");
+        if (n == len && !strncmp(p, v, n))
+            return i;
+        p += n + (p[n] == '|');
+    }
+    return -1;
+}
+
+static int store_value(const cli_option *o, const char *v)
+{
+    int rc = 0;
+    uint64_t u;
+    char list[128];
+    switch (o->kind) {
+    case CLI_FLAG:
+        *(int *)o->field = 1;
+        return 0;
+    case CLI_STRING:
+        *(const char **)o->field = v;
+        return 0;
+    case CLI_DOUBLE:
+        return cli_parse_double(o->name, v, o->field);
+    case CLI_MEM:
+        return cli_parse_mem(v, o->field);
+    case CLI_CALL:
+        return o->call(o, v);
+    case CLI_CHOICE:
+        if ((rc = choice_index(o->choices, v)) < 0)
+            return cli_usage_error("%s must be %s, not '%s'", o->name,
+                                   choice_list(o->choices, list, sizeof list), v);
+        *(int *)o->field = rc;
+        return 0;
+    case CLI_U32:
+    case CLI_U64:
+        if ((rc = cli_parse_u64(o->name, v, &u)))
+            return rc;
+        if (o->kind == CLI_U32 && u > UINT32_MAX)
+            return cli_usage_error("%s: %s is too large", o->name, v);
+        if (u < o->min)
+            return cli_usage_error("%s must be at least %llu", o->name,
+                                   (unsigned long long)o->min);
+        if (o->kind == CLI_U32)
+            *(uint32_t *)o->field = (uint32_t)u;
+        else
+            *(uint64_t *)o->field = u;
+        return 0;
+    case CLI_LIST:
+        break;
+    }
+    return 0;
+}
+
+/* A list option takes its value and every following argument that is not an option. */
+static int take_list(const cli_option *o, int argc, char **argv, int *i, const char *first)
+{
+    cli_list *l = o->field;
+    if (!l->items && !(l->items = calloc((size_t)argc, sizeof *l->items)))
+        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
+    if (first)
+        l->items[l->n++] = first;
+    while (*i + 1 < argc && (argv[*i + 1][0] != '-' || !argv[*i + 1][1]))
+        l->items[l->n++] = argv[++*i];
+    if (!l->n)
+        return cli_usage_error("%s needs at least one %.*s", o->name,
+                               (int)strcspn(o->value, "."), o->value);
+    return 0;
+}
+
+static int parse_option(const cli_spec *spec, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i], *v;
+    const cli_option *o = find_option(spec->options, arg, &v);
+    if (!o)
+        return cli_usage_error("unknown option '%s'", arg);
+    if (o->kind == CLI_LIST)
+        return take_list(o, argc, argv, i, v);
+    if (!o->value) {
+        if (v)
+            return cli_usage_error("option %s takes no value", o->name);
+        return o->kind == CLI_CALL ? o->call(o, NULL) : store_value(o, NULL);
+    }
+    if (!v) {
+        if (*i + 1 >= argc)
+            return cli_usage_error("option %s needs a value", o->name);
+        v = argv[++*i];
+    }
+    return store_value(o, v);
+}
+
+int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos)
+{
+    int n = 0, only_args = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_args || a[0] != '-' || !a[1]) {
+            argv[1 + n++] = argv[i]; /* positionals move to argv[1..n], in order */
+        } else if (!strcmp(a, "--")) {
+            only_args = 1;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            cli_help(spec, stdout);
+            return -1;
+        } else if (!cli_common_option(a)) {
+            int rc = parse_option(spec, argc, argv, &i);
+            if (rc)
+                return rc;
+        }
+    }
+    *npos = n;
+    return 0;
+}
+
+int cli_format_option(const cli_option *o, const char *v)
+{
+    int f = jsmf_format_parse(v);
+    if (f < 0)
+        return cli_usage_error("%s must be text, uci, ldac or auto, not '%s'", o->name, v);
+    *(jsmf_format *)o->field = (jsmf_format)f;
+    return 0;
+}
