@@ -32,8 +32,8 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* The helpers of a hand-written parser (cmd_fdm.c; every other command has an option table,
- * below). Handle --quiet/-q, --progress, --no-progress; returns 1 if argv[i] was one of them. */
+/* The switches every command takes (the option tables, below, call it): --quiet/-q,
+ * --progress, --no-progress; returns 1 if argv[i] was one of them. */
 int cli_common_option(const char *arg);
 
 /* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
@@ -101,11 +101,6 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos);
 void cli_help(const cli_spec *spec, FILE *f);
 /* A CLI_CALL for --format of document inputs: field is a jsmf_format. */
 int cli_format_option(const cli_option *o, const char *value);
-
-/* Value of an option "--name VALUE" or "--name=VALUE" at argv[*i]; advances *i. Returns NULL
- * if argv[*i] is not this option; prints a usage error and sets *err when VALUE is missing. */
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name, const char *alt,
-                          int *err);
 
 /* Progress on stderr: redrawn at most ~5 times a second, only when cli_progress. */
 void cli_progress_update(const char *what, double done, double total, const char *unit);

@@ -16,65 +16,6 @@
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
-        "Fit the full dependence mixture model (FDM): Adam on the loss\n"
-        "-log M(mu,alpha)_uv of pairs (u,v) drawn from the co-occurrence C. INPUT is a\n"
-        "store, or a C written by 'jsmf export' (MatrixMarket or .npy) with\n"
-        "FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same command\n"
-        "after a kill resumes from it (on the CPU the result equals an uninterrupted\n"
-        "run).\n\n"
-        "options:\n"
-        "  -k, --topics T        number of topics (default: K of --init MODEL)\n"
-        "  -o, --output MODEL    model directory to write\n"
-        "  --device auto|cpu|cuda\n"
-        "                        back end (auto: CUDA when compiled in and a GPU answers)\n"
-        "  --init auto|none|random|MODEL\n"
-        "                        start from: auto (default) a spectral fit of INPUT\n"
-        "                        ('jsmf fit' defaults; none when it cannot give T\n"
-        "                        topics); none: cold, topic t = p(.|w) of a word w drawn\n"
-        "                        by frequency; random: Gaussian logits; MODEL: a model\n"
-        "                        directory with the same vocabulary\n"
-        "  --init-smooth F       a start from topics or words mixes (1-F) B + F/N before\n"
-        "                        the log (default 1e-3)\n"
-        "  --init-scale S        --init random: std. deviation of the logits (default 1)\n"
-        "  --starts R            cold start: R starts trained 20 evaluations each, the\n"
-        "                        best held-out one goes on (default 4)\n"
-        "  --seed S              seed of initialisation and sampling (default 1)\n"
-        "  --steps N             most Adam steps (default 0: until the schedule stops)\n"
-        "  --batch B             pairs per step (default 4096)\n"
-        "  --lr F                initial Adam learning rate (default 0.03)\n"
-        "  --threads N           CPU threads (default: all)\n"
-        "  --precision fp32|tf32 GPU pair products in FP32 (default) or on TF32 tensor\n"
-        "                        cores (the CPU works in double)\n"
-        "  --eval-every N        held-out loss and loss-curve point every N steps\n"
-        "                        (default 100)\n"
-        "  --heldout N           held-out pairs drawn once at the start (default 50000)\n"
-        "  --patience N          evaluations without a relative improvement of the\n"
-        "                        held-out loss above --tol before the rate halves\n"
-        "                        (default 5 after a warm start, 10 after a cold one;\n"
-        "                        0 = never: --steps ends the run)\n"
-        "  --lr-halvings N       halvings before the next plateau ends the run\n"
-        "                        (default 4 warm, 6 cold)\n"
-        "  --tol F               relative improvement that counts (default 1e-4)\n"
-        "  --time DURATION       also stop after this much training (e.g. 90s, 10m, 2h):\n"
-        "                        the one stop that depends on the machine\n"
-        "  --checkpoint-every N|DURATION\n"
-        "                        checkpoint to MODEL.ckpt every N steps or every\n"
-        "                        DURATION of wall time (default 60s; 0 = off)\n"
-        "  --mem SIZE            budget for the pair sampler tables (e.g. 2G); beyond it\n"
-        "                        the tables are thinned (CPU) or kept on the host (CUDA)\n"
-        "  --restart             ignore an existing MODEL.ckpt and start afresh\n"
-        "  --force               replace an existing MODEL, and a MODEL.ckpt of another\n"
-        "                        run\n"
-        "  --stop-after N        stop after step N with a checkpoint, as if killed\n"
-        "                        (tests)\n"
-        "  -q, --quiet           no progress or messages\n"
-        "  --progress, --no-progress   force the progress line on or off\n");
-}
-
 static volatile sig_atomic_t got_signal;
 
 static void on_signal(int sig)
@@ -104,7 +45,8 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
 typedef struct fdm_opts {
     const char *input, *output, *init, *device;
     jsmf_fdm_params p;
-    int force, k_given;
+    int force, k_given, device_index;
+    uint32_t threads;
 } fdm_opts;
 
 /* A duration: seconds, or a number with s, m or h. */
@@ -120,9 +62,15 @@ static int parse_duration(const char *opt, const char *v, double *out)
     return 0;
 }
 
-/* --checkpoint-every: a step count (digits alone), a duration (with a unit), or 0 (none). */
-static int parse_checkpoint_every(const char *v, jsmf_fdm_params *p)
+static int duration_option(const cli_option *o, const char *v)
 {
+    return parse_duration(o->name, v, o->field);
+}
+
+/* --checkpoint-every: a step count (digits alone), a duration (with a unit), or 0 (none). */
+static int checkpoint_option(const cli_option *o, const char *v)
+{
+    jsmf_fdm_params *p = o->field;
     size_t digits = strspn(v, "0123456789");
     p->checkpoint_every = 0, p->checkpoint_seconds = 0;
     if (digits && !v[digits])
@@ -130,89 +78,107 @@ static int parse_checkpoint_every(const char *v, jsmf_fdm_params *p)
     return parse_duration("--checkpoint-every", v, &p->checkpoint_seconds);
 }
 
+static const char *const fdm_usage =
+    "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
+    "Fit the full dependence mixture model (FDM): Adam on the loss\n"
+    "-log M(mu,alpha)_uv of pairs (u,v) drawn from the co-occurrence C. INPUT is a\n"
+    "store, or a C written by 'jsmf export' (MatrixMarket or .npy) with\n"
+    "FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same command\n"
+    "after a kill resumes from it (on the CPU the result equals an uninterrupted\n"
+    "run).\n\n";
+
+/* The option table; values land in o (and o->p). */
+static int parse_options(int argc, char **argv, fdm_opts *o, int *npos)
+{
+    jsmf_fdm_params *p = &o->p;
+    const cli_option options[] = {
+        {CLI_OPT("--topics", 'k', "T", CLI_U32, &p->k,
+         "number of topics (default: K of --init MODEL)"), .min = 1},
+        {CLI_OPT("--output", 'o', "MODEL", CLI_STRING, &o->output, "model directory to write")},
+        {CLI_OPT("--device", 0, "auto|cpu|cuda", CLI_CHOICE, &o->device_index,
+         "back end (auto: CUDA when compiled in and a GPU answers)"),
+         .choices = "auto|cpu|cuda"},
+        {CLI_OPT("--init", 0, "auto|none|random|MODEL", CLI_STRING, &o->init,
+         "start from: auto (default) a spectral fit of INPUT ('jsmf fit' defaults; none when "
+         "it cannot give T topics); none: cold, topic t = p(.|w) of a word w drawn by "
+         "frequency; random: Gaussian logits; MODEL: a model directory with the same "
+         "vocabulary")},
+        {CLI_OPT("--init-smooth", 0, "F", CLI_DOUBLE, &p->init_smooth,
+         "a start from topics or words mixes (1-F) B + F/N before the log (default 1e-3)")},
+        {CLI_OPT("--init-scale", 0, "S", CLI_DOUBLE, &p->init_scale,
+         "--init random: std. deviation of the logits (default 1)")},
+        {CLI_OPT("--starts", 0, "R", CLI_U32, &p->starts,
+         "cold start: R starts trained 20 evaluations each, the best held-out one goes on "
+         "(default 4)"), .min = 1},
+        {CLI_OPT("--seed", 0, "S", CLI_U64, &p->seed,
+         "seed of initialisation and sampling (default 1)")},
+        {CLI_OPT("--steps", 0, "N", CLI_U64, &p->steps,
+         "most Adam steps (default 0: until the schedule stops)")},
+        {CLI_OPT("--batch", 0, "B", CLI_U32, &p->batch, "pairs per step (default 4096)"),
+         .min = 1},
+        {CLI_OPT("--lr", 0, "F", CLI_DOUBLE, &p->lr,
+         "initial Adam learning rate (default 0.03)")},
+        {CLI_OPT("--threads", 0, "N", CLI_U32, &o->threads, "CPU threads (default: all)"),
+         .min = 1},
+        {CLI_OPT("--precision", 0, "fp32|tf32", CLI_CHOICE, &p->precision,
+         "GPU pair products in FP32 (default) or on TF32 tensor cores (the CPU works in "
+         "double)"), .choices = "fp32|tf32"},
+        {CLI_OPT("--eval-every", 0, "N", CLI_U64, &p->eval_every,
+         "held-out loss and loss-curve point every N steps (default 100)"), .min = 1},
+        {CLI_OPT("--heldout", 0, "N", CLI_U32, &p->heldout,
+         "held-out pairs drawn once at the start (default 50000)")},
+        {CLI_OPT("--patience", 0, "N", CLI_U32, &p->patience,
+         "evaluations without a relative improvement of the held-out loss above --tol "
+         "before the rate halves (default 5 after a warm start, 10 after a cold one; "
+         "0 = never: --steps ends the run)")},
+        {CLI_OPT("--lr-halvings", 0, "N", CLI_U32, &p->lr_halvings,
+         "halvings before the next plateau ends the run (default 4 warm, 6 cold)")},
+        {CLI_OPT("--tol", 0, "F", CLI_DOUBLE, &p->tol,
+         "relative improvement that counts (default 1e-4)")},
+        {CLI_OPT("--time", 0, "DURATION", CLI_CALL, &p->time_limit,
+         "also stop after this much training (e.g. 90s, 10m, 2h): the one stop that "
+         "depends on the machine"), .call = duration_option},
+        {CLI_OPT("--checkpoint-every", 0, "N|DURATION", CLI_CALL, p,
+         "checkpoint to MODEL.ckpt every N steps or every DURATION of wall time (default "
+         "60s; 0 = off)"), .call = checkpoint_option},
+        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &p->mem_budget,
+         "budget for the pair sampler tables (e.g. 2G); beyond it the tables are thinned "
+         "(CPU) or kept on the host (CUDA)")},
+        {CLI_OPT("--restart", 0, NULL, CLI_FLAG, &p->restart,
+         "ignore an existing MODEL.ckpt and start afresh")},
+        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &o->force,
+         "replace an existing MODEL, and a MODEL.ckpt of another run")},
+        {CLI_OPT("--stop-after", 0, "N", CLI_U64, &p->stop_after,
+         "stop after step N with a checkpoint, as if killed (tests)")},
+        {0},
+    };
+    const cli_spec spec = {fdm_usage, options,
+                           "exit status: 0 success, 1 failure, 2 usage error, 130 interrupted\n"
+                           "(SIGINT or SIGTERM; the checkpoint is written).\n"};
+    return cli_parse(&spec, argc, argv, npos);
+}
+
 static int parse(int argc, char **argv, fdm_opts *o)
 {
     jsmf_fdm_params *p = &o->p;
     jsmf_fdm_params_default(p);
-    o->device = "auto";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int err = 0, rc = 0;
-        uint64_t u64;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return -1;
-        }
-        if (cli_common_option(a))
-            continue;
-#define OPT(name, alt) ((v = cli_opt_value(argc, argv, &i, name, alt, &err)) != NULL || err)
-        if (OPT("--topics", "-k"))
-            rc = err ? err : cli_parse_u32("-k", v, &p->k), o->k_given = 1;
-        else if (OPT("--output", "-o"))
-            rc = err, o->output = v;
-        else if (OPT("--device", NULL))
-            rc = err, o->device = v;
-        else if (OPT("--init", NULL))
-            rc = err, o->init = v;
-        else if (OPT("--init-scale", NULL))
-            rc = err ? err : cli_parse_double(a, v, &p->init_scale);
-        else if (OPT("--starts", NULL))
-            rc = err ? err : cli_parse_u32("--starts", v, &p->starts);
-        else if (OPT("--init-smooth", NULL))
-            rc = err ? err : cli_parse_double(a, v, &p->init_smooth);
-        else if (OPT("--seed", NULL))
-            rc = err ? err : cli_parse_u64("--seed", v, &p->seed);
-        else if (OPT("--steps", NULL))
-            rc = err ? err : cli_parse_u64("--steps", v, &p->steps);
-        else if (OPT("--batch", NULL))
-            rc = err ? err : cli_parse_u32("--batch", v, &p->batch);
-        else if (OPT("--lr", NULL))
-            rc = err ? err : cli_parse_double("--lr", v, &p->lr);
-        else if (OPT("--threads", NULL)) {
-            rc = err ? err : cli_parse_u64("--threads", v, &u64);
-            if (!rc && (u64 < 1 || u64 > 4096))
-                rc = cli_usage_error("--threads must be between 1 and 4096");
-            p->threads = (int)u64;
-        } else if (OPT("--eval-every", NULL))
-            rc = err ? err : cli_parse_u64("--eval-every", v, &p->eval_every);
-        else if (OPT("--heldout", NULL))
-            rc = err ? err : cli_parse_u32("--heldout", v, &p->heldout);
-        else if (OPT("--patience", NULL))
-            rc = err ? err : cli_parse_u32("--patience", v, &p->patience);
-        else if (OPT("--lr-halvings", NULL))
-            rc = err ? err : cli_parse_u32("--lr-halvings", v, &p->lr_halvings);
-        else if (OPT("--time", NULL))
-            rc = err ? err : parse_duration("--time", v, &p->time_limit);
-        else if (OPT("--tol", NULL))
-            rc = err ? err : cli_parse_double("--tol", v, &p->tol);
-        else if (OPT("--precision", NULL)) {
-            rc = err;
-            if (!rc && !strcmp(v, "fp32"))
-                p->precision = JSMF_FDM_FP32;
-            else if (!rc && !strcmp(v, "tf32"))
-                p->precision = JSMF_FDM_TF32;
-            else if (!rc)
-                rc = cli_usage_error("--precision: '%s' is not fp32 or tf32", v);
-        } else if (OPT("--checkpoint-every", NULL))
-            rc = err ? err : parse_checkpoint_every(v, p);
-        else if (OPT("--mem", NULL))
-            rc = err ? err : cli_parse_mem(v, &p->mem_budget);
-        else if (OPT("--stop-after", NULL))
-            rc = err ? err : cli_parse_u64("--stop-after", v, &p->stop_after);
-        else if (!strcmp(a, "--restart"))
-            p->restart = 1;
-        else if (!strcmp(a, "--force"))
-            o->force = 1, p->fresh_on_mismatch = 1;
-        else if (a[0] == '-' && a[1])
-            return cli_usage_error("unknown option '%s'", a);
-        else if (!o->input)
-            o->input = a;
-        else
-            return cli_usage_error("unexpected argument '%s'", a);
-#undef OPT
-        if (rc)
-            return rc;
-    }
+    p->k = 0;
+    int n, rc = parse_options(argc, argv, o, &n);
+    if (rc)
+        return rc;
+    if (n > 1)
+        return cli_usage_error("unexpected argument '%s'", argv[2]);
+    o->input = n ? argv[1] : NULL;
+    o->k_given = p->k > 0;
+    o->p.fresh_on_mismatch = o->force;
+    p->threads = (int)o->threads;
+    if (o->threads > 4096)
+        return cli_usage_error("--threads must be between 1 and 4096");
+    static const char *const devices[] = {"auto", "cpu", "cuda"};
+    static const int device_codes[] = {JSMF_FDM_DEVICE_AUTO, JSMF_FDM_DEVICE_CPU,
+                                       JSMF_FDM_DEVICE_CUDA};
+    o->device = devices[o->device_index];
+    p->device = device_codes[o->device_index];
     if (!o->input)
         return cli_usage_error("missing INPUT (a store or a .npy C)");
     if (!o->output)
@@ -225,24 +191,10 @@ static int parse(int argc, char **argv, fdm_opts *o)
                      strcmp(o->init, "random");
     if (!o->k_given && !init_model)
         return cli_usage_error("missing -k T (number of topics)");
-    if (o->k_given && p->k < 1)
-        return cli_usage_error("-k must be at least 1");
-    if (!strcmp(o->device, "auto"))
-        p->device = JSMF_FDM_DEVICE_AUTO;
-    else if (!strcmp(o->device, "cpu"))
-        p->device = JSMF_FDM_DEVICE_CPU;
-    else if (!strcmp(o->device, "cuda"))
-        p->device = JSMF_FDM_DEVICE_CUDA;
-    else
-        return cli_usage_error("--device must be auto, cpu or cuda, not '%s'", o->device);
     if (!(p->lr > 0))
         return cli_usage_error("--lr must be positive");
-    if (p->batch < 1 || p->eval_every < 1)
-        return cli_usage_error("--batch and --eval-every must be at least 1");
     if (p->lr_halvings > 30 && p->lr_halvings != JSMF_FDM_AUTO)
         return cli_usage_error("--lr-halvings must be at most 30");
-    if (p->starts < 1)
-        return cli_usage_error("--starts must be at least 1");
     if (!(p->init_smooth >= 0 && p->init_smooth < 1))
         return cli_usage_error("--init-smooth must be in [0, 1)");
     return 0;

@@ -117,24 +117,6 @@ int cli_parse_mem(const char *s, uint64_t *out)
     return 0;
 }
 
-const char *cli_opt_value(int argc, char **argv, int *i, const char *name, const char *alt,
-                          int *err)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (!strncmp(a, name, n) && a[n] == '=') {
-        return a + n + 1;
-    }
-    if (strcmp(a, name) && (!alt || strcmp(a, alt)))
-        return NULL;
-    if (*i + 1 >= argc) {
-        *err = cli_usage_error("option %s needs a value", name);
-        return NULL;
-    }
-    *i += 1;
-    return argv[*i];
-}
-
 double cli_now(void)
 {
     struct timespec ts;
