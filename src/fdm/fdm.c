@@ -125,7 +125,7 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_params *p, const jsmf_f
         if (!dup || ++tries > 64 * k)
             words[got++] = u;
     }
-    double s = p->init_smooth > 0 ? p->init_smooth : 1e-3;
+    double s = p->init_smooth > 0 ? p->init_smooth : 1e-3; /* rows have zeros: never log 0 */
     for (uint32_t t = 0; t < k; t++) {
         jsmf_fdm_sampler_row_dist(smp, words[t], row);
         for (uint32_t l = 0; l < n; l++)
