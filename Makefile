@@ -1,6 +1,7 @@
 # jsmf — build the library (build/libjsmf.a), the program (build/jsmf), tests and man page.
 #   make                 library + program        make test        every test (installs deps)
 #   make check-asan      tests under ASan+UBSan   make example     the example end to end
+#   make check-fuzz      libFuzzer targets (clang), FUZZ_SECONDS each (default 20)
 #   make install PREFIX=/usr/local DESTDIR=       make uninstall
 #   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found).
 # User CFLAGS/LDFLAGS add to the required flags, never replace them.
@@ -36,12 +37,14 @@ PKGS    := lmdb libzstd lapacke
 comma     := ,
 SAN_FLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
 OPT       := $(if $(SAN),-O1 -g,-O2 -g)
+# FUZZ=1 (make check-fuzz): coverage for libFuzzer in every object, clang only.
+FUZZ_FLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 # pkg-config is asked when a recipe runs, not when make reads this file: on a fresh machine the
 # packages (and their .pc files) arrive only with $(DEPS_OK), a prerequisite of every object, so
 # a value taken at parse time would be empty and the link would miss -llmdb -lzstd -llapacke.
 PKG_CFLAGS     = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lzstd -llapacke)
-FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) \
+FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) $(FUZZ_FLAGS) \
                  $(PKG_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)
 LIBS           = $(PKG_LIBS) -lopenblas -lm -lpthread $(LDLIBS)
@@ -50,6 +53,7 @@ LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 CU_SRC   := $(sort $(wildcard src/*/*.cu))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
 # The CUDA back end is a plugin, $(BUILD)/libjsmf_cuda.so, that the library dlopen()s the first
 # time a GPU is asked for: linking cuBLAS into the program would cost every 'jsmf' start ~1 s of
@@ -76,9 +80,11 @@ CUDA_STAMP := $(BUILD)/.cuda-$(CUDA_ON)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 DEPS_OK  := $(BUILD)/.deps-ok
 
-.PHONY: all deps test check check-asan asan example install uninstall clean features bench
+.PHONY: all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
+        features bench
 all: features $(BUILD)/jsmf $(TEST_BIN) $(CUDA_SO)
 
 features:
@@ -120,12 +126,26 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(BUILD)/libjsmf.a
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(FINAL_CFLAGS) -Itests/unit -o $@ $< $(BUILD)/libjsmf.a $(FINAL_LDFLAGS) $(LIBS)
 
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(BUILD)/libjsmf.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(FINAL_CFLAGS) -D_GNU_SOURCE -fsanitize=fuzzer -o $@ $< $(BUILD)/libjsmf.a $(FINAL_LDFLAGS) $(LIBS)
+fuzz-bins: $(FUZZ_BIN)
+
 test check: all
 	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
 
 # Sanitizer build in its own directory; reruns the whole suite (LSan stays on).
 check-asan asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 CUDA=no test
+
+# libFuzzer targets (tests/fuzz/README.md): the library with coverage, ASan and UBSan in its own
+# directory, then each target on its seed corpus and FUZZ_SECONDS of new inputs.
+FUZZ_SECONDS ?= 20
+check-fuzz:
+	$(Q)sh tools/install-deps.sh fuzz
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz SAN=1 FUZZ=1 CUDA=no CC=clang fuzz-bins
+	$(Q)sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 example: all
 	$(Q)sh examples/run.sh
@@ -146,6 +166,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CU_OBJ:.o=.d)

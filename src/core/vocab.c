@@ -134,6 +134,10 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": empty word", path, lineno);
             break;
         }
+        if (line[wlen - 1] == '\r') { /* written back alone, it would read back without it */
+            rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": word ends in a CR", path, lineno);
+            break;
+        }
         if (with_counts < 0)
             with_counts = counted;
         if (v->n >= UINT32_MAX - 1) {

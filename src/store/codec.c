@@ -7,12 +7,15 @@
 /* ---- the chunk codec (formats/store.md, "C runs") ----------------------------------------- */
 
 static int64_t plain_decode(const MDB_val *v, uint32_t n, uint32_t *cols, jsmf_sum *vals,
-                            uint32_t room)
+                            uint32_t room, uint32_t n_words)
 {
     if (n > room || v->mv_size != 2 + (size_t)n * CHUNK_PLAIN_ENTRY)
         return -1;
     const char *p = (const char *)v->mv_data + 2;
     memcpy(cols, p, (size_t)n * 4);
+    for (uint32_t i = 0; i < n; i++) /* as a packed chunk's: rows of N are summed by column */
+        if (cols[i] >= n_words || (i && cols[i] <= cols[i - 1]))
+            return -1;
     if (vals)
         memcpy(vals, p + (size_t)n * 4, (size_t)n * sizeof(jsmf_sum));
     return n;
@@ -286,7 +289,16 @@ int64_t chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t 
         return palette_decode(v, c & ~CHUNK_PALETTE, cols, vals, room, n_words);
     if (c & CHUNK_PACKED)
         return packed_decode(v, c & ~CHUNK_PACKED, cols, vals, room, n_words);
-    return plain_decode(v, c, cols, vals, room);
+    return plain_decode(v, c, cols, vals, room, n_words);
+}
+
+int64_t row_chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t have,
+                         uint32_t room, uint32_t n_words)
+{
+    int64_t cnt = chunk_decode(v, cols + have, vals ? vals + have : NULL, room, n_words);
+    if (cnt > 0 && have && cols[have] <= cols[have - 1])
+        return -1;
+    return cnt;
 }
 
 /* ---- input records ---------------------------------------------------------------------- */

@@ -64,6 +64,12 @@ static inline uint32_t get_u32(const void *p)
  * entries, columns below n_words. Returns the entry count, or -1 if the chunk is corrupt. */
 int64_t chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t room,
                      uint32_t n_words);
+/* Decode the next chunk of a row that holds `have` entries so far into cols + have (and
+ * vals + have): as chunk_decode, and -1 as well when its first column does not follow the row's
+ * last one. Summing the rows of several runs merges them by column into N-wide buffers, so a
+ * row read from the store has strictly increasing columns below n_words, whatever its bytes. */
+int64_t row_chunk_decode(const MDB_val *v, uint32_t *cols, jsmf_sum *vals, uint32_t have,
+                         uint32_t room, uint32_t n_words);
 /* Encode a packed chunk of the first entries of cols/vals (n > 0) into buf, as many as fit in
  * CHUNK_BYTES_MAX (at least one); *taken says how many. Returns the chunk's size. buf must
  * have CHUNK_SLACK bytes of room past the chunk (the encoder writes sums in 16-byte stores). */

@@ -65,8 +65,8 @@ static int stream_load(row_stream *m)
         if ((rc = stream_room(m, (uint64_t)m->n + want)))
             return rc;
         int64_t cnt = m->row < m->s->n_words
-                          ? chunk_decode(&m->v, m->cols + m->n, m->cols_only ? NULL : m->vals + m->n,
-                                         want, m->s->n_words)
+                          ? row_chunk_decode(&m->v, m->cols, m->cols_only ? NULL : m->vals, m->n,
+                                             want, m->s->n_words)
                           : -1;
         if (cnt < 0)
             return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);

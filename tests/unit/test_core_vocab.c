@@ -69,6 +69,9 @@ int main(void)
     expect_error(dir, "empty.txt", "", JSMF_EFORMAT, "empty");
     expect_error(dir, "blank.txt", "a\n\nb\n", JSMF_EFORMAT, "blank.txt:2");
     expect_error(dir, "badcount.txt", "a\tx\t1\n", JSMF_EFORMAT, "badcount.txt:1");
+    /* found by tests/fuzz/fuzz_vocab.c: "a\r" before a TAB was a word that, written without
+     * counts, read back as "a" */
+    expect_error(dir, "cr.txt", "b\na\r\t1\t2\n", JSMF_EFORMAT, "cr.txt:2: word ends in a CR");
     jsmf_vocab *v = NULL;
     CHECK(jsmf_vocab_read("/nonexistent/v.txt", &v) == JSMF_ENOTFOUND);
     CHECK(jsmf_error_context(JSMF_EIO, "while testing") == JSMF_EIO);

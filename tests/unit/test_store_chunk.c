@@ -1,8 +1,8 @@
 /* test_store_chunk.c — the C chunk codec of formats/store.md: packed chunks round-trip every
  * column gap and every 128-bit sum (zero, negative, -2^127, all bits set), stay within
  * CHUNK_BYTES_MAX, take about 9 bytes for a fixed-point sum of a few contributions, plain
- * (version 2) chunks still decode, and a truncated or damaged chunk is refused or decoded
- * within its bounds, never read past. */
+ * (version 2) chunks still decode, a truncated or damaged chunk is refused or decoded within its
+ * bounds, never read past, and the chunks of a row hold strictly increasing columns below N. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +116,34 @@ static void test_plain(void)
     CHECK(chunk_decode(&v, got_cols, got_vals, 2, 5000) == -1); /* more than the row holds */
     v.mv_size--;
     CHECK(chunk_decode(&v, got_cols, got_vals, 3, 5000) == -1);
+    /* columns are checked as a packed chunk's are (found by tests/fuzz/fuzz_store.c: a column
+     * of 0x80000007 in a row of 50 words was handed to the row merge) */
+    v.mv_size++;
+    CHECK(chunk_decode(&v, got_cols, got_vals, 3, 4000) == -1); /* 4000 is not below N */
+    uint32_t unsorted[3] = {7, 7, 9};
+    memcpy(buf + 2, unsorted, sizeof unsorted);
+    CHECK(chunk_decode(&v, got_cols, got_vals, 3, 5000) == -1);
+}
+
+/* A row's chunks go on where the one before ended: a chunk starting at or below the row's last
+ * column is refused, as is the row of a damaged store whose merge would pass N entries. */
+static void test_row_chunks(void)
+{
+    uint32_t cols[4] = {3, 8, 20, 21}, row[8];
+    jsmf_sum vals[4] = {1, 2, 3, 4}, row_vals[8];
+    unsigned char a[64], b[64];
+    uint32_t ta, tb;
+    MDB_val va = {chunk_encode(a, cols, vals, 2, &ta), a};
+    MDB_val vb = {chunk_encode(b, cols + 2, vals + 2, 2, &tb), b};
+    CHECK(ta == 2 && tb == 2);
+    CHECK(row_chunk_decode(&va, row, row_vals, 0, 4, 100) == 2);
+    CHECK(row_chunk_decode(&vb, row, row_vals, 2, 4, 100) == 2);
+    CHECK(!memcmp(row, cols, sizeof cols) && !memcmp(row_vals, vals, sizeof vals));
+    CHECK(row_chunk_decode(&vb, row, NULL, 2, 4, 100) == 2);
+    CHECK(row_chunk_decode(&va, row, row_vals, 2, 4, 100) == -1); /* 3 after 8 */
+    CHECK(row_chunk_decode(&va, row, NULL, 2, 4, 100) == -1);
+    row[1] = 3;
+    CHECK(row_chunk_decode(&va, row, row_vals, 2, 4, 100) == -1); /* 3 after 3 */
 }
 
 /* Every prefix of a chunk is refused; damaged bytes decode within bounds or are refused. */
@@ -160,6 +188,7 @@ int main(void)
     test_round_trip();
     test_size();
     test_plain();
+    test_row_chunks();
     test_damage();
     CHECK_DONE();
 }

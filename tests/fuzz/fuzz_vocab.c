@@ -1,0 +1,32 @@
+/* fuzz_vocab.c — libFuzzer target: the vocabulary file reader (formats/vocab.md). What it
+ * accepts has no empty, duplicate, TAB- or NUL-holding word, and writing it back and reading
+ * that gives the same words and counts. */
+#include <string.h>
+
+#include "fuzz_util.h"
+#include "jsmf.h"
+
+static fuzz_file input, copy;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_file_set(&input, data, size);
+    jsmf_vocab *v;
+    if (jsmf_vocab_read(input.path, &v))
+        return 0;
+    FUZZ_CHECK(v->n >= 1 && (!v->df) == (!v->tf));
+    for (uint32_t i = 0; i < v->n; i++)
+        FUZZ_CHECK(v->words[i][0] && v->words[i][0] != '#' && !strchr(v->words[i], '\t'));
+    fuzz_file_set(&copy, "", 0);
+    FUZZ_CHECK(jsmf_vocab_write(copy.path, v) == 0);
+    jsmf_vocab *w;
+    FUZZ_CHECK(jsmf_vocab_read(copy.path, &w) == 0);
+    FUZZ_CHECK(w->n == v->n && (!w->df) == (!v->df));
+    for (uint32_t i = 0; i < v->n; i++) {
+        FUZZ_CHECK(!strcmp(w->words[i], v->words[i]));
+        FUZZ_CHECK(!v->df || (w->df[i] == v->df[i] && w->tf[i] == v->tf[i]));
+    }
+    jsmf_vocab_free(w);
+    jsmf_vocab_free(v);
+    return 0;
+}
