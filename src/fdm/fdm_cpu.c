@@ -127,7 +127,17 @@ static fdm_cpu *cpu_alloc(uint32_t n, uint32_t k, uint32_t bmax)
 
 /* ---- parameters: e, inv, colmax and alpha from the logits ---- */
 
-/* Column maxima of w (exact in any order). */
+/* colmax = the maxima of the nb row-block partials in rpart (exact in any order). */
+static void combine_max(fdm_cpu *c, uint32_t nb)
+{
+    for (uint32_t t = 0; t < c->k; t++)
+        c->colmax[t] = -INFINITY;
+    for (uint32_t b = 0; b < nb; b++)
+        for (uint32_t t = 0; t < c->k; t++)
+            c->colmax[t] = fmax(c->colmax[t], c->rpart[(size_t)b * c->k + t]);
+}
+
+/* Column maxima of w. */
 static void column_max(fdm_cpu *c, const double *w)
 {
     uint32_t n = c->n, k = c->k, nb = div_up(n, ROW_BLOCK);
@@ -141,11 +151,7 @@ static void column_max(fdm_cpu *c, const double *w)
             for (uint32_t t = 0; t < k; t++)
                 p[t] = fmax(p[t], w[(size_t)l * k + t]);
     }
-    for (uint32_t t = 0; t < k; t++)
-        c->colmax[t] = -INFINITY;
-    for (uint32_t b = 0; b < nb; b++)
-        for (uint32_t t = 0; t < k; t++)
-            c->colmax[t] = fmax(c->colmax[t], c->rpart[(size_t)b * k + t]);
+    combine_max(c, nb);
 }
 
 /* e = exp(w - colmax) and inv = 1 / column sums, the sums taken by row blocks in order. */
@@ -405,11 +411,7 @@ static void adam_mu(fdm_cpu *c, const adam_coef *ac)
             }
         }
     }
-    for (uint32_t t = 0; t < k; t++)
-        c->colmax[t] = -INFINITY;
-    for (uint32_t b = 0; b < nb; b++)
-        for (uint32_t t = 0; t < k; t++)
-            c->colmax[t] = fmax(c->colmax[t], c->rpart[(size_t)b * k + t]);
+    combine_max(c, nb);
 }
 
 static int cpu_train_step(void *ctx, uint64_t step, double *loss)
