@@ -3,7 +3,8 @@
 #   make check-asan      tests under ASan+UBSan   make example     the example end to end
 #   make check-fuzz      libFuzzer targets (clang), FUZZ_SECONDS each (default 20)
 #   make install PREFIX=/usr/local DESTDIR=       make uninstall
-#   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found).
+#   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found);
+#   MPI=auto|yes|no (auto: the MPI plugin is built when mpicc is found).
 # User CFLAGS/LDFLAGS add to the required flags, never replace them.
 
 PREFIX  ?= /usr/local
@@ -15,12 +16,20 @@ BUILD   ?= build
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
 CUDA    ?= auto
+MPI     ?= auto
+MPICC   ?= $(shell command -v mpicc 2>/dev/null)
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls $${CUDA_HOME:-/usr/local/cuda}/bin/nvcc 2>/dev/null)
 
 ifeq ($(CUDA),auto)
   CUDA_ON := $(if $(NVCC),yes,no)
 else
   CUDA_ON := $(CUDA)
+endif
+
+ifeq ($(MPI),auto)
+  MPI_ON := $(if $(MPICC),yes,no)
+else
+  MPI_ON := $(MPI)
 endif
 
 ifeq ($(V),1)
@@ -47,9 +56,9 @@ PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -l
 FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) $(FUZZ_FLAGS) \
                  $(PKG_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)
-LIBS           = $(PKG_LIBS) -lopenblas -lm -lpthread $(LDLIBS)
+LIBS           = $(PKG_LIBS) -lopenblas -lm -lpthread -ldl $(LDLIBS)
 
-LIB_SRC  := $(sort $(filter-out src/cli/%,$(wildcard src/*/*.c)))
+LIB_SRC  := $(sort $(filter-out src/cli/% src/mpi/mpi_plugin.c,$(wildcard src/*/*.c)))
 CLI_SRC  := $(sort $(wildcard src/cli/*.c))
 CU_SRC   := $(sort $(wildcard src/*/*.cu))
 TEST_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -73,6 +82,15 @@ ifeq ($(CUDA_ON),yes)
   CUDA_LIBS     := -L$(CUDA_HOME_DIR)/lib64 -Xlinker -rpath,$(CUDA_HOME_DIR)/lib64 -lcublas
 endif
 
+# The MPI back end is a plugin too, $(BUILD)/libjsmf_mpi.so (src/mpi/mpi_plugin.c, built with
+# mpicc), loaded only when mpirun started the program: jsmf itself never links libmpi, so it
+# runs where no MPI runtime is installed. Looked up as the CUDA plugin is; JSMF_MPI_LIB overrides.
+ifeq ($(MPI_ON),yes)
+  MPI_SO        := $(BUILD)/libjsmf_mpi.so
+  FINAL_CFLAGS  += -DJSMF_MPI_SO_BUILD='"$(abspath $(MPI_SO))"' \
+                   -DJSMF_MPI_SO_INSTALL='"$(LIBDIR)/libjsmf_mpi.so"'
+endif
+
 # Objects depend on the CUDA choice: switching CUDA=yes/no in one build directory rebuilds them
 # (the stubs and the .cu objects would not link together otherwise).
 CUDA_STAMP := $(BUILD)/.cuda-$(CUDA_ON)
@@ -85,10 +103,10 @@ DEPS_OK  := $(BUILD)/.deps-ok
 
 .PHONY: all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
         features bench
-all: features $(BUILD)/jsmf $(TEST_BIN) $(CUDA_SO)
+all: features $(BUILD)/jsmf $(TEST_BIN) $(CUDA_SO) $(MPI_SO)
 
 features:
-	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON)"
+	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON) mpi=$(MPI_ON)"
 
 # Install the Debian packages the build and tests need, once per build directory.
 $(DEPS_OK): tools/install-deps.sh
@@ -113,6 +131,12 @@ $(CUDA_SO): $(CU_OBJ)
 	@$(if $(Q),echo "  NVCC-LD $@")
 	$(Q)$(NVCC) -shared -o $@ $(CU_OBJ) $(CUDA_LIBS)
 
+$(MPI_SO): src/mpi/mpi_plugin.c src/mpi/comm_plugin.h include/jsmf_comm.h $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $@")
+	$(Q)OMPI_CC=$(CC) $(MPICC) -std=gnu11 $(OPT) -Wall -Wextra -fPIC -shared -Iinclude -Isrc $(CFLAGS) \
+	    -o $@ $< $(LDFLAGS)
+
 $(BUILD)/libjsmf.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
@@ -132,19 +156,22 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(BUILD)/libjsmf.a
 	$(Q)$(CC) $(FINAL_CFLAGS) -D_GNU_SOURCE -fsanitize=fuzzer -o $@ $< $(BUILD)/libjsmf.a $(FINAL_LDFLAGS) $(LIBS)
 fuzz-bins: $(FUZZ_BIN)
 
-test check: all
+# A second make after the packages are in: whether mpicc (hence the MPI plugin and its tests)
+# exists is decided when this file is read, which on a fresh machine is before they arrive.
+test check: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) PYTHON=$(PYTHON) sh tests/run.sh
 
 # Sanitizer build in its own directory; reruns the whole suite (LSan stays on).
 check-asan asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 CUDA=no test
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 CUDA=no MPI=no test
 
 # libFuzzer targets (tests/fuzz/README.md): the library with coverage, ASan and UBSan in its own
 # directory, then each target on its seed corpus and FUZZ_SECONDS of new inputs.
 FUZZ_SECONDS ?= 20
 check-fuzz:
 	$(Q)sh tools/install-deps.sh fuzz
-	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz SAN=1 FUZZ=1 CUDA=no CC=clang fuzz-bins
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz SAN=1 FUZZ=1 CUDA=no MPI=no CC=clang fuzz-bins
 	$(Q)sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 example: all
@@ -158,11 +185,12 @@ install: all
 	install -m 755 $(BUILD)/jsmf $(DESTDIR)$(BINDIR)/jsmf
 	install -m 644 $(BUILD)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf.a
 	$(if $(CUDA_SO),install -m 755 $(CUDA_SO) $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so)
+	$(if $(MPI_SO),install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libjsmf_mpi.so)
 	install -m 644 include/jsmf*.h $(DESTDIR)$(INCDIR)/
 	install -m 644 man/jsmf.1 $(DESTDIR)$(MANDIR)/man1/jsmf.1
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so $(DESTDIR)$(MANDIR)/man1/jsmf.1
+	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so $(DESTDIR)$(LIBDIR)/libjsmf_mpi.so $(DESTDIR)$(MANDIR)/man1/jsmf.1
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
 
 clean:

@@ -19,6 +19,7 @@
 
 #include "jsmf_io.h"
 #include "jsmf_store.h"
+#include "jsmf_comm.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -147,6 +148,62 @@ void jsmf_ingest_abort(jsmf_ingest *g);
  *  checkpoint. */
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+
+/** A piece of an input: the documents starting in [start_offset, end_offset) of a file, which
+ *  for a split must be plain (not compressed) text or LDA-C, one document per line; start_offset
+ *  is the start of a line, start_line its 1-based number, start_doc its document index. */
+typedef struct jsmf_ingest_piece {
+    const char *path;
+    uint64_t key;             /**< the fingerprint its record gets in the store ingested into */
+    uint64_t start_offset, start_line, start_doc;
+    uint64_t end_offset;      /**< 0: to the end of the file */
+} jsmf_ingest_piece;
+
+/** Ingest pieces as jsmf_ingest_files ingests files, each recorded under (key, 0): a piece
+ *  already complete is skipped, a partial one resumed. Unlike jsmf_ingest_files, neither all
+ *  pieces skipped nor pieces that add no document is an error: pieces are one process's share of
+ *  a job (jsmf_ingest_dist), which judges the whole. */
+int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
+                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+
+/* ---- several processes: an MPI job ------------------------------------------------------- */
+
+struct jsmf_comm;
+
+typedef struct jsmf_ingest_dist_opts {
+    const char *shard_dir;    /**< where each rank keeps its shard store and reduced rows (a
+                                   node-local disk, say); NULL: STORE/mpi-ingest */
+    uint64_t piece_bytes;     /**< target size of a piece of a large plain file; 0: a quarter
+                                   of the inputs' bytes per rank, at least 1 MiB */
+} jsmf_ingest_dist_opts;
+
+typedef struct jsmf_ingest_dist_summary {
+    jsmf_ingest_summary ingest; /**< the job's totals (inputs_skipped: inputs complete already) */
+    uint32_t pieces;            /**< pieces the inputs were cut into */
+    int restarted;              /**< shards of an earlier job with other inputs or ranks were
+                                     found and dropped: the job started over */
+    uint32_t rounds;            /**< rounds of the exchange */
+    uint64_t bytes_received;    /**< this rank: entry bytes received in the exchange */
+    double seconds_ingest, seconds_exchange, seconds_commit;
+    struct jsmf_comm_stats comm;/**< this rank's communication: bytes sent, calls, seconds */
+} jsmf_ingest_dist_summary;
+
+/** Ingest `paths` (files, no stdin) into one store with all ranks of `c`; every rank calls it
+ *  with the same arguments, and rank 0 passes the store, opened for writing with its
+ *  vocabulary (other ranks pass NULL; `store_path` names it on all). Rank 0 cuts the inputs into
+ *  pieces (whole files; plain text and LDA-C files larger than a piece at line starts), each
+ *  rank ingests its pieces into its own shard store with checkpoints, the shards' exact sums are
+ *  added by row ranges (all-to-all rounds of about o->mem / 8 bytes a rank) and rank 0 commits
+ *  the total as one checkpoint with one complete record per input. The store equals the one
+ *  jsmf_ingest_files writes from the same inputs (C's sums, counters, word statistics and
+ *  records), for any number of ranks. A job killed before that commit leaves the store as it
+ *  was; run again with the same inputs and ranks, it resumes each shard from its checkpoint
+ *  (with others, it starts over). o->mem is each rank's budget. Inputs the store holds completely
+ *  are skipped unless o->force; all skipped is JSMF_EEXIST. An error on any rank is an error on
+ *  all (jsmf_comm_agree). */
+int jsmf_ingest_dist(struct jsmf_comm *c, jsmf_store *s, const char *store_path,
+                     const char *const *paths, uint32_t n, const jsmf_ingest_opts *o,
+                     const jsmf_ingest_dist_opts *d, jsmf_ingest_dist_summary *sum);
 
 /* ---- a store this run creates ------------------------------------------------------------ */
 

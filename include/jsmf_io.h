@@ -98,11 +98,14 @@ typedef struct jsmf_read_opts {
                                    hand it jsmf_read_stats_warn's messages for each input read
                                    to its end; NULL: silent */
     void *warn_arg;
+    uint64_t end_offset;      /**< text and LDA-C: the input ends before the first document
+                                   starting at or after this decoded offset (a piece of a file
+                                   read by one of several processes); 0 = the end of input */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
-                                NULL, NULL}
+                                NULL, NULL, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */

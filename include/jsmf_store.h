@@ -193,6 +193,15 @@ typedef struct jsmf_store_flush {
  *  the store stays at its previous checkpoint (JSMF_ENOSPC for a full disk). */
 int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
 
+/** A row of exact sums (formats/store.md: the stored fixed-point integers), columns increasing. */
+typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
+                               const jsmf_sum *sums, uint32_t n);
+/** Visit the non-empty rows in [r0, r1) of C as exact sums, in row order, in one snapshot: what
+ *  processes that each ingested part of a corpus exchange to add their parts exactly. */
+int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
+/** count[i] = the entries of row i of C (N entries; one pass reading columns only). */
+int jsmf_store_row_entries(jsmf_store *s, uint64_t *count);
+
 /** Bytes a write transaction may hold (default 32 MiB). */
 void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
 

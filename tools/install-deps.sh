@@ -1,10 +1,11 @@
 #!/bin/sh
 # install-deps.sh — install the Debian packages jsmf builds and tests with, if any are missing.
-# Runs as part of `make` so a fresh machine needs no manual step (CI runs as root).
+# Runs as part of `make` so a fresh machine needs no manual step (CI runs as root). Open MPI
+# is only for the MPI plugin and its tests: jsmf itself never links it.
 # `install-deps.sh fuzz` (make check-fuzz) adds clang with libFuzzer and its OpenMP runtime.
 set -e
 PKGS="build-essential pkg-config liblmdb-dev lmdb-utils libzstd-dev zstd libopenblas-openmp-dev
-liblapacke-dev python3-numpy"
+liblapacke-dev python3-numpy openmpi-bin libopenmpi-dev"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-14-dev libomp-dev"
 missing=""
 for p in $PKGS; do

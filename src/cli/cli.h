@@ -21,7 +21,16 @@ extern int cli_quiet;    /* --quiet / -q: no progress, no informational messages
 extern int cli_progress; /* 1 when progress may be drawn (stderr is a terminal, not quiet) */
 extern const char *cli_prog; /* "jsmf COMMAND" for messages */
 
-/* Print "jsmf CMD: <library message or strerror>" to stderr and return EXIT_FAIL. */
+/* The MPI job's communicator (cli_mpi.c): opened by cli_comm on first use (a failure is
+ * printed; returns EXIT_FAIL), closed by main after the command. NULL until then. */
+struct jsmf_comm;
+extern struct jsmf_comm *cli_world;
+int cli_comm(struct jsmf_comm **out);
+void cli_comm_close(void);
+uint64_t cli_test_piece_bytes(void);
+
+/* Print "jsmf CMD: <library message or strerror>" to stderr and return EXIT_FAIL (nothing is
+ * printed on an MPI rank whose job failed because of another rank, which says why). */
 int cli_fail(int rc);
 /* Print "jsmf CMD: <formatted>" and "Try 'jsmf CMD --help'." to stderr, return EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

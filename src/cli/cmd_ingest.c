@@ -7,12 +7,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
 #include "jsmf_store.h"
 
 typedef struct ingest_args {
-    const char *store, *vocab, *uci_vocab;
+    const char *store, *vocab, *uci_vocab, *shard_dir;
     const char **inputs;
     uint32_t n_inputs, min_doc_len, threads;
     int have_min_doc_len, force, accumulator;
@@ -57,6 +58,9 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         {CLI_OPT("--force", 0, NULL, CLI_FLAG, &a->force,
                  "ingest inputs again that the store already holds completely (without it "
                  "they are skipped; all skipped is an error)")},
+        {CLI_OPT("--shard-dir", 0, "DIR", CLI_STRING, &a->shard_dir,
+                 "under mpirun: where each rank keeps its partial store until the job's "
+                 "final checkpoint (default STORE/mpi-ingest; a node-local disk is faster)")},
         {CLI_OPT("--accumulator", 0, "hash|dense|docs", CLI_CHOICE, &accumulator,
                  "force the in-memory layout (measurements: the store is the same either "
                  "way)"),
@@ -70,7 +74,8 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         "the INPUTs' documents into STORE (created on first use). INPUT is a path or\n"
         "'-' for stdin, plain or zstd-compressed. An interrupted ingest resumes when\n"
         "the same command is run again; the result is identical to an uninterrupted\n"
-        "run.\n\n"
+        "run. Under 'mpirun -np P' the ranks share the inputs and write one store,\n"
+        "the same as one process writes.\n\n"
         "options:\n",
         options,
         "A one-line summary goes to stderr at the end; progress is drawn when stderr is\n"
@@ -225,12 +230,64 @@ static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
              r->seconds_checkpoints);
 }
 
+static jsmf_ingest_opts ingest_opts(const ingest_args *a, uint64_t *df)
+{
+    return (jsmf_ingest_opts){.mem = a->mem, .threads = (int)a->threads, .force = a->force,
+                              .format = a->format, .uci_vocab = a->uci_vocab,
+                              .progress = progress, .accumulator = a->accumulator, .df = df,
+                              .warn = cli_warn, .mem_below_need = cli_mem_below_min()};
+}
+
+/* Under mpirun: rank 0 opens (or creates) the store, all ranks ingest a share of the inputs,
+ * rank 0 commits the sum. */
+static int ingest_mpi(const ingest_args *a, jsmf_comm *c)
+{
+    int rank = jsmf_comm_rank(c), rc = JSMF_OK;
+    jsmf_store *s = NULL;
+    uint64_t *df = NULL;
+    jsmf_ingest_target target;
+    if (rank == 0) {
+        jsmf_ingest_target_note(a->store, &target);
+        rc = open_store(a, &s, &df);
+        free(df); /* the job plans by the store's vocabulary counts */
+    }
+    rc = jsmf_comm_agree(c, rc);
+    jsmf_ingest_opts o = ingest_opts(a, NULL);
+    jsmf_ingest_dist_opts d = {a->shard_dir, cli_test_piece_bytes()};
+    jsmf_ingest_dist_summary r;
+    if (!rc)
+        rc = jsmf_ingest_dist(c, s, a->store, a->inputs, a->n_inputs, &o, &d, &r);
+    cli_progress_done();
+    if (rank == 0 && rc)
+        jsmf_ingest_target_discard(a->store, &target, s);
+    else if (rank == 0)
+        jsmf_store_close(s);
+    if (rc)
+        return cli_fail(rc);
+    if (r.restarted)
+        cli_info("shards of an earlier job with other inputs or ranks were dropped");
+    if (r.ingest.inputs_skipped)
+        cli_info("%u input%s already in %s skipped (--force ingests them again)",
+                 r.ingest.inputs_skipped, r.ingest.inputs_skipped == 1 ? "" : "s", a->store);
+    summary(a, &r.ingest);
+    cli_info("%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds (rank 0 sent "
+             "%.1f MB, %.2f s in MPI), commit %.2f s", jsmf_comm_size(c), r.pieces,
+             r.seconds_ingest, r.seconds_exchange, r.rounds, r.comm.bytes_sent / 1e6,
+             r.comm.seconds, r.seconds_commit);
+    return EXIT_OK;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
     ingest_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
+    jsmf_comm *c;
+    if ((rc = cli_comm(&c)))
+        return rc;
+    if (jsmf_comm_size(c) > 1)
+        return ingest_mpi(&a, c);
     jsmf_store *s = NULL;
     uint64_t *df = NULL;
     jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
@@ -239,11 +296,7 @@ int cmd_ingest(int argc, char **argv)
         jsmf_ingest_target_discard(a.store, &target, s);
         return cli_fail(rc);
     }
-    jsmf_ingest_opts o = {.mem = a.mem, .threads = (int)a.threads, .force = a.force,
-                          .format = a.format,
-                          .uci_vocab = a.uci_vocab, .progress = progress,
-                          .accumulator = a.accumulator, .df = df, .warn = cli_warn,
-                          .mem_below_need = cli_mem_below_min()};
+    jsmf_ingest_opts o = ingest_opts(&a, df);
     jsmf_ingest_summary r;
     rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
     free(df);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "jsmf_comm.h"
 
 int cli_quiet = 0;
 int cli_progress = -1;
@@ -15,6 +16,8 @@ const char *cli_prog = "jsmf";
 
 int cli_fail(int rc)
 {
+    if (cli_world && jsmf_comm_failed_elsewhere(cli_world))
+        return rc == JSMF_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
     const char *msg = jsmf_errmsg();
     fprintf(stderr, "%s: %s\n", cli_prog, msg && *msg ? msg : jsmf_strerror(rc));
     return rc == JSMF_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;

@@ -50,7 +50,9 @@ int main(int argc, char **argv)
         static char prog[64];
         snprintf(prog, sizeof prog, "jsmf %s", commands[i].name);
         cli_prog = prog;
-        return commands[i].run(argc - 1, argv + 1);
+        int rc = commands[i].run(argc - 1, argv + 1);
+        cli_comm_close(); /* MPI ranks finalise together */
+        return rc;
     }
     fprintf(stderr, "jsmf: '%s' is not a command. See 'jsmf --help'.\n", argv[1]);
     return EXIT_USAGE;

@@ -270,15 +270,23 @@ static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t siz
     return remember_record(r, old_fp, old_occ, rec);
 }
 
-static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
+/* Ingest one input: a whole file or stdin, or (piece != NULL) the documents of a piece of a
+ * file, recorded under the piece's key. */
+static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
+                      jsmf_ingest_summary *sum)
 {
     uint64_t fp = 0, size = 0;
-    int rc, resumed, is_stdin = !strcmp(path, "-");
-    if (!is_stdin && (rc = jsmf_fingerprint_file(path, &fp, &size)))
+    int rc, resumed, is_stdin = !piece && !strcmp(path, "-");
+    if (piece)
+        fp = piece->key;
+    else if (!is_stdin && (rc = jsmf_fingerprint_file(path, &fp, &size)))
         return rc;
     jsmf_store_input rec;
     if ((rc = pick_record(r, path, fp, size, &rec, &resumed)))
         return rc;
+    if (piece && !resumed) /* a piece starts where the file's previous piece ended */
+        rec.next_offset = piece->start_offset, rec.next_line = piece->start_line,
+        rec.next_doc = piece->start_doc;
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
     ro.format = (jsmf_format)r->o->format;
     ro.tok.min_len = r->params.tok_min_len;
@@ -288,6 +296,7 @@ static int ingest_one(run *r, const char *path, jsmf_ingest_summary *sum)
     ro.start_line = rec.next_line;
     ro.start_doc = rec.next_doc;
     ro.ldac_vocab_size = r->vocab->n;
+    ro.end_offset = piece ? piece->end_offset : 0;
     jsmf_docs *d;
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
@@ -357,8 +366,11 @@ static int check_something_added(run *r, uint32_t nread)
                       t.oov_tokens + t.tokens_dropped);
 }
 
-int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
-                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
+/* The inputs of one command: paths (whole inputs) or pieces. Pieces are parts of a job that
+ * another process completes, so a piece already complete is simply done, and a process whose
+ * pieces add nothing is no failure of its own (the job checks the total). */
+static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ingest_piece *pieces,
+                         uint32_t n, const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
 {
     jsmf_ingest_summary local = {0};
     jsmf_ingest_opts defaults = {0};
@@ -376,17 +388,18 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
      * inputs resumes it; only when nothing is left to do is that an error */
     char first_skip[1024] = "";
     for (uint32_t i = 0; i < n && !rc; i++) {
-        rc = ingest_one(&r, paths[i], &local);
+        const jsmf_ingest_piece *piece = pieces ? &pieces[i] : NULL;
+        rc = ingest_one(&r, piece ? piece->path : paths[i], piece, &local);
         if (rc == JSMF_EEXIST) {
             if (!local.inputs_skipped++)
                 snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg());
             rc = 0;
         }
     }
-    if (!rc && n && local.inputs_skipped == n)
+    if (!rc && n && local.inputs_skipped == n && !pieces)
         rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
                         n > 1 ? " (and so are all the other inputs)" : "");
-    if (!rc && r.g && !local.inputs_resumed)
+    if (!rc && r.g && !local.inputs_resumed && !pieces)
         rc = check_something_added(&r, n - local.inputs_skipped);
     if (r.g) {
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
@@ -404,4 +417,16 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     jsmf_vocab_free(r.vocab);
     free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
     return rc;
+}
+
+int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
+                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
+{
+    return ingest_inputs(s, paths, NULL, n, o, sum);
+}
+
+int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
+                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
+{
+    return ingest_inputs(s, NULL, pieces, n, o, sum);
 }

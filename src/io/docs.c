@@ -17,6 +17,7 @@ struct jsmf_docs {
     jsmf_tokenizer tok;
     int raw;                   /* text: leave tokenising to the caller */
     uint64_t index;            /* number of the next document */
+    uint64_t end_offset;       /* text, LDA-C: stop before a document starting here (0: none) */
 
     char *tbuf;                /* text: lowercased token bytes of the current document */
     size_t tbuf_cap;
@@ -427,6 +428,12 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
         r->s->line = o->start_line;
     }
     r->index = o->start_doc;
+    if (o->end_offset && r->fmt == JSMF_FORMAT_UCI) {
+        /* a UCI document spans lines: a byte range does not end at a document boundary */
+        rc = jsmf_error(JSMF_EINVAL, "%s: UCI input cannot be read in pieces", r->s->name);
+        goto fail;
+    }
+    r->end_offset = o->end_offset;
     *out = r;
     return JSMF_OK;
 fail:
@@ -703,6 +710,8 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
 int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
 {
     memset(d, 0, sizeof *d);
+    if (r->end_offset && r->fmt != JSMF_FORMAT_UCI && io_stream_offset(r->s) >= r->end_offset)
+        return 0; /* the end of this piece: the next document is another process's */
     int rc;
     switch (r->fmt) {
     case JSMF_FORMAT_UCI: rc = next_uci(r, d); break;

@@ -447,3 +447,50 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     jsmf_store_source_release(s);
     return rc;
 }
+
+/* ---- exact sums, for combining stores across processes ------------------------------------ */
+
+/* Rows [r0, r1) as stored sums, or (sums == NULL) the number of entries of each row into
+ * count[row]; one read transaction. */
+static int scan_range(jsmf_store *s, uint32_t r0, uint32_t r1, int cols_only,
+                      jsmf_sum_row_fn fn, void *arg, uint64_t *count)
+{
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    row_reader rd;
+    if ((rc = reader_init(&rd, s->n_words))) {
+        mdb_txn_abort(t);
+        return rc;
+    }
+    rd.cols_only = cols_only;
+    if (!(rc = reader_add_store(&rd, s, t)) && r0)
+        rc = reader_seek(&rd, r0);
+    uint32_t row, n;
+    const uint32_t *cols;
+    const jsmf_sum *vals;
+    while (!rc && (rc = reader_next(&rd, &row, &cols, &vals, &n)) == 1) {
+        rc = JSMF_OK;
+        if (row >= r1)
+            break;
+        if (count)
+            count[row] = n;
+        else
+            rc = fn(arg, row, cols, vals, n);
+    }
+    reader_free(&rd);
+    mdb_txn_abort(t);
+    return rc;
+}
+
+int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg)
+{
+    return scan_range(s, r0, r1, 0, fn, arg, NULL);
+}
+
+int jsmf_store_row_entries(jsmf_store *s, uint64_t *count)
+{
+    memset(count, 0, sizeof *count * s->n_words);
+    return scan_range(s, 0, s->n_words, 1, NULL, NULL, count);
+}
