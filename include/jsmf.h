@@ -147,6 +147,9 @@ typedef struct jsmf_source {
     /** Visit all rows in order; returns 0, a JSMF_E* code, or the visitor's non-zero value. */
     int (*scan)(void *ctx, jsmf_row_fn fn, void *arg);
     uint64_t bytes;    /**< bytes one scan reads from storage, for read rates (0: unknown) */
+    /** Optional: visit rows r0 <= row < r1 only, in order (the share of one process of an MPI
+     *  job); NULL: callers filter a full scan. */
+    int (*scan_rows)(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);
 } jsmf_source;
 
 /** An in-memory CSR matrix wrapped as a source (no copy: arrays must outlive the source).

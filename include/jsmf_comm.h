@@ -50,8 +50,9 @@ const char *jsmf_comm_kind(const jsmf_comm *c);
 /** The worst of every rank's `rc` (the most negative: an error anywhere is an error
  *  everywhere), and on the ranks that succeeded a message naming the first rank that failed. */
 int jsmf_comm_agree(jsmf_comm *c, int rc);
-/** 1 when an agreement failed because of another rank only (this rank's message says which;
- *  the failing rank printed the real one): programs print nothing more on this rank. */
+/** 1 when an agreement failed and this rank is not the first (lowest) rank that failed: that
+ *  rank's message is the one to print (ranks often fail alike: the same bad option), so
+ *  programs print nothing on this one. */
 int jsmf_comm_failed_elsewhere(const jsmf_comm *c);
 
 int jsmf_comm_barrier(jsmf_comm *c);

@@ -95,6 +95,11 @@ typedef struct jsmf_fit_opts {
     /** Called between steps and during passes (may be NULL): what, done, total. */
     void (*progress)(void *arg, const char *what, double done, double total);
     void *progress_arg;
+    struct jsmf_comm *comm;   /**< the ranks of an MPI job that fit together (every rank calls
+                                   jsmf_fit with the same arguments and gets the same model):
+                                   each reads and holds its range of C's rows, products with C
+                                   and the topics of words are split across ranks; NULL: this
+                                   process alone */
 } jsmf_fit_opts;
 
 /** Fill `o` with the defaults above for K topics. */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "jsmf_comm.h"
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
@@ -193,13 +194,25 @@ int cmd_fit(int argc, char **argv)
         return cli_finish_stdout();
     if (rc)
         return rc;
+    /* under mpirun every rank fits (each reading its rows of C); rank 0 writes the model */
+    jsmf_comm *c;
+    if ((rc = cli_comm(&c)))
+        return rc;
+    int rank = jsmf_comm_rank(c);
+    if (jsmf_comm_size(c) > 1)
+        a.o.comm = c;
     struct stat st;
-    if (!a.force && !stat(a.output, &st))
-        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)",
-                                   a.output));
+    if (rank == 0 && !a.force && !stat(a.output, &st))
+        rc = jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", a.output);
     jsmf_source_input in;
-    if ((rc = jsmf_source_open(a.input, 0, &in)))
+    memset(&in, 0, sizeof in);
+    if (!rc && (rc = jsmf_source_open(a.input, 0, &in)))
+        memset(&in, 0, sizeof in);
+    if ((rc = jsmf_comm_agree(c, rc))) {
+        if (in.src.scan)
+            jsmf_source_close(&in);
         return cli_fail(rc);
+    }
     int is_store = in.kind == JSMF_SOURCE_STORE;
     if (is_store && in.stats.docs == 0) {
         jsmf_source_close(&in);
@@ -218,9 +231,10 @@ int cmd_fit(int argc, char **argv)
     }
     rc = jsmf_fit(&in.src, in.vocab, &a.o, &m, rep);
     cli_progress_done();
-    if (!rc && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
+    a.o.comm = NULL; /* what follows is rank 0's alone */
+    if (!rc && rank == 0 && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
         rc = jsmf_model_save(a.output, m, a.force);
-    if (!rc && a.save_rect) {
+    if (!rc && rank == 0 && a.save_rect) {
         /* the dense path's rectified C, for inspection and reference tests (N x N) */
         double *X = NULL;
         char path[4096];
@@ -229,11 +243,12 @@ int cmd_fit(int argc, char **argv)
             rc = jsmf_npy_write_f64(path, X, in.src.n, in.src.n);
         free(X);
     }
-    if (!rc) {
+    if (!rc && rank == 0) {
         print_report(rep);
         if (a.json && m->summary_json)
             fputs(m->summary_json, stdout);
     }
+    rc = jsmf_comm_agree(c, rc);
     jsmf_model_free(m);
     free(rep);
     jsmf_source_close(&in);

@@ -457,7 +457,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
      * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
      * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
     double t0 = fit_now();
-    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->progress, o->progress_arg, &src)))
+    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg,
+                            &src)))
         goto out;
     uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
     uint32_t d = cap < 4 ? cap : 4;

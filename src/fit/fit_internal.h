@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "jsmf.h"
+#include "jsmf_comm.h"
 #include "jsmf_fit.h"
 
 /* Rows per chunk of every reduction over words: fixed, so sums never depend on thread count. */
@@ -153,7 +154,7 @@ double fit_now(void);
  * double (fit_csrc_exact tells). fit_csrc_apply is a
  * fit_apply_fn. Row sums and sums of squares of C are known after the first read. */
 typedef struct fit_csrc fit_csrc;
-int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
+int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
                   void (*progress)(void *, const char *, double, double), void *parg,
                   fit_csrc **out);
 void fit_csrc_close(fit_csrc *s);

@@ -65,6 +65,27 @@ static void rhs_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, i
     }
 }
 
+/* Rows [w0, w1) of each rank, `bytes` each, to every rank (the ranges of jsmf_comm_split). */
+static int share_word_rows(jsmf_comm *c, uint32_t n, void *X, uint64_t bytes)
+{
+    int size = jsmf_comm_size(c);
+    if (size == 1)
+        return JSMF_OK;
+    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
+    if (!counts)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    uint32_t a, b;
+    for (int r = 0; r < size; r++) {
+        jsmf_comm_split(n, NULL, size, r, &a, &b);
+        counts[r] = (uint64_t)(b - a) * bytes;
+    }
+    jsmf_comm_split(n, NULL, size, jsmf_comm_rank(c), &a, &b);
+    int rc = jsmf_comm_allgatherv(c, (char *)X + (size_t)a * bytes, counts[jsmf_comm_rank(c)], X,
+                                  counts);
+    free(counts);
+    return rc;
+}
+
 int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
                   const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
                   double *XS, double *recovery_rect, jsmf_fit_report *rep)
@@ -155,9 +176,12 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     for (size_t e = 0; e < (size_t)n * k; e++)
         rhs[e] *= hs;
     if (o->recover != JSMF_RECOVER_KL) {
-        uint32_t done = 0;
+        /* in an MPI job each rank solves a range of words; the rows are then exchanged */
+        jsmf_comm *comm = o->comm ? o->comm : jsmf_comm_self();
+        uint32_t w0, w1, done = 0;
+        jsmf_comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = w0; i < w1; i++) {
             if (i % 1024 == 0) { /* progress: one thread draws, all count */
                 uint32_t d;
 #pragma omp atomic capture
@@ -176,6 +200,10 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
             else
                 iters[i] = fit_snls_activeset(&s, r, y, w);
         }
+        if ((rc = jsmf_comm_agree(comm, rc)) ||
+            (rc = share_word_rows(comm, n, Ybreve, sizeof(double) * k)) ||
+            (rc = share_word_rows(comm, n, iters, sizeof *iters)))
+            goto out;
     }
     /* anchors: Alg. 3 line 2; massless words: uniform (they get no weight in B) */
     for (uint32_t i = 0; i < n; i++)

@@ -226,7 +226,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     fit_eig_result er;
     /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
     double t0 = fit_now();
-    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->progress, o->progress_arg, &src)))
+    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->comm, o->progress, o->progress_arg,
+                            &src)))
         goto out;
     rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL);
     if (rep)

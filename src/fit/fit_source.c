@@ -4,6 +4,12 @@
  * per row block, the rest by a sparse kernel; in single precision the values and V are float32.
  * The first read also gives each row's sum and sum of squares.
  *
+ * In an MPI job each rank reads only its range of rows (cut so that the ranges hold about equal
+ * entries), computes those rows of C V, and the ranks exchange their rows of the product
+ * (allgather): every rank then holds what one process would, while C is read and held once
+ * across the job. Which products are formed, and how (cached or streamed, double or float),
+ * is decided from the whole of C, so the fit is the one a single process makes.
+ *
  * (Measured and dropped: replacing a C too large for memory by an unbiased entrywise sample that
  * fits, to read the store once. On a dense planted corpus (N=5000, 97% non-zero) a sample of
  * half the entries moved the K-th eigenvalue by 60% and the l1 error to the truth from 0.39 to
@@ -16,9 +22,12 @@
 #include <cblas.h>
 
 #include "fit_internal.h"
+#include "jsmf_comm.h"
 
-/* Rows per block: the unit of parallel work and of the dense GEMM. Fixed, so that which rows
- * share a GEMM (and with it every rounding) never depends on the thread count. */
+/* Rows per block: the unit of parallel work and of the dense GEMM. A block is the rows
+ * [64 b, 64 b + 64) of C, whatever is buffered, so that which rows share a GEMM (and with it
+ * every rounding) depends neither on the thread count, nor on how C is streamed, nor on the
+ * ranks of an MPI job, whose ranges start at multiples of it. */
 #define SRC_BLOCK 64
 /* A row with at least n / SRC_DENSE_DIV entries is multiplied densely. */
 #define SRC_DENSE_DIV 8
@@ -29,6 +38,8 @@
 struct fit_csrc {
     const jsmf_source *C;
     uint32_t n;
+    jsmf_comm *comm;    /* one process, or the ranks of an MPI job */
+    uint32_t r0, r1;    /* the rows this process reads */
     int nt, single;
     /* C itself when cached (or the streaming buffer when not) */
     int cached;
@@ -39,6 +50,8 @@ struct fit_csrc {
     float *vf;
     uint32_t nrows;
     uint64_t nnz;
+    uint64_t buf_nnz;   /* entries the streaming buffer holds now (it grows for a long block) */
+    uint32_t *bstart;   /* buffer positions where a block of C starts, and the end */
     /* the product being formed */
     const double *V;
     const float *Vf;
@@ -58,13 +71,101 @@ struct fit_csrc {
     void *progress_arg;
 };
 
+typedef struct {
+    jsmf_row_fn fn;
+    void *arg;
+    uint32_t r0, r1;
+} range_filter;
+
+static int filter_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
+                      uint32_t nv)
+{
+    range_filter *f = arg;
+    return row < f->r0 || row >= f->r1 ? 0 : f->fn(f->arg, row, cols, vals, nv);
+}
+
+/* This process's rows of the source: all of them, or a range read by seeking (or filtered). */
+static int scan_range(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
+{
+    if (r0 == 0 && r1 >= C->n)
+        return C->scan(C->ctx, fn, arg);
+    if (C->scan_rows)
+        return C->scan_rows(C->ctx, r0, r1, fn, arg);
+    range_filter f = {fn, arg, r0, r1};
+    return C->scan(C->ctx, filter_row, &f);
+}
+
 /* A scan of the source, timed: the rate C is read at is reported. */
 static int timed_scan(fit_csrc *s, jsmf_row_fn fn, void *arg)
 {
     double t = fit_now();
-    int rc = s->C->scan(s->C->ctx, fn, arg);
+    int rc = scan_range(s->C, s->r0, s->r1, fn, arg);
     s->scan_secs += fit_now() - t, s->scans++;
     return rc;
+}
+
+/* ---- an MPI job: the ranges, and the rows of results every rank needs --------------------- */
+
+static int count_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
+                     uint32_t nv)
+{
+    (void)cols, (void)vals;
+    uint64_t *w = arg;
+    w[row] = nv;
+    return 0;
+}
+
+/* Ranges of about equal entries: each rank counts the entries of an equal slice of rows, the
+ * counts are added, and every rank cuts the same ranges from them. */
+static int split_rows(fit_csrc *s)
+{
+    int size = jsmf_comm_size(s->comm), rank = jsmf_comm_rank(s->comm);
+    s->r0 = 0, s->r1 = s->n;
+    if (size == 1)
+        return JSMF_OK;
+    uint64_t *w = calloc(s->n ? s->n : 1, sizeof *w);
+    if (!w)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    uint32_t a, b;
+    jsmf_comm_split(s->n, NULL, size, rank, &a, &b);
+    int rc = scan_range(s->C, a, b, count_row, w);
+    if (rc > 0)
+        rc = jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    if (!(rc = jsmf_comm_agree(s->comm, rc)))
+        rc = jsmf_comm_allreduce(s->comm, w, s->n, JSMF_COMM_U64, JSMF_COMM_SUM);
+    if (!rc) { /* ranges start at a block of C (SRC_BLOCK) */
+        jsmf_comm_split(s->n, w, size, rank, &s->r0, &s->r1);
+        s->r0 = rank ? s->r0 / SRC_BLOCK * SRC_BLOCK : 0;
+        s->r1 = rank < size - 1 ? s->r1 / SRC_BLOCK * SRC_BLOCK : s->n;
+    }
+    free(w);
+    return rc;
+}
+
+/* Every rank's rows [r0, r1) of an n x width array of doubles, to all ranks (the ranges are
+ * consecutive in rank order, so the blocks land where they belong). */
+static int share_rows(fit_csrc *s, double *X, uint32_t width)
+{
+    int size = jsmf_comm_size(s->comm);
+    if (size == 1)
+        return JSMF_OK;
+    uint64_t *counts = calloc((size_t)size, sizeof *counts);
+    if (!counts)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    uint64_t mine = (uint64_t)(s->r1 - s->r0) * width * sizeof(double);
+    counts[jsmf_comm_rank(s->comm)] = mine;
+    int rc = jsmf_comm_allreduce(s->comm, counts, (uint64_t)size, JSMF_COMM_U64, JSMF_COMM_SUM);
+    if (!rc)
+        rc = jsmf_comm_allgatherv(s->comm, X + (size_t)s->r0 * width, mine, X, counts);
+    free(counts);
+    return rc;
+}
+
+/* The row statistics, once the first read has seen every row of this rank. */
+static int share_stats(fit_csrc *s)
+{
+    int rc = share_rows(s, s->rowsum, 1);
+    return rc ? rc : share_rows(s, s->rowsq, 1);
 }
 
 void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs)
@@ -153,12 +254,35 @@ static void block_product(fit_csrc *s, uint32_t b0, uint32_t b1, int tid)
 
 static void buffer_product(fit_csrc *s)
 {
-    uint32_t nblk = (s->nrows + SRC_BLOCK - 1) / SRC_BLOCK;
+    uint32_t nblk = 0;
+    for (uint32_t r = 0; r < s->nrows; r++)
+        if (r == 0 || s->rows[r] / SRC_BLOCK != s->rows[r - 1] / SRC_BLOCK)
+            s->bstart[nblk++] = r;
+    s->bstart[nblk] = s->nrows;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(s->nt)
-    for (uint32_t b = 0; b < nblk; b++) {
-        uint32_t b0 = b * SRC_BLOCK, b1 = b0 + SRC_BLOCK < s->nrows ? b0 + SRC_BLOCK : s->nrows;
-        block_product(s, b0, b1, omp_get_thread_num());
-    }
+    for (uint32_t b = 0; b < nblk; b++)
+        block_product(s, s->bstart[b], s->bstart[b + 1], omp_get_thread_num());
+}
+
+/* Room for nv more entries in the streaming buffer: it is emptied only between blocks, so a
+ * block with more entries than it holds makes it grow (to one block's entries at most). */
+static int stream_room(fit_csrc *s, uint32_t nv)
+{
+    if (s->nnz + nv <= s->buf_nnz)
+        return JSMF_OK;
+    uint64_t cap = s->nnz + nv > 2 * s->buf_nnz ? s->nnz + nv : 2 * s->buf_nnz;
+    uint32_t *c = realloc(s->cols, sizeof *c * cap);
+    if (c)
+        s->cols = c;
+    void *v = s->single ? realloc(s->vf, sizeof(float) * cap) : realloc(s->vd, sizeof(double) * cap);
+    if (v && s->single)
+        s->vf = v;
+    else if (v)
+        s->vd = v;
+    if (!c || !v)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for a block of C's rows");
+    s->buf_nnz = cap;
+    return JSMF_OK;
 }
 
 /* ---- reading the source ------------------------------------------------------------------ */
@@ -220,7 +344,8 @@ static int stream_row(void *arg, uint32_t row, const uint32_t *cols, const doubl
         return rc;
     if (!s->have_stats)
         note_stats(s, row, vals, nv);
-    if (s->nrows && (s->nrows == SRC_BUF_ROWS || s->nnz + nv > SRC_BUF_NNZ)) {
+    int boundary = s->nrows && row / SRC_BLOCK != s->rows[s->nrows - 1] / SRC_BLOCK;
+    if (boundary && (s->nrows + SRC_BLOCK > SRC_BUF_ROWS || s->nnz + nv > SRC_BUF_NNZ)) {
         buffer_product(s);
         s->nrows = 0, s->nnz = 0;
         pass_progress(s, row);
@@ -233,6 +358,8 @@ static int stream_row(void *arg, uint32_t row, const uint32_t *cols, const doubl
                                              : s->V[(size_t)cols[e] * s->p + c]);
         return 0;
     }
+    if ((rc = stream_room(s, nv)))
+        return rc;
     put_row(s, row, cols, vals, nv);
     return 0;
 }
@@ -268,6 +395,9 @@ static uint64_t cache_bytes(uint32_t n, uint64_t nnz, int single)
 
 static int alloc_rows(fit_csrc *s, uint32_t rows, uint64_t nnz)
 {
+    s->buf_nnz = nnz;
+    free(s->bstart);
+    s->bstart = malloc(sizeof(uint32_t) * ((size_t)rows + 2));
     s->rowptr = malloc(sizeof(uint64_t) * ((size_t)rows + 1));
     s->rows = malloc(sizeof(uint32_t) * ((size_t)rows + 1));
     s->cols = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
@@ -275,7 +405,7 @@ static int alloc_rows(fit_csrc *s, uint32_t rows, uint64_t nnz)
         s->vf = malloc(sizeof(float) * (nnz ? nnz : 1));
     else
         s->vd = malloc(sizeof(double) * (nnz ? nnz : 1));
-    if (!s->rowptr || !s->rows || !s->cols || (!s->vf && !s->vd))
+    if (!s->rowptr || !s->rows || !s->cols || (!s->vf && !s->vd) || !s->bstart)
         return jsmf_error(JSMF_ENOMEM, "fit: no memory for %llu entries of C",
                           (unsigned long long)nnz);
     s->rowptr[0] = 0;
@@ -284,12 +414,12 @@ static int alloc_rows(fit_csrc *s, uint32_t rows, uint64_t nnz)
 
 static void free_rows(fit_csrc *s)
 {
-    free(s->rowptr), free(s->rows), free(s->cols), free(s->vd), free(s->vf);
-    s->rowptr = NULL, s->rows = s->cols = NULL, s->vd = NULL, s->vf = NULL;
+    free(s->rowptr), free(s->rows), free(s->cols), free(s->vd), free(s->vf), free(s->bstart);
+    s->rowptr = NULL, s->rows = s->cols = NULL, s->vd = NULL, s->vf = NULL, s->bstart = NULL;
     s->nrows = 0, s->nnz = 0;
 }
 
-int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
+int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
                   void (*progress)(void *, const char *, double, double), void *parg,
                   fit_csrc **out)
 {
@@ -298,6 +428,7 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
     if (!s)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     s->C = C, s->n = C->n, s->nt = nt > 0 ? nt : 1, s->single = single;
+    s->comm = comm ? comm : jsmf_comm_self();
     s->progress = progress, s->progress_arg = parg, s->planned = 1;
     s->rowsum = calloc(C->n, sizeof(double));
     s->rowsq = calloc(C->n, sizeof(double));
@@ -305,15 +436,17 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
     s->dense_d = calloc(s->nt, sizeof(double *));
     s->zf = calloc(s->nt, sizeof(float *));
     int rc = JSMF_OK;
-    if (!s->rowsum || !s->rowsq || !s->dense_f || !s->dense_d || !s->zf) {
+    if (!s->rowsum || !s->rowsq || !s->dense_f || !s->dense_d || !s->zf)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    if ((rc = jsmf_comm_agree(s->comm, rc)) || (rc = split_rows(s)))
         goto fail;
-    }
     /* C in memory when it takes at most half the budget: later passes read RAM, not the store.
      * In double whenever that fits (exact, and the metrics reuse it); float32 is for C larger
-     * than that, where the products are bound by memory traffic */
+     * than that, where the products are bound by memory traffic. Decided from all of C, as one
+     * process decides, so that an MPI job makes the same fit (each rank holds its rows). */
     if (single && cache_bytes(C->n, C->nnz, 0) <= mem / 2)
         s->single = single = 0;
+    int cached = 0;
     if (cache_bytes(C->n, C->nnz, single) <= mem / 2) {
         s->cap = C->nnz;
         load_ctx l = {s};
@@ -324,10 +457,20 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single,
             rc = 0;
         } else if (rc) {
             rc = rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
-            goto fail;
         } else {
-            s->cached = 1, s->have_stats = 1, s->passes = 1;
+            cached = 1;
         }
+    }
+    int64_t all_cached = cached; /* every rank, or none: the fit's passes depend on it */
+    if ((rc = jsmf_comm_agree(s->comm, rc)) ||
+        (rc = jsmf_comm_allreduce(s->comm, &all_cached, 1, JSMF_COMM_I64, JSMF_COMM_MIN)))
+        goto fail;
+    if (all_cached) {
+        s->cached = 1, s->have_stats = 1, s->passes = 1;
+        if ((rc = share_stats(s)))
+            goto fail;
+    } else if (cached) {
+        free_rows(s);
     }
     if (!s->cached && (rc = alloc_rows(s, SRC_BUF_ROWS, SRC_BUF_NNZ)))
         goto fail;
@@ -384,6 +527,7 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
     }
     s->V = V, s->Vf = Vf, s->Z = Z, s->p = p;
     memset(Z, 0, sizeof(double) * n * p);
+    int first = !s->have_stats;
     if (s->cached) {
         buffer_product(s);
     } else {
@@ -399,6 +543,10 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
     }
     s->passes++;
     free(Vf);
+    if (!(rc = jsmf_comm_agree(s->comm, rc)))
+        rc = share_rows(s, Z, p);
+    if (!rc && first && s->have_stats)
+        rc = share_stats(s);
     return rc;
 }
 
@@ -453,15 +601,21 @@ int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out)
             for (uint64_t e = s->rowptr[lo]; e < s->rowptr[lo + 1]; e++)
                 o[s->cols[e]] = s->single ? s->vf[e] : s->vd[e];
         }
-        return JSMF_OK;
+        /* each row is one rank's, zeros elsewhere: the sum is that row exactly */
+        return jsmf_comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64,
+                                   JSMF_COMM_SUM);
     }
     rows_ctx r = {s, ids, m, out};
-    int rc = timed_scan(s, rows_row, &r);
+    int rc = timed_scan(s, rows_row, &r), first = !s->have_stats;
     if (rc)
-        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+        rc = rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
+    if ((rc = jsmf_comm_agree(s->comm, rc)))
+        return rc;
     s->have_stats = 1;
     s->passes++;
-    return JSMF_OK;
+    if (first && (rc = share_stats(s)))
+        return rc;
+    return jsmf_comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64, JSMF_COMM_SUM);
 }
 
 const double *fit_csrc_rowsums(const fit_csrc *s)

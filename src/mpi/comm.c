@@ -256,13 +256,13 @@ int jsmf_comm_agree(jsmf_comm *c, int rc)
     int64_t v[2] = {rc, rc ? c->rank : c->size}; /* worst code, first failing rank */
     if (jsmf_comm_allreduce(c, v, 2, JSMF_COMM_I64, JSMF_COMM_MIN))
         return JSMF_EIO;
+    if (v[0] && v[1] != c->rank) /* the first failing rank's message is the one printed */
+        c->elsewhere = 1;
     if (rc)
         return rc;
-    if (v[0]) {
-        c->elsewhere = 1;
+    if (v[0])
         return jsmf_error((int)v[0], "rank %d of %d failed (its message is above)", (int)v[1],
                           c->size);
-    }
     return JSMF_OK;
 }
 

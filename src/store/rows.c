@@ -314,7 +314,7 @@ int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out
 
 /* ---- the snapshot source ---------------------------------------------------------------- */
 
-static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
+static int source_scan_rows(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
 {
     jsmf_store *s = ctx;
     if (!s->src_txn)
@@ -323,16 +323,25 @@ static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
     int rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
     if (!rc)
         rc = reader_rewind(s->src_rd);
+    if (!rc && r0)
+        rc = reader_seek(s->src_rd, r0);
     double dm = (double)m;
     uint32_t row, n;
     const uint32_t *cols;
     const jsmf_sum *vals;
     while (!rc && (rc = reader_next(s->src_rd, &row, &cols, &vals, &n)) == 1) {
+        if (row >= r1)
+            return JSMF_OK;
         for (uint32_t i = 0; i < n; i++)
             s->src_vals[i] = sum_to_double(vals[i], dm);
         rc = fn(arg, row, cols, s->src_vals, n);
     }
     return rc;
+}
+
+static int source_scan(void *ctx, jsmf_row_fn fn, void *arg)
+{
+    return source_scan_rows(ctx, 0, UINT32_MAX, fn, arg);
 }
 
 /* Bytes of the pages holding C (its live runs and the legacy database): what a scan reads. */
@@ -383,6 +392,7 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
     out->nnz = nnz;
     out->ctx = s;
     out->scan = source_scan;
+    out->scan_rows = source_scan_rows;
     out->bytes = c_bytes(s, s->src_txn);
     return JSMF_OK;
 }
