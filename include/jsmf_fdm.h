@@ -102,7 +102,7 @@ typedef struct jsmf_fdm_params {
     double init_scale;         /**< GAUSSIAN: std. deviation of the random logits (default 1) */
     uint32_t starts;           /**< random start: this many, each trained for 20 evaluations,
                                     and the best held-out one goes on (default 4; 1 = one) */
-    int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
+    int threads;               /**< CPU threads of this run, 0 = OpenMP default (read, not set) */
     int precision;             /**< the CUDA back end's pair products: JSMF_FDM_FP32 (default)
                                     or JSMF_FDM_TF32 (tensor cores; the CPU works in double
                                     whatever this says) */

@@ -81,7 +81,8 @@ typedef struct jsmf_fit_opts {
                                    JSMF_FIT_DF_AUTO, the default: derived from docs, see below) */
     uint64_t docs;            /**< documents M behind C (the store's), for the automatic
                                    threshold; 0 when unknown (then no threshold) */
-    int threads;              /**< OpenMP threads (0: the OpenMP default) */
+    int threads;              /**< threads of this call (0: the OpenMP default); the caller's
+                                   OpenMP and OpenBLAS settings are left as they were */
     uint64_t seed;            /**< seed of the random starts / projections (default 1) */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
