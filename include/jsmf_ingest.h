@@ -103,6 +103,11 @@ int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                     uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
 
+/** `n` documents without words (all dropped), at once: the same as n calls of jsmf_ingest_doc
+ *  with n = 0 and oov = 0, the last with this resume point. */
+int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
+                           uint64_t next_doc);
+
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
 int jsmf_ingest_input_done(jsmf_ingest *g);
 

@@ -98,11 +98,14 @@ typedef struct jsmf_read_opts {
                                    hand it jsmf_read_stats_warn's messages for each input read
                                    to its end; NULL: silent */
     void *warn_arg;
+    int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc
+                                   of ndocs > 1 empty documents, so that a header's D of 10^12
+                                   reads at once; 0: one jsmf_doc per document */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
-                                NULL, NULL}
+                                NULL, NULL, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -127,6 +130,8 @@ typedef struct jsmf_doc {
     const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
                                  NUL-terminated; NULL for other formats */
     size_t text_len;        /**< text: its length in bytes */
+    uint64_t ndocs;         /**< documents it stands for: 1, or (jsmf_read_opts.empty_runs) a
+                                 run of that many empty ones, numbered index .. index+ndocs-1 */
 } jsmf_doc;
 
 typedef struct jsmf_docs jsmf_docs;

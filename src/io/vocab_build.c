@@ -622,6 +622,7 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     if (threads < PARALLEL_MIN_THREADS)
         threads = 1;
     o.raw_text = threads > 1;
+    o.empty_runs = 1;
     jsmf_docs *r;
     int rc = jsmf_docs_open(path, &o, &r);
     if (rc)
@@ -651,6 +652,11 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     uint64_t size = jsmf_docs_size(r);
     while ((rc = jsmf_docs_next(r, &d)) == 1) {
         c->st.docs_read++;
+        if (d.ndocs > 1) { /* empty documents, counted as count_doc would one by one */
+            c->st.docs_read += d.ndocs - 1;
+            *(c->min_doc_len ? &c->st.docs_short : &c->st.docs_counted) += d.ndocs;
+            continue;
+        }
         rc = text ? add_text_doc(c, &d) : add_ids_doc(vc, &d, v);
         if (rc)
             break;
