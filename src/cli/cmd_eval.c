@@ -26,6 +26,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
     a->read.tok = tok;
+    a->read.warn = cli_warn;
     a->infer = io;
     a->top = 20;
     a->eps = 0.01;
