@@ -1,7 +1,8 @@
 /* jsmf_eval.h — using a fitted model: topic mixtures of documents (per-document convex fit),
  * the document-based metrics (coherence, held-out log-likelihood), the l1 error against a
  * ground-truth model after optimal (Hungarian) matching, and the self-contained HTML report.
- * The store-based metrics (Recovery, Approximation, Dominancy, ...) live in jsmf_fit.h.
+ * The store-based metrics (Recovery, Approximation, Dominancy, ...) are computed in jsmf_fit.h;
+ * jsmf_evaluate_* (below) gathers all of them for a model, as jsmf eval prints them.
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
@@ -20,6 +21,7 @@
 #include <stdio.h>
 
 #include "jsmf.h"
+#include "jsmf_fit.h"
 #include "jsmf_io.h"
 #include "jsmf_model.h"
 
@@ -139,6 +141,47 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
 /** The metrics over everything added so far; `out` stays valid until the accumulator is freed. */
 int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
 void jsmf_docmetrics_free(jsmf_docmetrics *acc);
+
+/* ---------------------------------------------------------------------------------------------
+ * Evaluation of a model (jsmf eval, src/eval/evaluate.c): any of the store metrics, the corpus
+ * metrics and the l1 error against a ground truth, then printed as text or JSON.
+ * ------------------------------------------------------------------------------------------- */
+
+/** Progress of a long step: `what`, `done` of `total` (0: unknown) in `unit`. */
+typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
+                                      const char *unit);
+
+typedef struct jsmf_evaluation {
+    const char *model;           /**< the model's path as given (printed) */
+    const char *store;           /**< the store or exported C evaluated against, as given */
+    const char *truth;           /**< the ground truth's path */
+    jsmf_step_progress_fn progress; /**< or NULL */
+    void *progress_arg;
+    int have_store, have_corpus, have_truth; /**< which of the groups below are filled */
+    jsmf_metrics store_metrics;  /**< against the co-occurrence of `store` */
+    uint64_t store_docs;         /**< its documents (0 for an exported C) */
+    int store_is_matrix;         /**< `store` is an exported C, not a store */
+    uint32_t top;                /**< coherence: top words per topic */
+    double eps;                  /**< coherence: epsilon */
+    jsmf_docmetrics_result corpus; /**< over the corpus */
+    double l1;                   /**< l1 error against `truth` */
+    uint32_t *match;             /**< K: the topic matched to true topic t */
+    double *dist;                /**< K: its l1 distance */
+    jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
+} jsmf_evaluation;
+
+/** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
+ *  model's words, row for row). */
+int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m);
+/** Coherence (e->top, e->eps) and held-out likelihood over the documents of `inputs`, in one
+ *  streamed pass. */
+int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
+                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
+/** The l1 error against the model directory e->truth. */
+int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m);
+/** What was evaluated, on `f`: aligned text, or one JSON object (`json`). */
+void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json);
+void jsmf_evaluation_free(jsmf_evaluation *e);
 
 /* ---------------------------------------------------------------------------------------------
  * Report.
