@@ -106,6 +106,44 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta);
 
+/** Progress of a long step: `what`, `done` of `total` (0: unknown) in `unit`. */
+typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
+                                      const char *unit);
+
+/** How jsmf_infer_write prints theta (formats/outputs.md). */
+typedef struct jsmf_theta_format {
+    int jsonl;      /**< {"doc":i,"tokens":n,"oov":m,"theta":[...]} per line; 0: TSV,
+                         doc_index<TAB>theta_1 ... theta_K */
+    int header;     /**< TSV: a first line doc<TAB>t0<TAB>t1... */
+    uint32_t batch; /**< documents read and fitted in parallel at a time (> 0) */
+} jsmf_theta_format;
+
+/** What jsmf_infer_write met. */
+typedef struct jsmf_infer_summary {
+    uint64_t docs;     /**< documents written */
+    uint64_t empty;    /**< of them, without in-vocabulary words (uniform theta) */
+    uint64_t tokens;   /**< in-vocabulary tokens */
+    uint64_t oov;      /**< tokens outside the vocabulary, ignored */
+} jsmf_infer_summary;
+
+/** theta of every document of `inputs` (jsmf_docreader, in the model's vocabulary), one line
+ *  per document on `out`, in input order; weights below 1e-7 print as 0. Stops early when `out`
+ *  has a write error (the caller checks ferror). */
+int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, uint32_t n,
+                     const jsmf_read_opts *ro, const jsmf_infer_opts *io,
+                     const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
+                     jsmf_infer_summary *sum);
+/** The summary of a run as lines of at most 80 columns for typical counts, each "PREFIX: ..."
+ *  (prefix NULL: none). */
+void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
+/** Above JSMF_INFER_OOV_WARN of the tokens outside the vocabulary of `model` (`n_words` words),
+ *  theta rests on too little of the text to pass in silence: the warning into msg, and 1; else
+ *  0. A model's own corpus is typically 40-65% out of its vocabulary, stopwords included (61%
+ *  for examples/), so only a mismatch goes above it. */
+#define JSMF_INFER_OOV_WARN 0.8
+int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,
+                           char *msg, size_t size);
+
 /* ---------------------------------------------------------------------------------------------
  * Document-based metrics: one streamed pass accumulates both.
  * ------------------------------------------------------------------------------------------- */
@@ -146,10 +184,6 @@ void jsmf_docmetrics_free(jsmf_docmetrics *acc);
  * Evaluation of a model (jsmf eval, src/eval/evaluate.c): any of the store metrics, the corpus
  * metrics and the l1 error against a ground truth, then printed as text or JSON.
  * ------------------------------------------------------------------------------------------- */
-
-/** Progress of a long step: `what`, `done` of `total` (0: unknown) in `unit`. */
-typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
-                                      const char *unit);
 
 typedef struct jsmf_evaluation {
     const char *model;           /**< the model's path as given (printed) */
