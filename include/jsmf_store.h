@@ -141,6 +141,11 @@ typedef struct jsmf_store_input {
 /** All input records in key order (fingerprint, occurrence). Caller frees *out. */
 int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
+/** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
+ *  records `in`, on `f` as aligned text or as one JSON object (`json`); `path` names it. */
+void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
+                           const jsmf_store_input *in, uint32_t n, int json);
+
 #if defined(__SIZEOF_INT128__)
 typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
 
