@@ -177,6 +177,11 @@ struct jsmf_source_input; /* jsmf_store.h */
 int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
                        const char *input, const struct jsmf_source_input *in);
 
+/** What a fit reports, for people: lines of at most 80 columns for typical values, each
+ *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
+ *  candidates, a warning when words hit the solver's iteration cap. */
+void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
+
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);

@@ -149,42 +149,6 @@ static void fit_progress(void *arg, const char *what, double done, double total)
     cli_progress_update(what, done, total, "");
 }
 
-static void print_report(const jsmf_fit_report *r)
-{
-    const jsmf_metrics *m = &r->metrics;
-    cli_info("N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k, jsmf_fit_mode_name(r->mode),
-             r->levels, (unsigned long long)r->passes);
-    cli_info("metrics: recovery %.4g  approximation %.4g (rectified: recovery %.4g, "
-             "approximation %.4g)", m->recovery, m->approximation, r->recovery_rect,
-             r->approximation_rect);
-    cli_info("metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f  sparsity %.4f  "
-             "entropy %.4f", m->dominancy, m->specificity, m->dissimilarity, m->sparsity,
-             m->entropy);
-    cli_info("timings (s): load %.3f  rectify %.3f  anchors %.3f  B %.3f  A %.3f  metrics %.3f  "
-             "total %.3f", r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
-             r->t_metrics, r->t_total);
-    if (r->n_trace && r->rectify == JSMF_RECTIFY_COMPRESSED)
-        cli_info("rectify: compressed, %u passes over C, %u steps (%s), %u rows kept "
-                 "non-negative, alpha0 %.4g", r->trace[0].eig_iters, r->n_trace - 1,
-                 r->converged ? "converged" : "stopped at --rectify-iters", r->compress_rows,
-                 r->alpha0);
-    else if (r->n_trace)
-        cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
-                 r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
-    if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
-        cli_info("read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
-                 (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s", r->c_bytes / 1e9,
-                 (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
-    if (r->c_metrics_skipped)
-        cli_info("recovery and approximation against C not computed (C is larger than --mem: "
-                 "two more passes); 'jsmf eval MODEL --store STORE' computes them");
-    if (r->anchor_df)
-        cli_info("anchors: %u of %u words are candidates (in at least %llu documents)",
-                 r->anchor_candidates, r->n, (unsigned long long)r->anchor_df);
-    if (r->snls_unconverged)
-        cli_info("warning: %u words hit the solver's iteration cap", r->snls_unconverged);
-}
-
 int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
@@ -230,7 +194,8 @@ int cmd_fit(int argc, char **argv)
         free(X);
     }
     if (!rc) {
-        print_report(rep);
+        if (!cli_quiet)
+            jsmf_fit_report_write(stderr, cli_prog, rep);
         if (a.json && m->summary_json)
             fputs(m->summary_json, stdout);
     }
