@@ -153,6 +153,40 @@ void jsmf_ingest_abort(jsmf_ingest *g);
 int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
+/* ---- the store an ingest writes (src/ingest/open_store.c) ----------------------------------- */
+
+/** How jsmf_ingest_open_store finds or makes the store. */
+typedef struct jsmf_ingest_store_opts {
+    const char *vocab;        /**< vocabulary file of a new store (formats/vocab.md); an
+                                   existing store must have the same. NULL: a new store counts
+                                   its inputs once with 'jsmf vocab' defaults (not stdin) */
+    uint32_t min_doc_len;     /**< of a new store */
+    int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    jsmf_format format;       /**< of the inputs, for the counting pass */
+    const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
+    uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */
+    int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
+    jsmf_progress_fn progress; /**< of the counting pass, or NULL */
+    void *progress_arg;
+} jsmf_ingest_store_opts;
+
+/** Open the store at `path` for writing, or create it when there is none (or one never
+ *  initialised), its vocabulary from o->vocab or one counting pass over the `n` `inputs`. A new
+ *  store is made only once its vocabulary is known, so a failed counting pass leaves nothing.
+ *  *df gets the new vocabulary's document frequencies when it has them (for
+ *  jsmf_ingest_opts.df; caller frees; NULL otherwise) and *counted what the counting pass
+ *  counted (zero when none ran). */
+int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
+                           const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
+                           jsmf_vocab_stats *counted);
+
+/** What an ingest did, for people: notes (a budget below what it needed, documents
+ *  checkpointed alone, inputs skipped) and its summary, in lines of at most 80 columns for
+ *  typical values, each "PREFIX: ..." (prefix NULL: none). `store` names the store, `mem` is
+ *  the budget it was given. */
+void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+                               const jsmf_ingest_summary *r);
+
 /* ---- a store this run creates ------------------------------------------------------------ */
 
 /** What a store's directory held before an ingest opened it (jsmf_ingest_target_note), so that
