@@ -255,6 +255,11 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_voca
 
 void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
 
+/** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
+ *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
+ *  values, each "PREFIX: ..." (prefix NULL: none). */
+void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+
 /** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
 int jsmf_stopwords_en(jsmf_vocab **out);
 

@@ -152,13 +152,8 @@ int cmd_vocab(int argc, char **argv)
         goto fail;
     if (!strcmp(a.output, "-"))
         status = cli_finish_stdout();
-    cli_info("%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
-             " too short; %" PRIu64 " tokens read, %" PRIu64 " counted",
-             st.docs_read, st.docs_counted, st.docs_short, st.tokens_read, st.tokens_counted);
-    cli_info("%" PRIu64 " distinct words; dropped %" PRIu64 " below min-df, %" PRIu64
-             " above max-df-frac, %" PRIu64 " beyond max-words; kept %" PRIu64,
-             st.words_seen, st.dropped_min_df, st.dropped_max_df, st.dropped_max_words,
-             st.words_kept);
+    if (!cli_quiet)
+        jsmf_vocab_stats_write(stderr, cli_prog, &st);
     goto done;
 fail:
     cli_progress_done();

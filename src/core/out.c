@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +193,15 @@ int jsmf_out_close(jsmf_out *o, int rc)
     }
     out_free(o);
     return rc;
+}
+
+void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (prefix)
+        fprintf(f, "%s: ", prefix);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
 }

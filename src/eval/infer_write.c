@@ -92,12 +92,10 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
 
 void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s)
 {
-    const char *sep = prefix ? ": " : "";
-    prefix = prefix ? prefix : "";
-    fprintf(f, "%s%s%llu documents, %llu without in-vocabulary words (uniform theta)\n", prefix,
-            sep, (unsigned long long)s->docs, (unsigned long long)s->empty);
-    fprintf(f, "%s%s%llu out-of-vocabulary tokens ignored\n", prefix, sep,
-            (unsigned long long)s->oov);
+    jsmf_report_line(f, prefix, "%llu documents, %llu without in-vocabulary words (uniform theta)",
+                     (unsigned long long)s->docs, (unsigned long long)s->empty);
+    jsmf_report_line(f, prefix, "%llu out-of-vocabulary tokens ignored",
+                     (unsigned long long)s->oov);
 }
 
 int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,

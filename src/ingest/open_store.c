@@ -2,7 +2,6 @@
  * vocabulary (given, or from one counting pass over the inputs); and what the ingest did, as
  * lines for people. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,56 +104,43 @@ int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t
     return create_store(path, inputs, n, o, out, df, counted);
 }
 
-/* One line "PREFIX: text" (prefix NULL: the text alone). */
-static void line(FILE *f, const char *prefix, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(FILE *f, const char *prefix, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (prefix)
-        fprintf(f, "%s: ", prefix);
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
-    va_end(ap);
-}
-
-void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+void jsmf_ingest_summary_write(FILE *f, const char *p, const char *store, uint64_t mem,
                                const jsmf_ingest_summary *r)
 {
-    const char *p = prefix;
     if (mem < r->mem_needed) {
-        line(f, p, "--mem %.0f MiB is below what reading, the store's writes and the",
-             mem / 1048576.0);
-        line(f, p, "per-word arrays need with a minimal accumulator (%.0f MiB): the ingest used",
-             r->mem_needed / 1048576.0);
-        line(f, p, "about that");
+        jsmf_report_line(f, p, "--mem %.0f MiB is below what reading, the store's writes and "
+                         "the", mem / 1048576.0);
+        jsmf_report_line(f, p, "per-word arrays need with a minimal accumulator (%.0f MiB): the "
+                         "ingest used", r->mem_needed / 1048576.0);
+        jsmf_report_line(f, p, "about that");
     }
     if (r->oversize_docs) {
-        line(f, p, "%" PRIu64 " document%s had more word pairs than --mem holds:", r->oversize_docs,
-             r->oversize_docs == 1 ? "" : "s");
-        line(f, p, "each was checkpointed alone");
+        jsmf_report_line(f, p, "%" PRIu64 " document%s had more word pairs than --mem holds:",
+                         r->oversize_docs, r->oversize_docs == 1 ? "" : "s");
+        jsmf_report_line(f, p, "each was checkpointed alone");
     }
     if (r->inputs_skipped) {
-        line(f, p, "%u input%s already in %s skipped", r->inputs_skipped,
-             r->inputs_skipped == 1 ? "" : "s", store);
-        line(f, p, "(--force ingests them again)");
+        jsmf_report_line(f, p, "%u input%s already in %s skipped", r->inputs_skipped,
+                         r->inputs_skipped == 1 ? "" : "s", store);
+        jsmf_report_line(f, p, "(--force ingests them again)");
     }
     uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
     double t = r->seconds > 0 ? r->seconds : 1e-9;
-    line(f, p, "%s: %u input%s (%u resumed)", store, r->inputs_done,
-         r->inputs_done == 1 ? "" : "s", r->inputs_resumed);
-    line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, OOV %.2f%%",
-         r->docs, r->docs_dropped, r->tokens,
-         all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0);
+    const char *s = r->flushes == 1 ? "" : "s";
+    jsmf_report_line(f, p, "%s: %u input%s (%u resumed)", store, r->inputs_done,
+                     r->inputs_done == 1 ? "" : "s", r->inputs_resumed);
+    jsmf_report_line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, "
+                     "OOV %.2f%%", r->docs, r->docs_dropped, r->tokens,
+                     all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0);
     if (r->doc_buffer)
-        line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)", r->flushes,
-             r->flushes == 1 ? "" : "s");
+        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
+                         r->flushes, s);
     else
-        line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes,
-             r->flushes == 1 ? "" : "s", r->dense_width);
-    line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)", r->pairs,
-         r->seconds, (double)(r->docs + r->docs_dropped) / t, (double)r->pairs / t);
-    line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
-         r->seconds_checkpoints);
+        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes, s,
+                         r->dense_width);
+    jsmf_report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
+                     r->pairs, r->seconds, (double)(r->docs + r->docs_dropped) / t,
+                     (double)r->pairs / t);
+    jsmf_report_line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
+                     r->seconds_checkpoints);
 }

@@ -767,3 +767,16 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_voc
     *out = v;
     return JSMF_OK;
 }
+
+void jsmf_vocab_stats_write(FILE *f, const char *p, const jsmf_vocab_stats *st)
+{
+    jsmf_report_line(f, p, "%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
+                     " too short", st->docs_read, st->docs_counted, st->docs_short);
+    jsmf_report_line(f, p, "%" PRIu64 " tokens read, %" PRIu64 " counted", st->tokens_read,
+                     st->tokens_counted);
+    jsmf_report_line(f, p, "%" PRIu64 " distinct words, %" PRIu64 " kept", st->words_seen,
+                     st->words_kept);
+    jsmf_report_line(f, p, "dropped %" PRIu64 " below min-df, %" PRIu64 " above max-df-frac, %"
+                     PRIu64 " beyond max-words", st->dropped_min_df, st->dropped_max_df,
+                     st->dropped_max_words);
+}
