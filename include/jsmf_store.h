@@ -221,6 +221,13 @@ int jsmf_store_export_mm(jsmf_store *s, FILE *f);
  *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
 int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
 
+/** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
+ *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
+ *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
+ *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
+ *  existing OUT as it was. */
+int jsmf_store_export(jsmf_store *s, const char *out, int npy);
+
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).
  * ------------------------------------------------------------------------------------------- */
