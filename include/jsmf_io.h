@@ -262,6 +262,9 @@ void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats 
 
 /** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
 int jsmf_stopwords_en(jsmf_vocab **out);
+/** The stopwords `spec` names: "en" (jsmf_stopwords_en), "none" (*out NULL) or a vocabulary
+ *  file (formats/vocab.md). */
+int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
 
 #ifdef __cplusplus
 }

@@ -92,16 +92,6 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     return -1;
 }
 
-static int load_stopwords(const char *spec, jsmf_vocab **out)
-{
-    *out = NULL;
-    if (!strcmp(spec, "none"))
-        return JSMF_OK;
-    if (!strcmp(spec, "en"))
-        return jsmf_stopwords_en(out);
-    return jsmf_vocab_read(spec, out);
-}
-
 static void on_progress(void *arg, uint64_t done, uint64_t total)
 {
     const char *name = arg;
@@ -122,7 +112,7 @@ int cmd_vocab(int argc, char **argv)
     jsmf_vocab_counter *c = NULL;
     jsmf_vocab_stats st;
     int status = EXIT_OK;
-    if ((rc = load_stopwords(a.stopwords, &stop)))
+    if ((rc = jsmf_stopwords_load(a.stopwords, &stop)))
         goto fail;
     a.vo.stopwords = stop;
     a.vo.warn = cli_warn;
