@@ -212,9 +212,16 @@ typedef struct jsmf_fdm_run {
 
 /** Write `r` as the model directory `dir` (jsmf_model_save; an existing one is replaced only
  *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
- *  vocabulary of `in`: in->vocab is NULL afterwards. */
+ *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
+ *  (when set) has done its job and is removed. */
 int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, struct jsmf_source_input *in);
+
+/** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
+ *  loss, rate and `seconds`; the directory `dir` written. Lines of at most 80 columns for
+ *  typical values, each "PREFIX: ..." (prefix NULL: none). */
+void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
+                           const char *dir);
 
 /** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
  *  memory. */

@@ -50,6 +50,10 @@ void jsmf_model_free(jsmf_model *m);
  *  previous content of `dir`, if any, is untouched. */
 int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
 
+/** Before a long fit: JSMF_EEXIST ("DIR exists (use --force to replace it)") when something is
+ *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
+int jsmf_model_check_new(const char *dir, int overwrite);
+
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
  *  (within 1e-6). Errors name the file: JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */

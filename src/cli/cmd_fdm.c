@@ -5,8 +5,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "jsmf_fdm.h"
@@ -219,9 +217,8 @@ int cmd_fdm(int argc, char **argv)
         return cli_finish_stdout();
     if (rc)
         return rc;
-    struct stat sb;
-    if (!o.force && stat(o.output, &sb) == 0)
-        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", o.output));
+    if ((rc = jsmf_model_check_new(o.output, o.force)))
+        return cli_fail(rc);
     /* From here on, not just in training: a signal during the warm-start fit stops the run at
      * its first step, with a checkpoint, instead of killing it with nothing saved. */
     struct sigaction sa;
@@ -269,14 +266,8 @@ int cmd_fdm(int argc, char **argv)
     jsmf_fdm_run run = {o.input, o.device, o.init, cli_now() - t0};
     if ((rc = jsmf_fdm_save(o.output, o.force, &o.p, &r, &run, &in)))
         goto out;
-    if (o.p.checkpoint)
-        unlink(ckpt); /* the model is complete: the checkpoint has done its job */
-    cli_info("%u topics on %s: %llu steps%s%s, held-out pair loss %.5f, %.0f pairs/s, %.1f s; "
-             "wrote %s", r.k, r.device, (unsigned long long)r.steps,
-             r.resumed_from ? " (resumed)" : "",
-             r.time_limited ? " (--time reached)" : r.stopped_early ? " (converged)" : "",
-             r.n_curve ? r.curve_heldout[r.n_curve - 1] : NAN, r.pairs_per_second,
-             cli_now() - t0, o.output);
+    if (!cli_quiet)
+        jsmf_fdm_result_write(stderr, cli_prog, &r, cli_now() - t0, o.output);
 out:
     if (rc == JSMF_EINTR && o.p.checkpoint)
         cli_info("interrupted; the same command resumes from %s", ckpt);

@@ -1,10 +1,8 @@
 /* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store or of a
  * matrix written by 'jsmf export' (jsmf_source_open); metrics and timings to stderr, the model
  * directory with summary.json (jsmf_fit_summarize) via jsmf_model_save. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "jsmf_fit.h"
@@ -157,10 +155,8 @@ int cmd_fit(int argc, char **argv)
         return cli_finish_stdout();
     if (rc)
         return rc;
-    struct stat st;
-    if (!a.force && !stat(a.output, &st))
-        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)",
-                                   a.output));
+    if ((rc = jsmf_model_check_new(a.output, a.force)))
+        return cli_fail(rc);
     jsmf_source_input in;
     if ((rc = jsmf_source_open(a.input, 0, &in)))
         return cli_fail(rc);

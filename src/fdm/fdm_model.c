@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jsmf_fdm.h"
 #include "jsmf_fit.h"
@@ -199,7 +200,22 @@ int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const js
         rc = jsmf_model_save(dir, m, force);
     in->vocab = NULL; /* the model owns it now */
     jsmf_model_free(m);
+    if (!rc && p->checkpoint)
+        unlink(p->checkpoint); /* the model is complete: the checkpoint has done its job */
     return rc;
+}
+
+void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
+                           const char *dir)
+{
+    jsmf_report_line(f, prefix, "%u topics on %s: %llu steps%s%s", r->k, r->device,
+                     (unsigned long long)r->steps, r->resumed_from ? " (resumed)" : "",
+                     r->time_limited ? " (--time reached)"
+                                     : r->stopped_early ? " (converged)" : "");
+    jsmf_report_line(f, prefix, "held-out pair loss %.5f, %.0f pairs/s, %.1f s",
+                     r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN, r->pairs_per_second,
+                     seconds);
+    jsmf_report_line(f, prefix, "wrote %s", dir);
 }
 
 char *jsmf_fdm_checkpoint_path(const char *dir)

@@ -574,6 +574,14 @@ static int uniform_a(jsmf_model *m)
     return JSMF_OK;
 }
 
+int jsmf_model_check_new(const char *dir, int overwrite)
+{
+    struct stat st;
+    if (!overwrite && stat(dir, &st) == 0)
+        return jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", dir);
+    return JSMF_OK;
+}
+
 static int read_summary(const char *path, jsmf_model *m)
 {
     if (access(path, F_OK) != 0 && errno == ENOENT)
