@@ -186,6 +186,14 @@ void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
 
+/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
+ *  tests; N x N). */
+int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
+
+/** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
+ *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
+int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
+
 /** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
  *  the compressed iterate (which stops earlier when it has converged). */
 uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);

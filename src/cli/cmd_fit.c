@@ -160,15 +160,10 @@ int cmd_fit(int argc, char **argv)
     jsmf_source_input in;
     if ((rc = jsmf_source_open(a.input, 0, &in)))
         return cli_fail(rc);
-    int is_store = in.kind == JSMF_SOURCE_STORE;
-    if (is_store && in.stats.docs == 0) {
+    if ((rc = jsmf_fit_input_check(a.input, &in, &a.o))) {
         jsmf_source_close(&in);
-        return cli_fail(jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is "
-                                   "nothing to fit (ingest documents of at least 2 words first)",
-                                   a.input));
+        return cli_fail(rc);
     }
-    if (is_store)
-        a.o.docs = in.stats.docs;
     a.o.progress = fit_progress;
     jsmf_model *m = NULL;
     jsmf_fit_report *rep = calloc(1, sizeof *rep);
@@ -180,15 +175,8 @@ int cmd_fit(int argc, char **argv)
     cli_progress_done();
     if (!rc && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
         rc = jsmf_model_save(a.output, m, a.force);
-    if (!rc && a.save_rect) {
-        /* the dense path's rectified C, for inspection and reference tests (N x N) */
-        double *X = NULL;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rectified.npy", a.output);
-        if (!(rc = jsmf_fit_rectify_dense(&in.src, &a.o, &X)))
-            rc = jsmf_npy_write_f64(path, X, in.src.n, in.src.n);
-        free(X);
-    }
+    if (!rc && a.save_rect)
+        rc = jsmf_fit_save_rectified(a.output, &in.src, &a.o);
     if (!rc) {
         if (!cli_quiet)
             jsmf_fit_report_write(stderr, cli_prog, rep);

@@ -1,5 +1,6 @@
 /* fit_summary.c — summary.json of a fitted model (formats/model.md): the options of the run, the
- * input it read and, at the top level, the report's metrics, timings and rectification trace. */
+ * input it read and, at the top level, the report's metrics, timings and rectification trace;
+ * the report for people; what jsmf fit checks and writes besides the model. */
 #include <stdlib.h>
 
 #include "jsmf_fit.h"
@@ -139,6 +140,29 @@ int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_rep
         if (!(s->summary_json = level_summary(s, level++, o, r, input, in)))
             return jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
     }
+    return JSMF_OK;
+}
+
+int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o)
+{
+    double *X = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rectified.npy", dir);
+    int rc = jsmf_fit_rectify_dense(C, o, &X);
+    if (!rc)
+        rc = jsmf_npy_write_f64(path, X, C->n, C->n);
+    free(X);
+    return rc;
+}
+
+int jsmf_fit_input_check(const char *path, const jsmf_source_input *in, jsmf_fit_opts *o)
+{
+    if (in->kind != JSMF_SOURCE_STORE)
+        return JSMF_OK;
+    if (in->stats.docs == 0)
+        return jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is nothing "
+                          "to fit (ingest documents of at least 2 words first)", path);
+    o->docs = in->stats.docs;
     return JSMF_OK;
 }
 
