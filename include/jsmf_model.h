@@ -135,6 +135,9 @@ void jsmf_json_int(jsmf_json *j, const char *key, int64_t value);
 void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value);
 void jsmf_json_bool(jsmf_json *j, const char *key, int value);
 void jsmf_json_null(jsmf_json *j, const char *key);
+/** An array of `n` numbers (or unsigned integers) under `key`. */
+void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
+void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
 
 /** The keys every summary.json starts with (inside an open object): format "jsmf-model",
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */

@@ -128,14 +128,6 @@ static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
                 "topics)\n", e->truth, "l1_error", e->l1, m->k);
 }
 
-static void json_numbers(jsmf_json *j, const char *key, const double *x, uint32_t n)
-{
-    jsmf_json_begin_array(j, key);
-    for (uint32_t i = 0; i < n; i++)
-        jsmf_json_number(j, NULL, x[i]);
-    jsmf_json_end_array(j);
-}
-
 static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
 {
     jsmf_json j;
@@ -164,7 +156,7 @@ static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
         jsmf_json_uint(&j, "coherence_top", e->top);
         jsmf_json_number(&j, "coherence_epsilon", e->eps);
         jsmf_json_uint(&j, "coherence_missing_words", d->coherence_missing);
-        json_numbers(&j, "coherence_per_topic", d->coherence_topic, m->k);
+        jsmf_json_numbers(&j, "coherence_per_topic", d->coherence_topic, m->k);
         jsmf_json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
         jsmf_json_uint(&j, "heldout_docs", d->heldout_docs);
         jsmf_json_uint(&j, "heldout_tokens", d->heldout_tokens);
@@ -179,7 +171,7 @@ static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
         for (uint32_t t = 0; t < m->k; t++)
             jsmf_json_uint(&j, NULL, e->match[t]);
         jsmf_json_end_array(&j);
-        json_numbers(&j, "l1_per_topic", e->dist, m->k);
+        jsmf_json_numbers(&j, "l1_per_topic", e->dist, m->k);
     }
     jsmf_json_end_object(&j);
     fputc('\n', f);

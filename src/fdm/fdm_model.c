@@ -55,22 +55,6 @@ int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_p
 
 /* ---- summary.json ---- */
 
-static void json_array_u64(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
-{
-    jsmf_json_begin_array(j, key);
-    for (uint64_t i = 0; i < n; i++)
-        jsmf_json_uint(j, NULL, x[i]);
-    jsmf_json_end_array(j);
-}
-
-static void json_array_f64(jsmf_json *j, const char *key, const double *x, uint64_t n)
-{
-    jsmf_json_begin_array(j, key);
-    for (uint64_t i = 0; i < n; i++)
-        jsmf_json_number(j, NULL, x[i]);
-    jsmf_json_end_array(j);
-}
-
 static void json_parameters(jsmf_json *j, const jsmf_fdm_params *p, const jsmf_fdm_run *run)
 {
     jsmf_json_begin_object(j, "parameters");
@@ -127,60 +111,44 @@ static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
     jsmf_json_number(j, "build_seconds", r->sampler.build_seconds);
     jsmf_json_end_object(j);
     jsmf_json_begin_object(j, "curve");
-    json_array_u64(j, "step", r->curve_step, r->n_curve);
-    json_array_f64(j, "train_loss", r->curve_train, r->n_curve);
-    json_array_f64(j, "heldout_loss", r->curve_heldout, r->n_curve);
+    jsmf_json_uints(j, "step", r->curve_step, r->n_curve);
+    jsmf_json_numbers(j, "train_loss", r->curve_train, r->n_curve);
+    jsmf_json_numbers(j, "heldout_loss", r->curve_heldout, r->n_curve);
     jsmf_json_end_object(j);
     jsmf_json_end_object(j);
 }
 
-static char *summary_text(const jsmf_fdm_params *p, const jsmf_fdm_result *r,
-                          const jsmf_fdm_run *run, const jsmf_source_input *in)
+static char *summary_text(const jsmf_model *m, const jsmf_fdm_params *p,
+                          const jsmf_fdm_result *r, const jsmf_fdm_run *run,
+                          const jsmf_source_input *in)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
         return NULL;
-    jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "format", "jsmf-model");
-    jsmf_json_int(&j, "version", 1);
-    jsmf_json_string(&j, "kind", "fdm");
-    jsmf_json_uint(&j, "k", r->k);
-    jsmf_json_uint(&j, "n_words", r->n);
-    jsmf_json_string(&j, "jsmf_version", jsmf_version());
+    jsmf_json *j = &b.j;
+    jsmf_model_summary_header(j, m, "fdm");
+    jsmf_json_string(j, "jsmf_version", jsmf_version());
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    jsmf_json_string(&j, "created", when);
-    jsmf_json_int(&j, "level", 0);
-    json_parameters(&j, p, run);
+    jsmf_json_string(j, "created", when);
+    jsmf_json_int(j, "level", 0);
+    json_parameters(j, p, run);
 
-    double last_held = r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN;
-    double last_train = r->n_curve ? r->curve_train[r->n_curve - 1] : NAN;
-    jsmf_json_begin_object(&j, "metrics");
-    jsmf_json_number(&j, "loss", last_train);
-    jsmf_json_number(&j, "heldout_pair_loss", last_held);
-    jsmf_json_number(&j, "best_heldout_pair_loss", r->best_heldout);
-    jsmf_json_end_object(&j);
-    json_run(&j, r);
+    jsmf_json_begin_object(j, "metrics");
+    jsmf_json_number(j, "loss", r->n_curve ? r->curve_train[r->n_curve - 1] : NAN);
+    jsmf_json_number(j, "heldout_pair_loss", r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN);
+    jsmf_json_number(j, "best_heldout_pair_loss", r->best_heldout);
+    jsmf_json_end_object(j);
+    json_run(j, r);
 
-    jsmf_json_begin_object(&j, "timings");
-    jsmf_json_number(&j, "sampler", r->sampler.build_seconds);
-    jsmf_json_number(&j, "train", r->seconds_train);
-    jsmf_json_number(&j, "total", run->seconds);
-    jsmf_json_end_object(&j);
-
-    jsmf_source_summary(&j, run->input, in);
-    jsmf_json_end_object(&j);
-    fputc('\n', f);
-    if (fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    jsmf_json_begin_object(j, "timings");
+    jsmf_json_number(j, "sampler", r->sampler.build_seconds);
+    jsmf_json_number(j, "train", r->seconds_train);
+    jsmf_json_number(j, "total", run->seconds);
+    jsmf_json_end_object(j);
+    jsmf_source_summary(j, run->input, in);
+    return jsmf_model_summary_end(&b);
 }
 
 int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
@@ -193,7 +161,7 @@ int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const js
     memcpy(m->B, r->B, (size_t)r->n * r->k * sizeof(double));
     memcpy(m->A, r->A, (size_t)r->k * r->k * sizeof(double));
     m->vocab = in->vocab;
-    m->summary_json = summary_text(p, r, run, in);
+    m->summary_json = summary_text(m, p, r, run, in);
     if (!m->summary_json)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
     else

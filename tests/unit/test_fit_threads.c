@@ -25,13 +25,10 @@ static void check_unchanged(const char *after, int blas)
 int main(void)
 {
     uint32_t n = 40, k = 4;
-    double *B = malloc(sizeof(double) * n * k), *A = malloc(sizeof(double) * k * k);
-    double *C = malloc(sizeof(double) * n * n);
-    tu_planted(n, k, 0.0, B, A, C);
+    double *B, *A;
     tu_csr t;
-    tu_csr_from_dense(n, C, &t);
     jsmf_source src;
-    jsmf_csr_source(&t.csr, &src);
+    tu_planted_source(n, k, 0.0, &B, &A, &t, &src);
 
     /* a count neither OpenBLAS's (at most the processors) nor one a call is given below */
     caller_threads = omp_get_num_procs() + 3;
@@ -78,6 +75,6 @@ int main(void)
     jsmf_fdm_result_free(&r);
 
     tu_csr_free(&t);
-    free(B), free(A), free(C);
+    free(B), free(A);
     CHECK_DONE();
 }
