@@ -166,7 +166,7 @@ typedef struct jsmf_ingest_store_opts {
     const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
     uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */
     int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
-    jsmf_progress_fn progress; /**< of the counting pass, or NULL */
+    jsmf_inputs_progress_fn progress; /**< of the counting pass, or NULL */
     void *progress_arg;
 } jsmf_ingest_store_opts;
 

@@ -255,6 +255,17 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_voca
 
 void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
 
+/** Progress of a pass over several inputs: the one being read (its path, "-" for stdin), bytes
+ *  of it consumed as stored and its size (0 unknown). */
+typedef void (*jsmf_inputs_progress_fn)(void *arg, const char *input, uint64_t done,
+                                        uint64_t total);
+
+/** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
+ *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` may be NULL. */
+int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     jsmf_vocab **out, jsmf_vocab_stats *st);
+
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
  *  values, each "PREFIX: ..." (prefix NULL: none). */

@@ -99,9 +99,9 @@ static void progress(void *arg, const char *input, uint64_t done, uint64_t total
     cli_progress_update(input, (double)done / 1e6, (double)total / 1e6, "MB");
 }
 
-static void vocab_progress(void *arg, uint64_t done, uint64_t total)
+static void vocab_progress(void *arg, const char *input, uint64_t done, uint64_t total)
 {
-    (void)arg;
+    (void)arg, (void)input;
     cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
 }
 

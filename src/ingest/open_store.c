@@ -15,26 +15,20 @@ static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_inge
         return jsmf_vocab_read(o->vocab, out);
     jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
     jsmf_vocab *stop = NULL;
-    jsmf_vocab_counter *c = NULL;
     int rc = jsmf_stopwords_en(&stop);
     vo.stopwords = stop;
     vo.min_doc_len = o->min_doc_len;
-    if (!rc)
-        rc = jsmf_vocab_counter_new(&vo, &c);
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
     ro.format = o->format;
     ro.uci_vocab = o->uci_vocab;
-    for (uint32_t i = 0; i < n && !rc; i++)
-        rc = jsmf_vocab_counter_add(c, inputs[i], &ro, o->progress, o->progress_arg);
     if (!rc)
-        rc = jsmf_vocab_counter_finish(c, out, st);
+        rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress, o->progress_arg, out, st);
     if (!rc && (*out)->n == 0) {
         jsmf_vocab_free(*out);
         *out = NULL;
         rc = jsmf_error(JSMF_EFORMAT, "the inputs give an empty vocabulary (%" PRIu64
                         " documents counted); give --vocab", st->docs_counted);
     }
-    jsmf_vocab_counter_free(c);
     jsmf_vocab_free(stop);
     return rc;
 }

@@ -768,6 +768,35 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_voc
     return JSMF_OK;
 }
 
+typedef struct input_progress {
+    jsmf_inputs_progress_fn fn;
+    void *arg;
+    const char *input;
+} input_progress;
+
+static void on_input_progress(void *arg, uint64_t done, uint64_t total)
+{
+    input_progress *ip = arg;
+    ip->fn(ip->arg, ip->input, done, total);
+}
+
+int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     jsmf_vocab **out, jsmf_vocab_stats *st)
+{
+    *out = NULL;
+    jsmf_vocab_counter *c = NULL;
+    int rc = jsmf_vocab_counter_new(vo, &c);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        input_progress ip = {progress, arg, inputs[i]};
+        rc = jsmf_vocab_counter_add(c, inputs[i], ro, progress ? on_input_progress : NULL, &ip);
+    }
+    if (!rc)
+        rc = jsmf_vocab_counter_finish(c, out, st);
+    jsmf_vocab_counter_free(c);
+    return rc;
+}
+
 void jsmf_vocab_stats_write(FILE *f, const char *p, const jsmf_vocab_stats *st)
 {
     jsmf_report_line(f, p, "%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
