@@ -241,6 +241,10 @@ int jsmf_report_projection(const jsmf_model *m, double *xy);
 /** Write the self-contained HTML report of `m` (all levels) to `f`. */
 int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
 
+/** jsmf_report_write into the file `path` ("-": standard output), whole or not at all
+ *  (jsmf_out_open): a reader never sees half a page. */
+int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

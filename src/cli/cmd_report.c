@@ -50,16 +50,6 @@ static int parse_args(int argc, char **argv, report_args *a)
     return 0;
 }
 
-/* Written whole or not at all (jsmf_out_open): a reader never sees half a page. */
-static int write_page(const report_args *a, const jsmf_model *m)
-{
-    jsmf_out *o;
-    int rc = jsmf_out_open(a->out, &o);
-    if (rc)
-        return rc;
-    return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, &a->opts));
-}
-
 int cmd_report(int argc, char **argv)
 {
     report_args a = {0};
@@ -75,7 +65,7 @@ int cmd_report(int argc, char **argv)
         a.opts.metrics_json = metrics;
         a.opts.title = a.title;
         a.opts.model_path = a.model;
-        rc = write_page(&a, m);
+        rc = jsmf_report_save(a.out, m, &a.opts);
     }
     if (!rc)
         cli_info("wrote %s (%u topics, %u words)", a.out, m->k, m->n);
