@@ -230,6 +230,15 @@ FILE *jsmf_out_file(jsmf_out *o);
  *  ("standard output" for "-", which is flushed but left open). Returns the final result. */
 int jsmf_out_close(jsmf_out *o, int rc);
 
+/** The whole file `path` into *text (NUL-terminated, malloc'ed). JSMF_ENOTFOUND when there is
+ *  no such file, JSMF_EIO, JSMF_ENOMEM, each naming the path with the system's reason. */
+int jsmf_read_file(const char *path, char **text);
+
+/** One line of a report for people (the *_write functions of the other headers): "PREFIX: "
+ *  (none when prefix is NULL), the formatted text, a newline. */
+void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,8 @@
 /* jsmf_eval.h — using a fitted model: topic mixtures of documents (per-document convex fit),
  * the document-based metrics (coherence, held-out log-likelihood), the l1 error against a
  * ground-truth model after optimal (Hungarian) matching, and the self-contained HTML report.
- * The store-based metrics (Recovery, Approximation, Dominancy, ...) live in jsmf_fit.h.
+ * The store-based metrics (Recovery, Approximation, Dominancy, ...) are computed in jsmf_fit.h;
+ * jsmf_evaluate_* (below) gathers all of them for a model, as jsmf eval prints them.
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
@@ -20,6 +21,7 @@
 #include <stdio.h>
 
 #include "jsmf.h"
+#include "jsmf_fit.h"
 #include "jsmf_io.h"
 #include "jsmf_model.h"
 
@@ -104,6 +106,44 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta);
 
+/** Progress of a long step: `what`, `done` of `total` (0: unknown) in `unit`. */
+typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
+                                      const char *unit);
+
+/** How jsmf_infer_write prints theta (formats/outputs.md). */
+typedef struct jsmf_theta_format {
+    int jsonl;      /**< {"doc":i,"tokens":n,"oov":m,"theta":[...]} per line; 0: TSV,
+                         doc_index<TAB>theta_1 ... theta_K */
+    int header;     /**< TSV: a first line doc<TAB>t0<TAB>t1... */
+    uint32_t batch; /**< documents read and fitted in parallel at a time (> 0) */
+} jsmf_theta_format;
+
+/** What jsmf_infer_write met. */
+typedef struct jsmf_infer_summary {
+    uint64_t docs;     /**< documents written */
+    uint64_t empty;    /**< of them, without in-vocabulary words (uniform theta) */
+    uint64_t tokens;   /**< in-vocabulary tokens */
+    uint64_t oov;      /**< tokens outside the vocabulary, ignored */
+} jsmf_infer_summary;
+
+/** theta of every document of `inputs` (jsmf_docreader, in the model's vocabulary), one line
+ *  per document on `out`, in input order; weights below 1e-7 print as 0. Stops early when `out`
+ *  has a write error (the caller checks ferror). */
+int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, uint32_t n,
+                     const jsmf_read_opts *ro, const jsmf_infer_opts *io,
+                     const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
+                     jsmf_infer_summary *sum);
+/** The summary of a run as lines of at most 80 columns for typical counts, each "PREFIX: ..."
+ *  (prefix NULL: none). */
+void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
+/** Above JSMF_INFER_OOV_WARN of the tokens outside the vocabulary of `model` (`n_words` words),
+ *  theta rests on too little of the text to pass in silence: the warning into msg, and 1; else
+ *  0. A model's own corpus is typically 40-65% out of its vocabulary, stopwords included (61%
+ *  for examples/), so only a mismatch goes above it. */
+#define JSMF_INFER_OOV_WARN 0.8
+int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,
+                           char *msg, size_t size);
+
 /* ---------------------------------------------------------------------------------------------
  * Document-based metrics: one streamed pass accumulates both.
  * ------------------------------------------------------------------------------------------- */
@@ -141,6 +181,43 @@ int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out
 void jsmf_docmetrics_free(jsmf_docmetrics *acc);
 
 /* ---------------------------------------------------------------------------------------------
+ * Evaluation of a model (jsmf eval, src/eval/evaluate.c): any of the store metrics, the corpus
+ * metrics and the l1 error against a ground truth, then printed as text or JSON.
+ * ------------------------------------------------------------------------------------------- */
+
+typedef struct jsmf_evaluation {
+    const char *model;           /**< the model's path as given (printed) */
+    const char *store;           /**< the store or exported C evaluated against, as given */
+    const char *truth;           /**< the ground truth's path */
+    jsmf_step_progress_fn progress; /**< or NULL */
+    void *progress_arg;
+    int have_store, have_corpus, have_truth; /**< which of the groups below are filled */
+    jsmf_metrics store_metrics;  /**< against the co-occurrence of `store` */
+    uint64_t store_docs;         /**< its documents (0 for an exported C) */
+    int store_is_matrix;         /**< `store` is an exported C, not a store */
+    uint32_t top;                /**< coherence: top words per topic */
+    double eps;                  /**< coherence: epsilon */
+    jsmf_docmetrics_result corpus; /**< over the corpus */
+    double l1;                   /**< l1 error against `truth` */
+    uint32_t *match;             /**< K: the topic matched to true topic t */
+    double *dist;                /**< K: its l1 distance */
+    jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
+} jsmf_evaluation;
+
+/** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
+ *  model's words, row for row). */
+int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m);
+/** Coherence (e->top, e->eps) and held-out likelihood over the documents of `inputs`, in one
+ *  streamed pass. */
+int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
+                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
+/** The l1 error against the model directory e->truth. */
+int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m);
+/** What was evaluated, on `f`: aligned text, or one JSON object (`json`). */
+void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json);
+void jsmf_evaluation_free(jsmf_evaluation *e);
+
+/* ---------------------------------------------------------------------------------------------
  * Report.
  * ------------------------------------------------------------------------------------------- */
 
@@ -163,6 +240,10 @@ int jsmf_report_projection(const jsmf_model *m, double *xy);
 
 /** Write the self-contained HTML report of `m` (all levels) to `f`. */
 int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
+
+/** jsmf_report_write into the file `path` ("-": standard output), whole or not at all
+ *  (jsmf_out_open): a reader never sees half a page. */
+int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
 
 #ifdef __cplusplus
 }

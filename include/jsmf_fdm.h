@@ -102,7 +102,7 @@ typedef struct jsmf_fdm_params {
     double init_scale;         /**< GAUSSIAN: std. deviation of the random logits (default 1) */
     uint32_t starts;           /**< random start: this many, each trained for 20 evaluations,
                                     and the best held-out one goes on (default 4; 1 = one) */
-    int threads;               /**< OpenMP threads for the CPU back end, 0 = OpenMP default */
+    int threads;               /**< CPU threads of this run, 0 = OpenMP default (read, not set) */
     int precision;             /**< the CUDA back end's pair products: JSMF_FDM_FP32 (default)
                                     or JSMF_FDM_TF32 (tensor cores; the CPU works in double
                                     whatever this says) */
@@ -180,6 +180,52 @@ typedef struct jsmf_fdm_result {
  *  checkpoint, when configured, holds the state and `out` is left empty. */
 int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out);
 void jsmf_fdm_result_free(jsmf_fdm_result *r);
+
+/* ---------------------------------------------------------------------------------------------
+ * A run as a MODEL directory (src/fdm/fdm_model.c): its start, its summary.json, its checkpoint.
+ * ------------------------------------------------------------------------------------------- */
+
+struct jsmf_source_input; /* jsmf_store.h */
+struct jsmf_model;        /* jsmf_model.h */
+
+/** --init auto: the spectral fit of `in` ('jsmf fit' defaults, p->k topics, p->threads) as the
+ *  start: p->init_B and p->init_A point into *out, which the caller frees after training. When
+ *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
+ *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
+ *  I/O are returned. */
+int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_params *p,
+                           struct jsmf_model **out);
+
+/** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
+ *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
+ *  and p->init_A (into *out, freed by the caller after training). */
+int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_params *p,
+                        struct jsmf_model **out);
+
+/** What summary.json records of a run besides its parameters and its result. */
+typedef struct jsmf_fdm_run {
+    const char *input;  /**< INPUT as given */
+    const char *device; /**< the device asked for: "auto", "cpu" or "cuda" */
+    const char *init;   /**< the start asked for: "auto", "none", "random" or a MODEL */
+    double seconds;     /**< the run's wall time so far */
+} jsmf_fdm_run;
+
+/** Write `r` as the model directory `dir` (jsmf_model_save; an existing one is replaced only
+ *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
+ *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
+ *  (when set) has done its job and is removed. */
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
+                  const jsmf_fdm_run *run, struct jsmf_source_input *in);
+
+/** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
+ *  loss, rate and `seconds`; the directory `dir` written. Lines of at most 80 columns for
+ *  typical values, each "PREFIX: ..." (prefix NULL: none). */
+void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
+                           const char *dir);
+
+/** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
+ *  memory. */
+char *jsmf_fdm_checkpoint_path(const char *dir);
 
 /** 0 when the CUDA back end is compiled in and a GPU answers (its name copied to `name`);
  *  JSMF_ENOTSUP with a message otherwise. */

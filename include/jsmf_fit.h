@@ -81,7 +81,8 @@ typedef struct jsmf_fit_opts {
                                    JSMF_FIT_DF_AUTO, the default: derived from docs, see below) */
     uint64_t docs;            /**< documents M behind C (the store's), for the automatic
                                    threshold; 0 when unknown (then no threshold) */
-    int threads;              /**< OpenMP threads (0: the OpenMP default) */
+    int threads;              /**< threads of this call (0: the OpenMP default); the caller's
+                                   OpenMP and OpenBLAS settings are left as they were */
     uint64_t seed;            /**< seed of the random starts / projections (default 1) */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
@@ -181,9 +182,22 @@ struct jsmf_source_input; /* jsmf_store.h */
 int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
                        const char *input, const struct jsmf_source_input *in);
 
+/** What a fit reports, for people: lines of at most 80 columns for typical values, each
+ *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
+ *  candidates, a warning when words hit the solver's iteration cap. */
+void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
+
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
  *  runs only step 1 with the given options. Caller frees *X. */
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
+
+/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
+ *  tests; N x N). */
+int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
+
+/** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
+ *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
+int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
 
 /** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
  *  the compressed iterate (which stops earlier when it has converged). */

@@ -104,6 +104,11 @@ int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                     uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
 
+/** `n` documents without words (all dropped), at once: the same as n calls of jsmf_ingest_doc
+ *  with n = 0 and oov = 0, the last with this resume point. */
+int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
+                           uint64_t next_doc);
+
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
 int jsmf_ingest_input_done(jsmf_ingest *g);
 
@@ -204,6 +209,40 @@ typedef struct jsmf_ingest_dist_summary {
 int jsmf_ingest_dist(struct jsmf_comm *c, jsmf_store *s, const char *store_path,
                      const char *const *paths, uint32_t n, const jsmf_ingest_opts *o,
                      const jsmf_ingest_dist_opts *d, jsmf_ingest_dist_summary *sum);
+
+/* ---- the store an ingest writes (src/ingest/open_store.c) ----------------------------------- */
+
+/** How jsmf_ingest_open_store finds or makes the store. */
+typedef struct jsmf_ingest_store_opts {
+    const char *vocab;        /**< vocabulary file of a new store (formats/vocab.md); an
+                                   existing store must have the same. NULL: a new store counts
+                                   its inputs once with 'jsmf vocab' defaults (not stdin) */
+    uint32_t min_doc_len;     /**< of a new store */
+    int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    jsmf_format format;       /**< of the inputs, for the counting pass */
+    const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
+    uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */
+    int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
+    jsmf_inputs_progress_fn progress; /**< of the counting pass, or NULL */
+    void *progress_arg;
+} jsmf_ingest_store_opts;
+
+/** Open the store at `path` for writing, or create it when there is none (or one never
+ *  initialised), its vocabulary from o->vocab or one counting pass over the `n` `inputs`. A new
+ *  store is made only once its vocabulary is known, so a failed counting pass leaves nothing.
+ *  *df gets the new vocabulary's document frequencies when it has them (for
+ *  jsmf_ingest_opts.df; caller frees; NULL otherwise) and *counted what the counting pass
+ *  counted (zero when none ran). */
+int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
+                           const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
+                           jsmf_vocab_stats *counted);
+
+/** What an ingest did, for people: notes (a budget below what it needed, documents
+ *  checkpointed alone, inputs skipped) and its summary, in lines of at most 80 columns for
+ *  typical values, each "PREFIX: ..." (prefix NULL: none). `store` names the store, `mem` is
+ *  the budget it was given. */
+void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+                               const jsmf_ingest_summary *r);
 
 /* ---- a store this run creates ------------------------------------------------------------ */
 

@@ -101,11 +101,14 @@ typedef struct jsmf_read_opts {
     uint64_t end_offset;      /**< text and LDA-C: the input ends before the first document
                                    starting at or after this decoded offset (a piece of a file
                                    read by one of several processes); 0 = the end of input */
+    int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc
+                                   of ndocs > 1 empty documents, so that a header's D of 10^12
+                                   reads at once; 0: one jsmf_doc per document */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
-                                NULL, NULL, 0}
+                                NULL, NULL, 0, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -130,6 +133,8 @@ typedef struct jsmf_doc {
     const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
                                  NUL-terminated; NULL for other formats */
     size_t text_len;        /**< text: its length in bytes */
+    uint64_t ndocs;         /**< documents it stands for: 1, or (jsmf_read_opts.empty_runs) a
+                                 run of that many empty ones, numbered index .. index+ndocs-1 */
 } jsmf_doc;
 
 typedef struct jsmf_docs jsmf_docs;
@@ -253,8 +258,27 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_voca
 
 void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
 
+/** Progress of a pass over several inputs: the one being read (its path, "-" for stdin), bytes
+ *  of it consumed as stored and its size (0 unknown). */
+typedef void (*jsmf_inputs_progress_fn)(void *arg, const char *input, uint64_t done,
+                                        uint64_t total);
+
+/** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
+ *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` may be NULL. */
+int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     jsmf_vocab **out, jsmf_vocab_stats *st);
+
+/** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
+ *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
+ *  values, each "PREFIX: ..." (prefix NULL: none). */
+void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+
 /** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
 int jsmf_stopwords_en(jsmf_vocab **out);
+/** The stopwords `spec` names: "en" (jsmf_stopwords_en), "none" (*out NULL) or a vocabulary
+ *  file (formats/vocab.md). */
+int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
 
 #ifdef __cplusplus
 }

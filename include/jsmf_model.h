@@ -50,6 +50,10 @@ void jsmf_model_free(jsmf_model *m);
  *  previous content of `dir`, if any, is untouched. */
 int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
 
+/** Before a long fit: JSMF_EEXIST ("DIR exists (use --force to replace it)") when something is
+ *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
+int jsmf_model_check_new(const char *dir, int overwrite);
+
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
  *  (within 1e-6). Errors name the file: JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
@@ -77,6 +81,26 @@ void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, 
 
 /** The display default of jsmf topics: relevance with this lambda (tools/bench/e2e measures it). */
 #define JSMF_TOPWORDS_LAMBDA 0.7
+
+/** How jsmf_model_topics_write prints. */
+typedef enum jsmf_topics_format {
+    JSMF_TOPICS_TEXT, /**< aligned for reading: topic, size, anchor, top words */
+    JSMF_TOPICS_TSV,  /**< topic, size, alpha, anchor, top words separated by spaces */
+    JSMF_TOPICS_JSON  /**< topics with word probabilities, the A matrix and alpha */
+} jsmf_topics_format;
+
+typedef struct jsmf_topics_opts {
+    const char *name; /**< the model's name in the output (its path) */
+    uint32_t top;     /**< words per topic (at most N are shown) */
+    double lambda;    /**< ranking of the words (jsmf_model_top_words_rank); 1: by p(w|z) */
+    uint32_t level;   /**< 0: the model itself; L: its L-th level below */
+    int format;       /**< jsmf_topics_format */
+    int matrix;       /**< text and TSV: the topic-topic matrix A instead (K rows of K) */
+} jsmf_topics_opts;
+
+/** Print the topics of `m` (its level o->level) on `f` (formats/outputs.md). JSMF_ENOTFOUND
+ *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
+int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
 
 /* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes
  * a 1-D array of `rows` values. Writers check every write and the close: JSMF_ENOSPC / JSMF_EIO
@@ -111,6 +135,9 @@ void jsmf_json_int(jsmf_json *j, const char *key, int64_t value);
 void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value);
 void jsmf_json_bool(jsmf_json *j, const char *key, int value);
 void jsmf_json_null(jsmf_json *j, const char *key);
+/** An array of `n` numbers (or unsigned integers) under `key`. */
+void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
+void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
 
 /** The keys every summary.json starts with (inside an open object): format "jsmf-model",
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */

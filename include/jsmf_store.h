@@ -141,6 +141,11 @@ typedef struct jsmf_store_input {
 /** All input records in key order (fingerprint, occurrence). Caller frees *out. */
 int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
+/** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
+ *  records `in`, on `f` as aligned text or as one JSON object (`json`); `path` names it. */
+void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
+                           const jsmf_store_input *in, uint32_t n, int json);
+
 #if defined(__SIZEOF_INT128__)
 typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
 
@@ -224,6 +229,13 @@ int jsmf_store_export_mm(jsmf_store *s, FILE *f);
 /** Write the normalised C as a dense N x N float64 .npy (C order), one row at a time.
  *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
 int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
+
+/** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
+ *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
+ *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
+ *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
+ *  existing OUT as it was. */
+int jsmf_store_export(jsmf_store *s, const char *out, int npy);
 
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).

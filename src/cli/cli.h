@@ -114,6 +114,8 @@ int cli_format_option(const cli_option *o, const char *value);
 /* Progress on stderr: redrawn at most ~5 times a second, only when cli_progress. */
 void cli_progress_update(const char *what, double done, double total, const char *unit);
 void cli_progress_done(void);
+/* cli_progress_update as a library's progress callback (jsmf_step_progress_fn; arg unused). */
+void cli_step_progress(void *arg, const char *what, double done, double total, const char *unit);
 
 /* Close stdout and report a write error (full disk must not pass silently). */
 int cli_finish_stdout(void);

@@ -1,36 +1,9 @@
 /* cmd_export.c — 'jsmf export STORE -o FILE [--format npy|mm]': the normalised C (entries sum
  * to 1) for other tools, plus FILE.vocab.txt (one word per line, row order). */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "jsmf_store.h"
-
-#define NPY_LIMIT (4ULL << 30) /* dense files above 4 GiB are refused: use mm */
-
-static int write_vocab(jsmf_store *s, const char *out)
-{
-    jsmf_vocab *v;
-    int rc = jsmf_store_vocab(s, &v);
-    if (rc)
-        return rc;
-    size_t len = strlen(out) + 16;
-    char *path = malloc(len);
-    if (!path) {
-        jsmf_vocab_free(v);
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    }
-    snprintf(path, len, "%s.vocab.txt", out);
-    /* plain words: the file is row labels, not a vocabulary with counts */
-    free(v->df), free(v->tf);
-    v->df = v->tf = NULL;
-    rc = jsmf_vocab_write(path, v);
-    free(path);
-    jsmf_vocab_free(v);
-    return rc;
-}
 
 int cmd_export(int argc, char **argv)
 {
@@ -70,18 +43,7 @@ int cmd_export(int argc, char **argv)
     rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
     if (rc)
         return cli_fail(rc);
-    /* the matrix is renamed into place after its vocabulary is written: no FILE without
-     * FILE.vocab.txt, and a failure leaves an existing FILE as it was */
-    struct stat st; /* a device or a pipe gets no FILE.vocab.txt (no /dev/null.vocab.txt) */
-    int with_vocab = !to_stdout && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
-    jsmf_out *o = NULL;
-    if (!(rc = jsmf_out_open(out, &o))) {
-        FILE *f = jsmf_out_file(o);
-        rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
-        if (!rc && with_vocab)
-            rc = write_vocab(s, out);
-        rc = jsmf_out_close(o, rc);
-    }
+    rc = jsmf_store_export(s, out, npy);
     jsmf_store_close(s);
     if (rc)
         return cli_fail(rc);

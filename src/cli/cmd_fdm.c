@@ -1,18 +1,13 @@
 /* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (Fisher et al. 2020) by SGD on
  * pairs sampled from the C of a store (or an exported .npy / .mtx), on the CPU or a CUDA GPU,
  * resumable through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "jsmf_fdm.h"
-#include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 
@@ -200,193 +195,15 @@ static int parse(int argc, char **argv, fdm_opts *o)
     return 0;
 }
 
-/* ---- warm start ---- */
-
-static int load_init(const char *dir, const jsmf_source_input *in, fdm_opts *o, jsmf_model **out)
+/* --init auto: the spectral fit of the same C, or a cold start that says why. */
+static int fit_init(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf_model **out)
 {
-    int rc = jsmf_model_load(dir, out);
-    if (rc)
-        return jsmf_error_context(rc, "--init %s", dir);
-    jsmf_model *m = *out;
-    if (m->n != in->src.n)
-        return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u", dir,
-                          m->n, in->src.n);
-    if (m->vocab && in->vocab && (rc = jsmf_vocab_compare(m->vocab, "the model", in->vocab,
-                                                          "the input")))
-        return jsmf_error_context(rc, "--init %s", dir);
-    if (o->k_given && o->p.k != m->k)
-        return jsmf_error(JSMF_EMISMATCH, "--init %s has K = %u, but -k %u was given", dir, m->k,
-                          o->p.k);
-    o->p.k = m->k;
-    o->p.init_B = m->B;
-    o->p.init_A = m->A;
-    return 0;
-}
-
-/* --init auto: the spectral fit of the same C with 'jsmf fit' defaults. Where it gives no
- * valid model (T above the anchor candidates, a degenerate A, T < 2) the run starts at random
- * and says why. */
-static int fit_init(const jsmf_source_input *in, fdm_opts *o, jsmf_model **out)
-{
-    jsmf_fit_opts fo;
-    jsmf_fit_opts_init(&fo, o->p.k);
-    fo.docs = in->kind == JSMF_SOURCE_STORE ? in->stats.docs : 0;
-    fo.threads = o->p.threads;
     double t = cli_now();
-    int rc = o->p.k >= 2 ? jsmf_fit(&in->src, in->vocab, &fo, out, NULL)
-                         : jsmf_error(JSMF_EINVAL, "a spectral fit needs at least 2 topics");
-    if (rc == JSMF_ENOMEM || rc == JSMF_EIO || rc == JSMF_ESTORE)
-        return rc;
-    if (rc) {
+    int rc = jsmf_fdm_init_spectral(in, p, out);
+    if (!rc && !*out)
         cli_info("note: no warm start (%s); starting cold (--init none)", jsmf_errmsg());
-        *out = NULL;
-        return JSMF_OK;
-    }
-    cli_info("warm start: spectral fit of %u topics (%.1f s)", o->p.k, cli_now() - t);
-    o->p.init_B = (*out)->B;
-    o->p.init_A = (*out)->A;
-    return JSMF_OK;
-}
-
-/* ---- summary.json ---- */
-
-static void json_array_u64(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
-{
-    jsmf_json_begin_array(j, key);
-    for (uint64_t i = 0; i < n; i++)
-        jsmf_json_uint(j, NULL, x[i]);
-    jsmf_json_end_array(j);
-}
-
-static void json_array_f64(jsmf_json *j, const char *key, const double *x, uint64_t n)
-{
-    jsmf_json_begin_array(j, key);
-    for (uint64_t i = 0; i < n; i++)
-        jsmf_json_number(j, NULL, x[i]);
-    jsmf_json_end_array(j);
-}
-
-static char *summary_text(const fdm_opts *o, const jsmf_source_input *in, const jsmf_fdm_result *r,
-                          double seconds_total)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f)
-        return NULL;
-    const jsmf_fdm_params *p = &o->p;
-    jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "format", "jsmf-model");
-    jsmf_json_int(&j, "version", 1);
-    jsmf_json_string(&j, "kind", "fdm");
-    jsmf_json_uint(&j, "k", r->k);
-    jsmf_json_uint(&j, "n_words", r->n);
-    jsmf_json_string(&j, "jsmf_version", jsmf_version());
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    jsmf_json_string(&j, "created", when);
-    jsmf_json_int(&j, "level", 0);
-
-    jsmf_json_begin_object(&j, "parameters");
-    jsmf_json_string(&j, "device", o->device);
-    jsmf_json_string(&j, "init", o->init);
-    jsmf_json_string(&j, "init_from", o->p.init_B ? "model"
-                                     : p->init_kind == JSMF_FDM_INIT_WORDS ? "words" : "random");
-    if (o->p.init_B || p->init_kind == JSMF_FDM_INIT_WORDS)
-        jsmf_json_number(&j, "init_smooth", p->init_smooth);
-    else
-        jsmf_json_number(&j, "init_scale", p->init_scale);
-    jsmf_json_uint(&j, "seed", p->seed);
-    jsmf_json_uint(&j, "steps", p->steps);
-    jsmf_json_uint(&j, "batch", p->batch);
-    jsmf_json_number(&j, "lr", p->lr);
-    jsmf_json_number(&j, "beta1", p->beta1);
-    jsmf_json_number(&j, "beta2", p->beta2);
-    jsmf_json_number(&j, "eps", p->eps);
-    jsmf_json_int(&j, "threads", p->threads);
-    jsmf_json_string(&j, "precision", p->precision == JSMF_FDM_TF32 ? "tf32" : "fp32");
-    jsmf_json_uint(&j, "eval_every", p->eval_every);
-    jsmf_json_uint(&j, "heldout", p->heldout);
-    jsmf_json_uint(&j, "patience", p->patience);
-    jsmf_json_uint(&j, "lr_halvings", p->lr_halvings);
-    if (!p->init_B)
-        jsmf_json_uint(&j, "starts", p->starts);
-    jsmf_json_number(&j, "time", p->time_limit);
-    jsmf_json_number(&j, "tol", p->tol);
-    jsmf_json_uint(&j, "checkpoint_every", p->checkpoint_every);
-    jsmf_json_number(&j, "checkpoint_seconds", p->checkpoint_seconds);
-    jsmf_json_uint(&j, "mem", p->mem_budget);
-    jsmf_json_end_object(&j);
-
-    double last_held = r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN;
-    double last_train = r->n_curve ? r->curve_train[r->n_curve - 1] : NAN;
-    jsmf_json_begin_object(&j, "metrics");
-    jsmf_json_number(&j, "loss", last_train);
-    jsmf_json_number(&j, "heldout_pair_loss", last_held);
-    jsmf_json_number(&j, "best_heldout_pair_loss", r->best_heldout);
-    jsmf_json_end_object(&j);
-
-    jsmf_json_begin_object(&j, "fdm");
-    jsmf_json_string(&j, "device", r->device);
-    if (r->note[0])
-        jsmf_json_string(&j, "note", r->note);
-    jsmf_json_uint(&j, "steps_done", r->steps);
-    jsmf_json_uint(&j, "resumed_from", r->resumed_from);
-    jsmf_json_bool(&j, "stopped_early", r->stopped_early);
-    jsmf_json_number(&j, "pairs_per_second", r->pairs_per_second);
-    jsmf_json_begin_object(&j, "sampler");
-    jsmf_json_string(&j, "strategy", "two-stage alias (row marginals, then within row)");
-    jsmf_json_string(&j, "where", r->host_sampling ? "host" : !strncmp(r->device, "cuda", 4)
-                                                                  ? "device" : "host");
-    jsmf_json_uint(&j, "nnz", r->sampler.nnz);
-    jsmf_json_uint(&j, "kept", r->sampler.kept);
-    jsmf_json_bool(&j, "thinned", r->sampler.thinned);
-    jsmf_json_number(&j, "dropped_mass", r->sampler.dropped_mass);
-    jsmf_json_uint(&j, "bytes", r->sampler.bytes);
-    jsmf_json_number(&j, "build_seconds", r->sampler.build_seconds);
-    jsmf_json_end_object(&j);
-    jsmf_json_begin_object(&j, "curve");
-    json_array_u64(&j, "step", r->curve_step, r->n_curve);
-    json_array_f64(&j, "train_loss", r->curve_train, r->n_curve);
-    json_array_f64(&j, "heldout_loss", r->curve_heldout, r->n_curve);
-    jsmf_json_end_object(&j);
-    jsmf_json_end_object(&j);
-
-    jsmf_json_begin_object(&j, "timings");
-    jsmf_json_number(&j, "sampler", r->sampler.build_seconds);
-    jsmf_json_number(&j, "train", r->seconds_train);
-    jsmf_json_number(&j, "total", seconds_total);
-    jsmf_json_end_object(&j);
-
-    jsmf_source_summary(&j, o->input, in);
-    jsmf_json_end_object(&j);
-    fputc('\n', f);
-    if (fclose(f)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
-static int save_model(const fdm_opts *o, jsmf_source_input *in, jsmf_fdm_result *r, double t0)
-{
-    jsmf_model *m = NULL;
-    int rc = jsmf_model_new(r->n, r->k, &m);
-    if (rc)
-        return rc;
-    memcpy(m->B, r->B, (size_t)r->n * r->k * sizeof(double));
-    memcpy(m->A, r->A, (size_t)r->k * r->k * sizeof(double));
-    m->vocab = in->vocab;
-    m->summary_json = summary_text(o, in, r, cli_now() - t0);
-    if (!m->summary_json)
-        rc = jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
-    else
-        rc = jsmf_model_save(o->output, m, o->force);
-    in->vocab = NULL; /* the model owns it now */
-    jsmf_model_free(m);
+    else if (!rc)
+        cli_info("warm start: spectral fit of %u topics (%.1f s)", p->k, cli_now() - t);
     return rc;
 }
 
@@ -400,9 +217,8 @@ int cmd_fdm(int argc, char **argv)
         return cli_finish_stdout();
     if (rc)
         return rc;
-    struct stat sb;
-    if (!o.force && stat(o.output, &sb) == 0)
-        return cli_fail(jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", o.output));
+    if ((rc = jsmf_model_check_new(o.output, o.force)))
+        return cli_fail(rc);
     /* From here on, not just in training: a signal during the warm-start fit stops the run at
      * its first step, with a checkpoint, instead of killing it with nothing saved. */
     struct sigaction sa;
@@ -419,20 +235,15 @@ int cmd_fdm(int argc, char **argv)
     if ((rc = jsmf_source_open(o.input, JSMF_SOURCE_NEED_VOCAB, &in)))
         goto out;
     if (!strcmp(o.init, "auto"))
-        rc = fit_init(&in, &o, &init);
+        rc = fit_init(&in, &o.p, &init);
     else if (strcmp(o.init, "none") && strcmp(o.init, "random"))
-        rc = load_init(o.init, &in, &o, &init);
+        rc = jsmf_fdm_init_model(o.init, &in, &o.p, &init);
     if (rc)
         goto out;
-    size_t len = strlen(o.output);
-    while (len > 1 && o.output[len - 1] == '/') /* "MODEL/" checkpoints to "MODEL.ckpt" */
-        len--;
-    ckpt = malloc(len + 6);
-    if (!ckpt) {
+    if (!(ckpt = jsmf_fdm_checkpoint_path(o.output))) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
         goto out;
     }
-    snprintf(ckpt, len + 6, "%.*s.ckpt", (int)len, o.output);
     o.p.checkpoint = o.p.checkpoint_every || o.p.checkpoint_seconds > 0 || o.p.stop_after
                      ? ckpt : NULL;
 
@@ -452,16 +263,11 @@ int cmd_fdm(int argc, char **argv)
         goto out;
     if (r.note[0] && !noted)
         cli_info("note: %s", r.note);
-    if ((rc = save_model(&o, &in, &r, t0)))
+    jsmf_fdm_run run = {o.input, o.device, o.init, cli_now() - t0};
+    if ((rc = jsmf_fdm_save(o.output, o.force, &o.p, &r, &run, &in)))
         goto out;
-    if (o.p.checkpoint)
-        unlink(ckpt); /* the model is complete: the checkpoint has done its job */
-    cli_info("%u topics on %s: %llu steps%s%s, held-out pair loss %.5f, %.0f pairs/s, %.1f s; "
-             "wrote %s", r.k, r.device, (unsigned long long)r.steps,
-             r.resumed_from ? " (resumed)" : "",
-             r.time_limited ? " (--time reached)" : r.stopped_early ? " (converged)" : "",
-             r.n_curve ? r.curve_heldout[r.n_curve - 1] : NAN, r.pairs_per_second,
-             cli_now() - t0, o.output);
+    if (!cli_quiet)
+        jsmf_fdm_result_write(stderr, cli_prog, &r, cli_now() - t0, o.output);
 out:
     if (rc == JSMF_EINTR && o.p.checkpoint)
         cli_info("interrupted; the same command resumes from %s", ckpt);

@@ -1,10 +1,8 @@
 /* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store or of a
  * matrix written by 'jsmf export' (jsmf_source_open); metrics and timings to stderr, the model
  * directory with summary.json (jsmf_fit_summarize) via jsmf_model_save. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "jsmf_comm.h"
@@ -150,42 +148,6 @@ static void fit_progress(void *arg, const char *what, double done, double total)
     cli_progress_update(what, done, total, "");
 }
 
-static void print_report(const jsmf_fit_report *r)
-{
-    const jsmf_metrics *m = &r->metrics;
-    cli_info("N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k, jsmf_fit_mode_name(r->mode),
-             r->levels, (unsigned long long)r->passes);
-    cli_info("metrics: recovery %.4g  approximation %.4g (rectified: recovery %.4g, "
-             "approximation %.4g)", m->recovery, m->approximation, r->recovery_rect,
-             r->approximation_rect);
-    cli_info("metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f  sparsity %.4f  "
-             "entropy %.4f", m->dominancy, m->specificity, m->dissimilarity, m->sparsity,
-             m->entropy);
-    cli_info("timings (s): load %.3f  rectify %.3f  anchors %.3f  B %.3f  A %.3f  metrics %.3f  "
-             "total %.3f", r->t_load, r->t_rectify, r->t_anchors, r->t_recover_b, r->t_recover_a,
-             r->t_metrics, r->t_total);
-    if (r->n_trace && r->rectify == JSMF_RECTIFY_COMPRESSED)
-        cli_info("rectify: compressed, %u passes over C, %u steps (%s), %u rows kept "
-                 "non-negative, alpha0 %.4g", r->trace[0].eig_iters, r->n_trace - 1,
-                 r->converged ? "converged" : "stopped at --rectify-iters", r->compress_rows,
-                 r->alpha0);
-    else if (r->n_trace)
-        cli_info("rectify: %u iterations, final clip %.3g%% of entries (mass %.3g), alpha0 %.4g",
-                 r->n_trace, 100 * r->final_neg_frac, r->final_neg_mass, r->alpha0);
-    if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
-        cli_info("read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
-                 (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s", r->c_bytes / 1e9,
-                 (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
-    if (r->c_metrics_skipped)
-        cli_info("recovery and approximation against C not computed (C is larger than --mem: "
-                 "two more passes); 'jsmf eval MODEL --store STORE' computes them");
-    if (r->anchor_df)
-        cli_info("anchors: %u of %u words are candidates (in at least %llu documents)",
-                 r->anchor_candidates, r->n, (unsigned long long)r->anchor_df);
-    if (r->snls_unconverged)
-        cli_info("warning: %u words hit the solver's iteration cap", r->snls_unconverged);
-}
-
 int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
@@ -201,9 +163,8 @@ int cmd_fit(int argc, char **argv)
     int rank = jsmf_comm_rank(c);
     if (jsmf_comm_size(c) > 1)
         a.o.comm = c;
-    struct stat st;
-    if (rank == 0 && !a.force && !stat(a.output, &st))
-        rc = jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", a.output);
+    if (rank == 0)
+        rc = jsmf_model_check_new(a.output, a.force);
     jsmf_source_input in;
     memset(&in, 0, sizeof in);
     if (!rc && (rc = jsmf_source_open(a.input, 0, &in)))
@@ -213,15 +174,10 @@ int cmd_fit(int argc, char **argv)
             jsmf_source_close(&in);
         return cli_fail(rc);
     }
-    int is_store = in.kind == JSMF_SOURCE_STORE;
-    if (is_store && in.stats.docs == 0) {
+    if ((rc = jsmf_comm_agree(c, jsmf_fit_input_check(a.input, &in, &a.o)))) {
         jsmf_source_close(&in);
-        return cli_fail(jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is "
-                                   "nothing to fit (ingest documents of at least 2 words first)",
-                                   a.input));
+        return cli_fail(rc);
     }
-    if (is_store)
-        a.o.docs = in.stats.docs;
     a.o.progress = fit_progress;
     jsmf_model *m = NULL;
     jsmf_fit_report *rep = calloc(1, sizeof *rep);
@@ -234,17 +190,18 @@ int cmd_fit(int argc, char **argv)
     a.o.comm = NULL; /* what follows is rank 0's alone */
     if (!rc && rank == 0 && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
         rc = jsmf_model_save(a.output, m, a.force);
-    if (!rc && rank == 0 && a.save_rect) {
-        /* the dense path's rectified C, for inspection and reference tests (N x N) */
-        double *X = NULL;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/rectified.npy", a.output);
-        if (!(rc = jsmf_fit_rectify_dense(&in.src, &a.o, &X)))
-            rc = jsmf_npy_write_f64(path, X, in.src.n, in.src.n);
-        free(X);
-    }
+    if (!rc && rank == 0 && a.save_rect)
+        rc = jsmf_fit_save_rectified(a.output, &in.src, &a.o);
     if (!rc && rank == 0) {
-        print_report(rep);
+        if (!cli_quiet)
+            jsmf_fit_report_write(stderr, cli_prog, rep);
+        if (jsmf_comm_size(c) > 1) {
+            jsmf_comm_stats cs;
+            jsmf_comm_stats_get(c, &cs);
+            cli_info("%d ranks: rank 0 sent %.1f MB in %llu calls, %.2f s in MPI",
+                     jsmf_comm_size(c), cs.bytes_sent / 1e6, (unsigned long long)cs.calls,
+                     cs.seconds);
+        }
         if (a.json && m->summary_json)
             fputs(m->summary_json, stdout);
     }

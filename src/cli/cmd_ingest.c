@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "jsmf_comm.h"
@@ -78,8 +77,8 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         "the same as one process writes.\n\n"
         "options:\n",
         options,
-        "A one-line summary goes to stderr at the end; progress is drawn when stderr is\n"
-        "a terminal. The store layout is formats/store.md.\n"};
+        "A summary goes to stderr at the end; progress is drawn when stderr is a\n"
+        "terminal. The store layout is formats/store.md.\n"};
     int n, rc = cli_parse(&spec, argc, argv, &n);
     if (rc)
         return rc;
@@ -105,129 +104,24 @@ static void progress(void *arg, const char *input, uint64_t done, uint64_t total
     cli_progress_update(input, (double)done / 1e6, (double)total / 1e6, "MB");
 }
 
-static void vocab_progress(void *arg, uint64_t done, uint64_t total)
+static void vocab_progress(void *arg, const char *input, uint64_t done, uint64_t total)
 {
-    (void)arg;
+    (void)arg, (void)input;
     cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
 }
 
-/* A new store's vocabulary: --vocab, or one counting pass with jsmf vocab's defaults. */
-static int new_vocabulary(const ingest_args *a, jsmf_vocab **out)
+/* STORE opened, or created with its vocabulary (--vocab, or a counting pass over the inputs). */
+static int open_store(const ingest_args *a, jsmf_store **s, uint64_t **df)
 {
-    if (a->vocab)
-        return jsmf_vocab_read(a->vocab, out);
-    jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
-    jsmf_vocab *stop = NULL;
-    jsmf_vocab_counter *c = NULL;
-    int rc = jsmf_stopwords_en(&stop);
-    vo.stopwords = stop;
-    vo.min_doc_len = a->min_doc_len;
-    if (!rc)
-        rc = jsmf_vocab_counter_new(&vo, &c);
-    jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
-    ro.format = a->format;
-    ro.uci_vocab = a->uci_vocab;
-    for (uint32_t i = 0; i < a->n_inputs && !rc; i++)
-        rc = jsmf_vocab_counter_add(c, a->inputs[i], &ro, vocab_progress, NULL);
+    jsmf_ingest_store_opts so = {a->vocab, a->min_doc_len, a->have_min_doc_len, a->format,
+                                 a->uci_vocab, a->mem, cli_mem_below_min(), vocab_progress, NULL};
     jsmf_vocab_stats st;
-    if (!rc)
-        rc = jsmf_vocab_counter_finish(c, out, &st);
+    int rc = jsmf_ingest_open_store(a->store, a->inputs, a->n_inputs, &so, s, df, &st);
     cli_progress_done();
-    if (!rc && (*out)->n == 0) {
-        jsmf_vocab_free(*out);
-        *out = NULL;
-        rc = jsmf_error(JSMF_EFORMAT, "the inputs give an empty vocabulary (%" PRIu64
-                        " documents counted); give --vocab", st.docs_counted);
-    }
-    if (!rc)
+    if (!rc && st.words_kept)
         cli_info("vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in %" PRIu64
                  " documents", st.words_kept, st.words_seen, st.docs_counted);
-    jsmf_vocab_counter_free(c);
-    jsmf_vocab_free(stop);
     return rc;
-}
-
-/* An existing store: --vocab and --min-doc-len must agree with what it was created with. */
-static int check_existing(jsmf_store *s, const ingest_args *a)
-{
-    jsmf_store_params p;
-    jsmf_store_params_get(s, &p);
-    if (a->have_min_doc_len && p.min_doc_len != a->min_doc_len)
-        return jsmf_error(JSMF_EMISMATCH, "%s: --min-doc-len %u differs from the store's %u "
-                          "(fixed at creation)", a->store, a->min_doc_len, p.min_doc_len);
-    if (!a->vocab)
-        return JSMF_OK;
-    jsmf_vocab *want = NULL, *have = NULL;
-    int rc = jsmf_vocab_read(a->vocab, &want);
-    if (!rc && !(rc = jsmf_store_vocab(s, &have)))
-        rc = jsmf_vocab_compare(want, a->vocab, have, a->store);
-    jsmf_vocab_free(want);
-    jsmf_vocab_free(have);
-    return rc;
-}
-
-/* A new store, made only once its vocabulary is known (a failed counting pass leaves nothing);
- * *df gets the vocabulary's document frequencies, when it has them, to plan the ingest. */
-static int create_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
-{
-    if (!a->vocab)
-        for (uint32_t i = 0; i < a->n_inputs; i++)
-            if (!strcmp(a->inputs[i], "-"))
-                return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
-                                  "(stdin cannot be read twice for the counting pass)", a->store);
-    jsmf_vocab *v;
-    int rc = new_vocabulary(a, &v);
-    if (rc)
-        return rc;
-    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_store_params p = {a->min_doc_len, tok.min_len, tok.max_len};
-    if (!cli_mem_below_min())
-        rc = jsmf_ingest_mem_check(v->n, a->mem); /* refused before the store exists */
-    if (!rc)
-        rc = jsmf_store_create(a->store, v, &p, out);
-    if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
-        memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
-    jsmf_vocab_free(v);
-    return rc;
-}
-
-/* Open STORE for writing, or create it when there is none (or one never initialised). */
-static int open_store(const ingest_args *a, jsmf_store **out, uint64_t **df)
-{
-    *df = NULL;
-    int rc = jsmf_store_open(a->store, JSMF_STORE_WRITE, out);
-    if (!rc && jsmf_store_has_vocab(*out)) {
-        if ((rc = check_existing(*out, a))) {
-            jsmf_store_close(*out);
-            *out = NULL;
-        }
-        return rc;
-    }
-    if (!rc)
-        jsmf_store_close(*out), *out = NULL;
-    else if (rc != JSMF_ENOTFOUND)
-        return rc;
-    return create_store(a, out, df);
-}
-
-static void summary(const ingest_args *a, const jsmf_ingest_summary *r)
-{
-    uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
-    double t = r->seconds > 0 ? r->seconds : 1e-9;
-    char how[64];
-    if (r->doc_buffer)
-        snprintf(how, sizeof how, "C's rows from the documents kept");
-    else
-        snprintf(how, sizeof how, "dense block %u words", r->dense_width);
-    cli_info("%s: %u input%s (%u resumed), %" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64
-             " tokens, OOV %.2f%%, %" PRIu64 " pair updates, %" PRIu64 " checkpoint%s (%s), "
-             "%.2f s (%.0f docs/s, %.3g pairs/s; waiting for adds %.3f s, "
-             "checkpoints %.3f s)",
-             a->store, r->inputs_done, r->inputs_done == 1 ? "" : "s", r->inputs_resumed, r->docs,
-             r->docs_dropped, r->tokens, all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0,
-             r->pairs, r->flushes, r->flushes == 1 ? "" : "s", how, r->seconds,
-             (double)(r->docs + r->docs_dropped) / t, (double)r->pairs / t, r->seconds_adding,
-             r->seconds_checkpoints);
 }
 
 static jsmf_ingest_opts ingest_opts(const ingest_args *a, uint64_t *df)
@@ -266,13 +160,11 @@ static int ingest_mpi(const ingest_args *a, jsmf_comm *c)
         return cli_fail(rc);
     if (r.restarted)
         cli_info("shards of an earlier job with other inputs or ranks were dropped");
-    if (r.ingest.inputs_skipped)
-        cli_info("%u input%s already in %s skipped (--force ingests them again)",
-                 r.ingest.inputs_skipped, r.ingest.inputs_skipped == 1 ? "" : "s", a->store);
-    summary(a, &r.ingest);
-    cli_info("%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds (rank 0 sent "
-             "%.1f MB, %.2f s in MPI), commit %.2f s", jsmf_comm_size(c), r.pieces,
-             r.seconds_ingest, r.seconds_exchange, r.rounds, r.comm.bytes_sent / 1e6,
+    if (!cli_quiet)
+        jsmf_ingest_summary_write(stderr, cli_prog, a->store, a->mem, &r.ingest);
+    cli_info("%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds,",
+             jsmf_comm_size(c), r.pieces, r.seconds_ingest, r.seconds_exchange, r.rounds);
+    cli_info("  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s", r.comm.bytes_sent / 1e6,
              r.comm.seconds, r.seconds_commit);
     return EXIT_OK;
 }
@@ -307,21 +199,12 @@ int cmd_ingest(int argc, char **argv)
         jsmf_store_close(s);
     if (rc)
         return cli_fail(rc);
-    if (a.mem < r.mem_needed)
-        cli_info("--mem %.0f MiB is below what reading, the store's writes and the per-word "
-                 "arrays need with a minimal accumulator (%.0f MiB): the ingest used about that",
-                 a.mem / 1048576.0, r.mem_needed / 1048576.0);
-    if (r.oversize_docs)
-        cli_info("%" PRIu64 " document%s had more word pairs than --mem holds: each was "
-                 "checkpointed alone", r.oversize_docs, r.oversize_docs == 1 ? "" : "s");
     if (r.inputs_repeated) /* a warning: shown with --quiet too */
         fprintf(stderr, "%s: warning: stdin repeated content that %s already held completely; "
                 "a checkpoint had stored part of it before its end showed that, so it was "
                 "completed again as a new occurrence (`jsmf info` lists both; ingest a file "
                 "to have a repeat refused up front)\n", cli_prog, a.store);
-    if (r.inputs_skipped)
-        cli_info("%u input%s already in %s skipped (--force ingests them again)",
-                 r.inputs_skipped, r.inputs_skipped == 1 ? "" : "s", a.store);
-    summary(&a, &r);
+    if (!cli_quiet)
+        jsmf_ingest_summary_write(stderr, cli_prog, a.store, a.mem, &r);
     return EXIT_OK;
 }

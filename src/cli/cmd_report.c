@@ -1,6 +1,5 @@
 /* cmd_report.c — 'jsmf report': one self-contained HTML page of a model (topics, the A heatmap,
  * the hierarchy, a 2-D word map with anchors, metrics), written atomically. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,48 +50,6 @@ static int parse_args(int argc, char **argv, report_args *a)
     return 0;
 }
 
-static int read_text_file(const char *path, char **out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: %s", path,
-                          strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (cap - len - 1 == 0) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb)
-                free(buf);
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
-    if (bad) {
-        free(buf);
-        return jsmf_error(JSMF_EIO, "%s: read error", path);
-    }
-    buf[len] = 0;
-    *out = buf;
-    return 0;
-}
-
-/* Written whole or not at all (jsmf_out_open): a reader never sees half a page. */
-static int write_page(const report_args *a, const jsmf_model *m)
-{
-    jsmf_out *o;
-    int rc = jsmf_out_open(a->out, &o);
-    if (rc)
-        return rc;
-    return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, &a->opts));
-}
-
 int cmd_report(int argc, char **argv)
 {
     report_args a = {0};
@@ -103,12 +60,12 @@ int cmd_report(int argc, char **argv)
     char *metrics = NULL;
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.metrics)
-        rc = read_text_file(a.metrics, &metrics);
+        rc = jsmf_read_file(a.metrics, &metrics);
     if (!rc) {
         a.opts.metrics_json = metrics;
         a.opts.title = a.title;
         a.opts.model_path = a.model;
-        rc = write_page(&a, m);
+        rc = jsmf_report_save(a.out, m, &a.opts);
     }
     if (!rc)
         cli_info("wrote %s (%u topics, %u words)", a.out, m->k, m->n);

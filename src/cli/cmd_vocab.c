@@ -92,23 +92,13 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     return -1;
 }
 
-static int load_stopwords(const char *spec, jsmf_vocab **out)
+/* Progress named by the input's file name ("<stdin>" for "-"). */
+static void on_progress(void *arg, const char *input, uint64_t done, uint64_t total)
 {
-    *out = NULL;
-    if (!strcmp(spec, "none"))
-        return JSMF_OK;
-    if (!strcmp(spec, "en"))
-        return jsmf_stopwords_en(out);
-    return jsmf_vocab_read(spec, out);
-}
-
-static void on_progress(void *arg, uint64_t done, uint64_t total)
-{
-    const char *name = arg;
-    if (total)
-        cli_progress_update(name, (double)done / 1048576.0, (double)total / 1048576.0, "MB");
-    else
-        cli_progress_update(name, (double)done / 1048576.0, 0, "MB");
+    (void)arg;
+    const char *name = strcmp(input, "-") ? input : "<stdin>", *base = strrchr(name, '/');
+    cli_progress_update(base ? base + 1 : name, (double)done / 1048576.0,
+                        (double)total / 1048576.0, "MB");
 }
 
 int cmd_vocab(int argc, char **argv)
@@ -119,24 +109,16 @@ int cmd_vocab(int argc, char **argv)
     if (rc >= 0)
         return rc;
     jsmf_vocab *stop = NULL, *vocab = NULL;
-    jsmf_vocab_counter *c = NULL;
     jsmf_vocab_stats st;
     int status = EXIT_OK;
-    if ((rc = load_stopwords(a.stopwords, &stop)))
+    if ((rc = jsmf_stopwords_load(a.stopwords, &stop)))
         goto fail;
     a.vo.stopwords = stop;
     a.vo.warn = cli_warn;
-    if ((rc = jsmf_vocab_counter_new(&a.vo, &c)))
-        goto fail;
-    for (int i = 0; i < a.ninputs; i++) {
-        const char *name = strcmp(a.inputs[i], "-") ? a.inputs[i] : "<stdin>";
-        const char *base = strrchr(name, '/');
-        if ((rc = jsmf_vocab_counter_add(c, a.inputs[i], &a.ro, on_progress,
-                                         (void *)(base ? base + 1 : name))))
-            goto fail;
-    }
+    rc = jsmf_vocab_count(a.inputs, (uint32_t)a.ninputs, &a.ro, &a.vo, on_progress, NULL, &vocab,
+                          &st);
     cli_progress_done();
-    if ((rc = jsmf_vocab_counter_finish(c, &vocab, &st)))
+    if (rc)
         goto fail;
     if (st.words_kept == 0) { /* ingest refuses an empty vocabulary: write none */
         rc = jsmf_error(JSMF_EFORMAT, "no words kept: %" PRIu64 " documents read, %" PRIu64
@@ -152,13 +134,8 @@ int cmd_vocab(int argc, char **argv)
         goto fail;
     if (!strcmp(a.output, "-"))
         status = cli_finish_stdout();
-    cli_info("%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
-             " too short; %" PRIu64 " tokens read, %" PRIu64 " counted",
-             st.docs_read, st.docs_counted, st.docs_short, st.tokens_read, st.tokens_counted);
-    cli_info("%" PRIu64 " distinct words; dropped %" PRIu64 " below min-df, %" PRIu64
-             " above max-df-frac, %" PRIu64 " beyond max-words; kept %" PRIu64,
-             st.words_seen, st.dropped_min_df, st.dropped_max_df, st.dropped_max_words,
-             st.words_kept);
+    if (!cli_quiet)
+        jsmf_vocab_stats_write(stderr, cli_prog, &st);
     goto done;
 fail:
     cli_progress_done();
@@ -166,6 +143,5 @@ fail:
 done:
     jsmf_vocab_free(vocab);
     jsmf_vocab_free(stop);
-    jsmf_vocab_counter_free(c);
     return status;
 }

@@ -187,6 +187,12 @@ void cli_progress_update(const char *what, double done, double total, const char
     progress_drawn = 1;
 }
 
+void cli_step_progress(void *arg, const char *what, double done, double total, const char *unit)
+{
+    (void)arg;
+    cli_progress_update(what, done, total, unit);
+}
+
 void cli_progress_done(void)
 {
     if (progress_drawn)

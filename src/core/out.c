@@ -1,11 +1,13 @@
 /* out.c — files written for the user (vocabulary, report, export): whole or not at all, and
- * every failure named by the path the user gave, with the system's reason. */
+ * every failure named by the path the user gave, with the system's reason; a whole file read;
+ * a line of a report. */
 #define _GNU_SOURCE /* realpath, fopencookie */
 #include "jsmf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,4 +194,48 @@ int jsmf_out_close(jsmf_out *o, int rc)
     }
     out_free(o);
     return rc;
+}
+
+void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (prefix)
+        fprintf(f, "%s: ", prefix);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
+}
+
+int jsmf_read_file(const char *path, char **text)
+{
+    *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: cannot open: %s", path,
+                          strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got = 1;
+    while (got) {
+        if (len + 4096 + 1 > cap) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
+    }
+    buf[len] = 0;
+    *text = buf;
+    return JSMF_OK;
 }

@@ -488,3 +488,12 @@ int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts
         rc = jsmf_error(JSMF_EIO, "report: write error");
     return rc;
 }
+
+int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts)
+{
+    jsmf_out *o;
+    int rc = jsmf_out_open(path, &o);
+    if (rc)
+        return rc;
+    return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, opts));
+}

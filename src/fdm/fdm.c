@@ -626,9 +626,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     int rc = check_params(src, p);
     if (rc)
         return rc;
-    int saved_threads = omp_get_max_threads();
-    if (p->threads > 0)
-        omp_set_num_threads(p->threads);
+    int nt = p->threads > 0 ? p->threads : omp_get_max_threads(); /* this run's, per call */
 
     jsmf_fdm_sampler *smp = NULL;
     uint32_t *hu = NULL, *hv = NULL;
@@ -644,13 +642,14 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     s.sampler = smp, s.n = src->n, s.k = p->k, s.batch = p->batch, s.seed = p->seed;
     s.lr = p->lr, s.beta1 = p->beta1, s.beta2 = p->beta2, s.eps = p->eps;
     s.nheld = p->heldout, s.mem_budget = p->mem_budget, s.precision = p->precision;
+    s.threads = nt;
     hu = malloc(((size_t)p->heldout + 1) * sizeof *hu);
     hv = malloc(((size_t)p->heldout + 1) * sizeof *hv);
     if (!hu || !hv) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory for held-out pairs");
         goto done;
     }
-    jsmf_fdm_sampler_draw(smp, p->seed, FDM_STREAM_HELDOUT, 0, p->heldout, hu, hv);
+    fdm_sampler_draw(smp, p->seed, FDM_STREAM_HELDOUT, 0, p->heldout, hu, hv, nt);
     s.hu = hu, s.hv = hv;
 
     if ((rc = fdm_state_alloc(&st, s.n, s.k)))
@@ -676,7 +675,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
         goto done;
     snprintf(out->device, sizeof out->device, "%s", be.name);
     if (!strncmp(be.name, "cpu", 3))
-        snprintf(out->device, sizeof out->device, "cpu (%d threads)", omp_get_max_threads());
+        snprintf(out->device, sizeof out->device, "cpu (%d threads)", nt);
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
@@ -704,8 +703,6 @@ done:
     log_free(&g);
     free(hu), free(hv);
     jsmf_fdm_sampler_free(smp);
-    if (p->threads > 0)
-        omp_set_num_threads(saved_threads);
     return rc;
 }
 

@@ -54,6 +54,7 @@ typedef struct fdm_cpu {
     double *Gs;      /* 2 bmax x K: dL/dmu of the batch's words */
     uint32_t nslots;
     uint32_t *u, *v; /* bmax */
+    int threads;     /* at most this many: the run's count, not OpenMP's default */
 } fdm_cpu;
 
 static uint32_t div_up(uint64_t a, uint64_t b)
@@ -62,10 +63,10 @@ static uint32_t div_up(uint64_t a, uint64_t b)
 }
 
 /* Threads worth starting for `work` units split into `parts` independent pieces. */
-static int threads_for(uint64_t work, uint32_t parts)
+static int threads_for(const fdm_cpu *c, uint64_t work, uint32_t parts)
 {
     uint64_t t = work / WORK_PER_THREAD;
-    int max = omp_get_max_threads();
+    int max = c->threads;
     if (t > (uint64_t)max)
         t = (uint64_t)max;
     if (t > parts)
@@ -88,11 +89,12 @@ static int ga_partials(uint32_t k, uint32_t bmax)
     return (uint64_t)div_up(bmax, PAIR_BLOCK) * k * k <= GA_PARTIAL_MAX;
 }
 
-static fdm_cpu *cpu_alloc(uint32_t n, uint32_t k, uint32_t bmax)
+static fdm_cpu *cpu_alloc(uint32_t n, uint32_t k, uint32_t bmax, int threads)
 {
     fdm_cpu *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->threads = threads > 0 ? threads : omp_get_max_threads();
     size_t nk = (size_t)n * k, kk = (size_t)k * k, bk = (size_t)bmax * k;
     uint32_t pblocks = div_up(bmax, PAIR_BLOCK);
     c->n = n, c->k = k, c->bmax = bmax;
@@ -141,7 +143,7 @@ static void combine_max(fdm_cpu *c, uint32_t nb)
 static void column_max(fdm_cpu *c, const double *w)
 {
     uint32_t n = c->n, k = c->k, nb = div_up(n, ROW_BLOCK);
-#pragma omp parallel for schedule(static) num_threads(threads_for((uint64_t)n * k, nb))
+#pragma omp parallel for schedule(static) num_threads(threads_for(c, (uint64_t)n * k, nb))
     for (uint32_t b = 0; b < nb; b++) {
         double *p = c->rpart + (size_t)b * k;
         for (uint32_t t = 0; t < k; t++)
@@ -158,7 +160,7 @@ static void column_max(fdm_cpu *c, const double *w)
 static void exp_and_sums(fdm_cpu *c, const double *w)
 {
     uint32_t n = c->n, k = c->k, nb = div_up(n, ROW_BLOCK);
-#pragma omp parallel for schedule(static) num_threads(threads_for((uint64_t)n * k * 8, nb))
+#pragma omp parallel for schedule(static) num_threads(threads_for(c, (uint64_t)n * k * 8, nb))
     for (uint32_t b = 0; b < nb; b++) {
         double *p = c->rpart + (size_t)b * k;
         for (uint32_t t = 0; t < k; t++)
@@ -244,7 +246,7 @@ static int batch_forward(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint3
 {
     uint32_t nblk = div_up(cnt, PAIR_BLOCK);
 #pragma omp parallel for schedule(static) \
-    num_threads(threads_for((uint64_t)cnt * c->k * (c->k + 4), nblk))
+    num_threads(threads_for(c, (uint64_t)cnt * c->k * (c->k + 4), nblk))
     for (uint32_t b = 0; b < nblk; b++) {
         uint32_t i0 = b * PAIR_BLOCK, i1 = i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt;
         c->bloss[b] = block_forward(c, u, v, cnt, i0, i1);
@@ -268,7 +270,7 @@ static void alpha_grad(fdm_cpu *c, uint32_t cnt)
     double *X = c->XY, *Y = c->XY + (size_t)cnt * k;
     int partials = c->bga != NULL;
 #pragma omp parallel for schedule(static) \
-    num_threads(threads_for((uint64_t)cnt * k * (partials ? k : 1), nblk))
+    num_threads(threads_for(c, (uint64_t)cnt * k * (partials ? k : 1), nblk))
     for (uint32_t b = 0; b < nblk; b++) {
         uint32_t i0 = b * PAIR_BLOCK, i1 = i0 + PAIR_BLOCK < cnt ? i0 + PAIR_BLOCK : cnt;
         for (uint32_t i = i0; i < i1; i++) {
@@ -311,7 +313,7 @@ static void mu_grad(fdm_cpu *c, const uint32_t *u, const uint32_t *v, uint32_t c
 {
     uint32_t k = c->k;
     assign_slots(c, u, v, cnt);
-    int nt = threads_for((uint64_t)cnt * k * 2, k);
+    int nt = threads_for(c, (uint64_t)cnt * k * 2, k);
     uint32_t chunk = div_up(k, (uint32_t)nt), nchunks = div_up(k, chunk);
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (uint32_t ch = 0; ch < nchunks; ch++) {
@@ -396,7 +398,7 @@ static void adam_mu(fdm_cpu *c, const adam_coef *ac)
 {
     fdm_state *st = c->st;
     uint32_t n = c->n, k = c->k, nb = div_up(n, ROW_BLOCK);
-#pragma omp parallel for schedule(static) num_threads(threads_for((uint64_t)n * k * 4, nb))
+#pragma omp parallel for schedule(static) num_threads(threads_for(c, (uint64_t)n * k * 4, nb))
     for (uint32_t b = 0; b < nb; b++) {
         double *p = c->rpart + (size_t)b * k;
         for (uint32_t t = 0; t < k; t++)
@@ -419,7 +421,7 @@ static int cpu_train_step(void *ctx, uint64_t step, double *loss)
     fdm_cpu *c = ctx;
     const fdm_setup *s = c->setup;
     fdm_state *st = c->st;
-    jsmf_fdm_sampler_draw(s->sampler, s->seed, step, 0, s->batch, c->u, c->v);
+    fdm_sampler_draw(s->sampler, s->seed, step, 0, s->batch, c->u, c->v, c->threads);
     int rc = batch_loss_grad(c, c->u, c->v, s->batch, loss);
     if (rc) {
         release_slots(c);
@@ -467,7 +469,7 @@ static void cpu_destroy(void *ctx)
 
 int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
 {
-    fdm_cpu *c = cpu_alloc(setup->n, setup->k, setup->batch);
+    fdm_cpu *c = cpu_alloc(setup->n, setup->k, setup->batch, setup->threads);
     if (!c)
         return jsmf_error(JSMF_ENOMEM, "out of memory for the FDM CPU back end (N = %u, K = %u)",
                           setup->n, setup->k);
@@ -493,7 +495,7 @@ int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const doub
     for (uint32_t i = 0; i < count; i++)
         if (u[i] >= n || v[i] >= n)
             return jsmf_error(JSMF_EINVAL, "pair %u: word out of range", i);
-    fdm_cpu *c = cpu_alloc(n, k, count);
+    fdm_cpu *c = cpu_alloc(n, k, count, 0);
     if (!c)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     cpu_params(c, wmu, walpha);
@@ -514,7 +516,7 @@ int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const doub
 int fdm_cpu_softmax(uint32_t n, uint32_t k, const double *w, const double *a, double *mu,
                     double *alpha)
 {
-    fdm_cpu *c = cpu_alloc(n, k, 1);
+    fdm_cpu *c = cpu_alloc(n, k, 1, 0);
     if (!c)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     cpu_params(c, w, a);

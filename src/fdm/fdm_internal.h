@@ -53,6 +53,7 @@ typedef struct fdm_setup {
     uint32_t nheld;
     uint64_t mem_budget;
     int precision; /* JSMF_FDM_FP32 or JSMF_FDM_TF32 (the CUDA back end's pair products) */
+    int threads;   /* CPU threads of this run (> 0) */
 } fdm_setup;
 
 typedef struct fdm_backend {
@@ -69,6 +70,9 @@ typedef struct fdm_backend {
 } fdm_backend;
 
 int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+/* jsmf_fdm_sampler_draw on nt threads (jsmf_fdm_sampler_draw: OpenMP's default). */
+void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
+                      uint32_t count, uint32_t *u, uint32_t *v, int nt);
 /* mu (N x K, column softmax of w) and alpha (K x K, softmax of (a + a^T)/2) in double. */
 int fdm_cpu_softmax(uint32_t n, uint32_t k, const double *w, const double *a, double *mu,
                     double *alpha);

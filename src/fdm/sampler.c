@@ -1,6 +1,7 @@
 /* sampler.c — pairs (u,v) drawn from C: a two-stage alias table (row marginals, then each row's
  * non-zeros) built in one streaming pass over a source, thinned to fit a memory budget. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -315,10 +316,10 @@ static inline double unit32(uint32_t r)
     return r * (1.0 / 4294967296.0);
 }
 
-void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
-                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v)
+void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
+                      uint32_t count, uint32_t *u, uint32_t *v, int nt)
 {
-#pragma omp parallel for schedule(static) if (count > 4096)
+#pragma omp parallel for schedule(static) if (count > 4096) num_threads(nt)
     for (uint32_t i = 0; i < count; i++) {
         uint32_t r[4];
         fdm_philox(seed, stream, first + i, r);
@@ -332,6 +333,12 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
         u[i] = row;
         v[i] = s->col[a + j];
     }
+}
+
+void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v)
+{
+    fdm_sampler_draw(s, seed, stream, first, count, u, v, omp_get_max_threads());
 }
 
 void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)

@@ -2,7 +2,6 @@
  * anchors, B, A and alpha) and its recursion on A for super-topics (Sec. 4); chooses the dense or
  * the streaming path and fills the report (timings, AP trace, clip statistics, metrics). */
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -517,12 +516,8 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
                               o->levels[l], prev);
         prev = o->levels[l];
     }
-    /* Parallelism comes only from our own loops over fixed word blocks; BLAS and LAPACK run on
-     * one thread each, since their threaded kernels may sum in a thread-dependent order. */
-    int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
-    int nt = o->threads > 0 ? o->threads : saved;
-    omp_set_num_threads(nt);
-    openblas_set_num_threads(1);
+    fit_threads_saved saved = fit_threads_begin(o->threads); /* this call's, not the caller's */
+    int nt = fit_threads();
     if (rep)
         memset(rep, 0, sizeof *rep);
     double t0 = fit_now();
@@ -567,8 +562,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         level++;
     }
     free(Ar);
-    omp_set_num_threads(saved);
-    openblas_set_num_threads(saved_blas);
+    fit_threads_end(saved);
     if (rc) {
         jsmf_model_free(top);
         return rc;
@@ -789,14 +783,11 @@ int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, doub
                           "formed densely (use --rectify ap for --save-rectified)");
     if (o->k < 1 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u out of range for N=%u", o->k, C->n);
-    int saved = omp_get_max_threads(), saved_blas = openblas_get_num_threads();
-    omp_set_num_threads(o->threads > 0 ? o->threads : saved);
-    openblas_set_num_threads(1);
+    fit_threads_saved saved = fit_threads_begin(o->threads);
     int rc = fit_load_dense(C, X);
     if (!rc && o->rectify != JSMF_RECTIFY_NONE)
         rc = fit_rectify_dense(*X, C->n, o, NULL);
-    omp_set_num_threads(saved);
-    openblas_set_num_threads(saved_blas);
+    fit_threads_end(saved);
     if (rc) {
         free(*X);
         *X = NULL;

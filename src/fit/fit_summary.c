@@ -1,5 +1,6 @@
 /* fit_summary.c — summary.json of a fitted model (formats/model.md): the options of the run, the
- * input it read and, at the top level, the report's metrics, timings and rectification trace. */
+ * input it read and, at the top level, the report's metrics, timings and rectification trace;
+ * the report for people; what jsmf fit checks and writes besides the model. */
 #include <stdlib.h>
 
 #include "jsmf_fit.h"
@@ -140,4 +141,73 @@ int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_rep
             return jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
     }
     return JSMF_OK;
+}
+
+int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o)
+{
+    double *X = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rectified.npy", dir);
+    int rc = jsmf_fit_rectify_dense(C, o, &X);
+    if (!rc)
+        rc = jsmf_npy_write_f64(path, X, C->n, C->n);
+    free(X);
+    return rc;
+}
+
+int jsmf_fit_input_check(const char *path, const jsmf_source_input *in, jsmf_fit_opts *o)
+{
+    if (in->kind != JSMF_SOURCE_STORE)
+        return JSMF_OK;
+    if (in->stats.docs == 0)
+        return jsmf_error(JSMF_EINVAL, "%s: the store holds no documents, so there is nothing "
+                          "to fit (ingest documents of at least 2 words first)", path);
+    o->docs = in->stats.docs;
+    return JSMF_OK;
+}
+
+void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
+{
+    const jsmf_metrics *m = &r->metrics;
+    jsmf_report_line(f, p, "N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k,
+                     jsmf_fit_mode_name(r->mode), r->levels, (unsigned long long)r->passes);
+    jsmf_report_line(f, p, "metrics: recovery %.4g  approximation %.4g", m->recovery,
+                     m->approximation);
+    jsmf_report_line(f, p, "metrics (rectified C): recovery %.4g  approximation %.4g",
+                     r->recovery_rect, r->approximation_rect);
+    jsmf_report_line(f, p, "metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f",
+                     m->dominancy, m->specificity, m->dissimilarity);
+    jsmf_report_line(f, p, "metrics: sparsity %.4f  entropy %.4f", m->sparsity, m->entropy);
+    jsmf_report_line(f, p, "timings (s): load %.3f  rectify %.3f  anchors %.3f", r->t_load,
+                     r->t_rectify, r->t_anchors);
+    jsmf_report_line(f, p, "timings (s): B %.3f  A %.3f  metrics %.3f  total %.3f",
+                     r->t_recover_b, r->t_recover_a, r->t_metrics, r->t_total);
+    if (r->n_trace && r->rectify == JSMF_RECTIFY_COMPRESSED) {
+        jsmf_report_line(f, p, "rectify: compressed, %u passes over C, %u steps (%s)",
+                         r->trace[0].eig_iters, r->n_trace - 1,
+                         r->converged ? "converged" : "stopped at --rectify-iters");
+        jsmf_report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
+                         r->compress_rows, r->alpha0);
+    } else if (r->n_trace) {
+        jsmf_report_line(f, p, "rectify: %u iterations, alpha0 %.4g", r->n_trace, r->alpha0);
+        jsmf_report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",
+                         100 * r->final_neg_frac, r->final_neg_mass);
+    }
+    if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
+        jsmf_report_line(f, p, "read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
+                         (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s",
+                         r->c_bytes / 1e9,
+                         (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
+    if (r->c_metrics_skipped) {
+        jsmf_report_line(f, p, "recovery and approximation against C not computed: C is larger");
+        jsmf_report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "
+                         "does it");
+    }
+    if (r->anchor_df)
+        jsmf_report_line(f, p, "anchors: %u of %u words are candidates (in at least %llu "
+                         "documents)", r->anchor_candidates, r->n,
+                         (unsigned long long)r->anchor_df);
+    if (r->snls_unconverged)
+        jsmf_report_line(f, p, "warning: %u words hit the solver's iteration cap",
+                         r->snls_unconverged);
 }

@@ -297,6 +297,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     ro.start_doc = rec.next_doc;
     ro.ldac_vocab_size = r->vocab->n;
     ro.end_offset = piece ? piece->end_offset : 0;
+    ro.empty_runs = 1;
     jsmf_docs *d;
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
@@ -317,8 +318,14 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     jsmf_doc doc;
     uint64_t ndocs = 0;
     while ((rc = jsmf_docs_next(d, &doc)) == 1) {
-        if ((rc = feed_doc(r, d, &doc)))
+        if (doc.ndocs > 1)
+            rc = jsmf_ingest_empty_docs(r->g, doc.ndocs, doc.next_offset, doc.next_line,
+                                        doc.index + doc.ndocs);
+        else
+            rc = feed_doc(r, d, &doc);
+        if (rc)
             break;
+        ndocs += doc.ndocs - 1;
         if ((++ndocs & 1023) == 0 && r->o->progress)
             r->o->progress(r->o->progress_arg, path, jsmf_docs_disk_position(d),
                            jsmf_docs_size(d));

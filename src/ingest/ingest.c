@@ -633,6 +633,18 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
     return JSMF_OK;
 }
 
+int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
+                           uint64_t next_doc)
+{
+    if (g->cur < 0)
+        return jsmf_error(JSMF_EINVAL, "ingest: document outside an input");
+    jsmf_store_input *r = &g->recs[g->cur];
+    g->counts.docs_dropped += n, r->docs_dropped += n, g->sum.docs_dropped += n; /* min_len >= 2 */
+    r->next_offset = next_offset, r->next_line = next_line, r->next_doc = next_doc;
+    g->dirty = 1;
+    return JSMF_OK;
+}
+
 int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
 {
     g->finishing = 1;

@@ -40,6 +40,8 @@ struct jsmf_docs {
     uint32_t p_word, p_count;
 
     jsmf_read_stats st;        /* what may surprise: empty documents, invalid UTF-8 */
+    int empty_runs;            /* UCI: a run of empty documents may be one jsmf_doc */
+    uint64_t run;              /* documents the one being returned stands for */
 };
 
 const char *jsmf_format_name(jsmf_format f)
@@ -372,6 +374,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->tok = o->tok;
     r->raw = o->raw_text;
+    r->empty_runs = o->empty_runs;
     if (r->tok.min_len == 0 && r->tok.max_len == 0) {
         jsmf_tokenizer d = JSMF_TOKENIZER_DEFAULT;
         r->tok = d;
@@ -679,13 +682,16 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
         d->offset = io_stream_offset(r->s);
         d->line = r->s->line;
         r->nids = 0;
+        r->run = r->empty_runs ? r->D - r->index : 1;
         return 1;
     }
     d->offset = r->p_off;
     d->line = r->p_line;
     r->nids = 0;
-    if (r->p_doc > want)
-        return 1; /* a docID with no lines: an empty document at this boundary */
+    if (r->p_doc > want) { /* docIDs with no lines: empty documents at this boundary */
+        r->run = r->empty_runs ? r->p_doc - want : 1;
+        return 1;
+    }
     for (;;) {
         if (reserve_ids(r, r->nids + 1))
             return JSMF_ENOMEM;
@@ -712,6 +718,7 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
     memset(d, 0, sizeof *d);
     if (r->end_offset && r->fmt != JSMF_FORMAT_UCI && io_stream_offset(r->s) >= r->end_offset)
         return 0; /* the end of this piece: the next document is another process's */
+    r->run = 1;
     int rc;
     switch (r->fmt) {
     case JSMF_FORMAT_UCI: rc = next_uci(r, d); break;
@@ -720,7 +727,9 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
     }
     if (rc <= 0)
         return rc;
-    d->index = r->index++;
+    d->index = r->index;
+    d->ndocs = r->run;
+    r->index += r->run;
     if (r->fmt == JSMF_FORMAT_UCI && r->pending) {
         d->next_offset = r->p_off;
         d->next_line = r->p_line;
@@ -735,9 +744,9 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
         d->ids = r->ids;
         d->counts = r->counts;
     }
-    r->st.docs++;
+    r->st.docs += r->run;
     if (r->fmt == JSMF_FORMAT_TEXT ? (r->raw ? d->text_len == 0 : d->ntokens == 0) : d->nids == 0)
-        r->st.empty_docs++;
+        r->st.empty_docs += r->run;
     return 1;
 }
 

@@ -1,6 +1,6 @@
 /* stopwords_en.c — the English stopword list compiled into jsmf (`--stopwords en`): function
  * words, auxiliaries, pronouns and a few archaic forms (thee, thou, unto) that carry no topic.
- * Written for jsmf; 341 words, lowercase ASCII, sorted. */
+ * Written for jsmf; 341 words, lowercase ASCII, sorted. Also the list a --stopwords value names. */
 #include "jsmf_io.h"
 
 #include <stdlib.h>
@@ -63,4 +63,14 @@ int jsmf_stopwords_en(jsmf_vocab **out)
     }
     *out = v;
     return JSMF_OK;
+}
+
+int jsmf_stopwords_load(const char *spec, jsmf_vocab **out)
+{
+    *out = NULL;
+    if (!strcmp(spec, "none"))
+        return JSMF_OK;
+    if (!strcmp(spec, "en"))
+        return jsmf_stopwords_en(out);
+    return jsmf_vocab_read(spec, out);
 }

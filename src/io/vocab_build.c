@@ -622,6 +622,7 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     if (threads < PARALLEL_MIN_THREADS)
         threads = 1;
     o.raw_text = threads > 1;
+    o.empty_runs = 1;
     jsmf_docs *r;
     int rc = jsmf_docs_open(path, &o, &r);
     if (rc)
@@ -651,6 +652,11 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     uint64_t size = jsmf_docs_size(r);
     while ((rc = jsmf_docs_next(r, &d)) == 1) {
         c->st.docs_read++;
+        if (d.ndocs > 1) { /* empty documents, counted as count_doc would one by one */
+            c->st.docs_read += d.ndocs - 1;
+            *(c->min_doc_len ? &c->st.docs_short : &c->st.docs_counted) += d.ndocs;
+            continue;
+        }
         rc = text ? add_text_doc(c, &d) : add_ids_doc(vc, &d, v);
         if (rc)
             break;
@@ -760,4 +766,46 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_voc
         *stats = *st;
     *out = v;
     return JSMF_OK;
+}
+
+typedef struct input_progress {
+    jsmf_inputs_progress_fn fn;
+    void *arg;
+    const char *input;
+} input_progress;
+
+static void on_input_progress(void *arg, uint64_t done, uint64_t total)
+{
+    input_progress *ip = arg;
+    ip->fn(ip->arg, ip->input, done, total);
+}
+
+int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     jsmf_vocab **out, jsmf_vocab_stats *st)
+{
+    *out = NULL;
+    jsmf_vocab_counter *c = NULL;
+    int rc = jsmf_vocab_counter_new(vo, &c);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        input_progress ip = {progress, arg, inputs[i]};
+        rc = jsmf_vocab_counter_add(c, inputs[i], ro, progress ? on_input_progress : NULL, &ip);
+    }
+    if (!rc)
+        rc = jsmf_vocab_counter_finish(c, out, st);
+    jsmf_vocab_counter_free(c);
+    return rc;
+}
+
+void jsmf_vocab_stats_write(FILE *f, const char *p, const jsmf_vocab_stats *st)
+{
+    jsmf_report_line(f, p, "%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
+                     " too short", st->docs_read, st->docs_counted, st->docs_short);
+    jsmf_report_line(f, p, "%" PRIu64 " tokens read, %" PRIu64 " counted", st->tokens_read,
+                     st->tokens_counted);
+    jsmf_report_line(f, p, "%" PRIu64 " distinct words, %" PRIu64 " kept", st->words_seen,
+                     st->words_kept);
+    jsmf_report_line(f, p, "dropped %" PRIu64 " below min-df, %" PRIu64 " above max-df-frac, %"
+                     PRIu64 " beyond max-words", st->dropped_min_df, st->dropped_max_df,
+                     st->dropped_max_words);
 }

@@ -93,6 +93,22 @@ void jsmf_json_end_object(jsmf_json *j) { json_close(j, '}'); }
 void jsmf_json_begin_array(jsmf_json *j, const char *key) { json_open(j, key, '['); }
 void jsmf_json_end_array(jsmf_json *j) { json_close(j, ']'); }
 
+void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n)
+{
+    jsmf_json_begin_array(j, key);
+    for (uint64_t i = 0; i < n; i++)
+        jsmf_json_number(j, NULL, x[i]);
+    jsmf_json_end_array(j);
+}
+
+void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
+{
+    jsmf_json_begin_array(j, key);
+    for (uint64_t i = 0; i < n; i++)
+        jsmf_json_uint(j, NULL, x[i]);
+    jsmf_json_end_array(j);
+}
+
 void jsmf_json_string(jsmf_json *j, const char *key, const char *value)
 {
     json_prefix(j, key);

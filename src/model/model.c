@@ -574,40 +574,22 @@ static int uniform_a(jsmf_model *m)
     return JSMF_OK;
 }
 
+int jsmf_model_check_new(const char *dir, int overwrite)
+{
+    struct stat st;
+    if (!overwrite && stat(dir, &st) == 0)
+        return jsmf_error(JSMF_EEXIST, "%s exists (use --force to replace it)", dir);
+    return JSMF_OK;
+}
+
 static int read_summary(const char *path, jsmf_model *m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return JSMF_OK;
-        return jsmf_error(JSMF_EIO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = JSMF_OK;
-    for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                rc = JSMF_ENOMEM;
-                break;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    if (!rc && ferror(f))
-        rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
-    fclose(f);
-    if (rc) {
-        free(buf);
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return JSMF_OK; /* summary.json is optional */
+    char *buf;
+    int rc = jsmf_read_file(path, &buf);
+    if (rc)
         return rc;
-    }
-    buf[len] = 0;
     double version;
     char *format = NULL;
     if (!jsmf_json_valid(buf))

@@ -1,10 +1,14 @@
 /* export.c — the normalised C of a store written for other tools: MatrixMarket (any N, streamed,
- * symmetric lower triangle) or a dense float64 .npy (small N, one row at a time). */
+ * symmetric lower triangle) or a dense float64 .npy (small N, one row at a time), with its
+ * vocabulary beside it. */
 #include "env.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+
+#define NPY_LIMIT (4ULL << 30) /* dense files above 4 GiB are refused: use mm */
 
 static int write_error(void)
 {
@@ -116,4 +120,41 @@ int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes)
     jsmf_store_source_release(s);
     free(c.row);
     return rc;
+}
+
+static int write_vocab(jsmf_store *s, const char *out)
+{
+    jsmf_vocab *v;
+    int rc = jsmf_store_vocab(s, &v);
+    if (rc)
+        return rc;
+    size_t len = strlen(out) + 16;
+    char *path = malloc(len);
+    if (!path) {
+        jsmf_vocab_free(v);
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    snprintf(path, len, "%s.vocab.txt", out);
+    /* plain words: the file is row labels, not a vocabulary with counts */
+    free(v->df), free(v->tf);
+    v->df = v->tf = NULL;
+    rc = jsmf_vocab_write(path, v);
+    free(path);
+    jsmf_vocab_free(v);
+    return rc;
+}
+
+int jsmf_store_export(jsmf_store *s, const char *out, int npy)
+{
+    struct stat st; /* a device or a pipe gets no OUT.vocab.txt (no /dev/null.vocab.txt) */
+    int with_vocab = strcmp(out, "-") && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
+    jsmf_out *o = NULL;
+    int rc = jsmf_out_open(out, &o);
+    if (rc)
+        return rc;
+    FILE *f = jsmf_out_file(o);
+    rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
+    if (!rc && with_vocab)
+        rc = write_vocab(s, out);
+    return jsmf_out_close(o, rc);
 }

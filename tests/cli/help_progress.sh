@@ -3,7 +3,8 @@
 # --progress (drawn as on a terminal), every line that vocab, ingest, fit, infer and eval redraw
 # on stderr (the text between carriage returns, the erase-line escape removed) is at most 79
 # columns, starts with the command's name, and shows the elapsed time; a line with a percentage
-# also shows the step's ETA. Uses the example corpus (a few seconds).
+# also shows the step's ETA; the lines that stay on stderr (summaries and notes of vocab, ingest,
+# fit and infer) are at most 80 columns too. Uses the example corpus (a few seconds).
 set -u
 ROOT=${ROOT:-.}
 corpus=$ROOT/examples/kjv-passages.txt.zst
@@ -34,5 +35,14 @@ for name in vocab ingest fit infer eval; do
         /%/ && !/ETA (--|[0-9]+(s|m[0-9][0-9]s|h[0-9][0-9]m))/ { printf "jsmf %s: a percentage without ETA: %s\n", c, $0; bad = 1 }
         END { exit bad }' "$tmp/$name.lines" || fail=1
     echo "jsmf $name: $n progress lines, longest $(awk '{ if (length > m) m = length } END { print m }' "$tmp/$name.lines") columns"
+done
+# The lines that stay (summaries, notes): what remains of each line after its last carriage
+# return, the erase-line escapes removed, is at most 80 columns for vocab, ingest, fit and infer.
+for name in vocab ingest fit infer; do
+    esc=$(printf '\033')
+    sed "s/.*\r//; s/$esc\[K//g" "$tmp/$name.err" | grep . >"$tmp/$name.kept"
+    [ -s "$tmp/$name.kept" ] || { echo "jsmf $name: no summary on stderr"; fail=1; continue; }
+    LC_ALL=C.UTF-8 awk -v c="$name" 'length > 80 { printf "jsmf %s: %d columns: %s\n", c, length, $0; bad = 1 }
+        END { exit bad }' "$tmp/$name.kept" || fail=1
 done
 exit $fail

@@ -1,7 +1,7 @@
 #!/bin/sh
 # input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
 # all empty, invalid UTF-8 (file and stdin; tokens dropped, the first named by file:line and
-# byte; in vocab, ingest and infer), an input that adds nothing, vocabulary words text can never
+# byte; in vocab, ingest, infer and eval --corpus), an input that adds nothing, vocabulary words text can never
 # match, and infer on text mostly outside the model's vocabulary each get a warning naming the
 # file; where nothing usable
 # remains (`vocab` keeping no word, an ingest adding no document) the command fails (exit 1),
@@ -125,6 +125,10 @@ PY
         "$J" infer "$T/m" "$T/far.txt" -q
     expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 45: 1 token" "$J" infer "$T/m" "$T/latin1.txt"
     grep -q "tokens (.*) are outside" "$T/err" && fail "infer warned at a low OOV share: $(cat "$T/err")"
+    # eval --corpus reads documents as infer does, with the same warnings
+    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 45: 1 token" \
+        "$J" eval "$T/m" --corpus "$T/latin1.txt"
+    expect 0 "warning: $T/blank.txt: all 3 documents are empty" "$J" eval "$T/m" --corpus "$T/blank.txt"
 else
     echo "note: numpy not available; infer checks skipped"
 fi

@@ -97,6 +97,18 @@ static void tu_csr_from_dense(uint32_t n, const double *C, tu_csr *t)
     t->csr = (jsmf_csr){n, t->rowptr, t->cols, t->vals};
 }
 
+/* tu_planted as a source over t: *B (n x k) and *A (k x k) malloc'ed for the caller. */
+static void tu_planted_source(uint32_t n, uint32_t k, double noise, double **B, double **A,
+                              tu_csr *t, jsmf_source *src)
+{
+    *B = malloc(sizeof(double) * n * k), *A = malloc(sizeof(double) * k * k);
+    double *C = malloc(sizeof(double) * n * n);
+    tu_planted(n, k, noise, *B, *A, C);
+    tu_csr_from_dense(n, C, t);
+    free(C);
+    jsmf_csr_source(&t->csr, src);
+}
+
 static void tu_csr_free(tu_csr *t)
 {
     free(t->rowptr), free(t->cols), free(t->vals);

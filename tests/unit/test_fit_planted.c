@@ -32,13 +32,10 @@ static double b_error(const jsmf_model *m, uint32_t n, uint32_t k, const double 
 int main(void)
 {
     uint32_t n = 150, k = 6;
-    double *B = malloc(sizeof(double) * n * k), *A = malloc(sizeof(double) * k * k);
-    double *C = malloc(sizeof(double) * n * n);
-    tu_planted(n, k, 0.0, B, A, C);
+    double *B, *A;
     tu_csr t;
-    tu_csr_from_dense(n, C, &t);
     jsmf_source src;
-    jsmf_csr_source(&t.csr, &src);
+    tu_planted_source(n, k, 0.0, &B, &A, &t, &src);
 
     jsmf_fit_opts o;
     jsmf_fit_opts_init(&o, k);
@@ -136,6 +133,6 @@ int main(void)
         tu_model_free(m);
     }
     tu_csr_free(&t);
-    free(B), free(A), free(C);
+    free(B), free(A);
     CHECK_DONE();
 }

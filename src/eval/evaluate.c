@@ -1,0 +1,186 @@
+/* evaluate.c — every quality metric of a model (jsmf eval): the store-based ones through
+ * jsmf_model_metrics, coherence and held-out likelihood by one streamed pass over documents,
+ * l1 error against a ground-truth model after Hungarian matching; printed as text or JSON. */
+#include <stdlib.h>
+
+#include "jsmf_eval.h"
+#include "jsmf_store.h"
+
+static void progress(const jsmf_evaluation *e, const char *what, double done, double total,
+                     const char *unit)
+{
+    if (e->progress)
+        e->progress(e->progress_arg, what, done, total, unit);
+}
+
+/* C's rows must be the model's words, row for row: C and B index the same words. */
+int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
+{
+    jsmf_source_input in;
+    int rc = jsmf_source_open(e->store, 0, &in);
+    if (rc)
+        return rc;
+    if (in.vocab)
+        rc = jsmf_vocab_compare(in.vocab, e->store, m->vocab, "the model");
+    else if (in.src.n != m->n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s has %u rows, the model %u words", e->store, in.src.n,
+                        m->n);
+    if (!rc) {
+        progress(e, "store metrics", 0, 0, "");
+        rc = jsmf_model_metrics(m, &in.src, &e->store_metrics);
+    }
+    if (!rc)
+        e->have_store = 1, e->store_docs = in.stats.docs,
+        e->store_is_matrix = in.kind != JSMF_SOURCE_STORE;
+    jsmf_source_close(&in);
+    return rc;
+}
+
+int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
+                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
+{
+    jsmf_docreader *r = NULL;
+    jsmf_docbatch b = {0};
+    int rc = jsmf_docmetrics_new(m, e->top, e->eps, io, &e->acc);
+    if (!rc)
+        rc = jsmf_docreader_open(inputs, n, ro, m->vocab, &r);
+    int got = 0;
+    while (!rc && (got = jsmf_docreader_next(r, &b, 4096)) > 0) {
+        rc = jsmf_docmetrics_add(e->acc, &b);
+        double done, total;
+        jsmf_docreader_bytes(r, &done, &total);
+        if (total > 0)
+            progress(e, "corpus", done / 1048576, total / 1048576, "MiB");
+        else
+            progress(e, "corpus", (double)jsmf_docreader_docs(r), 0, "documents");
+    }
+    if (!rc && got < 0)
+        rc = got;
+    if (!rc)
+        rc = jsmf_docmetrics_result_get(e->acc, &e->corpus);
+    if (!rc)
+        e->have_corpus = 1;
+    jsmf_docbatch_free(&b);
+    jsmf_docreader_close(r);
+    return rc;
+}
+
+int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
+{
+    jsmf_model *t = NULL;
+    int rc = jsmf_model_load(e->truth, &t);
+    if (!rc) {
+        e->match = malloc(m->k * sizeof *e->match);
+        e->dist = malloc(m->k * sizeof *e->dist);
+        rc = e->match && e->dist ? jsmf_eval_l1_error(t, m, &e->l1, e->match, e->dist)
+                                 : jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    if (rc)
+        rc = jsmf_error_context(rc, "against --truth %s", e->truth);
+    else
+        e->have_truth = 1;
+    jsmf_model_free(t);
+    return rc;
+}
+
+void jsmf_evaluation_free(jsmf_evaluation *e)
+{
+    jsmf_docmetrics_free(e->acc);
+    free(e->match), free(e->dist);
+    e->acc = NULL, e->match = NULL, e->dist = NULL;
+}
+
+static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+{
+    fprintf(f, "model %s: %u topics over %u words\n", e->model, m->k, m->n);
+    if (e->have_store) {
+        const jsmf_metrics *s = &e->store_metrics;
+        if (e->store_is_matrix)
+            fprintf(f, "\nagainst the co-occurrence of %s:\n", e->store);
+        else
+            fprintf(f, "\nagainst the co-occurrence of %s (%llu documents):\n", e->store,
+                    (unsigned long long)e->store_docs);
+        const char *name[] = {"recovery", "approximation", "dominancy", "specificity",
+                              "dissimilarity", "sparsity", "entropy"};
+        double val[] = {s->recovery, s->approximation, s->dominancy, s->specificity,
+                        s->dissimilarity, s->sparsity, s->entropy};
+        for (int i = 0; i < 7; i++)
+            fprintf(f, "  %-28s %.6g\n", name[i], val[i]);
+    }
+    if (e->have_corpus) {
+        const jsmf_docmetrics_result *d = &e->corpus;
+        fprintf(f, "\nover the corpus (%llu documents, %llu out-of-vocabulary tokens ignored):\n",
+                (unsigned long long)d->coherence_docs, (unsigned long long)d->oov_tokens);
+        fprintf(f, "  %-28s %.6g   (top %u words, epsilon %g; mean over topics)\n", "coherence",
+                d->coherence, e->top, e->eps);
+        if (d->coherence_missing)
+            fprintf(f, "  %-28s %llu   (top words absent from the corpus; their pairs left out)\n",
+                    "coherence_missing_words", (unsigned long long)d->coherence_missing);
+        fprintf(f, "  %-28s %.6g   (%llu tokens of %llu documents; even/odd token split)\n",
+                "heldout_loglik_per_token", d->heldout_ll, (unsigned long long)d->heldout_tokens,
+                (unsigned long long)d->heldout_docs);
+        if (d->heldout_zero)
+            fprintf(f, "  %-28s %llu   (scored tokens of probability 0 under the model; left "
+                    "out)\n", "heldout_zero_prob_tokens", (unsigned long long)d->heldout_zero);
+    }
+    if (e->have_truth)
+        fprintf(f, "\nagainst the ground truth %s:\n  %-28s %.6g   (mean over %u matched "
+                "topics)\n", e->truth, "l1_error", e->l1, m->k);
+}
+
+static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+{
+    jsmf_json j;
+    jsmf_json_init(&j, f, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_json_string(&j, "model", e->model);
+    jsmf_json_uint(&j, "k", m->k);
+    jsmf_json_uint(&j, "n_words", m->n);
+    if (e->have_store) {
+        const jsmf_metrics *s = &e->store_metrics;
+        jsmf_json_string(&j, "store", e->store);
+        jsmf_json_uint(&j, "store_docs", e->store_docs);
+        jsmf_json_number(&j, "recovery", s->recovery);
+        jsmf_json_number(&j, "approximation", s->approximation);
+        jsmf_json_number(&j, "dominancy", s->dominancy);
+        jsmf_json_number(&j, "specificity", s->specificity);
+        jsmf_json_number(&j, "dissimilarity", s->dissimilarity);
+        jsmf_json_number(&j, "sparsity", s->sparsity);
+        jsmf_json_number(&j, "entropy", s->entropy);
+    }
+    if (e->have_corpus) {
+        const jsmf_docmetrics_result *d = &e->corpus;
+        jsmf_json_uint(&j, "corpus_docs", d->coherence_docs);
+        jsmf_json_uint(&j, "corpus_oov_tokens", d->oov_tokens);
+        jsmf_json_number(&j, "coherence", d->coherence);
+        jsmf_json_uint(&j, "coherence_top", e->top);
+        jsmf_json_number(&j, "coherence_epsilon", e->eps);
+        jsmf_json_uint(&j, "coherence_missing_words", d->coherence_missing);
+        jsmf_json_numbers(&j, "coherence_per_topic", d->coherence_topic, m->k);
+        jsmf_json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
+        jsmf_json_uint(&j, "heldout_docs", d->heldout_docs);
+        jsmf_json_uint(&j, "heldout_tokens", d->heldout_tokens);
+        jsmf_json_uint(&j, "heldout_zero_prob_tokens", d->heldout_zero);
+        jsmf_json_string(&j, "heldout_split",
+                         "tokens ordered by word id; even positions fit theta, odd scored");
+    }
+    if (e->have_truth) {
+        jsmf_json_string(&j, "truth", e->truth);
+        jsmf_json_number(&j, "l1_error", e->l1);
+        jsmf_json_begin_array(&j, "l1_match");
+        for (uint32_t t = 0; t < m->k; t++)
+            jsmf_json_uint(&j, NULL, e->match[t]);
+        jsmf_json_end_array(&j);
+        jsmf_json_numbers(&j, "l1_per_topic", e->dist, m->k);
+    }
+    jsmf_json_end_object(&j);
+    fputc('\n', f);
+}
+
+void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json)
+{
+    if (json)
+        write_json(f, e, m);
+    else
+        write_text(f, e, m);
+}

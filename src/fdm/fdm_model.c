@@ -1,0 +1,198 @@
+/* fdm_model.c — an FDM run as a MODEL directory: its start (the spectral fit of the same C, or a
+ * saved model), its summary.json, its checkpoint's name. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jsmf_fdm.h"
+#include "jsmf_fit.h"
+#include "jsmf_model.h"
+#include "jsmf_store.h"
+
+int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf_model **out)
+{
+    *out = NULL;
+    jsmf_fit_opts fo;
+    jsmf_fit_opts_init(&fo, p->k);
+    fo.docs = in->kind == JSMF_SOURCE_STORE ? in->stats.docs : 0;
+    fo.threads = p->threads;
+    int rc = p->k >= 2 ? jsmf_fit(&in->src, in->vocab, &fo, out, NULL)
+                       : jsmf_error(JSMF_EINVAL, "a spectral fit needs at least 2 topics");
+    if (rc == JSMF_ENOMEM || rc == JSMF_EIO || rc == JSMF_ESTORE)
+        return rc;
+    if (rc) {
+        *out = NULL;
+        return JSMF_OK; /* the reason stays in jsmf_errmsg() */
+    }
+    p->init_B = (*out)->B;
+    p->init_A = (*out)->A;
+    return JSMF_OK;
+}
+
+int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_params *p,
+                        jsmf_model **out)
+{
+    int rc = jsmf_model_load(dir, out);
+    if (rc)
+        return jsmf_error_context(rc, "--init %s", dir);
+    jsmf_model *m = *out;
+    if (m->n != in->src.n)
+        return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u", dir,
+                          m->n, in->src.n);
+    if (m->vocab && in->vocab && (rc = jsmf_vocab_compare(m->vocab, "the model", in->vocab,
+                                                          "the input")))
+        return jsmf_error_context(rc, "--init %s", dir);
+    if (p->k && p->k != m->k)
+        return jsmf_error(JSMF_EMISMATCH, "--init %s has K = %u, but -k %u was given", dir, m->k,
+                          p->k);
+    p->k = m->k;
+    p->init_B = m->B;
+    p->init_A = m->A;
+    return 0;
+}
+
+/* ---- summary.json ---- */
+
+static void json_parameters(jsmf_json *j, const jsmf_fdm_params *p, const jsmf_fdm_run *run)
+{
+    jsmf_json_begin_object(j, "parameters");
+    jsmf_json_string(j, "device", run->device);
+    jsmf_json_string(j, "init", run->init);
+    jsmf_json_string(j, "init_from", p->init_B ? "model"
+                                    : p->init_kind == JSMF_FDM_INIT_WORDS ? "words" : "random");
+    if (p->init_B || p->init_kind == JSMF_FDM_INIT_WORDS)
+        jsmf_json_number(j, "init_smooth", p->init_smooth);
+    else
+        jsmf_json_number(j, "init_scale", p->init_scale);
+    jsmf_json_uint(j, "seed", p->seed);
+    jsmf_json_uint(j, "steps", p->steps);
+    jsmf_json_uint(j, "batch", p->batch);
+    jsmf_json_number(j, "lr", p->lr);
+    jsmf_json_number(j, "beta1", p->beta1);
+    jsmf_json_number(j, "beta2", p->beta2);
+    jsmf_json_number(j, "eps", p->eps);
+    jsmf_json_int(j, "threads", p->threads);
+    jsmf_json_string(j, "precision", p->precision == JSMF_FDM_TF32 ? "tf32" : "fp32");
+    jsmf_json_uint(j, "eval_every", p->eval_every);
+    jsmf_json_uint(j, "heldout", p->heldout);
+    jsmf_json_uint(j, "patience", p->patience);
+    jsmf_json_uint(j, "lr_halvings", p->lr_halvings);
+    if (!p->init_B)
+        jsmf_json_uint(j, "starts", p->starts);
+    jsmf_json_number(j, "time", p->time_limit);
+    jsmf_json_number(j, "tol", p->tol);
+    jsmf_json_uint(j, "checkpoint_every", p->checkpoint_every);
+    jsmf_json_number(j, "checkpoint_seconds", p->checkpoint_seconds);
+    jsmf_json_uint(j, "mem", p->mem_budget);
+    jsmf_json_end_object(j);
+}
+
+static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
+{
+    jsmf_json_begin_object(j, "fdm");
+    jsmf_json_string(j, "device", r->device);
+    if (r->note[0])
+        jsmf_json_string(j, "note", r->note);
+    jsmf_json_uint(j, "steps_done", r->steps);
+    jsmf_json_uint(j, "resumed_from", r->resumed_from);
+    jsmf_json_bool(j, "stopped_early", r->stopped_early);
+    jsmf_json_number(j, "pairs_per_second", r->pairs_per_second);
+    jsmf_json_begin_object(j, "sampler");
+    jsmf_json_string(j, "strategy", "two-stage alias (row marginals, then within row)");
+    jsmf_json_string(j, "where", r->host_sampling ? "host" : !strncmp(r->device, "cuda", 4)
+                                                                 ? "device" : "host");
+    jsmf_json_uint(j, "nnz", r->sampler.nnz);
+    jsmf_json_uint(j, "kept", r->sampler.kept);
+    jsmf_json_bool(j, "thinned", r->sampler.thinned);
+    jsmf_json_number(j, "dropped_mass", r->sampler.dropped_mass);
+    jsmf_json_uint(j, "bytes", r->sampler.bytes);
+    jsmf_json_number(j, "build_seconds", r->sampler.build_seconds);
+    jsmf_json_end_object(j);
+    jsmf_json_begin_object(j, "curve");
+    jsmf_json_uints(j, "step", r->curve_step, r->n_curve);
+    jsmf_json_numbers(j, "train_loss", r->curve_train, r->n_curve);
+    jsmf_json_numbers(j, "heldout_loss", r->curve_heldout, r->n_curve);
+    jsmf_json_end_object(j);
+    jsmf_json_end_object(j);
+}
+
+static char *summary_text(const jsmf_model *m, const jsmf_fdm_params *p,
+                          const jsmf_fdm_result *r, const jsmf_fdm_run *run,
+                          const jsmf_source_input *in)
+{
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
+        return NULL;
+    jsmf_json *j = &b.j;
+    jsmf_model_summary_header(j, m, "fdm");
+    jsmf_json_string(j, "jsmf_version", jsmf_version());
+    char when[32];
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    jsmf_json_string(j, "created", when);
+    jsmf_json_int(j, "level", 0);
+    json_parameters(j, p, run);
+
+    jsmf_json_begin_object(j, "metrics");
+    jsmf_json_number(j, "loss", r->n_curve ? r->curve_train[r->n_curve - 1] : NAN);
+    jsmf_json_number(j, "heldout_pair_loss", r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN);
+    jsmf_json_number(j, "best_heldout_pair_loss", r->best_heldout);
+    jsmf_json_end_object(j);
+    json_run(j, r);
+
+    jsmf_json_begin_object(j, "timings");
+    jsmf_json_number(j, "sampler", r->sampler.build_seconds);
+    jsmf_json_number(j, "train", r->seconds_train);
+    jsmf_json_number(j, "total", run->seconds);
+    jsmf_json_end_object(j);
+    jsmf_source_summary(j, run->input, in);
+    return jsmf_model_summary_end(&b);
+}
+
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
+                  const jsmf_fdm_run *run, jsmf_source_input *in)
+{
+    jsmf_model *m = NULL;
+    int rc = jsmf_model_new(r->n, r->k, &m);
+    if (rc)
+        return rc;
+    memcpy(m->B, r->B, (size_t)r->n * r->k * sizeof(double));
+    memcpy(m->A, r->A, (size_t)r->k * r->k * sizeof(double));
+    m->vocab = in->vocab;
+    m->summary_json = summary_text(m, p, r, run, in);
+    if (!m->summary_json)
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
+    else
+        rc = jsmf_model_save(dir, m, force);
+    in->vocab = NULL; /* the model owns it now */
+    jsmf_model_free(m);
+    if (!rc && p->checkpoint)
+        unlink(p->checkpoint); /* the model is complete: the checkpoint has done its job */
+    return rc;
+}
+
+void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
+                           const char *dir)
+{
+    jsmf_report_line(f, prefix, "%u topics on %s: %llu steps%s%s", r->k, r->device,
+                     (unsigned long long)r->steps, r->resumed_from ? " (resumed)" : "",
+                     r->time_limited ? " (--time reached)"
+                                     : r->stopped_early ? " (converged)" : "");
+    jsmf_report_line(f, prefix, "held-out pair loss %.5f, %.0f pairs/s, %.1f s",
+                     r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN, r->pairs_per_second,
+                     seconds);
+    jsmf_report_line(f, prefix, "wrote %s", dir);
+}
+
+char *jsmf_fdm_checkpoint_path(const char *dir)
+{
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') /* "MODEL/" checkpoints to "MODEL.ckpt" */
+        len--;
+    char *path = malloc(len + 6);
+    if (path)
+        snprintf(path, len + 6, "%.*s.ckpt", (int)len, dir);
+    return path;
+}

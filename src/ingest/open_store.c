@@ -1,0 +1,140 @@
+/* open_store.c — the store an ingest writes: opened, or created on first use with its
+ * vocabulary (given, or from one counting pass over the inputs); and what the ingest did, as
+ * lines for people. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsmf_ingest.h"
+
+/* A new store's vocabulary: o->vocab, or one counting pass with jsmf vocab's defaults. */
+static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_ingest_store_opts *o,
+                          jsmf_vocab **out, jsmf_vocab_stats *st)
+{
+    if (o->vocab)
+        return jsmf_vocab_read(o->vocab, out);
+    jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
+    jsmf_vocab *stop = NULL;
+    int rc = jsmf_stopwords_en(&stop);
+    vo.stopwords = stop;
+    vo.min_doc_len = o->min_doc_len;
+    jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
+    ro.format = o->format;
+    ro.uci_vocab = o->uci_vocab;
+    if (!rc)
+        rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress, o->progress_arg, out, st);
+    if (!rc && (*out)->n == 0) {
+        jsmf_vocab_free(*out);
+        *out = NULL;
+        rc = jsmf_error(JSMF_EFORMAT, "the inputs give an empty vocabulary (%" PRIu64
+                        " documents counted); give --vocab", st->docs_counted);
+    }
+    jsmf_vocab_free(stop);
+    return rc;
+}
+
+/* An existing store: the vocabulary and min_doc_len given must be what it was created with. */
+static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_store_opts *o)
+{
+    jsmf_store_params p;
+    jsmf_store_params_get(s, &p);
+    if (o->min_doc_len_given && p.min_doc_len != o->min_doc_len)
+        return jsmf_error(JSMF_EMISMATCH, "%s: --min-doc-len %u differs from the store's %u "
+                          "(fixed at creation)", path, o->min_doc_len, p.min_doc_len);
+    if (!o->vocab)
+        return JSMF_OK;
+    jsmf_vocab *want = NULL, *have = NULL;
+    int rc = jsmf_vocab_read(o->vocab, &want);
+    if (!rc && !(rc = jsmf_store_vocab(s, &have)))
+        rc = jsmf_vocab_compare(want, o->vocab, have, path);
+    jsmf_vocab_free(want);
+    jsmf_vocab_free(have);
+    return rc;
+}
+
+static int create_store(const char *path, const char *const *inputs, uint32_t n,
+                        const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
+                        jsmf_vocab_stats *counted)
+{
+    if (!o->vocab)
+        for (uint32_t i = 0; i < n; i++)
+            if (!strcmp(inputs[i], "-"))
+                return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
+                                  "(stdin cannot be read twice for the counting pass)", path);
+    jsmf_vocab *v;
+    int rc = new_vocabulary(inputs, n, o, &v, counted);
+    if (rc)
+        return rc;
+    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
+    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len};
+    if (!o->mem_below_need)
+        rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
+    if (!rc)
+        rc = jsmf_store_create(path, v, &p, out);
+    if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
+        memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
+    jsmf_vocab_free(v);
+    return rc;
+}
+
+int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
+                           const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
+                           jsmf_vocab_stats *counted)
+{
+    *df = NULL;
+    memset(counted, 0, sizeof *counted);
+    int rc = jsmf_store_open(path, JSMF_STORE_WRITE, out);
+    if (!rc && jsmf_store_has_vocab(*out)) {
+        if ((rc = check_existing(*out, path, o))) {
+            jsmf_store_close(*out);
+            *out = NULL;
+        }
+        return rc;
+    }
+    if (!rc)
+        jsmf_store_close(*out), *out = NULL;
+    else if (rc != JSMF_ENOTFOUND)
+        return rc;
+    return create_store(path, inputs, n, o, out, df, counted);
+}
+
+void jsmf_ingest_summary_write(FILE *f, const char *p, const char *store, uint64_t mem,
+                               const jsmf_ingest_summary *r)
+{
+    if (mem < r->mem_needed) {
+        jsmf_report_line(f, p, "--mem %.0f MiB is below what reading, the store's writes and "
+                         "the", mem / 1048576.0);
+        jsmf_report_line(f, p, "per-word arrays need with a minimal accumulator (%.0f MiB): the "
+                         "ingest used", r->mem_needed / 1048576.0);
+        jsmf_report_line(f, p, "about that");
+    }
+    if (r->oversize_docs) {
+        jsmf_report_line(f, p, "%" PRIu64 " document%s had more word pairs than --mem holds:",
+                         r->oversize_docs, r->oversize_docs == 1 ? "" : "s");
+        jsmf_report_line(f, p, "each was checkpointed alone");
+    }
+    if (r->inputs_skipped) {
+        jsmf_report_line(f, p, "%u input%s already in %s skipped", r->inputs_skipped,
+                         r->inputs_skipped == 1 ? "" : "s", store);
+        jsmf_report_line(f, p, "(--force ingests them again)");
+    }
+    uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
+    double t = r->seconds > 0 ? r->seconds : 1e-9;
+    const char *s = r->flushes == 1 ? "" : "s";
+    jsmf_report_line(f, p, "%s: %u input%s (%u resumed)", store, r->inputs_done,
+                     r->inputs_done == 1 ? "" : "s", r->inputs_resumed);
+    jsmf_report_line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, "
+                     "OOV %.2f%%", r->docs, r->docs_dropped, r->tokens,
+                     all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0);
+    if (r->doc_buffer)
+        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
+                         r->flushes, s);
+    else
+        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes, s,
+                         r->dense_width);
+    jsmf_report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
+                     r->pairs, r->seconds, (double)(r->docs + r->docs_dropped) / t,
+                     (double)r->pairs / t);
+    jsmf_report_line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
+                     r->seconds_checkpoints);
+}

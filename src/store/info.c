@@ -1,0 +1,107 @@
+/* info.c — what a store holds (jsmf info): sizes, counters, drift (out-of-vocabulary mass) and
+ * each input with its checkpoint, as aligned text or one JSON object. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "jsmf_model.h"
+#include "jsmf_store.h"
+
+static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
+{
+    uint64_t all = oov + tokens + dropped;
+    return all ? (double)oov / (double)all : 0.0;
+}
+
+static const char *fmt_name(uint32_t f)
+{
+    static const char *const names[] = {"unknown", "text", "uci", "ldac"};
+    return names[f <= 3 ? f : 0];
+}
+
+static void write_json(FILE *f, const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
+                       uint32_t n)
+{
+    char fp[32];
+    jsmf_json j;
+    jsmf_json_init(&j, f, 1);
+    jsmf_json_begin_object(&j, NULL);
+    jsmf_json_string(&j, "store", path);
+    jsmf_json_uint(&j, "format_version", st->format_version);
+    snprintf(fp, sizeof fp, "%016" PRIx64, st->fingerprint);
+    jsmf_json_string(&j, "fingerprint", fp);
+    jsmf_json_uint(&j, "bytes", st->bytes);
+    jsmf_json_uint(&j, "n_words", st->n_words);
+    jsmf_json_uint(&j, "docs", st->docs);
+    jsmf_json_uint(&j, "nnz", st->nnz);
+    jsmf_json_bool(&j, "nnz_exact", st->nnz_exact);
+    jsmf_json_uint(&j, "runs", st->runs);
+    jsmf_json_uint(&j, "tokens", st->tokens);
+    jsmf_json_uint(&j, "oov_tokens", st->oov_tokens);
+    jsmf_json_number(&j, "oov_fraction", oov_fraction(st->oov_tokens, st->tokens,
+                                                      st->tokens_dropped));
+    jsmf_json_uint(&j, "docs_dropped", st->docs_dropped);
+    jsmf_json_uint(&j, "tokens_dropped", st->tokens_dropped);
+    jsmf_json_uint(&j, "min_doc_len", st->min_doc_len);
+    jsmf_json_begin_array(&j, "inputs");
+    for (uint32_t i = 0; i < n; i++) {
+        jsmf_json_begin_object(&j, NULL);
+        jsmf_json_string(&j, "path", in[i].path);
+        snprintf(fp, sizeof fp, "%016" PRIx64, in[i].fingerprint);
+        jsmf_json_string(&j, "fingerprint", fp);
+        jsmf_json_uint(&j, "occurrence", in[i].occurrence);
+        jsmf_json_string(&j, "state", in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial");
+        jsmf_json_string(&j, "format", fmt_name(in[i].format));
+        const char *key[] = {"size", "next_offset", "next_line", "next_doc", "docs",
+                             "docs_dropped", "tokens", "oov_tokens"};
+        uint64_t val[] = {in[i].size, in[i].next_offset, in[i].next_line, in[i].next_doc,
+                          in[i].docs, in[i].docs_dropped, in[i].tokens, in[i].oov_tokens};
+        for (int k = 0; k < 8; k++)
+            jsmf_json_uint(&j, key[k], val[k]);
+        jsmf_json_end_object(&j);
+    }
+    jsmf_json_end_array(&j);
+    jsmf_json_end_object(&j);
+}
+
+static void write_text(FILE *f, const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
+                       uint32_t n)
+{
+    fprintf(f, "store           %s\n", path);
+    fprintf(f, "format version  %u\n", st->format_version);
+    fprintf(f, "fingerprint     %016" PRIx64 "\n", st->fingerprint);
+    fprintf(f, "size            %.1f MiB (C in %u run%s)\n", st->bytes / 1048576.0, st->runs,
+           st->runs == 1 ? "" : "s");
+    fprintf(f, "words (N)       %u\n", st->n_words);
+    fprintf(f, "documents (M)   %" PRIu64 "\n", st->docs);
+    fprintf(f, "non-zeros of C  %s%" PRIu64 " (%.3g%% of N^2)%s\n", st->nnz_exact ? "" : "<= ", st->nnz,
+           st->n_words ? 100.0 * (double)st->nnz / ((double)st->n_words * st->n_words) : 0.0,
+           st->nnz_exact ? "" : ": an upper bound until an ingest completes");
+    fprintf(f, "tokens          %" PRIu64 " (%.1f per document)\n", st->tokens,
+           st->docs ? (double)st->tokens / (double)st->docs : 0.0);
+    fprintf(f, "OOV tokens      %" PRIu64 " (%.2f%% of all tokens)\n", st->oov_tokens,
+           100.0 * oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped));
+    fprintf(f, "dropped docs    %" PRIu64 " (%" PRIu64 " tokens; shorter than %u)\n", st->docs_dropped,
+           st->tokens_dropped, st->min_doc_len < 2 ? 2 : st->min_doc_len);
+    fprintf(f, "inputs          %u\n", n);
+    for (uint32_t i = 0; i < n; i++) {
+        if (in[i].state == JSMF_INPUT_COMPLETE)
+            fprintf(f, "  complete  %s [%s] %" PRIu64 " docs, %" PRIu64 " tokens", in[i].path,
+                   fmt_name(in[i].format), in[i].docs, in[i].tokens);
+        else
+            fprintf(f, "  partial   %s [%s] resumes at byte %" PRIu64 " (line %" PRIu64 ", document %"
+                   PRIu64 ")", in[i].path, fmt_name(in[i].format), in[i].next_offset,
+                   in[i].next_line, in[i].next_doc);
+        if (in[i].occurrence)
+            fprintf(f, " (ingest #%u of this content)", in[i].occurrence + 1);
+        fprintf(f, "  fingerprint %016" PRIx64 "\n", in[i].fingerprint);
+    }
+}
+
+void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
+                           const jsmf_store_input *in, uint32_t n, int json)
+{
+    if (json)
+        write_json(f, path, st, in, n);
+    else
+        write_text(f, path, st, in, n);
+}
