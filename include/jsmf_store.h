@@ -71,6 +71,8 @@ typedef struct jsmf_store_check_result {
     uint64_t entries;   /**< entries read (both triangles): equals the store's nnz */
     uint64_t bytes;     /**< bytes of C's pages read */
     double sum;         /**< sum of the normalised C: 1 up to rounding when M > 0 */
+    uint64_t digest;    /**< a hash of every (row, column, exact sum) in order: equal for two
+                             stores holding the same C however it is cut into runs */
 } jsmf_store_check_result;
 
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns

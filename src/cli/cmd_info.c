@@ -13,10 +13,12 @@ static int check_c(jsmf_store *s)
     double t0 = cli_now();
     int rc = jsmf_store_check(s, &r);
     double t = cli_now() - t0;
-    if (!rc)
-        cli_info("%s: C read and checked: %" PRIu64 " entries summing to %.6f, %.2f GB of "
-                 "store in %.2f s (%.2f GB/s)", jsmf_store_path(s), r.entries, r.sum,
-                 r.bytes / 1e9, t, t > 0 ? r.bytes / 1e9 / t : 0.0);
+    if (!rc) {
+        cli_info("%s: C read and checked: %" PRIu64 " entries summing to %.6f,",
+                 jsmf_store_path(s), r.entries, r.sum);
+        cli_info("  content digest %016" PRIx64 ", %.2f GB of store in %.2f s (%.2f GB/s)",
+                 r.digest, r.bytes / 1e9, t, t > 0 ? r.bytes / 1e9 / t : 0.0);
+    }
     return rc;
 }
 
