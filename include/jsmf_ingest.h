@@ -225,6 +225,8 @@ typedef struct jsmf_ingest_store_opts {
     int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
     jsmf_inputs_progress_fn progress; /**< of the counting pass, or NULL */
     void *progress_arg;
+    const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
+                                   MPI job: jsmf_ingest_open_store_dist); NULL: as above */
 } jsmf_ingest_store_opts;
 
 /** Open the store at `path` for writing, or create it when there is none (or one never
@@ -236,6 +238,22 @@ typedef struct jsmf_ingest_store_opts {
 int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
                            const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
                            jsmf_vocab_stats *counted);
+
+/** jsmf_ingest_open_store for the ranks of an MPI job, all of which call it: when the store has
+ *  to be created and o->vocab is NULL, the counting pass is shared among the ranks
+ *  (jsmf_vocab_count_dist), then rank 0 opens or creates the store (*out; NULL on the other
+ *  ranks). An error on any rank is an error on all. */
+int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
+                                uint32_t n, const jsmf_ingest_store_opts *o, jsmf_store **out,
+                                uint64_t **df, jsmf_vocab_stats *counted);
+
+/** One counting pass over `inputs` shared by the ranks of `c`, cut into pieces as
+ *  jsmf_ingest_dist cuts them (`piece_bytes` 0: its default); the counts are added on rank 0,
+ *  which curates them (*out, *st): the vocabulary one process would count. Other ranks get
+ *  *out NULL. Stdin is refused. */
+int jsmf_vocab_count_dist(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
+                          const jsmf_read_opts *ro, const jsmf_vocab_opts *vo,
+                          uint64_t piece_bytes, jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** What an ingest did, for people: notes (a budget below what it needed, documents
  *  checkpointed alone, inputs skipped) and its summary, in lines of at most 80 columns for

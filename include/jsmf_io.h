@@ -258,6 +258,14 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_voca
 
 void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
 
+/** The counts so far as bytes (words with their df and tf, and the documents and tokens read),
+ *  for another process to add with jsmf_vocab_counter_unpack: processes that each counted part of
+ *  the inputs, added, give the counts of one pass over all of them. Caller frees *out. */
+int jsmf_vocab_counter_pack(jsmf_vocab_counter *c, unsigned char **out, uint64_t *len);
+/** Add counts packed by jsmf_vocab_counter_pack (a counter with the same options); packed
+ *  counts cut short are JSMF_EFORMAT and add nothing. */
+int jsmf_vocab_counter_unpack(jsmf_vocab_counter *c, const unsigned char *buf, uint64_t len);
+
 /** Progress of a pass over several inputs: the one being read (its path, "-" for stdin), bytes
  *  of it consumed as stored and its size (0 unknown). */
 typedef void (*jsmf_inputs_progress_fn)(void *arg, const char *input, uint64_t done,

@@ -110,13 +110,16 @@ static void vocab_progress(void *arg, const char *input, uint64_t done, uint64_t
     cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
 }
 
-/* STORE opened, or created with its vocabulary (--vocab, or a counting pass over the inputs). */
-static int open_store(const ingest_args *a, jsmf_store **s, uint64_t **df)
+/* STORE opened, or created with its vocabulary (--vocab, or a counting pass over the inputs,
+ * shared by the ranks under mpirun: c not NULL). */
+static int open_store(const ingest_args *a, jsmf_comm *c, jsmf_store **s, uint64_t **df)
 {
     jsmf_ingest_store_opts so = {a->vocab, a->min_doc_len, a->have_min_doc_len, a->format,
-                                 a->uci_vocab, a->mem, cli_mem_below_min(), vocab_progress, NULL};
+                                 a->uci_vocab, a->mem, cli_mem_below_min(), vocab_progress, NULL,
+                                 NULL};
     jsmf_vocab_stats st;
-    int rc = jsmf_ingest_open_store(a->store, a->inputs, a->n_inputs, &so, s, df, &st);
+    int rc = c ? jsmf_ingest_open_store_dist(c, a->store, a->inputs, a->n_inputs, &so, s, df, &st)
+               : jsmf_ingest_open_store(a->store, a->inputs, a->n_inputs, &so, s, df, &st);
     cli_progress_done();
     if (!rc && st.words_kept)
         cli_info("vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in %" PRIu64
@@ -140,12 +143,10 @@ static int ingest_mpi(const ingest_args *a, jsmf_comm *c)
     jsmf_store *s = NULL;
     uint64_t *df = NULL;
     jsmf_ingest_target target;
-    if (rank == 0) {
+    if (rank == 0)
         jsmf_ingest_target_note(a->store, &target);
-        rc = open_store(a, &s, &df);
-        free(df); /* the job plans by the store's vocabulary counts */
-    }
-    rc = jsmf_comm_agree(c, rc);
+    rc = open_store(a, c, &s, &df); /* a new store's counting pass shared by the ranks */
+    free(df); /* the job plans by the store's vocabulary counts */
     jsmf_ingest_opts o = ingest_opts(a, NULL);
     jsmf_ingest_dist_opts d = {a->shard_dir, cli_test_piece_bytes()};
     jsmf_ingest_dist_summary r;
@@ -184,7 +185,7 @@ int cmd_ingest(int argc, char **argv)
     uint64_t *df = NULL;
     jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
     jsmf_ingest_target_note(a.store, &target);
-    if ((rc = open_store(&a, &s, &df))) {
+    if ((rc = open_store(&a, NULL, &s, &df))) {
         jsmf_ingest_target_discard(a.store, &target, s);
         return cli_fail(rc);
     }

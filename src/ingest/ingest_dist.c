@@ -1035,3 +1035,99 @@ out:
     job_free(&j);
     return rc;
 }
+
+/* ---- the vocabulary of a new store, counted by the ranks --------------------------------- */
+
+/* Rank 0's plan of the inputs for counting: every input, no store to ask. */
+static int plan_count(job *j, const char *const *paths, uint32_t n, uint64_t piece_bytes)
+{
+    plan *p = &j->p;
+    memcpy(p->h.magic, PLAN_MAGIC, sizeof PLAN_MAGIC);
+    p->h.ranks = (uint32_t)j->size;
+    if (!(p->in = calloc(n ? n : 1, sizeof *p->in)))
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    int rc = JSMF_OK;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        if (!strcmp(paths[i], "-"))
+            return jsmf_error(JSMF_EINVAL, "stdin ('-') cannot be shared by %d MPI ranks: give "
+                              "files, or ingest stdin without mpirun", j->size);
+        plan_input *in = &p->in[p->h.n_inputs++];
+        struct stat st;
+        if (stat(paths[i], &st))
+            return jsmf_error(JSMF_EIO, "%s: %s", paths[i], strerror(errno));
+        in->size = (uint64_t)st.st_size;
+        snprintf(in->path, sizeof in->path, "%s", paths[i]);
+        rc = sniff_format(paths[i], j->o, &in->format);
+    }
+    return rc ? rc : plan_pieces(j, piece_bytes);
+}
+
+/* Every rank's packed counts added into rank 0's counter, one rank at a time: a rank sends its
+ * size, rank 0 says whether it has room, and only then do the counts travel. */
+static int gather_counts(job *j, jsmf_vocab_counter *vc)
+{
+    unsigned char *buf = NULL;
+    uint64_t len = 0, go = 0;
+    int rc = JSMF_OK;
+    if (j->rank) {
+        rc = jsmf_vocab_counter_pack(vc, &buf, &len);
+        uint64_t head = rc ? NO_MORE : len;
+        int rs = jsmf_comm_send(j->c, &head, 8, 0, TAG_LEN);
+        if (!rc && !(rc = rs) && !(rc = jsmf_comm_recv(j->c, &go, 8, 0, TAG_ASK)) && go)
+            rc = jsmf_comm_send(j->c, buf, len, 0, TAG_DATA);
+        free(buf);
+        return rc;
+    }
+    for (int r = 1; r < j->size; r++) {
+        int rr = jsmf_comm_recv(j->c, &len, 8, r, TAG_LEN);
+        if (rr || len == NO_MORE) {
+            rc = rc ? rc : rr ? rr : jsmf_error(JSMF_ENOMEM, "rank %d could not pack its word "
+                                                "counts", r);
+            continue;
+        }
+        unsigned char *b = malloc(len ? len : 1);
+        go = b != NULL;
+        if ((rr = jsmf_comm_send(j->c, &go, 8, r, TAG_ASK)) && !rc)
+            rc = rr;
+        if (!b && !rc)
+            rc = jsmf_error(JSMF_ENOMEM, "out of memory for rank %d's word counts", r);
+        if (b && !rr && !(rr = jsmf_comm_recv(j->c, b, len, r, TAG_DATA)) && !rc)
+            rc = jsmf_vocab_counter_unpack(vc, b, len);
+        if (rr && !rc)
+            rc = rr;
+        free(b);
+    }
+    return rc;
+}
+
+int jsmf_vocab_count_dist(jsmf_comm *c, const char *const *paths, uint32_t n,
+                          const jsmf_read_opts *ro, const jsmf_vocab_opts *vo,
+                          uint64_t piece_bytes, jsmf_vocab **out, jsmf_vocab_stats *st)
+{
+    *out = NULL;
+    memset(st, 0, sizeof *st);
+    jsmf_ingest_opts io = {.format = ro->format, .uci_vocab = ro->uci_vocab};
+    job j = {.c = c, .rank = jsmf_comm_rank(c), .size = jsmf_comm_size(c), .o = &io};
+    int rc = j.rank == 0 ? plan_count(&j, paths, n, piece_bytes) : JSMF_OK;
+    if (!(rc = jsmf_comm_agree(c, rc)))
+        rc = share_plan(&j);
+    jsmf_vocab_counter *vc = NULL;
+    if (!rc)
+        rc = jsmf_vocab_counter_new(vo, &vc);
+    for (uint32_t i = 0; i < j.p.h.n_pieces && !rc; i++) {
+        const plan_piece *x = &j.p.pc[i];
+        if (x->rank != (uint32_t)j.rank)
+            continue;
+        jsmf_read_opts r = *ro;
+        r.start_offset = x->start_offset, r.start_line = x->start_line;
+        r.start_doc = x->start_doc, r.end_offset = x->end_offset;
+        rc = jsmf_vocab_counter_add(vc, j.p.in[x->input].path, &r, NULL, NULL);
+    }
+    if (!(rc = jsmf_comm_agree(c, rc)))
+        rc = gather_counts(&j, vc);
+    if (!(rc = jsmf_comm_agree(c, rc)) && j.rank == 0)
+        rc = jsmf_vocab_counter_finish(vc, out, st);
+    jsmf_vocab_counter_free(vc);
+    free(j.p.in), free(j.p.pc);
+    return jsmf_comm_agree(c, rc);
+}

@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 
-/* A new store's vocabulary: o->vocab, or one counting pass with jsmf vocab's defaults. */
-static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_ingest_store_opts *o,
-                          jsmf_vocab **out, jsmf_vocab_stats *st)
+/* The counting pass of a new store: jsmf vocab's defaults, on one process or the ranks of c. */
+static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
+                            const jsmf_ingest_store_opts *o, jsmf_vocab **out,
+                            jsmf_vocab_stats *st)
 {
-    if (o->vocab)
-        return jsmf_vocab_read(o->vocab, out);
     jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
     jsmf_vocab *stop = NULL;
     int rc = jsmf_stopwords_en(&stop);
@@ -21,15 +21,28 @@ static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_inge
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
     ro.format = o->format;
     ro.uci_vocab = o->uci_vocab;
-    if (!rc)
+    if (!rc && c)
+        rc = jsmf_vocab_count_dist(c, inputs, n, &ro, &vo, 0, out, st);
+    else if (!rc)
         rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress, o->progress_arg, out, st);
+    jsmf_vocab_free(stop);
+    return rc;
+}
+
+/* A new store's vocabulary: o->vocab, counted already, or one counting pass. */
+static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_ingest_store_opts *o,
+                          jsmf_vocab **out, jsmf_vocab_stats *st)
+{
+    if (o->vocab)
+        return jsmf_vocab_read(o->vocab, out);
+    int rc = o->counted ? jsmf_vocab_copy(o->counted, 1, out)
+                        : count_vocabulary(NULL, inputs, n, o, out, st);
     if (!rc && (*out)->n == 0) {
         jsmf_vocab_free(*out);
         *out = NULL;
         rc = jsmf_error(JSMF_EFORMAT, "the inputs give an empty vocabulary (%" PRIu64
                         " documents counted); give --vocab", st->docs_counted);
     }
-    jsmf_vocab_free(stop);
     return rc;
 }
 
@@ -96,6 +109,44 @@ int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t
     else if (rc != JSMF_ENOTFOUND)
         return rc;
     return create_store(path, inputs, n, o, out, df, counted);
+}
+
+/* 1 when the store at path must be created (none there, or never initialised). */
+static int store_missing(const char *path)
+{
+    jsmf_store *s;
+    int rc = jsmf_store_open(path, 0, &s);
+    if (rc)
+        return rc == JSMF_ENOTFOUND; /* other errors: jsmf_ingest_open_store reports them */
+    int missing = !jsmf_store_has_vocab(s);
+    jsmf_store_close(s);
+    return missing;
+}
+
+int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
+                                uint32_t n, const jsmf_ingest_store_opts *o, jsmf_store **out,
+                                uint64_t **df, jsmf_vocab_stats *counted)
+{
+    *out = NULL, *df = NULL;
+    memset(counted, 0, sizeof *counted);
+    int64_t count = jsmf_comm_rank(c) == 0 && !o->vocab && store_missing(path);
+    for (uint32_t i = 0; i < n && count; i++)
+        if (!strcmp(inputs[i], "-"))
+            count = 0; /* jsmf_ingest_open_store says why a new store needs --vocab */
+    int rc = jsmf_comm_bcast(c, &count, sizeof count, 0);
+    jsmf_vocab *v = NULL;
+    jsmf_vocab_stats st = {0};
+    if (!rc && count)
+        rc = count_vocabulary(c, inputs, n, o, &v, &st);
+    if (!(rc = jsmf_comm_agree(c, rc)) && jsmf_comm_rank(c) == 0) {
+        jsmf_ingest_store_opts with = *o;
+        with.counted = v;
+        rc = jsmf_ingest_open_store(path, inputs, n, &with, out, df, counted);
+        if (count)
+            *counted = st;
+    }
+    jsmf_vocab_free(v);
+    return jsmf_comm_agree(c, rc);
 }
 
 void jsmf_ingest_summary_write(FILE *f, const char *p, const char *store, uint64_t mem,

@@ -692,6 +692,91 @@ static int merge_table(word_table *m, const word_table *t)
     return 0;
 }
 
+/* Fold the per-thread tables into tabs[0]. */
+static int merge_tables(jsmf_vocab_counter *vc)
+{
+    while (vc->ntabs > 1) {
+        int rc = merge_table(vc->tabs[0], vc->tabs[vc->ntabs - 1]);
+        if (rc)
+            return rc;
+        table_free(vc->tabs[--vc->ntabs]);
+    }
+    return JSMF_OK;
+}
+
+/* ---- counts that travel: processes that each counted part of the inputs ------------------- */
+
+#define PACK_STATS 5
+
+int jsmf_vocab_counter_pack(jsmf_vocab_counter *vc, unsigned char **out, uint64_t *len)
+{
+    *out = NULL, *len = 0;
+    int rc = merge_tables(vc);
+    if (rc)
+        return rc;
+    const word_table *t = vc->tabs[0];
+    uint64_t bytes = PACK_STATS * 8;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!t->e[i].stop && t->e[i].df)
+            bytes += 4 + t->e[i].len + 16;
+    unsigned char *b = malloc(bytes), *q = b;
+    if (!b)
+        return jsmf_error(JSMF_ENOMEM, "out of memory packing the word counts");
+    const uint64_t st[PACK_STATS] = {t->st.docs_read, t->st.docs_counted, t->st.docs_short,
+                                     t->st.tokens_read, t->st.tokens_counted};
+    memcpy(q, st, sizeof st), q += sizeof st;
+    for (uint32_t i = 0; i < t->n; i++) {
+        const word_entry *e = &t->e[i];
+        if (e->stop || !e->df)
+            continue;
+        memcpy(q, &e->len, 4), q += 4;
+        memcpy(q, t->arena + e->off, e->len), q += e->len;
+        memcpy(q, &e->df, 8), memcpy(q + 8, &e->tf, 8), q += 16;
+    }
+    *out = b, *len = bytes;
+    return JSMF_OK;
+}
+
+/* 0 when buf is whole packed counts (checked before anything is added). */
+static int check_packed(const unsigned char *b, uint64_t len)
+{
+    if (len < PACK_STATS * 8)
+        return jsmf_error(JSMF_EFORMAT, "packed word counts: %llu bytes", (unsigned long long)len);
+    for (uint64_t at = PACK_STATS * 8; at < len;) {
+        uint32_t n;
+        if (at + 4 > len || (memcpy(&n, b + at, 4), at + 4 + (uint64_t)n + 16 > len))
+            return jsmf_error(JSMF_EFORMAT, "packed word counts cut at byte %llu",
+                              (unsigned long long)at);
+        at += 4 + (uint64_t)n + 16;
+    }
+    return JSMF_OK;
+}
+
+int jsmf_vocab_counter_unpack(jsmf_vocab_counter *vc, const unsigned char *b, uint64_t len)
+{
+    int rc = check_packed(b, len);
+    if (rc || (rc = merge_tables(vc)))
+        return rc;
+    word_table *m = vc->tabs[0];
+    uint64_t st[PACK_STATS], at = sizeof st;
+    memcpy(st, b, sizeof st);
+    while (at < len) {
+        uint32_t n;
+        memcpy(&n, b + at, 4);
+        int64_t idx = lookup(m, (const char *)b + at + 4, n, 0);
+        if (idx < 0)
+            return (int)idx;
+        uint64_t df, tf;
+        memcpy(&df, b + at + 4 + n, 8), memcpy(&tf, b + at + 12 + n, 8);
+        if (!m->e[idx].stop) /* the same stopwords on every side */
+            m->e[idx].df += df, m->e[idx].tf += tf;
+        at += 4 + (uint64_t)n + 16;
+    }
+    m->st.docs_read += st[0], m->st.docs_counted += st[1], m->st.docs_short += st[2];
+    m->st.tokens_read += st[3], m->st.tokens_counted += st[4];
+    return JSMF_OK;
+}
+
 typedef struct {
     const word_entry *e;
     const char *word;
@@ -708,12 +793,9 @@ static int by_df_then_word(const void *a, const void *b)
 int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_vocab_stats *stats)
 {
     *out = NULL;
-    while (vc->ntabs > 1) {
-        int rc = merge_table(vc->tabs[0], vc->tabs[vc->ntabs - 1]);
-        if (rc)
-            return rc;
-        table_free(vc->tabs[--vc->ntabs]);
-    }
+    int rc0 = merge_tables(vc);
+    if (rc0)
+        return rc0;
     word_table *c = vc->tabs[0];
     jsmf_vocab_stats *st = &c->st;
     st->words_seen = st->dropped_min_df = st->dropped_max_df = st->dropped_max_words = 0;

@@ -3,7 +3,8 @@ same inputs, for P = 1, 2, 3: C exported byte for byte, the word statistics, inp
 and counters equal (LMDB dumps). Inputs: plain text cut into line-aligned pieces, a zstd file and a
 UCI file read whole, the shared kjv corpus when present. A rank killed with SIGKILL mid-ingest
 leaves the store as it was; the job run again resumes its shards and ends with the same store.
-Appending with mpirun equals appending without. Skips without mpirun or the MPI plugin."""
+Appending with mpirun equals appending without; a new store's vocabulary counted by the ranks
+equals one process's count. Skips without mpirun or the MPI plugin."""
 import json
 import os
 import random
@@ -146,6 +147,18 @@ def main():
         if np_ > 1:
             assert b"ranks" in p.stderr and b"pieces" in p.stderr, p.stderr
     print("P = 1, 2, 3: the store of one process")
+
+    # a new store without --vocab: the counting pass is shared by the ranks, same vocabulary
+    nv = [a, bz] + inputs[2:]
+    refnv = os.path.join(tmp, "refnv")
+    p1 = run("ingest", refnv, *nv, env={"JSMF_TEST_SMALL_MEM": "0"})
+    want_nv = content(refnv, tmp)
+    stnv = os.path.join(tmp, "p3nv")
+    p3 = mpi(3, "ingest", stnv, *nv, env=dict(piece, JSMF_TEST_SMALL_MEM="0"))
+    assert_same(want_nv, content(stnv, tmp), "mpirun -np 3, vocabulary counted by the ranks")
+    line = [l for l in p1.stderr.splitlines() if b"vocabulary:" in l]
+    assert line and line[0] in p3.stderr, (p1.stderr, p3.stderr)
+    print("new store without --vocab, -np 3: the vocabulary and store of one process")
 
     # a second run with the same inputs: all complete, refused as without mpirun
     p = mpi(3, "ingest", os.path.join(tmp, "p3"), *args, ok=False)
