@@ -37,6 +37,11 @@ typedef enum { JSMF_COMM_SUM = 1, JSMF_COMM_MIN, JSMF_COMM_MAX } jsmf_comm_op;
  *  main thread; jsmf_comm_close finalises MPI. */
 int jsmf_comm_world(jsmf_comm **out);
 
+/** The number of ranks mpirun (or a PMI launcher) started, read from the environment without
+ *  loading MPI: 0 when not started by one; and this process's rank among them (0 when unknown).
+ *  For programs that must refuse to run a command on several ranks that it does not share. */
+int jsmf_comm_launched(int *rank);
+
 /** The one-process communicator (never fails; a static object: closing it does nothing). */
 jsmf_comm *jsmf_comm_self(void);
 

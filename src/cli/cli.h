@@ -14,6 +14,7 @@ typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
     const char *summary;
+    int ranks; /* 1: runs on the ranks of an MPI job (the others refuse to run under mpirun) */
 } cli_command;
 
 /* Global switches shared by every command (set by cli_common_option). */

@@ -4,19 +4,20 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jsmf_comm.h"
 
 static const cli_command commands[] = {
-    {"vocab", cmd_vocab, "count words and write a curated vocabulary"},
-    {"ingest", cmd_ingest, "accumulate word co-occurrence of inputs into a store"},
-    {"info", cmd_info, "describe a store"},
-    {"merge", cmd_merge, "combine stores built with the same vocabulary"},
-    {"export", cmd_export, "write the normalised co-occurrence matrix as npy or MatrixMarket"},
-    {"fit", cmd_fit, "fit topics with the rectified anchor word algorithm"},
-    {"fdm", cmd_fdm, "fit the full dependence mixture model (CPU or CUDA)"},
-    {"topics", cmd_topics, "print the topics of a model"},
-    {"infer", cmd_infer, "topic mixtures of documents"},
-    {"eval", cmd_eval, "quality metrics of a model"},
-    {"report", cmd_report, "write a self-contained HTML report of a model"},
+    {"vocab", cmd_vocab, "count words and write a curated vocabulary", 0},
+    {"ingest", cmd_ingest, "accumulate word co-occurrence of inputs into a store", 1},
+    {"info", cmd_info, "describe a store", 0},
+    {"merge", cmd_merge, "combine stores built with the same vocabulary", 0},
+    {"export", cmd_export, "write the normalised co-occurrence matrix as npy or MatrixMarket", 0},
+    {"fit", cmd_fit, "fit topics with the rectified anchor word algorithm", 1},
+    {"fdm", cmd_fdm, "fit the full dependence mixture model (CPU or CUDA)", 0},
+    {"topics", cmd_topics, "print the topics of a model", 0},
+    {"infer", cmd_infer, "topic mixtures of documents", 0},
+    {"eval", cmd_eval, "quality metrics of a model", 0},
+    {"report", cmd_report, "write a self-contained HTML report of a model", 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -50,6 +51,13 @@ int main(int argc, char **argv)
         static char prog[64];
         snprintf(prog, sizeof prog, "jsmf %s", commands[i].name);
         cli_prog = prog;
+        int rank, ranks = jsmf_comm_launched(&rank);
+        if (ranks > 1 && !commands[i].ranks) { /* every rank would write the same outputs */
+            if (rank == 0)
+                fprintf(stderr, "%s: runs on one process: run it without mpirun (ingest and "
+                        "fit share their work among MPI ranks)\n", prog);
+            return EXIT_USAGE;
+        }
         int rc = commands[i].run(argc - 1, argv + 1);
         cli_comm_close(); /* MPI ranks finalise together */
         return rc;

@@ -101,6 +101,21 @@ static long launcher_size(void)
     return getenv("PMIX_RANK") || getenv("PMI_RANK") ? 1 : 0;
 }
 
+int jsmf_comm_launched(int *rank)
+{
+    const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    *rank = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            *rank = (int)strtol(v, NULL, 10);
+            break;
+        }
+    }
+    long size = launcher_size();
+    return size > 0 && size < (1L << 30) ? (int)size : 0;
+}
+
 int jsmf_comm_world(jsmf_comm **out)
 {
     *out = &self_comm;

@@ -19,4 +19,9 @@ out=$(JSMF_MPI_LIB=/nonexistent/libjsmf_mpi.so mpirun --oversubscribe -np 2 "$JS
 rc=$?
 [ $rc -ne 0 ] || { echo "ingest under mpirun without the plugin exited 0"; exit 1; }
 echo "$out" | grep -q "MPI plugin libjsmf_mpi.so cannot be loaded" || { echo "$out"; exit 1; }
+# commands that do not share their work refuse several ranks, with one message
+out=$(mpirun --oversubscribe -np 2 "$JSMF" topics /nonexistent/model 2>&1)
+rc=$?
+[ $rc -ne 0 ] || { echo "topics under mpirun -np 2 exited 0"; exit 1; }
+[ "$(echo "$out" | grep -c 'runs on one process: run it without mpirun')" = 1 ] || { echo "$out"; exit 1; }
 echo ok
