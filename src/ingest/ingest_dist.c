@@ -59,6 +59,7 @@ typedef struct job {
     jsmf_store *main;         /* rank 0 */
     const char *store_path;
     char dir[4096];           /* the shards' directory */
+    int given_dir;            /* --shard-dir: the user's directory, kept when empty */
     char shard[4200], sums[4200], plan_path[4200];
     const jsmf_ingest_opts *o;
     plan p;
@@ -940,7 +941,8 @@ static void cleanup(job *j)
     jsmf_comm_barrier(j->c);
     if (j->rank == 0) {
         unlink(j->plan_path);
-        rmdir(j->dir);
+        if (!j->given_dir)
+            rmdir(j->dir);
     }
 }
 
@@ -967,7 +969,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     jsmf_comm_stats_get(c, &c0);
     snprintf(j.dir, sizeof j.dir, "%s/mpi-ingest", store_path);
     if (d && d->shard_dir && *d->shard_dir)
-        snprintf(j.dir, sizeof j.dir, "%s", d->shard_dir);
+        snprintf(j.dir, sizeof j.dir, "%s", d->shard_dir), j.given_dir = 1;
     snprintf(j.plan_path, sizeof j.plan_path, "%s/plan", j.dir);
     int rc = JSMF_OK;
     if (j.rank == 0) {

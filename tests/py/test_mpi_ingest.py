@@ -139,11 +139,15 @@ def main():
     run("ingest", ref, *args)
     want = content(ref, tmp)
 
+    shards = os.path.join(tmp, "shards")  # --shard-dir: a directory of the user's, kept
+    os.mkdir(shards)
     for np_ in (1, 2, 3):
         st = os.path.join(tmp, "p%d" % np_)
-        p = mpi(np_, "ingest", st, *args, env=piece)
+        extra = ["--shard-dir", shards] if np_ == 2 else []
+        p = mpi(np_, "ingest", st, *(args + extra), env=piece)
         assert_same(want, content(st, tmp), "mpirun -np %d" % np_)
         assert not os.path.exists(os.path.join(st, "mpi-ingest")), "shards left behind"
+        assert os.path.isdir(shards) and not os.listdir(shards), "--shard-dir not emptied/kept"
         if np_ > 1:
             assert b"ranks" in p.stderr and b"pieces" in p.stderr, p.stderr
     print("P = 1, 2, 3: the store of one process")
