@@ -1,15 +1,14 @@
 /* fdm_cuda_load.c — finds and loads the CUDA back-end plugin (libjsmf_cuda.so) the first time a
  * GPU is asked for, so that programs built with CUDA start without loading cuBLAS. */
 #include "fdm_internal.h"
+#include "core/plugin.h"
 
 #ifdef JSMF_WITH_CUDA
 #include <dlfcn.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PLUGIN "libjsmf_cuda.so"
 
@@ -37,39 +36,25 @@ static int try_path(const char *path)
     return init(&host, &api) == 0;
 }
 
-/* JSMF_CUDA_LIB, then beside the program and one level up (build/tests -> build), then the
- * build directory and the install directory compiled in. */
+static int try_one(void *arg, const char *path)
+{
+    (void)arg;
+    return try_path(path);
+}
+
 static void load(void)
 {
-    const char *env = getenv("JSMF_CUDA_LIB");
-    if (env && *env) {
-        loaded = try_path(env);
-        return;
-    }
-    char exe[PATH_MAX], path[PATH_MAX + 32];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(path, sizeof path, "%s/" PLUGIN, exe);
-            if ((loaded = try_path(path)))
-                return;
-            snprintf(path, sizeof path, "%s/../" PLUGIN, exe);
-            if ((loaded = try_path(path)))
-                return;
-        }
-    }
 #ifdef JSMF_CUDA_SO_BUILD
-    if ((loaded = try_path(JSMF_CUDA_SO_BUILD)))
-        return;
+    const char *build = JSMF_CUDA_SO_BUILD;
+#else
+    const char *build = NULL;
 #endif
 #ifdef JSMF_CUDA_SO_INSTALL
-    if ((loaded = try_path(JSMF_CUDA_SO_INSTALL)))
-        return;
+    const char *install = JSMF_CUDA_SO_INSTALL;
+#else
+    const char *install = NULL;
 #endif
-    loaded = try_path(PLUGIN);
+    loaded = plugin_find("JSMF_CUDA_LIB", PLUGIN, build, install, try_one, NULL);
 }
 
 static int plugin(void)

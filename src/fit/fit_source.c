@@ -40,6 +40,7 @@ struct fit_csrc {
     uint32_t n;
     jsmf_comm *comm;    /* one process, or the ranks of an MPI job */
     uint32_t r0, r1;    /* the rows this process reads */
+    uint32_t *starts;   /* every rank's first row, and n (an MPI job; NULL on one process) */
     int nt, single;
     /* C itself when cached (or the streaming buffer when not) */
     int cached;
@@ -133,10 +134,16 @@ static int split_rows(fit_csrc *s)
         rc = jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
     if (!(rc = jsmf_comm_agree(s->comm, rc)))
         rc = jsmf_comm_allreduce(s->comm, w, s->n, JSMF_COMM_U64, JSMF_COMM_SUM);
-    if (!rc) { /* ranges start at a block of C (SRC_BLOCK) */
-        jsmf_comm_split(s->n, w, size, rank, &s->r0, &s->r1);
-        s->r0 = rank ? s->r0 / SRC_BLOCK * SRC_BLOCK : 0;
-        s->r1 = rank < size - 1 ? s->r1 / SRC_BLOCK * SRC_BLOCK : s->n;
+    if (!rc && !(s->starts = malloc(sizeof *s->starts * ((size_t)size + 1))))
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    for (int r = 0; !rc && r < size; r++) { /* ranges start at a block of C (SRC_BLOCK) */
+        uint32_t a0, a1;
+        jsmf_comm_split(s->n, w, size, r, &a0, &a1);
+        s->starts[r] = r ? a0 / SRC_BLOCK * SRC_BLOCK : 0;
+    }
+    if (!rc) {
+        s->starts[size] = s->n;
+        s->r0 = s->starts[rank], s->r1 = s->starts[rank + 1];
     }
     free(w);
     return rc;
@@ -149,14 +156,13 @@ static int share_rows(fit_csrc *s, double *X, uint32_t width)
     int size = jsmf_comm_size(s->comm);
     if (size == 1)
         return JSMF_OK;
-    uint64_t *counts = calloc((size_t)size, sizeof *counts);
+    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
     if (!counts)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    uint64_t mine = (uint64_t)(s->r1 - s->r0) * width * sizeof(double);
-    counts[jsmf_comm_rank(s->comm)] = mine;
-    int rc = jsmf_comm_allreduce(s->comm, counts, (uint64_t)size, JSMF_COMM_U64, JSMF_COMM_SUM);
-    if (!rc)
-        rc = jsmf_comm_allgatherv(s->comm, X + (size_t)s->r0 * width, mine, X, counts);
+    for (int r = 0; r < size; r++)
+        counts[r] = (uint64_t)(s->starts[r + 1] - s->starts[r]) * width * sizeof(double);
+    int rc = jsmf_comm_allgatherv(s->comm, X + (size_t)s->r0 * width,
+                                  counts[jsmf_comm_rank(s->comm)], X, counts);
     free(counts);
     return rc;
 }
@@ -489,7 +495,7 @@ void fit_csrc_close(fit_csrc *s)
     for (int t = 0; t < s->nt && s->dense_f; t++)
         free(s->dense_f[t]), free(s->dense_d[t]), free(s->zf[t]);
     free(s->dense_f), free(s->dense_d), free(s->zf);
-    free(s->rowsum), free(s->rowsq);
+    free(s->rowsum), free(s->rowsq), free(s->starts);
     free(s);
 }
 

@@ -3,9 +3,9 @@
  * bytes and the time of every collective for the scaling figures. */
 #include "jsmf_comm.h"
 #include "comm_plugin.h"
+#include "core/plugin.h"
 
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,55 +38,46 @@ static double now(void)
 
 /* ---- finding the plugin -------------------------------------------------------------------- */
 
-static int try_plugin(jsmf_comm *c, const char *path, char *why, size_t whylen)
+typedef struct plugin_try {
+    jsmf_comm *c;
+    char *why;
+    size_t whylen;
+} plugin_try;
+
+static int try_plugin(void *arg, const char *path)
 {
+    plugin_try *t = arg;
     void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL); /* Open MPI's components need its symbols */
     if (!h) {
-        snprintf(why, whylen, "%s", dlerror());
+        snprintf(t->why, t->whylen, "%s", dlerror());
         return 0;
     }
     comm_mpi_plugin_fn init = (comm_mpi_plugin_fn)(uintptr_t)dlsym(h, JSMF_MPI_PLUGIN_SYMBOL);
-    if (!init || init(&c->api)) {
-        snprintf(why, whylen, "%s: no %s (plugin of another version?)", path,
+    if (!init || init(&t->c->api)) {
+        snprintf(t->why, t->whylen, "%s: no %s (plugin of another version?)", path,
                  JSMF_MPI_PLUGIN_SYMBOL);
         dlclose(h);
         return 0;
     }
-    c->dl = h;
+    t->c->dl = h;
     return 1;
 }
 
-/* JSMF_MPI_LIB, then beside the program and one level up (build/tests -> build), then the
- * build and install directories compiled in. */
+/* The search order of every plugin (core/plugin.h), JSMF_MPI_LIB first. */
 static int load_plugin(jsmf_comm *c, char *why, size_t whylen)
 {
-    const char *env = getenv("JSMF_MPI_LIB");
-    if (env && *env)
-        return try_plugin(c, env, why, whylen);
-    char exe[PATH_MAX], path[PATH_MAX + 32];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(path, sizeof path, "%s/" PLUGIN, exe);
-            if (try_plugin(c, path, why, whylen))
-                return 1;
-            snprintf(path, sizeof path, "%s/../" PLUGIN, exe);
-            if (try_plugin(c, path, why, whylen))
-                return 1;
-        }
-    }
 #ifdef JSMF_MPI_SO_BUILD
-    if (try_plugin(c, JSMF_MPI_SO_BUILD, why, whylen))
-        return 1;
+    const char *build = JSMF_MPI_SO_BUILD;
+#else
+    const char *build = NULL;
 #endif
 #ifdef JSMF_MPI_SO_INSTALL
-    if (try_plugin(c, JSMF_MPI_SO_INSTALL, why, whylen))
-        return 1;
+    const char *install = JSMF_MPI_SO_INSTALL;
+#else
+    const char *install = NULL;
 #endif
-    return 0;
+    plugin_try t = {c, why, whylen};
+    return plugin_find("JSMF_MPI_LIB", PLUGIN, build, install, try_plugin, &t);
 }
 
 /* The world size mpirun (or a PMI launcher) announced; 0 when not started by one. */
