@@ -138,7 +138,9 @@ static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
         return JSMF_OK;
     }
     if (R->kind == FIT_LOWRANK) {
-        fit_lowrank_row_stats(R->lr, c, q2);
+        int rc = fit_lowrank_row_stats(R->lr, c, q2);
+        if (rc)
+            return rc;
         double tot = fit_sum_ordered(c, n);
         if (!(tot > 0))
             return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);

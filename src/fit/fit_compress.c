@@ -22,13 +22,16 @@ struct fit_lowrank {
     uint32_t n, k, l;  /* l: rows repaired now: the l0 largest, plus any asked for (anchors) */
     uint32_t l0, lcap;
     int nt;
-    double *Y;       /* n x k */
+    fit_part L;      /* the rows of Y this rank holds (an MPI job: C's split; else all) */
+    uint32_t *starts; /* L.starts, owned */
+    uint32_t nl;     /* L.r1 - L.r0 */
+    double *Y;       /* nl x k: this rank's rows */
     double *YI;      /* l x k: the rows I of Y */
     uint32_t *sel;    /* the l rows, ascending */
     int32_t *pos;    /* row -> its position in I, or -1 */
     double omega;    /* the constant of every entry */
     double *s;       /* Y^T 1 (k) */
-    double *erow;    /* row sums of E (n) */
+    double *erow;    /* row sums of E (n; this rank's rows and the rows I are set) */
     double *eg2, *eg; /* per row: sum of g^2 and of g over the entries E repairs (n each) */
     double esum;     /* sum of E */
     double *unigram; /* row sums of the original C, or NULL */
@@ -36,13 +39,39 @@ struct fit_lowrank {
     double total;    /* sum of all entries */
 };
 
-/* Chunks of rows whose partial column results are summed in chunk order: at most 64 of them,
- * so the partials stay small whatever N, and their order never depends on the thread count. */
-static uint32_t chunk_rows(uint32_t n)
+/* The reductions over rows below add partial results per chunk of FIT_CHUNK rows in chunk
+ * order, so they never depend on the thread count, nor on the number of ranks (fit_part). */
+static void local_chunks(const fit_lowrank *lr, uint32_t *c0, uint32_t *c1)
 {
-    uint32_t c = (n + 63) / 64;
-    c = (c + LR_BLOCK - 1) / LR_BLOCK * LR_BLOCK;
-    return c < LR_BLOCK ? LR_BLOCK : c;
+    *c0 = lr->L.r0 / FIT_CHUNK;
+    *c1 = lr->nl ? (lr->L.r1 + FIT_CHUNK - 1) / FIT_CHUNK : *c0;
+}
+
+/* Every chunk's `width` partials (part: one row of width per chunk of all n, this rank's
+ * filled) to every rank, then added in chunk order into sum. */
+static int add_chunk_partials(const fit_lowrank *lr, double *part, size_t width, double *sum)
+{
+    uint32_t nch = (lr->n + FIT_CHUNK - 1) / FIT_CHUNK, c0, c1;
+    local_chunks(lr, &c0, &c1);
+    if (fit_part_split(&lr->L)) {
+        /* a chunk partial is a row of an nch-row array, split as whole chunks per rank */
+        fit_part Lc = lr->L;
+        uint32_t *cst = malloc(sizeof *cst * ((size_t)jsmf_comm_size(Lc.comm) + 1));
+        if (!cst)
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+        for (int r = 0; r <= jsmf_comm_size(Lc.comm); r++)
+            cst[r] = (lr->starts[r] + FIT_CHUNK - 1) / FIT_CHUNK;
+        Lc.n = nch, Lc.r0 = c0, Lc.r1 = c1, Lc.starts = cst;
+        int rc = fit_part_gather(&Lc, (uint32_t)width, part + c0 * width, part);
+        free(cst);
+        if (rc)
+            return rc;
+    }
+    memset(sum, 0, sizeof(double) * width);
+    for (uint32_t c = 0; c < nch; c++)
+        for (size_t e = 0; e < width; e++)
+            sum[e] += part[c * width + e];
+    return JSMF_OK;
 }
 
 void fit_lowrank_free(fit_lowrank *lr)
@@ -50,18 +79,26 @@ void fit_lowrank_free(fit_lowrank *lr)
     if (!lr)
         return;
     free(lr->Y), free(lr->YI), free(lr->sel), free(lr->pos), free(lr->s), free(lr->erow);
-    free(lr->eg2), free(lr->eg), free(lr->unigram);
+    free(lr->eg2), free(lr->eg), free(lr->unigram), free(lr->starts);
     free(lr);
 }
 
-fit_lowrank *fit_lowrank_new(uint32_t n, uint32_t k, uint32_t l, int nt)
+fit_lowrank *fit_lowrank_new(const fit_part *L, uint32_t k, uint32_t l, int nt)
 {
     fit_lowrank *lr = calloc(1, sizeof *lr);
     if (!lr)
         return NULL;
+    uint32_t n = L->n;
     lr->n = n, lr->k = k, lr->l0 = lr->l = l < n ? l : n, lr->nt = nt > 0 ? nt : 1;
     lr->lcap = lr->l0 + k < n ? lr->l0 + k : n;
-    lr->Y = malloc(sizeof(double) * n * k);
+    lr->L = *L, lr->nl = L->r1 - L->r0;
+    if (fit_part_split(L)) {
+        size_t sz = sizeof(uint32_t) * ((size_t)jsmf_comm_size(L->comm) + 1);
+        if ((lr->starts = malloc(sz)))
+            memcpy(lr->starts, L->starts, sz);
+        lr->L.starts = lr->starts;
+    }
+    lr->Y = malloc(sizeof(double) * lr->nl * k + 1);
     lr->YI = malloc(sizeof(double) * lr->lcap * k);
     lr->sel = malloc(sizeof(uint32_t) * (lr->lcap ? lr->lcap : 1));
     lr->pos = malloc(sizeof(int32_t) * n);
@@ -69,11 +106,36 @@ fit_lowrank *fit_lowrank_new(uint32_t n, uint32_t k, uint32_t l, int nt)
     lr->erow = malloc(sizeof(double) * n);
     lr->eg2 = malloc(sizeof(double) * n);
     lr->eg = malloc(sizeof(double) * n);
-    if (!lr->Y || !lr->YI || !lr->sel || !lr->pos || !lr->s || !lr->erow || !lr->eg2 || !lr->eg) {
+    if (!lr->Y || !lr->YI || !lr->sel || !lr->pos || !lr->s || !lr->erow || !lr->eg2 || !lr->eg ||
+        (fit_part_split(L) && !lr->starts)) {
         fit_lowrank_free(lr);
         return NULL;
     }
     return lr;
+}
+
+/* Every rank's rows of Y, and the per-row repair sums, to every rank: from here on the iterate
+ * is the same whole array on each (anchors and recovery read any row). */
+int fit_lowrank_gather(fit_lowrank *lr)
+{
+    if (!fit_part_split(&lr->L))
+        return JSMF_OK;
+    uint32_t n = lr->n, k = lr->k, r0 = lr->L.r0;
+    double *Y = malloc(sizeof(double) * n * k);
+    if (!Y)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
+    int rc = fit_part_gather(&lr->L, k, lr->Y, Y);
+    if (!rc && !(rc = fit_part_gather(&lr->L, 1, lr->erow + r0, lr->erow)) &&
+        !(rc = fit_part_gather(&lr->L, 1, lr->eg2 + r0, lr->eg2)))
+        rc = fit_part_gather(&lr->L, 1, lr->eg + r0, lr->eg);
+    if (rc) {
+        free(Y);
+        return rc;
+    }
+    free(lr->Y), free(lr->starts);
+    lr->Y = Y, lr->starts = NULL;
+    lr->L = fit_part_whole(n), lr->nl = n;
+    return JSMF_OK;
 }
 
 uint32_t fit_lowrank_k(const fit_lowrank *lr) { return lr->k; }
@@ -127,93 +189,121 @@ static int cmp_u32(const void *a, const void *b)
 
 /* ---- the blocks of G = Y Y_I^T and P = max(-G, 0) ----------------------------------------- */
 
-typedef struct {
-    double *colsum, *colg2, *colg; /* per chunk: l each (clipped entries of each column) */
-    double psum, pii;              /* sum of P, and over the rows in I */
-} chunk_sums;
-
-/* One pass over G's row blocks: row sums of P and of g, g^2 over its non-zeros (for rows not in
- * I), the same per column, sum(P) and the part of it on the rows I. */
+/* One pass over this rank's row blocks of G: row sums of P and of g, g^2 over its non-zeros
+ * (for rows not in I), the same per column, sum(P) and the part of it on the rows I (the last
+ * two added over all rows). */
 static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *colg,
                         double *psum, double *pii)
 {
-    uint32_t n = lr->n, k = lr->k, l = lr->l, cr = chunk_rows(n), nch = (n + cr - 1) / cr;
-    chunk_sums *cs = calloc(nch, sizeof *cs);
+    uint32_t n = lr->n, k = lr->k, l = lr->l, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+    size_t width = (size_t)3 * l + 2; /* per chunk: colsum, colg2, colg (l each), psum, pii */
+    local_chunks(lr, &c0, &c1);
+    double *part = calloc(nch * width + 1, sizeof(double)), *sum = malloc(sizeof(double) * width);
     double **G = calloc(lr->nt, sizeof *G);
-    int fail = !cs || !G;
-    for (uint32_t c = 0; c < nch && !fail; c++)
-        fail = !(cs[c].colsum = calloc((size_t)3 * l, sizeof(double)));
+    int fail = !part || !sum || !G;
     for (int t = 0; t < lr->nt && !fail; t++)
-        fail = !(G[t] = malloc(sizeof(double) * LR_BLOCK * l));
+        fail = !(G[t] = malloc(sizeof(double) * LR_BLOCK * l + 1));
+    int rc = fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed iterate, N=%u)", n)
+                  : JSMF_OK;
     if (!fail) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(lr->nt)
-        for (uint32_t c = 0; c < nch; c++) {
-            double *g = G[omp_get_thread_num()];
-            chunk_sums *me = &cs[c];
-            me->colg2 = me->colsum + l, me->colg = me->colsum + 2 * l;
-            for (uint32_t r0 = c * cr; r0 < (c + 1) * cr && r0 < n; r0 += LR_BLOCK) {
-                uint32_t nb = n - r0 < LR_BLOCK ? n - r0 : LR_BLOCK;
+        for (uint32_t c = c0; c < c1; c++) {
+            double *g = G[omp_get_thread_num()], *me = part + c * width;
+            double *mcolsum = me, *mcolg2 = me + l, *mcolg = me + 2 * l;
+            for (uint32_t a = c * FIT_CHUNK; a < (c + 1) * FIT_CHUNK && a < r1; a += LR_BLOCK) {
+                uint32_t nb = r1 - a < LR_BLOCK ? r1 - a : LR_BLOCK;
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, l, k, 1.0,
-                            lr->Y + (size_t)r0 * k, k, lr->YI, k, 0.0, g, l);
+                            lr->Y + (size_t)(a - r0) * k, k, lr->YI, k, 0.0, g, l);
                 for (uint32_t i = 0; i < nb; i++) {
                     const double *gi = g + (size_t)i * l;
-                    double rs = 0, r2 = 0, r1 = 0;
+                    double rs = 0, r2 = 0, r1s = 0;
                     for (uint32_t b = 0; b < l; b++) {
                         double v = gi[b];
                         if (v < 0) {
-                            rs -= v, r2 += v * v, r1 += v;
-                            me->colsum[b] -= v, me->colg2[b] += v * v, me->colg[b] += v;
+                            rs -= v, r2 += v * v, r1s += v;
+                            mcolsum[b] -= v, mcolg2[b] += v * v, mcolg[b] += v;
                         }
                     }
-                    me->psum += rs;
-                    if (lr->pos[r0 + i] >= 0)
-                        me->pii += rs;
-                    lr->erow[r0 + i] = rs;
-                    lr->eg2[r0 + i] = r2, lr->eg[r0 + i] = r1;
+                    me[3 * l] += rs;
+                    if (lr->pos[a + i] >= 0)
+                        me[3 * l + 1] += rs;
+                    lr->erow[a + i] = rs;
+                    lr->eg2[a + i] = r2, lr->eg[a + i] = r1s;
                 }
             }
         }
-        memset(colsum, 0, sizeof(double) * l);
-        memset(colg2, 0, sizeof(double) * l);
-        memset(colg, 0, sizeof(double) * l);
-        *psum = 0, *pii = 0;
-        for (uint32_t c = 0; c < nch; c++) {
-            for (uint32_t b = 0; b < l; b++)
-                colsum[b] += cs[c].colsum[b], colg2[b] += cs[c].colg2[b],
-                    colg[b] += cs[c].colg[b];
-            *psum += cs[c].psum, *pii += cs[c].pii;
-        }
     }
-    for (uint32_t c = 0; c < nch && cs; c++)
-        free(cs[c].colsum);
+    if (lr->L.comm)
+        rc = jsmf_comm_agree(lr->L.comm, rc);
+    if (!rc && !(rc = add_chunk_partials(lr, part, width, sum))) {
+        memcpy(colsum, sum, sizeof(double) * l);
+        memcpy(colg2, sum + l, sizeof(double) * l);
+        memcpy(colg, sum + 2 * l, sizeof(double) * l);
+        *psum = sum[3 * l], *pii = sum[3 * l + 1];
+    }
     for (int t = 0; t < lr->nt && G; t++)
         free(G[t]);
-    free(cs), free(G);
-    return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed iterate, N=%u)", n)
-                : JSMF_OK;
+    free(part), free(sum), free(G);
+    return rc;
 }
 
-/* Take Y (n x k) as the factor: choose I (the l0 rows of largest norm, and the `nextra` rows
- * `extra`), then omega so that R sums to 1, and the row sums and norm corrections of E that
- * rect_sums needs. */
+/* The rows I (sel, l of them, ascending) of X (this rank's rows, k columns) into XI (l x k)
+ * on every rank, from the ranks that hold them: ranges ascend with rank, so the rows arrive in
+ * sel's order. */
+static int gather_rows_i(const fit_lowrank *lr, const double *X, uint32_t k, double *XI)
+{
+    for (uint32_t b = 0; b < lr->l; b++) {
+        uint32_t i = lr->sel[b];
+        if (i >= lr->L.r0 && i < lr->L.r1)
+            memcpy(XI + (size_t)b * k, X + (size_t)(i - lr->L.r0) * k, sizeof(double) * k);
+    }
+    if (!fit_part_split(&lr->L))
+        return JSMF_OK;
+    int size = jsmf_comm_size(lr->L.comm), rank = jsmf_comm_rank(lr->L.comm);
+    uint64_t *counts = calloc((size_t)size, sizeof *counts);
+    if (!counts)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    uint32_t first = 0; /* this rank's first row of I */
+    for (int r = 0, b = 0; r < size; r++)
+        for (; (uint32_t)b < lr->l && lr->sel[b] < lr->starts[r + 1]; b++) {
+            counts[r] += sizeof(double) * k;
+            if (r < rank)
+                first++;
+        }
+    int rc = jsmf_comm_allgatherv(lr->L.comm, XI + (size_t)first * k, counts[rank], XI, counts);
+    free(counts);
+    return rc;
+}
+
+/* Take Y (this rank's rows of n x k) as the factor: choose I (the l0 rows of largest norm, and
+ * the `nextra` rows `extra`), then omega so that R sums to 1, and the row sums and norm
+ * corrections of E that rect_sums needs. */
 int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uint32_t nextra)
 {
-    uint32_t n = lr->n, k = lr->k;
+    uint32_t n = lr->n, k = lr->k, nl = lr->nl, r0 = lr->L.r0;
     if (Y != lr->Y)
-        memcpy(lr->Y, Y, sizeof(double) * n * k);
+        memcpy(lr->Y, Y, sizeof(double) * nl * k);
     fit_ranked *rk = malloc(sizeof(fit_ranked) * n);
     double *col = malloc(sizeof(double) * 3 * (lr->lcap ? lr->lcap : 1));
-    double *ones = malloc(sizeof(double) * n);
+    double *ones = malloc(sizeof(double) * nl + 1), *norm = malloc(sizeof(double) * n);
     int rc = JSMF_OK;
-    if (!rk || !col || !ones) {
+    if (!rk || !col || !ones || !norm)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed iterate, N=%u)", n);
+    if (lr->L.comm)
+        rc = jsmf_comm_agree(lr->L.comm, rc);
+    if (rc)
         goto out;
+    for (uint32_t i = 0; i < nl; i++) {
+        norm[r0 + i] = cblas_ddot(k, lr->Y + (size_t)i * k, 1, lr->Y + (size_t)i * k, 1);
+        ones[i] = 1.0;
     }
+    if ((rc = fit_part_gather(&lr->L, 1, norm + r0, norm)))
+        goto out;
     for (uint32_t i = 0; i < n; i++) {
-        rk[i].v = cblas_ddot(k, lr->Y + (size_t)i * k, 1, lr->Y + (size_t)i * k, 1);
+        rk[i].v = norm[i];
         rk[i].i = i;
         lr->pos[i] = -1;
-        ones[i] = 1.0;
     }
     select_first(rk, n, lr->l0);
     uint32_t l = 0;
@@ -224,11 +314,10 @@ int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uin
             lr->pos[lr->sel[l++] = extra[e]] = 0;
     lr->l = l;
     qsort(lr->sel, l, sizeof(uint32_t), cmp_u32);
-    for (uint32_t b = 0; b < l; b++) {
+    for (uint32_t b = 0; b < l; b++)
         lr->pos[lr->sel[b]] = (int32_t)b;
-        memcpy(lr->YI + (size_t)b * k, lr->Y + (size_t)lr->sel[b] * k, sizeof(double) * k);
-    }
-    fit_gemm_tn(n, k, 1, lr->Y, ones, lr->s);
+    if ((rc = gather_rows_i(lr, lr->Y, k, lr->YI)) || (rc = fit_gemm_tn_part(&lr->L, k, 1, lr->Y, ones, lr->s)))
+        goto out;
     double psum = 0, pii = 0;
     if ((rc = lowrank_sums(lr, col, col + l, col + 2 * l, &psum, &pii)))
         goto out;
@@ -242,7 +331,7 @@ int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uin
         lr->erow[i] = col[b], lr->eg2[i] = col[l + b], lr->eg[i] = col[2 * l + b];
     }
 out:
-    free(rk), free(col), free(ones);
+    free(rk), free(col), free(ones), free(norm);
     return rc;
 }
 
@@ -257,29 +346,41 @@ int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra)
         return rc;
     if (!(lr->total > 0))
         return jsmf_error(JSMF_ENUMERIC, "fit: the rectified C sums to %g", lr->total);
-    cblas_dscal(lr->n * lr->k, 1.0 / sqrt(lr->total), lr->Y, 1);
+    cblas_dscal(lr->nl * lr->k, 1.0 / sqrt(lr->total), lr->Y, 1);
     return fit_lowrank_set(lr, lr->Y, extra, nextra);
 }
 
-/* Row sums c = R 1 and sums of squares q2_i = ||R_i||^2, exactly, in O(N K^2 + N l K). */
-void fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2)
+/* Row sums c = R 1 and sums of squares q2_i = ||R_i||^2 (n each, on every rank), exactly, in
+ * O(N K^2 + N l K). */
+int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2)
 {
-    uint32_t n = lr->n, k = lr->k;
-    double om = lr->omega, *H = malloc(sizeof(double) * k * k), *t = malloc(sizeof(double) * n * k);
-    fit_gemm_tn(n, k, k, lr->Y, lr->Y, H);
-    fit_gemm_nn(n, k, k, lr->Y, H, t);
+    uint32_t n = lr->n, k = lr->k, nl = lr->nl, r0 = lr->L.r0;
+    double om = lr->omega, *H = malloc(sizeof(double) * k * k);
+    double *t = malloc(sizeof(double) * nl * k + 1);
+    int rc = !H || !t ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (N=%u)", n) : JSMF_OK;
+    if (lr->L.comm)
+        rc = jsmf_comm_agree(lr->L.comm, rc);
+    if (rc || (rc = fit_gemm_tn_part(&lr->L, k, k, lr->Y, lr->Y, H)))
+        goto out;
+    fit_gemm_nn(nl, k, k, lr->Y, H, t);
 #pragma omp parallel for schedule(static) num_threads(lr->nt)
-    for (uint32_t i = 0; i < n; i++) {
-        const double *y = lr->Y + (size_t)i * k;
-        double ys = cblas_ddot(k, y, 1, lr->s, 1), yhy = cblas_ddot(k, y, 1, t + (size_t)i * k, 1);
+    for (uint32_t a = 0; a < nl; a++) {
+        uint32_t i = r0 + a;
+        const double *y = lr->Y + (size_t)a * k;
+        double ys = cblas_ddot(k, y, 1, lr->s, 1), yhy = cblas_ddot(k, y, 1, t + (size_t)a * k, 1);
         c[i] = ys + om * n + lr->erow[i];
         /* a repaired entry: (0 + om)^2 replaces (g + om)^2 */
         q2[i] = yhy + 2 * om * ys + om * om * n - lr->eg2[i] - 2 * om * lr->eg[i];
     }
+    if (!(rc = fit_part_gather(&lr->L, 1, c + r0, c)))
+        rc = fit_part_gather(&lr->L, 1, q2 + r0, q2);
+out:
     free(H), free(t);
+    return rc;
 }
 
-/* Rows r0 .. r0+nb-1 of R: max(g, 0) where the row or the column is in I, g elsewhere, + omega. */
+/* Rows r0 .. r0+nb-1 of R: max(g, 0) where the row or the column is in I, g elsewhere, + omega.
+ * The whole factor is needed: only after fit_lowrank_gather. */
 void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out)
 {
     uint32_t n = lr->n, k = lr->k;
@@ -303,34 +404,42 @@ void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *o
 }
 
 /* Z = R V = Y (Y^T V) + E V + omega 1 (1^T V). With P = max(-Y Y_I^T, 0) (n x l):
- * (E V)_i = P_i V_I for a row not in I, and (P^T V)_a for the row I_a. */
+ * (E V)_i = P_i V_I for a row not in I, and (P^T V)_a for the row I_a. V and Z hold this
+ * rank's rows: the products over all rows (Y^T V, 1^T V, P^T V) are K x p, 1 x p and l x p
+ * partials added over ranks, V_I the l rows of V gathered from their ranks. */
 int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
 {
     fit_lowrank *lr = ctx;
-    uint32_t n = lr->n, k = lr->k, l = lr->l, cr = chunk_rows(n), nch = (n + cr - 1) / cr;
-    double *YtV = malloc(sizeof(double) * k * p), *VI = malloc(sizeof(double) * (size_t)l * p);
-    double *onesV = malloc(sizeof(double) * p), *ones = malloc(sizeof(double) * n);
-    double **part = calloc(nch, sizeof *part), **G = calloc(lr->nt, sizeof *G);
-    int fail = !YtV || !VI || !onesV || !ones || !part || !G;
-    for (uint32_t c = 0; c < nch && !fail; c++)
-        fail = !(part[c] = calloc((size_t)l * p, sizeof(double)));
+    uint32_t n = lr->n, k = lr->k, l = lr->l, nl = lr->nl, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+    size_t lp = (size_t)l * p;
+    local_chunks(lr, &c0, &c1);
+    double *YtV = malloc(sizeof(double) * k * p), *VI = malloc(sizeof(double) * lp + 1);
+    double *onesV = malloc(sizeof(double) * p), *ones = malloc(sizeof(double) * nl + 1);
+    double *part = calloc(nch * lp + 1, sizeof(double)), *PtV = malloc(sizeof(double) * lp + 1);
+    double **G = calloc(lr->nt, sizeof *G);
+    int fail = !YtV || !VI || !onesV || !ones || !part || !PtV || !G;
     for (int t = 0; t < lr->nt && !fail; t++)
         fail = !(G[t] = malloc(sizeof(double) * LR_BLOCK * ((size_t)l + p)));
-    if (fail)
+    int rc = fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed product, N=%u)", n)
+                  : JSMF_OK;
+    if (lr->L.comm)
+        rc = jsmf_comm_agree(lr->L.comm, rc);
+    if (rc)
         goto out;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nl; i++)
         ones[i] = 1.0;
-    fit_gemm_tn(n, k, p, lr->Y, V, YtV);
-    fit_gemm_tn(n, 1, p, ones, V, onesV);
-    for (uint32_t b = 0; b < l; b++)
-        memcpy(VI + (size_t)b * p, V + (size_t)lr->sel[b] * p, sizeof(double) * p);
+    if ((rc = fit_gemm_tn_part(&lr->L, k, p, lr->Y, V, YtV)) ||
+        (rc = fit_gemm_tn_part(&lr->L, 1, p, ones, V, onesV)) ||
+        (rc = gather_rows_i(lr, V, p, VI)))
+        goto out;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(lr->nt)
-    for (uint32_t c = 0; c < nch; c++) {
+    for (uint32_t c = c0; c < c1; c++) {
         double *g = G[omp_get_thread_num()], *zb = g + (size_t)LR_BLOCK * l;
-        for (uint32_t r0 = c * cr; r0 < (c + 1) * cr && r0 < n; r0 += LR_BLOCK) {
-            uint32_t nb = n - r0 < LR_BLOCK ? n - r0 : LR_BLOCK;
-            const double *Yb = lr->Y + (size_t)r0 * k;
-            double *Zb = Z + (size_t)r0 * p;
+        for (uint32_t a = c * FIT_CHUNK; a < (c + 1) * FIT_CHUNK && a < r1; a += LR_BLOCK) {
+            uint32_t nb = r1 - a < LR_BLOCK ? r1 - a : LR_BLOCK;
+            const double *Yb = lr->Y + (size_t)(a - r0) * k;
+            double *Zb = Z + (size_t)(a - r0) * p;
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, l, k, 1.0, Yb, k, lr->YI, k,
                         0.0, g, l);
             for (size_t e = 0; e < (size_t)nb * l; e++)
@@ -342,31 +451,30 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
                         0.0, zb, p);
             for (uint32_t i = 0; i < nb; i++) {
                 double *z = Zb + (size_t)i * p, *e = zb + (size_t)i * p;
-                int inI = lr->pos[r0 + i] >= 0;
+                int inI = lr->pos[a + i] >= 0;
                 for (uint32_t q = 0; q < p; q++)
                     z[q] += lr->omega * onesV[q] + (inI ? 0 : e[q]);
             }
-            /* the rows I get P^T V, summed over chunks in order below */
+            /* the rows I get P^T V, added over chunks in order below */
             cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l, p, nb, 1.0, g, l,
-                        V + (size_t)r0 * p, p, 1.0, part[c], p);
+                        V + (size_t)(a - r0) * p, p, 1.0, part + c * lp, p);
         }
     }
-    for (uint32_t c = 1; c < nch; c++)
-        for (size_t e = 0; e < (size_t)l * p; e++)
-            part[0][e] += part[c][e];
+    if ((rc = add_chunk_partials(lr, part, lp, PtV)))
+        goto out;
     for (uint32_t b = 0; b < l; b++) {
-        double *z = Z + (size_t)lr->sel[b] * p;
+        uint32_t i = lr->sel[b];
+        if (i < r0 || i >= r1)
+            continue;
+        double *z = Z + (size_t)(i - r0) * p;
         for (uint32_t q = 0; q < p; q++)
-            z[q] += part[0][(size_t)b * p + q];
+            z[q] += PtV[(size_t)b * p + q];
     }
 out:
-    for (uint32_t c = 0; c < nch && part; c++)
-        free(part[c]);
     for (int t = 0; t < lr->nt && G; t++)
         free(G[t]);
-    free(part), free(G), free(YtV), free(VI), free(onesV), free(ones);
-    return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed product, N=%u)", n)
-                : JSMF_OK;
+    free(part), free(PtV), free(G), free(YtV), free(VI), free(onesV), free(ones);
+    return rc;
 }
 
 /* ---- the iteration ----------------------------------------------------------------------- */
@@ -444,21 +552,24 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     memset(F, 0, sizeof *F);
     fit_csrc *src = NULL;
     int streamed = 0;
-    double *hist = NULL;
-    fit_lowrank *lr = fit_lowrank_new(n, k, l, nt);
-    double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
-    double *Yn = malloc(sizeof(double) * n * k), *Qn = malloc(sizeof(double) * n * p);
-    int rc = JSMF_OK;
-    if (!lr || !U || !lam || !Yn || !Qn) {
-        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
-        goto out;
-    }
+    double *hist = NULL, *U = NULL, *lam = NULL, *Yn = NULL, *Qn = NULL;
+    fit_lowrank *lr = NULL;
     /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
      * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
      * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
     double t0 = fit_now();
-    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg,
-                            &src)))
+    int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
+    if (rc)
+        goto out;
+    /* an MPI job: each rank holds C's rows and the same rows of every n-row block */
+    fit_part L = fit_csrc_part(src);
+    uint32_t nl = L.r1 - L.r0;
+    lr = fit_lowrank_new(&L, k, l, nt);
+    U = malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
+    Yn = malloc(sizeof(double) * nl * k + 1), Qn = malloc(sizeof(double) * nl * p + 1);
+    if (!lr || !U || !lam || !Yn || !Qn)
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
+    if ((rc = jsmf_comm_agree(L.comm ? L.comm : jsmf_comm_self(), rc)))
         goto out;
     uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
     uint32_t d = cap < 4 ? cap : 4;
@@ -466,7 +577,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
                        o->seed, 1};
     fit_eig_result er;
     fit_csrc_plan(src, cap);
-    if ((rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL)))
+    if ((rc = fit_eig_topk(fit_csrc_apply_part, src, &L, &eo, U, lam, &er, NULL)))
         goto out;
     uint32_t iters = er.applies;
     if (rep)
@@ -479,9 +590,9 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     /* C cached in float32 serves the metrics too: recovery moves by ~2e-5 relative, and
      * reading the store again in double cost two streamed passes, as much as the rest of the
      * fit at N=20k (tools/bench/fit-results.md) */
-    if (streamed)
+    if (streamed) /* L.starts is C's split, kept by lr */
         fit_csrc_close(src), src = NULL;
-    psd_factor(n, k, U, lam, Yn);
+    psd_factor(nl, k, U, lam, Yn);
     if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
         goto out;
     jsmf_fit_trace tr = {NAN, lr->omega, 0, lr->esum, lam[k - 1], iters};
@@ -496,14 +607,15 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
                            t == 1 ? k : p, o->eig_tol, 0, o->seed + t, 0};
-        if ((rc = fit_eig_topk(fit_lowrank_apply, lr, n, &so, U, lam, &er, Qn)))
+        if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, U, lam, &er, Qn)))
             goto out;
         iters = er.applies;
         if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
             rep->trace[rep->n_trace++] = tr;
-        psd_factor(n, k, U, lam, Yn);
-        double delta = fit_factor_delta(n, k, lr->Y, NULL, Yn, NULL);
-        if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
+        psd_factor(nl, k, U, lam, Yn);
+        double delta;
+        if ((rc = fit_factor_delta(&lr->L, k, lr->Y, NULL, Yn, NULL, &delta)) ||
+            (rc = fit_lowrank_set(lr, Yn, NULL, 0)))
             goto out;
         tr = (jsmf_fit_trace){delta, lr->omega, 0, lr->esum, lam[k - 1], iters};
         if (rep)
@@ -517,7 +629,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     }
     if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
         rep->trace[rep->n_trace++] = tr;
-    if ((rc = fit_lowrank_finish(lr, NULL, 0)))
+    /* anchors and recovery read any row: from here on each rank holds the whole factor */
+    if ((rc = fit_lowrank_finish(lr, NULL, 0)) || (rc = fit_lowrank_gather(lr)))
         goto out;
     if (rep)
         rep->compress_rows = lr->l0;

@@ -9,29 +9,54 @@
 
 #include "fit_internal.h"
 
-static void fill_random(uint32_t n, uint32_t p, uint32_t c0, double *Q, uint64_t *rng)
+/* Columns c0.. of this rank's rows of Q, from the one stream over all n rows (so every number
+ * of ranks draws the same start). */
+static void fill_random(const fit_part *L, uint32_t p, uint32_t c0, double *Q, uint64_t *rng)
 {
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t c = c0; c < p; c++)
-            Q[(size_t)i * p + c] = fit_rng_gauss(rng);
-}
-
-/* X -= B (B^T X) for each earlier block B, twice (classical Gram-Schmidt, reorthogonalised). */
-static void orth_against(uint32_t n, uint32_t p, double **Vb, uint32_t nb, double *X, double *tmp,
-                         double *coef)
-{
-    for (int sweep = 0; sweep < 2; sweep++)
-        for (uint32_t b = 0; b < nb; b++) {
-            fit_gemm_tn(n, p, p, Vb[b], X, coef);
-            fit_gemm_nn(n, p, p, Vb[b], coef, tmp);
-            for (size_t e = 0; e < (size_t)n * p; e++)
-                X[e] -= tmp[e];
+    for (uint32_t i = 0; i < L->n; i++)
+        for (uint32_t c = c0; c < p; c++) {
+            double g = fit_rng_gauss(rng);
+            if (i >= L->r0 && i < L->r1)
+                Q[(size_t)(i - L->r0) * p + c] = g;
         }
 }
 
-int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *e, double *U,
-                 double *lam, fit_eig_result *res, double *next)
+/* X -= B (B^T X) for each earlier block B, twice (classical Gram-Schmidt, reorthogonalised). */
+static int orth_against(const fit_part *L, uint32_t p, double **Vb, uint32_t nb, double *X,
+                        double *tmp, double *coef)
 {
+    uint32_t nl = L->r1 - L->r0;
+    for (int sweep = 0; sweep < 2; sweep++)
+        for (uint32_t b = 0; b < nb; b++) {
+            int rc = fit_gemm_tn_part(L, p, p, Vb[b], X, coef);
+            if (rc)
+                return rc;
+            fit_gemm_nn(nl, p, p, Vb[b], coef, tmp);
+            for (size_t e = 0; e < (size_t)nl * p; e++)
+                X[e] -= tmp[e];
+        }
+    return JSMF_OK;
+}
+
+/* Orthonormal columns in Q, those lost to rank deficiency replaced by random ones made
+ * orthogonal to the earlier blocks too. */
+static int orth_block(const fit_part *L, uint32_t p, double **Vb, uint32_t nb, double *Q,
+                      double *tmp, double *coef, uint64_t *rng)
+{
+    uint32_t r = 0;
+    int rc = fit_orth_part(L, p, Q, &r);
+    if (rc || r == p)
+        return rc;
+    fill_random(L, p, r, Q, rng);
+    if (nb && (rc = orth_against(L, p, Vb, nb, Q, tmp, coef)))
+        return rc;
+    return fit_orth_part(L, p, Q, &r);
+}
+
+int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
+                 double *U, double *lam, fit_eig_result *res, double *next)
+{
+    uint32_t n = L->n, nl = L->r1 - L->r0;
     uint32_t k = e->k, p = e->p < n ? e->p : n, depth = e->depth, maxit = e->maxit;
     const double *Q0 = e->Q0;
     uint32_t p0 = e->p0;
@@ -46,7 +71,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
         depth--;
     uint32_t m = depth * p;
     uint64_t rng = e->seed ^ 0x5DEECE66Dull;
-    size_t np = (size_t)n * p;
+    size_t np = (size_t)nl * p + 1; /* + 1: a rank may hold no rows */
     double **Vb = calloc(depth, sizeof *Vb), **Wb = calloc(depth, sizeof *Wb);
     double *Y = malloc(sizeof(double) * np), *AY = malloc(sizeof(double) * np);
     double *tmp = malloc(sizeof(double) * np), *T = malloc(sizeof(double) * m * m);
@@ -58,21 +83,22 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
     for (uint32_t j = 0; j < depth && !fail; j++)
         fail = !(Vb[j] = malloc(sizeof(double) * np)) || !(Wb[j] = malloc(sizeof(double) * np));
     if (fail) {
-        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", n,
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
-        goto out;
     }
+    if (L->comm)
+        rc = jsmf_comm_agree(L->comm, rc);
+    if (rc)
+        goto out;
+    np = (size_t)nl * p;
     /* start: warm columns, random rest */
     uint32_t pw = Q0 ? (p0 < p ? p0 : p) : 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nl; i++)
         for (uint32_t c = 0; c < pw; c++)
             Vb[0][(size_t)i * p + c] = Q0[(size_t)i * p0 + c];
-    fill_random(n, p, pw, Vb[0], &rng);
-    uint32_t rank = fit_orth(n, p, Vb[0]);
-    if (rank < p) {
-        fill_random(n, p, rank, Vb[0], &rng);
-        fit_orth(n, p, Vb[0]);
-    }
+    fill_random(L, p, pw, Vb[0], &rng);
+    if ((rc = orth_block(L, p, Vb, 0, Vb[0], tmp, coef, &rng)))
+        goto out;
     uint32_t it;
     double last_res = NAN;
     for (it = 0; it < maxit; it++) {
@@ -81,19 +107,17 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
                 goto out;
             if (j + 1 < depth) {
                 memcpy(Vb[j + 1], Wb[j], sizeof(double) * np);
-                orth_against(n, p, Vb, j + 1, Vb[j + 1], tmp, coef);
-                uint32_t r = fit_orth(n, p, Vb[j + 1]);
-                if (r < p) { /* invariant subspace reached: extend randomly, stay orthogonal */
-                    fill_random(n, p, r, Vb[j + 1], &rng);
-                    orth_against(n, p, Vb, j + 1, Vb[j + 1], tmp, coef);
-                    fit_orth(n, p, Vb[j + 1]);
-                }
+                if ((rc = orth_against(L, p, Vb, j + 1, Vb[j + 1], tmp, coef)) ||
+                    /* an invariant subspace reached: extended randomly, kept orthogonal */
+                    (rc = orth_block(L, p, Vb, j + 1, Vb[j + 1], tmp, coef, &rng)))
+                    goto out;
             }
         }
         /* Rayleigh-Ritz on span(V): T = V^T (A V), symmetrised */
         for (uint32_t a = 0; a < depth; a++)
             for (uint32_t b = 0; b < depth; b++) {
-                fit_gemm_tn(n, p, p, Vb[a], Wb[b], coef);
+                if ((rc = fit_gemm_tn_part(L, p, p, Vb[a], Wb[b], coef)))
+                    goto out;
                 for (uint32_t r = 0; r < p; r++)
                     for (uint32_t c = 0; c < p; c++)
                         T[(size_t)(a * p + r) * m + b * p + c] = coef[r * p + c];
@@ -114,10 +138,10 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
             for (uint32_t r = 0; r < p; r++)
                 for (uint32_t c = 0; c < p; c++)
                     Sj[r * p + c] = T[(size_t)(j * p + r) * m + (m - 1 - c)];
-            fit_gemm_nn(n, p, p, Vb[j], Sj, tmp);
+            fit_gemm_nn(nl, p, p, Vb[j], Sj, tmp);
             for (size_t e = 0; e < np; e++)
                 Y[e] += tmp[e];
-            fit_gemm_nn(n, p, p, Wb[j], Sj, tmp);
+            fit_gemm_nn(nl, p, p, Wb[j], Sj, tmp);
             for (size_t e = 0; e < np; e++)
                 AY[e] += tmp[e];
         }
@@ -126,10 +150,11 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
             amax = fmax(amax, fabs(w[m - 1 - c]));
         if (e->tol_kth)
             amax = fabs(w[m - k]);
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < nl; i++)
             for (uint32_t c = 0; c < p; c++)
                 tmp[(size_t)i * p + c] = AY[(size_t)i * p + c] - w[m - 1 - c] * Y[(size_t)i * p + c];
-        fit_gemm_tn(n, p, p, tmp, tmp, G);
+        if ((rc = fit_gemm_tn_part(L, p, p, tmp, tmp, G)))
+            goto out;
         double r = 0;
         for (uint32_t c = 0; c < k; c++)
             r = fmax(r, sqrt(fmax(G[c * p + c], 0)));
@@ -147,13 +172,10 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *
         /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
          * subspace iteration; Y itself would span the same space again) */
         memcpy(Vb[0], AY, sizeof(double) * np);
-        rank = fit_orth(n, p, Vb[0]);
-        if (rank < p) {
-            fill_random(n, p, rank, Vb[0], &rng);
-            fit_orth(n, p, Vb[0]);
-        }
+        if ((rc = orth_block(L, p, Vb, 0, Vb[0], tmp, coef, &rng)))
+            goto out;
     }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < nl; i++)
         for (uint32_t c = 0; c < k; c++)
             U[(size_t)i * k + c] = Y[(size_t)i * p + c];
     for (uint32_t c = 0; c < k; c++)

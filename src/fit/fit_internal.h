@@ -72,6 +72,26 @@ void fit_threads_end(fit_threads_saved saved);
 
 /* Deterministic reductions over the long dimension n (fixed chunks, summed in order). */
 void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *B, double *C);
+
+/* The rows of an n-row array (a block of vectors, the factor) this rank holds in an MPI job:
+ * [r0, r1), every rank's range starting at starts[rank] (starts[size] = n), each start a
+ * multiple of FIT_CHUNK, so a rank holds whole chunks of the reductions above and a reduction
+ * over ranks adds the same chunk partials in the same order as one process: results are equal
+ * bit for bit for any number of ranks. comm NULL: one process (or a replicated array), all n. */
+typedef struct fit_part {
+    uint32_t n, r0, r1;
+    const uint32_t *starts;
+    jsmf_comm *comm;
+} fit_part;
+fit_part fit_part_whole(uint32_t n);
+/* 1 when the rows are split over several ranks. */
+int fit_part_split(const fit_part *L);
+/* C (p x q) = A^T B over all n rows, from this rank's rows of A and B (nl x p, nl x q): the
+ * chunk partials of every rank, added in chunk order (fit_gemm_tn on one process). */
+int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A, const double *B,
+                     double *C);
+/* Every rank's rows of X (nl x width) into full (n x width) on every rank. */
+int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *full);
 /* C (n x q) = A (n x p) * S (p x q), rows in parallel. */
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C);
 double fit_sum_ordered(const double *x, uint64_t n);
@@ -84,14 +104,15 @@ typedef struct {
 } fit_ranked;
 int fit_ranked_desc(const void *a, const void *b);
 
-/* ||W1 G1 W1^T - W2 G2 W2^T||_F / ||W1 G1 W1^T||_F from (r x r) Gram matrices; W1, W2 are
- * n x r, G1, G2 diagonal (NULL: the identity). */
-double fit_factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
-                        const double *W2, const double *g2);
+/* *delta = ||W1 G1 W1^T - W2 G2 W2^T||_F / ||W1 G1 W1^T||_F from (r x r) Gram matrices; W1,
+ * W2 are this rank's rows of L (r columns), G1, G2 diagonal (NULL: the identity). */
+int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const double *g1,
+                     const double *W2, const double *g2, double *delta);
 
-/* Orthonormalise the columns of Q (n x p) in place (SVQB twice); returns the rank kept (the
- * columns beyond it are zeroed). */
-uint32_t fit_orth(uint32_t n, uint32_t p, double *Q);
+/* Orthonormalise the columns of Q (this rank's rows of L, p columns) in place (SVQB twice, the
+ * Gram matrices reduced over ranks); *rank gets the rank kept (the columns beyond it are
+ * zeroed). */
+int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank);
 
 /* Symmetric eigendecomposition of a small p x p matrix: ascending values w, vectors in A's
  * columns (row-major). Returns LAPACK info. */
@@ -104,7 +125,8 @@ int fit_syev(uint32_t p, double *A, double *w);
  * scale an eigendecomposition of C needs, whose top eigenvalue dwarfs the K-th), or, with
  * ritz_change, when no wanted Ritz value moved by more than that since the previous cycle; or
  * after maxit cycles. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the
- * last Ritz vectors: the warm start that advances the subspace by one power step. */
+ * last Ritz vectors: the warm start that advances the subspace by one power step. Every n-row
+ * block (Q0, U, next, and V and Z of apply) holds the rows of L this rank holds. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
 typedef struct fit_eig_opts {
     uint32_t k, p, depth, maxit;
@@ -119,8 +141,8 @@ typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */
     double resid;     /* the largest relative residual of the wanted pairs, as the test reads it */
 } fit_eig_result;
-int fit_eig_topk(fit_apply_fn apply, void *ctx, uint32_t n, const fit_eig_opts *e, double *U,
-                 double *lam, fit_eig_result *res, double *next);
+int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
+                 double *U, double *lam, fit_eig_result *res, double *next);
 
 /* Random numbers that do not depend on threads. */
 uint64_t fit_rng_next(uint64_t *s);
@@ -175,6 +197,11 @@ int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out);
 /* How many reads of C the caller expects (for the progress line's total). */
 void fit_csrc_plan(fit_csrc *s, uint32_t passes);
 int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z);
+/* The rows of C each rank holds in an MPI job (whole chunks, about equal entries). */
+fit_part fit_csrc_part(const fit_csrc *s);
+/* The same product on the rows of fit_csrc_part: V and Z hold this rank's rows only (V is
+ * gathered from all ranks for the product; no rows of Z travel). A fit_apply_fn. */
+int fit_csrc_apply_part(void *ctx, const double *V, uint32_t p, double *Z);
 const double *fit_csrc_rowsums(const fit_csrc *s);
 const double *fit_csrc_rowsq(const fit_csrc *s);
 uint64_t fit_csrc_passes(const fit_csrc *s);
@@ -187,11 +214,14 @@ int fit_csrc_cached(const fit_csrc *s);
 int fit_csrc_exact(const fit_csrc *s);
 
 /* The compressed iterate (fit_compress.c). */
-fit_lowrank *fit_lowrank_new(uint32_t n, uint32_t k, uint32_t l, int nt);
+/* Rows of Y split as L (every n-row argument below holds this rank's rows) until
+ * fit_lowrank_gather gives each rank the whole factor; fit_lowrank_rows needs it whole. */
+fit_lowrank *fit_lowrank_new(const fit_part *L, uint32_t k, uint32_t l, int nt);
+int fit_lowrank_gather(fit_lowrank *lr);
 void fit_lowrank_free(fit_lowrank *lr);
 int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uint32_t nextra);
 int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra);
-void fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
+int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
 void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out);
 int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z);
 uint32_t fit_lowrank_k(const fit_lowrank *lr);

@@ -72,6 +72,81 @@ void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const doub
     free(part);
 }
 
+fit_part fit_part_whole(uint32_t n)
+{
+    return (fit_part){n, 0, n, NULL, NULL};
+}
+
+int fit_part_split(const fit_part *L)
+{
+    return L->comm && jsmf_comm_size(L->comm) > 1;
+}
+
+/* The chunks [*c0, *c1) of rows [a, b) (a a multiple of FIT_CHUNK). */
+static void chunks_of(uint32_t a, uint32_t b, uint32_t *c0, uint32_t *c1)
+{
+    *c0 = a / FIT_CHUNK;
+    *c1 = b > a ? (b + FIT_CHUNK - 1) / FIT_CHUNK : *c0;
+}
+
+int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A, const double *B,
+                     double *C)
+{
+    if (!fit_part_split(L)) {
+        fit_gemm_tn(L->r1 - L->r0, p, q, A, B, C);
+        return JSMF_OK;
+    }
+    int size = jsmf_comm_size(L->comm), rank = jsmf_comm_rank(L->comm);
+    uint32_t nch = (L->n + FIT_CHUNK - 1) / FIT_CHUNK, c0, c1;
+    size_t pq = (size_t)p * q;
+    chunks_of(L->r0, L->r1, &c0, &c1);
+    double *part = calloc(nch ? nch * pq : 1, sizeof(double));
+    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
+    if (!part || !counts) {
+        free(part), free(counts);
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u chunk partials)", nch);
+    }
+#pragma omp parallel for schedule(static) num_threads(fit_threads())
+    for (uint32_t c = c0; c < c1; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = L->r1 - r0 < FIT_CHUNK ? L->r1 - r0 : FIT_CHUNK;
+        size_t off = r0 - L->r0;
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, q, nb, 1.0, A + off * p, p,
+                    B + off * q, q, 0.0, part + c * pq, q);
+    }
+    for (int r = 0; r < size; r++) {
+        uint32_t a, b;
+        chunks_of(L->starts[r], L->starts[r + 1], &a, &b);
+        counts[r] = (uint64_t)(b - a) * pq * sizeof(double);
+    }
+    int rc = jsmf_comm_allgatherv(L->comm, part + c0 * pq, counts[rank], part, counts);
+    if (!rc) {
+        memcpy(C, part, sizeof(double) * pq);
+        for (uint32_t c = 1; c < nch; c++)
+            for (size_t i = 0; i < pq; i++)
+                C[i] += part[c * pq + i];
+    }
+    free(part), free(counts);
+    return rc;
+}
+
+int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *full)
+{
+    if (!fit_part_split(L)) {
+        if (full != X)
+            memcpy(full, X, sizeof(double) * (L->r1 - L->r0) * width);
+        return JSMF_OK;
+    }
+    int size = jsmf_comm_size(L->comm);
+    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
+    if (!counts)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    for (int r = 0; r < size; r++)
+        counts[r] = (uint64_t)(L->starts[r + 1] - L->starts[r]) * width * sizeof(double);
+    int rc = jsmf_comm_allgatherv(L->comm, X, counts[jsmf_comm_rank(L->comm)], full, counts);
+    free(counts);
+    return rc;
+}
+
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C)
 {
     uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
@@ -107,34 +182,40 @@ int fit_syev(uint32_t p, double *A, double *w)
 }
 
 /* One SVQB sweep: G = Q^T Q = V D V^T, Q <- Q V D^-1/2 over the well-conditioned directions
- * (robust to rank deficiency, unlike Cholesky QR). Returns the rank kept. */
-static uint32_t svqb(uint32_t n, uint32_t p, double *Q)
+ * (robust to rank deficiency, unlike Cholesky QR). Q holds this rank's rows of L; *rank gets
+ * the rank kept. */
+static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 {
+    uint32_t nl = L->r1 - L->r0;
     double *G = malloc(sizeof(double) * p * p), *w = malloc(sizeof(double) * p);
-    double *S = calloc((size_t)p * p, sizeof(double)), *T = malloc(sizeof(double) * n * p);
-    fit_gemm_tn(n, p, p, Q, Q, G);
+    double *S = calloc((size_t)p * p, sizeof(double)), *T = malloc(sizeof(double) * nl * p + 1);
+    int rc = !G || !w || !S || !T ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u)", nl, p)
+                                  : fit_gemm_tn_part(L, p, p, Q, Q, G);
+    if (rc)
+        goto out;
     fit_syev(p, G, w);
     double wmax = w[p - 1] > 0 ? w[p - 1] : 0;
-    uint32_t rank = 0;
+    *rank = 0;
     /* keep directions by descending eigenvalue so the order is stable */
     for (int32_t j = (int32_t)p - 1; j >= 0; j--) {
         if (!(w[j] > wmax * 1e-24) || w[j] <= 0)
             continue;
         double f = 1.0 / sqrt(w[j]);
         for (uint32_t i = 0; i < p; i++)
-            S[(size_t)i * p + rank] = G[(size_t)i * p + j] * f;
-        rank++;
+            S[(size_t)i * p + *rank] = G[(size_t)i * p + j] * f;
+        (*rank)++;
     }
-    fit_gemm_nn(n, p, p, Q, S, T);
-    memcpy(Q, T, sizeof(double) * n * p);
+    fit_gemm_nn(nl, p, p, Q, S, T);
+    memcpy(Q, T, sizeof(double) * nl * p);
+out:
     free(G), free(w), free(S), free(T);
-    return rank;
+    return rc;
 }
 
-uint32_t fit_orth(uint32_t n, uint32_t p, double *Q)
+int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 {
-    svqb(n, p, Q);
-    return svqb(n, p, Q);
+    int rc = svqb(L, p, Q, rank);
+    return rc ? rc : svqb(L, p, Q, rank);
 }
 
 uint64_t fit_rng_next(uint64_t *s)

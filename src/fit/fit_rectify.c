@@ -150,26 +150,31 @@ static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, cons
     free(ut1);
 }
 
-double fit_factor_delta(uint32_t n, uint32_t r, const double *W1, const double *g1,
-                        const double *W2, const double *g2)
+int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const double *g1,
+                     const double *W2, const double *g2, double *delta)
 {
     double *H11 = malloc(sizeof(double) * r * r), *H22 = malloc(sizeof(double) * r * r);
     double *H12 = malloc(sizeof(double) * r * r);
-    fit_gemm_tn(n, r, r, W1, W1, H11);
-    fit_gemm_tn(n, r, r, W2, W2, H22);
-    fit_gemm_tn(n, r, r, W1, W2, H12);
-    double a = 0, b = 0, c = 0;
-    for (uint32_t i = 0; i < r; i++)
-        for (uint32_t j = 0; j < r; j++) {
-            double g1i = g1 ? g1[i] : 1, g1j = g1 ? g1[j] : 1;
-            double g2i = g2 ? g2[i] : 1, g2j = g2 ? g2[j] : 1;
-            a += g1i * H11[i * r + j] * g1j * H11[j * r + i];
-            c += g2i * H22[i * r + j] * g2j * H22[j * r + i];
-            b += g1i * H12[i * r + j] * g2j * H12[i * r + j];
-        }
+    int rc = !H11 || !H22 || !H12 ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
+    if (L->comm)
+        rc = jsmf_comm_agree(L->comm, rc);
+    if (!rc && !(rc = fit_gemm_tn_part(L, r, r, W1, W1, H11)) &&
+        !(rc = fit_gemm_tn_part(L, r, r, W2, W2, H22)) &&
+        !(rc = fit_gemm_tn_part(L, r, r, W1, W2, H12))) {
+        double a = 0, b = 0, c = 0;
+        for (uint32_t i = 0; i < r; i++)
+            for (uint32_t j = 0; j < r; j++) {
+                double g1i = g1 ? g1[i] : 1, g1j = g1 ? g1[j] : 1;
+                double g2i = g2 ? g2[i] : 1, g2j = g2 ? g2[j] : 1;
+                a += g1i * H11[i * r + j] * g1j * H11[j * r + i];
+                c += g2i * H22[i * r + j] * g2j * H22[j * r + i];
+                b += g1i * H12[i * r + j] * g2j * H12[i * r + j];
+            }
+        double d2 = a - 2 * b + c;
+        *delta = sqrt(fmax(d2, 0)) / (a > 0 ? sqrt(a) : 1);
+    }
     free(H11), free(H22), free(H12);
-    double d2 = a - 2 * b + c;
-    return sqrt(fmax(d2, 0)) / (a > 0 ? sqrt(a) : 1);
+    return rc;
 }
 
 static void progress(const jsmf_fit_opts *o, const char *what, double done, double total)
@@ -229,7 +234,9 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->comm, o->progress, o->progress_arg,
                             &src)))
         goto out;
-    rc = fit_eig_topk(fit_csrc_apply, src, n, &eo, U, lam, &er, NULL);
+    /* AP keeps its factor whole on every rank (products with C: each rank its rows) */
+    fit_part whole = fit_part_whole(n);
+    rc = fit_eig_topk(fit_csrc_apply, src, &whole, &eo, U, lam, &er, NULL);
     if (rep)
         rep->t_load = fit_now() - t0, fit_note_scans(rep, src, C);
     iters = er.applies;
@@ -255,7 +262,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         fac_apply fa = {F, 0, 0, 0, &passes};
         fit_eig_opts so = {k, k + q, 1, o->eig_step_maxit ? o->eig_step_maxit : o->eig_maxit,
                            t == 1 ? Q0 : Qn, t == 1 ? r : k + q, o->eig_tol, 0, o->seed + t, 0};
-        rc = fit_eig_topk(fac_apply_fn, &fa, n, &so, U, lam, &er, Qn);
+        rc = fit_eig_topk(fac_apply_fn, &fa, &whole, &so, U, lam, &er, Qn);
         iters = er.applies;
         if (rc)
             goto out;
@@ -265,8 +272,10 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         memcpy(Wold, F->W, sizeof(double) * n * r);
         memcpy(gold, F->g, sizeof(double) * r);
         set_factor(F, n, k, U, lam);
-        tr = (jsmf_fit_trace){fit_factor_delta(n, r, F->W, F->g, Wold, gold), F->g[k], 0, 0,
-                              lam[k - 1], iters};
+        double delta;
+        if ((rc = fit_factor_delta(&whole, r, F->W, F->g, Wold, gold, &delta)))
+            goto out;
+        tr = (jsmf_fit_trace){delta, F->g[k], 0, 0, lam[k - 1], iters};
     }
     /* the last iterate's clip statistics come from the sums pass (fit_rect_sums) */
     add_trace(rep, &tr);

@@ -56,7 +56,9 @@ struct fit_csrc {
     /* the product being formed */
     const double *V;
     const float *Vf;
-    double *Z;
+    double share;       /* this rank's part of C's entries (1 on one process) */
+    double *Z;          /* the product's rows from z0 (0, or this rank's first row) */
+    uint32_t z0;
     uint32_t p;
     float **dense_f;
     double **dense_d;
@@ -136,14 +138,34 @@ static int split_rows(fit_csrc *s)
         rc = jsmf_comm_allreduce(s->comm, w, s->n, JSMF_COMM_U64, JSMF_COMM_SUM);
     if (!rc && !(s->starts = malloc(sizeof *s->starts * ((size_t)size + 1))))
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    for (int r = 0; !rc && r < size; r++) { /* ranges start at a block of C (SRC_BLOCK) */
-        uint32_t a0, a1;
-        jsmf_comm_split(s->n, w, size, r, &a0, &a1);
-        s->starts[r] = r ? a0 / SRC_BLOCK * SRC_BLOCK : 0;
+    /* ranges of whole chunks of the fit's reductions (FIT_CHUNK, a multiple of C's blocks,
+     * SRC_BLOCK), cut by their entries: the factor's rows are split as C's (fit_part) */
+    uint32_t nch = (s->n + FIT_CHUNK - 1) / FIT_CHUNK;
+    uint64_t *cw = rc ? NULL : calloc(nch ? nch : 1, sizeof *cw);
+    if (!rc && !cw)
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    for (uint32_t i = 0; !rc && i < s->n; i++)
+        cw[i / FIT_CHUNK] += w[i];
+    /* a chunk heavier than a rank's share (the frequent words') would leave a range empty:
+     * each rank gets at least one chunk while there are enough */
+    for (int r = 0, prev = -1; !rc && r < size; r++) {
+        uint32_t c0, c1;
+        jsmf_comm_split(nch, cw, size, r, &c0, &c1);
+        if (nch >= (uint32_t)size) {
+            c0 = (int64_t)c0 > prev ? c0 : (uint32_t)(prev + 1);
+            c0 = c0 < nch - size + r ? c0 : nch - size + r;
+        }
+        prev = (int)c0;
+        s->starts[r] = c0 * FIT_CHUNK < s->n ? c0 * FIT_CHUNK : s->n;
     }
+    free(cw);
     if (!rc) {
         s->starts[size] = s->n;
         s->r0 = s->starts[rank], s->r1 = s->starts[rank + 1];
+        uint64_t mine = 0, all = 0;
+        for (uint32_t i = 0; i < s->n; i++)
+            all += w[i], mine += i >= s->r0 && i < s->r1 ? w[i] : 0;
+        s->share = all ? (double)mine / all : 0;
     }
     free(w);
     return rc;
@@ -216,7 +238,7 @@ static void block_product(fit_csrc *s, uint32_t b0, uint32_t b1, int tid)
     uint32_t drow[SRC_BLOCK];
     for (uint32_t r = b0; r < b1; r++) {
         uint64_t e0 = s->rowptr[r], e1 = s->rowptr[r + 1];
-        double *z = s->Z + (size_t)s->rows[r] * p;
+        double *z = s->Z + (size_t)(s->rows[r] - s->z0) * p;
         if (e1 - e0 >= dense_min && dense_min > 0) {
             drow[nd++] = r;
             continue;
@@ -244,7 +266,7 @@ static void block_product(fit_csrc *s, uint32_t b0, uint32_t b1, int tid)
                     0.0f, out, p);
         for (uint32_t a = 0; a < nd; a++)
             for (uint32_t c = 0; c < p; c++)
-                s->Z[(size_t)s->rows[drow[a]] * p + c] = out[(size_t)a * p + c];
+                s->Z[(size_t)(s->rows[drow[a]] - s->z0) * p + c] = out[(size_t)a * p + c];
     } else {
         double *D = s->dense_d[tid], *out = (double *)s->zf[tid];
         memset(D, 0, sizeof(double) * (size_t)nd * n);
@@ -254,7 +276,7 @@ static void block_product(fit_csrc *s, uint32_t b0, uint32_t b1, int tid)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nd, p, n, 1.0, D, n, s->V, p, 0.0,
                     out, p);
         for (uint32_t a = 0; a < nd; a++)
-            memcpy(s->Z + (size_t)s->rows[drow[a]] * p, out + (size_t)a * p, sizeof(double) * p);
+            memcpy(s->Z + (size_t)(s->rows[drow[a]] - s->z0) * p, out + (size_t)a * p, sizeof(double) * p);
     }
 }
 
@@ -357,7 +379,7 @@ static int stream_row(void *arg, uint32_t row, const uint32_t *cols, const doubl
         pass_progress(s, row);
     }
     if (nv > SRC_BUF_NNZ) { /* longer than the whole buffer: a block of its own, in pieces */
-        double *z = s->Z + (size_t)row * s->p;
+        double *z = s->Z + (size_t)(row - s->z0) * s->p;
         for (uint32_t e = 0; e < nv; e++)
             for (uint32_t c = 0; c < s->p; c++)
                 z[c] += vals[e] * (s->single ? (double)s->Vf[(size_t)cols[e] * s->p + c]
@@ -435,6 +457,7 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_c
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     s->C = C, s->n = C->n, s->nt = nt > 0 ? nt : 1, s->single = single;
     s->comm = comm ? comm : jsmf_comm_self();
+    s->share = 1;
     s->progress = progress, s->progress_arg = parg, s->planned = 1;
     s->rowsum = calloc(C->n, sizeof(double));
     s->rowsq = calloc(C->n, sizeof(double));
@@ -517,9 +540,9 @@ static int ensure_scratch(fit_csrc *s, uint32_t p)
     return JSMF_OK;
 }
 
-int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
+/* Z = C V on this rank's rows, into Z's rows from z0; V has all n rows. */
+static int product(fit_csrc *s, const double *V, uint32_t p, double *Z, uint32_t z0)
 {
-    fit_csrc *s = ctx;
     uint32_t n = s->n;
     float *Vf = NULL;
     int rc = ensure_scratch(s, p);
@@ -531,9 +554,8 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
         for (size_t e = 0; e < (size_t)n * p; e++)
             Vf[e] = (float)V[e];
     }
-    s->V = V, s->Vf = Vf, s->Z = Z, s->p = p;
-    memset(Z, 0, sizeof(double) * n * p);
-    int first = !s->have_stats;
+    s->V = V, s->Vf = Vf, s->Z = Z, s->z0 = z0, s->p = p;
+    memset(Z + (size_t)(s->r0 - z0) * p, 0, sizeof(double) * (s->r1 - s->r0) * p);
     if (s->cached) {
         buffer_product(s);
     } else {
@@ -549,8 +571,41 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
     }
     s->passes++;
     free(Vf);
-    if (!(rc = jsmf_comm_agree(s->comm, rc)))
+    return jsmf_comm_agree(s->comm, rc);
+}
+
+int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
+{
+    fit_csrc *s = ctx;
+    int first = !s->have_stats;
+    int rc = product(s, V, p, Z, 0);
+    if (!rc)
         rc = share_rows(s, Z, p);
+    if (!rc && first && s->have_stats)
+        rc = share_stats(s);
+    return rc;
+}
+
+fit_part fit_csrc_part(const fit_csrc *s)
+{
+    fit_part L = fit_part_whole(s->n);
+    if (jsmf_comm_size(s->comm) > 1)
+        L.r0 = s->r0, L.r1 = s->r1, L.starts = s->starts, L.comm = s->comm;
+    return L;
+}
+
+int fit_csrc_apply_part(void *ctx, const double *V, uint32_t p, double *Z)
+{
+    fit_csrc *s = ctx;
+    fit_part L = fit_csrc_part(s);
+    if (!fit_part_split(&L))
+        return fit_csrc_apply(ctx, V, p, Z);
+    int first = !s->have_stats;
+    double *full = malloc(sizeof(double) * s->n * p);
+    int rc = full ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u block)", s->n, p);
+    if (!(rc = jsmf_comm_agree(s->comm, rc)) && !(rc = fit_part_gather(&L, p, V, full)))
+        rc = product(s, full, p, Z, s->r0);
+    free(full);
     if (!rc && first && s->have_stats)
         rc = share_stats(s);
     return rc;
@@ -652,5 +707,12 @@ int fit_csrc_exact(const fit_csrc *s)
 void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C)
 {
     fit_csrc_scans(src, &rep->c_scans, &rep->c_scan_secs);
-    rep->c_bytes = C->bytes;
+    rep->c_bytes = (uint64_t)(C->bytes * src->share);
+    rep->ranks = jsmf_comm_size(src->comm);
+    rep->rank_rows_min = rep->rank_rows_max = src->r1 - src->r0;
+    for (int r = 0; r < rep->ranks && src->starts; r++) {
+        uint32_t rows = src->starts[r + 1] - src->starts[r];
+        rep->rank_rows_min = rows < rep->rank_rows_min ? rows : rep->rank_rows_min;
+        rep->rank_rows_max = rows > rep->rank_rows_max ? rows : rep->rank_rows_max;
+    }
 }

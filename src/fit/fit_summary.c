@@ -198,6 +198,10 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                          (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s",
                          r->c_bytes / 1e9,
                          (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
+    if (r->ranks > 1)
+        jsmf_report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
+                         r->rank_rows_min, r->rank_rows_max,
+                         r->rectify == JSMF_RECTIFY_COMPRESSED ? " and of the factor" : "");
     if (r->c_metrics_skipped) {
         jsmf_report_line(f, p, "recovery and approximation against C not computed: C is larger");
         jsmf_report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "

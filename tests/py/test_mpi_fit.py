@@ -1,6 +1,8 @@
 """test_mpi_fit.py — `mpirun -np P jsmf fit` makes the model one process makes, for P = 2, 3:
 the same anchors, B, A and alpha within 1e-10 (the design makes them equal bit for bit: each rank
-computes its rows of every product with C exactly as one process would, in the same blocks),
+computes its rows of every product with C exactly as one process would, in the same blocks, and
+holds the same rows of the compressed iterate's factor, whose products over all rows add the
+same per-chunk partials in the same order),
 with C held in memory (each rank its rows) and streamed from the store (float32 products,
 --mem 1M with the tests' small-budget switch), and for the AP rectification and a hierarchy.
 A bad option fails on every rank with one message. Skips without mpirun or the MPI plugin."""
@@ -55,7 +57,9 @@ def main():
         print("no mpirun or no MPI plugin (libopenmpi-dev): MPI fit not tested")
         sys.exit(77)
     tmp = tempfile.mkdtemp(prefix="jsmf-mpi-fit-")
-    vocab, lines = make_corpus(seed=9, n_vocab=900, n_oov=20, n_docs=2500, max_len=60)
+    # N above two chunks of the fit's reductions (2048 rows): every rank of 3 holds rows of C
+    # and of the factor, and the factor's products are added over ranks
+    vocab, lines = make_corpus(seed=9, n_vocab=4700, n_oov=20, n_docs=3000, max_len=60)
     vpath, cpath = os.path.join(tmp, "vocab.txt"), os.path.join(tmp, "c.txt")
     write_text(vpath, vocab)
     write_text(cpath, lines)
@@ -72,7 +76,13 @@ def main():
             assert b"read C: 8 scans" in p.stderr, p.stderr
         for np_ in (2, 3):
             out = os.path.join(tmp, "p%d" % np_)
-            mpi(np_, "fit", store, "-o", out, "--force", *args, env=env)
+            p = mpi(np_, "fit", store, "-o", out, "--force", *args, env=env)
+            held = [l for l in p.stderr.decode().splitlines() if "ranks: each holds" in l]
+            assert len(held) == 1, p.stderr
+            lo = int(held[0].split("holds ")[1].split()[0])
+            assert lo > 0, "%s, -np %d: a rank holds no rows: %s" % (name, np_, held[0])
+            if name != "AP":  # AP keeps its factor whole on every rank
+                assert held[0].endswith("rows of C and of the factor"), held[0]
             err = assert_same(ref, out, "%s, -np %d" % (name, np_))
             if "--levels" in args:
                 assert_same(os.path.join(ref, "level1"), os.path.join(out, "level1"),
