@@ -168,8 +168,8 @@ static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
 
 typedef struct {
     const fit_mat *R;
-    const double *M; /* explicit rows (dense X, or factor-space V), n x d */
-    uint32_t d;
+    const double *M; /* explicit rows (dense X, or factor-space V), from row r0, n x d */
+    uint32_t d, r0;
     const double *inv; /* per-row scale */
     int gen;           /* rows generated from R (exact, clip or repairs included) */
 } rows_ctx;
@@ -183,7 +183,7 @@ static void rows_row(void *ctx, uint32_t i, double *out)
             out[j] *= r->inv[i];
     } else if (r->M) {
         for (uint32_t j = 0; j < r->d; j++)
-            out[j] = r->M[(size_t)i * r->d + j] * r->inv[i];
+            out[j] = r->M[(size_t)(i - r->r0) * r->d + j] * r->inv[i];
     } else {
         memset(out, 0, sizeof(double) * r->d);
         for (uint64_t e = r->R->rowptr[i]; e < r->R->rowptr[i + 1]; e++)
@@ -192,18 +192,21 @@ static void rows_row(void *ctx, uint32_t i, double *out)
 }
 
 /* Factor space of the unclipped final iterate Y = W G W^T (scaled): with H = W^T W = E D E^T,
- * v_i = H^1/2 G w_i * scale / c_i gives <v_i, v_j> = <Ybar_i, Ybar_j> exactly. */
-static double *factor_rows(const fit_mat *R, const double *c)
+ * v_i = H^1/2 G w_i * scale / c_i gives <v_i, v_j> = <Ybar_i, Ybar_j> exactly. W, WG: this
+ * rank's rows of L (r columns); the rows of V likewise. */
+static double *factor_rows(const fit_part *L, uint32_t r, const double *W, const double *WG,
+                           double scale, const double *c)
 {
-    uint32_t n = R->n, r = R->r;
+    uint32_t nl = L->r1 - L->r0;
     double *H = malloc(sizeof(double) * r * r), *w = malloc(sizeof(double) * r);
-    double *Hh = calloc((size_t)r * r, sizeof(double)), *V = malloc(sizeof(double) * n * r);
-    double *T = malloc(sizeof(double) * r * r);
-    if (!H || !w || !Hh || !V || !T) {
-        free(H), free(w), free(Hh), free(V), free(T);
+    double *Hh = calloc((size_t)r * r, sizeof(double)), *V = malloc(sizeof(double) * nl * r + 1);
+    int rc = !H || !w || !Hh || !V ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
+    if (L->comm)
+        rc = jsmf_comm_agree(L->comm, rc);
+    if (rc || fit_gemm_tn_part(L, r, r, W, W, H)) {
+        free(H), free(w), free(Hh), free(V);
         return NULL;
     }
-    fit_gemm_tn(n, r, r, R->W, R->W, H);
     fit_syev(r, H, w);
     for (uint32_t a = 0; a < r; a++)
         for (uint32_t b = 0; b < r; b++) {
@@ -213,13 +216,13 @@ static double *factor_rows(const fit_mat *R, const double *c)
             Hh[a * r + b] = s;
         }
     /* V = WG Hh (Hh symmetric), then per-row scale / c_i */
-    fit_gemm_nn(n, r, r, R->WG, Hh, V);
-    for (uint32_t i = 0; i < n; i++) {
-        double f = c[i] > 0 ? R->scale / c[i] : 0;
+    fit_gemm_nn(nl, r, r, WG, Hh, V);
+    for (uint32_t i = 0; i < nl; i++) {
+        double ci = c[L->r0 + i], f = ci > 0 ? scale / ci : 0;
         for (uint32_t a = 0; a < r; a++)
             V[(size_t)i * r + a] *= f;
     }
-    free(H), free(w), free(Hh), free(T);
+    free(H), free(w), free(Hh);
     return V;
 }
 
@@ -241,31 +244,37 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
     /* exact: the rectified rows themselves (read lazily, fit_anchors.c). Auto: exact for AP;
      * the compressed iterate's factor space, which found the same anchors on debdesc at a
      * fiftieth of the time (K = 50: 0.03 s against 1.7 s) */
-    rows_ctx rx = {R, NULL, n, inv, 0};
+    rows_ctx rx = {R, NULL, n, 0, inv, 0};
+    fit_part whole = fit_part_whole(n), L = whole;
     int exact = o->anchor_space == JSMF_ANCHOR_SPACE_EXACT ||
                 (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && R->kind != FIT_LOWRANK);
+    /* an MPI job: the QR pivots in factor space run on each rank's rows of the factor; the
+     * other ways read any row, from the whole factor */
+    if (R->kind == FIT_LOWRANK && (exact || o->anchors != JSMF_ANCHORS_QR) &&
+        (rc = fit_lowrank_gather(R->lr)))
+        goto out;
     if (R->kind == FIT_DENSE) {
         rx.M = R->X;
     } else if (R->kind == FIT_LOWRANK && exact && o->anchors == JSMF_ANCHORS_QR) {
         rx.gen = 1;
     } else if (R->kind == FIT_LOWRANK) {
-        fit_mat view = {0};
-        view.n = n, view.r = fit_lowrank_k(R->lr), view.scale = 1.0;
-        view.W = view.WG = (double *)fit_lowrank_y(R->lr);
-        V = factor_rows(&view, c);
-        if (!V) {
+        L = fit_lowrank_part(R->lr);
+        const double *Y = fit_lowrank_y(R->lr);
+        rx.d = fit_lowrank_k(R->lr), rx.r0 = L.r0;
+        if (!(V = factor_rows(&L, rx.d, Y, Y, 1.0, c))) {
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
             goto out;
         }
-        rx.M = V, rx.d = view.r;
-        for (uint32_t i = 0; i < n; i++) {
+        rx.M = V;
+        for (uint32_t i = L.r0; i < L.r1; i++) {
+            const double *v = V + (size_t)(i - L.r0) * rx.d;
             inv[i] = 1.0;
-            nrm[i] = cblas_ddot(view.r, V + (size_t)i * view.r, 1, V + (size_t)i * view.r, 1);
+            nrm[i] = cblas_ddot(rx.d, v, 1, v, 1);
         }
     } else if (R->kind == FIT_FACTOR && exact && o->anchors == JSMF_ANCHORS_QR) {
         rx.gen = 1;
     } else if (R->kind == FIT_FACTOR) {
-        if (!(V = factor_rows(R, c))) {
+        if (!(V = factor_rows(&whole, R->r, R->W, R->WG, R->scale, c))) {
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
             goto out;
         }
@@ -276,7 +285,7 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
         }
     }
     if (o->anchors == JSMF_ANCHORS_QR) {
-        fit_rows_ops ops = {&rx, n, rx.d, rows_row, nrm, cand};
+        fit_rows_ops ops = {&rx, n, rx.d, rows_row, nrm, cand, &L};
         rc = fit_anchors_qr(&ops, k, S);
         goto out;
     }
@@ -417,40 +426,42 @@ int fit_check_model(const jsmf_model *m, const jsmf_vocab *v, uint64_t df_min, d
 
 /* ---- metrics against the rectified matrix ------------------------------------------------ */
 
-/* ||R - B A B^T||_F = sqrt(|R|^2 - 2 tr(B^T R B A) + tr(B^T B A B^T B A)), one pass for R B. */
+/* ||R - B A B^T||_F = sqrt(|R|^2 - 2 tr(B^T R B A) + tr(B^T B A B^T B A)), one pass for R B
+ * (the compressed iterate: on each rank's rows, B^T R B added over ranks). */
 static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const double *B,
                        const double *A, double *out, jsmf_fit_report *rep)
 {
     uint32_t n = R->n;
-    double *RB = malloc(sizeof(double) * n * k), *G = malloc(sizeof(double) * k * k);
-    double *M = malloc(sizeof(double) * k * k);
-    int rc = JSMF_OK;
-    if (!RB || !G || !M) {
-        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (approximation)");
-        goto out;
-    }
-    if ((rc = fit_mat_apply(R, B, k, RB, NULL, NULL))) /* RB = R B */
+    fit_part L = R->kind == FIT_LOWRANK ? fit_lowrank_part(R->lr) : fit_part_whole(n);
+    uint32_t nl = L.r1 - L.r0;
+    const double *BL = B + (size_t)L.r0 * k;
+    double *RB = malloc(sizeof(double) * nl * k + 1), *G = malloc(sizeof(double) * k * k);
+    double *M = malloc(sizeof(double) * k * k), *GA = malloc(sizeof(double) * k * k);
+    int rc = !RB || !G || !M || !GA ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (approximation)")
+                                    : JSMF_OK;
+    if (L.comm)
+        rc = jsmf_comm_agree(L.comm, rc);
+    if (rc || (rc = fit_mat_apply(R, BL, k, RB, NULL, NULL))) /* RB = R B */
         goto out;
     if (rep && R->kind != FIT_SPARSE)
         rep->passes++;
     double r2 = fit_sum_ordered(q2, n);
-    fit_gemm_tn(n, k, k, B, RB, M); /* B^T R B */
+    if ((rc = fit_gemm_tn_part(&L, k, k, BL, RB, M))) /* B^T R B */
+        goto out;
     double cross = 0;
     for (uint32_t a = 0; a < k; a++)
         for (uint32_t b = 0; b < k; b++)
             cross += M[a * k + b] * A[b * k + a];
     fit_gemm_tn(n, k, k, B, B, G);
     /* tr(G A G A) */
-    double *GA = malloc(sizeof(double) * k * k);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0, G, k, A, k, 0.0, GA, k);
     double quad = 0;
     for (uint32_t a = 0; a < k; a++)
         for (uint32_t b = 0; b < k; b++)
             quad += GA[a * k + b] * GA[b * k + a];
-    free(GA);
     *out = sqrt(fmax(r2 - 2 * cross + quad, 0));
 out:
-    free(RB), free(G), free(M);
+    free(RB), free(G), free(M), free(GA);
     return rc;
 }
 
@@ -582,7 +593,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
 {
     uint32_t n = C->n, k = o->k;
     fit_mat R = {0};
-    double *c = NULL, *q2 = NULL, *pw = NULL, *Yb = NULL, *XS = NULL;
+    double *c = NULL, *q2 = NULL, *pw = NULL, *Yb = NULL, *Css = NULL;
     unsigned char *cand = NULL;
     jsmf_model *m = NULL;
     int rc = JSMF_OK;
@@ -692,8 +703,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     /* step 3 */
     t = fit_now();
     step(o, "topics");
-    Yb = malloc(sizeof(double) * n * k), XS = malloc(sizeof(double) * n * k);
-    if (!Yb || !XS) {
+    Yb = malloc(sizeof(double) * n * k), Css = malloc(sizeof(double) * k * k);
+    if (!Yb || !Css) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
         goto out;
     }
@@ -704,7 +715,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     const double *u = R.kind == FIT_LOWRANK ? fit_lowrank_unigram(R.lr) : NULL;
     for (uint32_t i = 0; i < n; i++)
         pw[i] = c[i] > 0 ? c[i] : u ? u[i] : 0;
-    if ((rc = fit_recover_b(&R, c, q2, pw, m->anchors, o, nt, m->B, Yb, XS, &rec_rect, rep)))
+    if ((rc = fit_recover_b(&R, c, q2, pw, m->anchors, o, nt, m->B, Yb, Css, &rec_rect, rep)))
         goto out;
     if (rep) {
         rep->t_recover_b = fit_now() - t;
@@ -716,10 +727,12 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     int am = o->recover_a;
     if (am == JSMF_A_AUTO)
         am = o->rectify == JSMF_RECTIFY_NONE ? JSMF_A_PINV : JSMF_A_DIAG;
-    if (am == JSMF_A_PINV)
+    if (am == JSMF_A_PINV) /* a pass over whole rows of R */
+        rc = R.kind == FIT_LOWRANK ? fit_lowrank_gather(R.lr) : JSMF_OK;
+    if (am == JSMF_A_PINV && !rc)
         rc = fit_recover_a_pinv(&R, k, m->B, m->A);
     else
-        fit_recover_a_diag(n, k, m->B, XS, m->anchors, m->A);
+        fit_recover_a_diag(k, m->B, Css, m->anchors, m->A);
     if (rc)
         goto out;
     double asum = fit_sum_ordered(m->A, (uint64_t)k * k);
@@ -765,7 +778,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     }
 out:
     fit_mat_free(&R);
-    free(c), free(q2), free(pw), free(cand), free(Yb), free(XS);
+    free(c), free(q2), free(pw), free(cand), free(Yb), free(Css);
     if (rc) {
         jsmf_model_free(m);
         m = NULL;

@@ -43,17 +43,57 @@ static void heap_down(lazy_row *h, uint32_t m, uint32_t at)
     }
 }
 
+/* The rank whose range of L holds row i. */
+static int owner_of(const fit_part *L, uint32_t i)
+{
+    int r = 0;
+    while (r + 1 < jsmf_comm_size(L->comm) && L->starts[r + 1] <= i)
+        r++;
+    return r;
+}
+
+/* The best of every rank's current top (the global argmax: each rank's heap holds its rows). */
+static int global_top(const fit_part *L, const lazy_row *top, int have, lazy_row *best,
+                      int *found)
+{
+    *found = have;
+    if (have)
+        *best = *top;
+    if (!fit_part_split(L))
+        return JSMF_OK;
+    int size = jsmf_comm_size(L->comm);
+    double mine[3] = {have ? top->u : 0, have ? top->i : 0, have}, *all = malloc(24 * size);
+    uint64_t *counts = malloc(sizeof *counts * size);
+    int rc = all && counts ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    if (!(rc = jsmf_comm_agree(L->comm, rc))) {
+        for (int r = 0; r < size; r++)
+            counts[r] = 24;
+        rc = jsmf_comm_allgatherv(L->comm, mine, 24, all, counts);
+    }
+    for (int r = 0; !rc && r < size; r++) {
+        lazy_row t = {all[3 * r], (uint32_t)all[3 * r + 1], 0};
+        if (all[3 * r + 2] != 0 && (!*found || lazy_before(&t, best)))
+            *best = t, *found = 1;
+    }
+    free(all), free(counts);
+    return rc;
+}
+
 int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
 {
-    uint32_t n = ops->n, d = ops->d, m = 0;
-    lazy_row *h = malloc(sizeof(lazy_row) * (n ? n : 1));
+    fit_part whole = fit_part_whole(ops->n);
+    const fit_part *L = ops->part ? ops->part : &whole;
+    uint32_t d = ops->d, m = 0;
+    lazy_row *h = malloc(sizeof(lazy_row) * (L->r1 > L->r0 ? L->r1 - L->r0 : 1));
     double *Q = calloc((size_t)k * d, sizeof(double)), *p = malloc(sizeof(double) * d);
     int rc = JSMF_OK;
-    if (!h || !Q || !p) {
+    if (!h || !Q || !p)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+    if (L->comm)
+        rc = jsmf_comm_agree(L->comm, rc);
+    if (rc)
         goto out;
-    }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = L->r0; i < L->r1; i++)
         if ((!ops->cand || ops->cand[i]) && ops->norms2[i] > 0)
             h[m++] = (lazy_row){ops->norms2[i], i, 0};
     for (uint32_t a = m / 2; a-- > 0;)
@@ -68,17 +108,26 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
             h[0].seen = kk;
             heap_down(h, m, 0);
         }
-        if (!m || !(h[0].u > 0)) {
+        lazy_row top;
+        int found;
+        if ((rc = global_top(L, &h[0], m > 0, &top, &found)))
+            goto out;
+        if (!found || !(top.u > 0)) {
             rc = jsmf_error(JSMF_ENUMERIC,
                             "fit: only %u independent anchor candidates for K=%u (lower "
                             "--min-anchor-df or K)", kk, k);
             goto out;
         }
-        uint32_t best = h[0].i;
+        uint32_t best = top.i;
         S[kk] = best;
-        h[0] = h[--m];
-        heap_down(h, m, 0);
-        ops->row(ops->ctx, best, p);
+        if (m && h[0].i == best) {
+            h[0] = h[--m];
+            heap_down(h, m, 0);
+            ops->row(ops->ctx, best, p);
+        }
+        if (fit_part_split(L) &&
+            (rc = jsmf_comm_bcast(L->comm, p, sizeof(double) * d, owner_of(L, best))))
+            goto out;
         /* line 6: q_k = (p_n - sum_l <q_l, p_n> q_l) / r_k, re-orthogonalised once; normalised by
          * its computed norm (r_k = sqrt(u_n) in exact arithmetic) */
         double *q = Q + (size_t)kk * d;

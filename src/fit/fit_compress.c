@@ -143,6 +143,7 @@ const double *fit_lowrank_unigram(const fit_lowrank *lr) { return lr->unigram; }
 uint32_t fit_lowrank_l(const fit_lowrank *lr) { return lr->l; }
 double fit_lowrank_omega(const fit_lowrank *lr) { return lr->omega; }
 const double *fit_lowrank_y(const fit_lowrank *lr) { return lr->Y; }
+fit_part fit_lowrank_part(const fit_lowrank *lr) { return lr->L; }
 const uint32_t *fit_lowrank_rows_i(const fit_lowrank *lr) { return lr->sel; }
 
 
@@ -248,32 +249,10 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
     return rc;
 }
 
-/* The rows I (sel, l of them, ascending) of X (this rank's rows, k columns) into XI (l x k)
- * on every rank, from the ranks that hold them: ranges ascend with rank, so the rows arrive in
- * sel's order. */
+/* The rows I of X (this rank's rows, k columns) into XI (l x k) on every rank. */
 static int gather_rows_i(const fit_lowrank *lr, const double *X, uint32_t k, double *XI)
 {
-    for (uint32_t b = 0; b < lr->l; b++) {
-        uint32_t i = lr->sel[b];
-        if (i >= lr->L.r0 && i < lr->L.r1)
-            memcpy(XI + (size_t)b * k, X + (size_t)(i - lr->L.r0) * k, sizeof(double) * k);
-    }
-    if (!fit_part_split(&lr->L))
-        return JSMF_OK;
-    int size = jsmf_comm_size(lr->L.comm), rank = jsmf_comm_rank(lr->L.comm);
-    uint64_t *counts = calloc((size_t)size, sizeof *counts);
-    if (!counts)
-        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    uint32_t first = 0; /* this rank's first row of I */
-    for (int r = 0, b = 0; r < size; r++)
-        for (; (uint32_t)b < lr->l && lr->sel[b] < lr->starts[r + 1]; b++) {
-            counts[r] += sizeof(double) * k;
-            if (r < rank)
-                first++;
-        }
-    int rc = jsmf_comm_allgatherv(lr->L.comm, XI + (size_t)first * k, counts[rank], XI, counts);
-    free(counts);
-    return rc;
+    return fit_part_pick(&lr->L, lr->sel, lr->l, X, k, XI);
 }
 
 /* Take Y (this rank's rows of n x k) as the factor: choose I (the l0 rows of largest norm, and
@@ -401,6 +380,40 @@ void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *o
             }
         }
     }
+}
+
+/* Columns S (m of them) of R on this rank's rows: RS (nl x m), RS[j][a] = R[j][S[a]], clip
+ * and shift as fit_lowrank_rows makes them, in the same absolute row blocks on any number of
+ * ranks. */
+int fit_lowrank_cols(const fit_lowrank *lr, const uint32_t *S, uint32_t m, double *RS)
+{
+    uint32_t k = lr->k, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
+    double *YS = malloc(sizeof(double) * m * k + 1);
+    int rc = YS ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    if (lr->L.comm)
+        rc = jsmf_comm_agree(lr->L.comm, rc);
+    if (rc || (rc = fit_part_pick(&lr->L, S, m, lr->Y, k, YS))) {
+        free(YS);
+        return rc;
+    }
+    local_chunks(lr, &c0, &c1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(lr->nt)
+    for (uint32_t c = c0; c < c1; c++)
+        for (uint32_t a = c * FIT_CHUNK; a < (c + 1) * FIT_CHUNK && a < r1; a += LR_BLOCK) {
+            uint32_t nb = r1 - a < LR_BLOCK ? r1 - a : LR_BLOCK;
+            double *out = RS + (size_t)(a - r0) * m;
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, m, k, 1.0,
+                        lr->Y + (size_t)(a - r0) * k, k, YS, k, 0.0, out, m);
+            for (uint32_t i = 0; i < nb; i++)
+                for (uint32_t b = 0; b < m; b++) {
+                    double *v = out + (size_t)i * m + b;
+                    if ((lr->pos[a + i] >= 0 || lr->pos[S[b]] >= 0) && *v < 0)
+                        *v = 0;
+                    *v += lr->omega;
+                }
+        }
+    free(YS);
+    return JSMF_OK;
 }
 
 /* Z = R V = Y (Y^T V) + E V + omega 1 (1^T V). With P = max(-Y Y_I^T, 0) (n x l):
@@ -629,8 +642,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     }
     if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
         rep->trace[rep->n_trace++] = tr;
-    /* anchors and recovery read any row: from here on each rank holds the whole factor */
-    if ((rc = fit_lowrank_finish(lr, NULL, 0)) || (rc = fit_lowrank_gather(lr)))
+    if ((rc = fit_lowrank_finish(lr, NULL, 0)))
         goto out;
     if (rep)
         rep->compress_rows = lr->l0;

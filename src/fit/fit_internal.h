@@ -90,8 +90,14 @@ int fit_part_split(const fit_part *L);
  * chunk partials of every rank, added in chunk order (fit_gemm_tn on one process). */
 int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A, const double *B,
                      double *C);
-/* Every rank's rows of X (nl x width) into full (n x width) on every rank. */
+/* Every rank's rows of X (nl x width) into full (n x width) on every rank (X may be full's
+ * own rows of this rank). */
 int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *full);
+int fit_part_gather_bytes(const fit_part *L, size_t row_bytes, const void *X, void *full);
+/* Rows ids[0..m) (any order) of X (this rank's rows, w columns) into out (m x w) on every
+ * rank, each from the rank that holds it. */
+int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const double *X,
+                  uint32_t w, double *out);
 /* C (n x q) = A (n x p) * S (p x q), rows in parallel. */
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C);
 double fit_sum_ordered(const double *x, uint64_t n);
@@ -174,6 +180,8 @@ typedef struct fit_rows_ops {
     void (*row)(void *ctx, uint32_t i, double *out);     /* P_i, length d */
     const double *norms2;                                /* ||P_i||^2 */
     const unsigned char *cand;                           /* candidate flags */
+    const fit_part *part; /* NULL: row() gives any row; else only this rank's rows of part (the
+                             pivot's row travels from its rank; the same anchors for any P) */
 } fit_rows_ops;
 int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S);
 /* FastAnchorWords (Arora et al. 2013 Alg. 4) on explicit points Y (n x d). */
@@ -224,10 +232,12 @@ int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra);
 int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
 void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out);
 int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z);
+int fit_lowrank_cols(const fit_lowrank *lr, const uint32_t *S, uint32_t m, double *RS);
 uint32_t fit_lowrank_k(const fit_lowrank *lr);
 uint32_t fit_lowrank_l(const fit_lowrank *lr);
 double fit_lowrank_omega(const fit_lowrank *lr);
-const double *fit_lowrank_y(const fit_lowrank *lr);
+const double *fit_lowrank_y(const fit_lowrank *lr); /* this rank's rows of fit_lowrank_part */
+fit_part fit_lowrank_part(const fit_lowrank *lr);
 const uint32_t *fit_lowrank_rows_i(const fit_lowrank *lr);
 uint32_t fit_compress_rows_default(uint32_t k);
 int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
@@ -252,14 +262,15 @@ int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out)
 /* All the metrics, against the C behind `src` (no pass when C is in memory). */
 int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out);
 
-/* Steps 3-4 (fit_recover.c). XS receives the K anchor rows of R (k x n). */
+/* Steps 3-4 (fit_recover.c). Css receives R's entries between anchors, R[S[a]][S[b]] (k x k);
+ * Ybreve (n x k) and B (n x k) are whole on every rank. */
 int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
                   const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
-                  double *XS, double *recovery_rect, jsmf_fit_report *rep);
+                  double *Css, double *recovery_rect, jsmf_fit_report *rep);
 /* The unigram of the original C (row sums) the compressed iterate was built from, or NULL. */
 const double *fit_lowrank_unigram(const fit_lowrank *lr);
-void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
-                        const uint32_t *S, double *A);
+void fit_recover_a_diag(uint32_t k, const double *B, const double *Css, const uint32_t *S,
+                        double *A);
 int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A);
 double fit_recover_alpha(uint32_t k, const double *A, double *alpha);
 

@@ -129,11 +129,11 @@ int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A,
     return rc;
 }
 
-int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *full)
+int fit_part_gather_bytes(const fit_part *L, size_t row_bytes, const void *X, void *full)
 {
     if (!fit_part_split(L)) {
         if (full != X)
-            memcpy(full, X, sizeof(double) * (L->r1 - L->r0) * width);
+            memcpy(full, X, row_bytes * (L->r1 - L->r0));
         return JSMF_OK;
     }
     int size = jsmf_comm_size(L->comm);
@@ -141,9 +141,63 @@ int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *
     if (!counts)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     for (int r = 0; r < size; r++)
-        counts[r] = (uint64_t)(L->starts[r + 1] - L->starts[r]) * width * sizeof(double);
+        counts[r] = (uint64_t)(L->starts[r + 1] - L->starts[r]) * row_bytes;
     int rc = jsmf_comm_allgatherv(L->comm, X, counts[jsmf_comm_rank(L->comm)], full, counts);
     free(counts);
+    return rc;
+}
+
+int fit_part_gather(const fit_part *L, uint32_t width, const double *X, double *full)
+{
+    return fit_part_gather_bytes(L, sizeof(double) * width, X, full);
+}
+
+typedef struct {
+    uint32_t id, at;
+} id_at;
+
+static int cmp_id_at(const void *a, const void *b)
+{
+    const id_at *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const double *X,
+                  uint32_t w, double *out)
+{
+    if (!fit_part_split(L)) {
+        for (uint32_t a = 0; a < m; a++)
+            memcpy(out + (size_t)a * w, X + (size_t)(ids[a] - L->r0) * w, sizeof(double) * w);
+        return JSMF_OK;
+    }
+    int size = jsmf_comm_size(L->comm), rank = jsmf_comm_rank(L->comm);
+    id_at *ord = malloc(sizeof *ord * (m ? m : 1));
+    double *buf = malloc(sizeof(double) * m * w + 1);
+    uint64_t *counts = calloc((size_t)size, sizeof *counts);
+    int rc = ord && buf && counts ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    if ((rc = jsmf_comm_agree(L->comm, rc)))
+        goto out;
+    for (uint32_t a = 0; a < m; a++)
+        ord[a] = (id_at){ids[a], a};
+    qsort(ord, m, sizeof *ord, cmp_id_at);
+    /* ranges ascend with rank: the rows arrive in the sorted order */
+    uint32_t first = 0;
+    for (uint32_t b = 0; b < m; b++) {
+        int r = 0;
+        while (r + 1 < size && L->starts[r + 1] <= ord[b].id)
+            r++;
+        counts[r] += sizeof(double) * w;
+        first += r < rank;
+        if (r == rank)
+            memcpy(buf + (size_t)b * w, X + (size_t)(ord[b].id - L->r0) * w, sizeof(double) * w);
+    }
+    if (!(rc = jsmf_comm_allgatherv(L->comm, buf + (size_t)first * w, counts[rank], buf, counts)))
+        for (uint32_t b = 0; b < m; b++)
+            memcpy(out + (size_t)ord[b].at * w, buf + (size_t)b * w, sizeof(double) * w);
+out:
+    free(ord), free(buf), free(counts);
     return rc;
 }
 

@@ -71,55 +71,125 @@ static int share_word_rows(jsmf_comm *c, uint32_t n, void *X, uint64_t bytes)
     int size = jsmf_comm_size(c);
     if (size == 1)
         return JSMF_OK;
-    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
-    if (!counts)
+    uint32_t *starts = malloc(sizeof *starts * ((size_t)size + 1));
+    if (!starts)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     uint32_t a, b;
-    for (int r = 0; r < size; r++) {
-        jsmf_comm_split(n, NULL, size, r, &a, &b);
-        counts[r] = (uint64_t)(b - a) * bytes;
-    }
+    for (int r = 0; r < size; r++)
+        jsmf_comm_split(n, NULL, size, r, &starts[r], &b);
+    starts[size] = n;
     jsmf_comm_split(n, NULL, size, jsmf_comm_rank(c), &a, &b);
-    int rc = jsmf_comm_allgatherv(c, (char *)X + (size_t)a * bytes, counts[jsmf_comm_rank(c)], X,
-                                  counts);
-    free(counts);
+    fit_part L = {n, a, b, starts, c};
+    int rc = fit_part_gather_bytes(&L, bytes, (char *)X + (size_t)a * bytes, X);
+    free(starts);
+    return rc;
+}
+
+/* The anchor rows of R as Tt = Cbar_S^T (rows of L, nl x k) and C_SS (k x k). The compressed
+ * iterate gives the columns S of its rows (split in an MPI job); the others the K rows. */
+static int anchor_rows(const fit_mat *R, const fit_part *L, const double *c, const uint32_t *S,
+                       uint32_t k, double *Tt, double *Css)
+{
+    uint32_t n = R->n, nl = L->r1 - L->r0;
+    int rc = JSMF_OK;
+    if (R->kind == FIT_LOWRANK) {
+        if ((rc = fit_lowrank_cols(R->lr, S, k, Tt)) || (rc = fit_part_pick(L, S, k, Tt, k, Css)))
+            return rc;
+    } else {
+        double *XS = malloc(sizeof(double) * k * n);
+        if (!XS)
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
+        for (uint32_t a = 0; a < k; a++) {
+            fit_mat_rows(R, S[a], 1, XS + (size_t)a * n, NULL, NULL);
+            for (uint32_t j = 0; j < n; j++)
+                Tt[(size_t)j * k + a] = XS[(size_t)a * n + j];
+            for (uint32_t b = 0; b < k; b++)
+                Css[a * k + b] = XS[(size_t)a * n + S[b]];
+        }
+        free(XS);
+    }
+    for (uint32_t j = 0; j < nl; j++) /* normalised: Cbar_S */
+        for (uint32_t a = 0; a < k; a++) {
+            double cs = c[S[a]];
+            Tt[(size_t)j * k + a] = cs > 0 ? Tt[(size_t)j * k + a] / cs : 0;
+        }
+    return rc;
+}
+
+/* The right-hand sides Cbar_i Cbar_S^T of the rows of L (KL: its solves too, in the pass). */
+static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx,
+                       const jsmf_fit_opts *o, int nt, jsmf_fit_report *rep)
+{
+    uint32_t n = R->n, k = rx->k, nl = L->r1 - L->r0;
+    double *rhs = rx->rhs;
+    const double *Tt = rx->Tt;
+    int rc = JSMF_OK;
+    if (R->kind == FIT_SPARSE && o->recover != JSMF_RECOVER_KL) {
+#pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
+        for (uint32_t i = 0; i < n; i++) {
+            double *out = rhs + (size_t)i * k;
+            memset(out, 0, sizeof(double) * k);
+            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
+                cblas_daxpy(k, R->vals[e], Tt + (size_t)R->cols[e] * k, 1, out, 1);
+            for (uint32_t j = 0; j < k; j++)
+                out[j] = c[i] > 0 ? out[j] / c[i] : 0;
+        }
+    } else if (R->kind == FIT_LOWRANK && o->recover != JSMF_RECOVER_KL) {
+        /* one product with the compressed iterate, not a pass over N x N rows */
+        if ((rc = fit_mat_apply(R, Tt, k, rhs, NULL, NULL)))
+            return rc;
+        for (uint32_t a = 0; a < nl; a++) {
+            double ci = c[L->r0 + a];
+            for (uint32_t j = 0; j < k; j++)
+                rhs[(size_t)a * k + j] = ci > 0 ? rhs[(size_t)a * k + j] / ci : 0;
+        }
+    } else {
+        fit_mat R2 = *R;
+        R2.threads = nt;
+        if ((rc = fit_mat_pass(&R2, rhs_block, rx, NULL, NULL)))
+            return rc;
+        if (rep)
+            rep->passes++;
+    }
     return rc;
 }
 
 int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
                   const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
-                  double *XS, double *recovery_rect, jsmf_fit_report *rep)
+                  double *Css, double *recovery_rect, jsmf_fit_report *rep)
 {
     uint32_t n = R->n, k = o->k;
-    double *Tt = calloc((size_t)n * k, sizeof(double)), *H = malloc(sizeof(double) * k * k);
+    /* the compressed iterate's rows stay split in an MPI job (KL reads whole rows of R) */
+    if (R->kind == FIT_LOWRANK && o->recover == JSMF_RECOVER_KL) {
+        int rc = fit_lowrank_gather(R->lr);
+        if (rc)
+            return rc;
+    }
+    fit_part L = R->kind == FIT_LOWRANK ? fit_lowrank_part(R->lr) : fit_part_whole(n);
+    uint32_t r0 = L.r0, nl = L.r1 - L.r0;
+    double *Tt = calloc((size_t)nl * k + 1, sizeof(double)), *H = malloc(sizeof(double) * k * k);
     double *Hinv = malloc(sizeof(double) * k * k), *F = malloc(sizeof(double) * k * k);
-    double *rhs = malloc(sizeof(double) * n * k);
+    double *rhs = malloc(sizeof(double) * nl * k + 1);
     uint32_t *iters = calloc(n, sizeof *iters);
     unsigned char *skip = calloc(n, 1);
     double *res = calloc(n, sizeof(double));
     double **work = calloc(nt, sizeof *work), **vrow = calloc(nt, sizeof *vrow);
     int rc = JSMF_OK;
-    if (!Tt || !H || !Hinv || !F || !rhs || !iters || !skip || !res || !work || !vrow) {
+    if (!Tt || !H || !Hinv || !F || !rhs || !iters || !skip || !res || !work || !vrow)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
-        goto out;
-    }
-    for (int t = 0; t < nt; t++) {
+    for (int t = 0; t < nt && !rc; t++) {
         work[t] = malloc(sizeof(double) * (8 * k + 2 * k * k));
         if (o->recover == JSMF_RECOVER_KL)
             vrow[t] = malloc(sizeof(double) * n);
-        if (!work[t] || (o->recover == JSMF_RECOVER_KL && !vrow[t])) {
+        if (!work[t] || (o->recover == JSMF_RECOVER_KL && !vrow[t]))
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
-            goto out;
-        }
     }
+    if (L.comm)
+        rc = jsmf_comm_agree(L.comm, rc);
     /* the anchor rows, exact (clip included), and their normalised transpose */
-    for (uint32_t a = 0; a < k; a++) {
-        fit_mat_rows(R, S[a], 1, XS + (size_t)a * n, NULL, NULL);
-        double cs = c[S[a]];
-        for (uint32_t j = 0; j < n; j++)
-            Tt[(size_t)j * k + a] = cs > 0 ? XS[(size_t)a * n + j] / cs : 0;
-    }
-    fit_gemm_tn(n, k, k, Tt, Tt, H); /* U^T U of Alg. 3 */
+    if (rc || (rc = anchor_rows(R, &L, c, S, k, Tt, Css)) ||
+        (rc = fit_gemm_tn_part(&L, k, k, Tt, Tt, H))) /* U^T U of Alg. 3 */
+        goto out;
     /* Rows of Cbar are probability vectors, so U^T U is tiny (~1/support) and gamma = 3 would
      * barely move the proximal step. The solvers see the objective scaled by K / tr(U^T U)
      * (same minimiser), which makes gamma and the tolerances scale-free. */
@@ -148,38 +218,17 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     rhs_ctx rx = {R, c, Tt, rhs, k, &s, NULL, work, vrow, iters, skip};
     if (o->recover == JSMF_RECOVER_KL)
         rx.Y = Ybreve;
-    if (R->kind == FIT_SPARSE && o->recover != JSMF_RECOVER_KL) {
-#pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
-        for (uint32_t i = 0; i < n; i++) {
-            double *out = rhs + (size_t)i * k;
-            memset(out, 0, sizeof(double) * k);
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                cblas_daxpy(k, R->vals[e], Tt + (size_t)R->cols[e] * k, 1, out, 1);
-            for (uint32_t j = 0; j < k; j++)
-                out[j] = c[i] > 0 ? out[j] / c[i] : 0;
-        }
-    } else if (R->kind == FIT_LOWRANK && o->recover != JSMF_RECOVER_KL) {
-        /* one product with the compressed iterate, not a pass over N x N rows */
-        if ((rc = fit_mat_apply(R, Tt, k, rhs, NULL, NULL)))
-            goto out;
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = 0; j < k; j++)
-                rhs[(size_t)i * k + j] = c[i] > 0 ? rhs[(size_t)i * k + j] / c[i] : 0;
-    } else {
-        fit_mat R2 = *R;
-        R2.threads = nt;
-        if ((rc = fit_mat_pass(&R2, rhs_block, &rx, NULL, NULL)))
-            goto out;
-        if (rep)
-            rep->passes++;
-    }
-    for (size_t e = 0; e < (size_t)n * k; e++)
+    if ((rc = right_sides(R, &L, c, &rx, o, nt, rep)))
+        goto out;
+    for (size_t e = 0; e < (size_t)nl * k; e++)
         rhs[e] *= hs;
     if (o->recover != JSMF_RECOVER_KL) {
-        /* in an MPI job each rank solves a range of words; the rows are then exchanged */
+        /* in an MPI job each rank solves a range of words (the compressed iterate: its rows,
+         * whose right-hand sides it holds); the rows are then exchanged */
         jsmf_comm *comm = o->comm ? o->comm : jsmf_comm_self();
-        uint32_t w0, w1, done = 0;
-        jsmf_comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
+        uint32_t w0 = L.r0, w1 = L.r1, done = 0;
+        if (!fit_part_split(&L))
+            jsmf_comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
         for (uint32_t i = w0; i < w1; i++) {
             if (i % 1024 == 0) { /* progress: one thread draws, all count */
@@ -191,7 +240,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
             }
             if (skip[i])
                 continue;
-            double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)i * k;
+            double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)(i - r0) * k;
             double *w = work[omp_get_thread_num()];
             if (o->recover == JSMF_RECOVER_ADMM)
                 iters[i] = fit_snls_admm(&s, r, y, w);
@@ -200,10 +249,16 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
             else
                 iters[i] = fit_snls_activeset(&s, r, y, w);
         }
-        if ((rc = jsmf_comm_agree(comm, rc)) ||
-            (rc = share_word_rows(comm, n, Ybreve, sizeof(double) * k)) ||
-            (rc = share_word_rows(comm, n, iters, sizeof *iters)))
+        if ((rc = jsmf_comm_agree(comm, rc)))
             goto out;
+        if (fit_part_split(&L)) {
+            if ((rc = fit_part_gather(&L, k, Ybreve + (size_t)r0 * k, Ybreve)) ||
+                (rc = fit_part_gather_bytes(&L, sizeof *iters, iters + r0, iters)))
+                goto out;
+        } else if ((rc = share_word_rows(comm, n, Ybreve, sizeof(double) * k)) ||
+                   (rc = share_word_rows(comm, n, iters, sizeof *iters))) {
+            goto out;
+        }
     }
     /* anchors: Alg. 3 line 2; massless words: uniform (they get no weight in B) */
     for (uint32_t i = 0; i < n; i++)
@@ -213,14 +268,9 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     for (uint32_t a = 0; a < k; a++)
         for (uint32_t j = 0; j < k; j++)
             Ybreve[(size_t)S[a] * k + j] = a == j;
-    /* residual |Cbar_i - y^T Cbar_S|^2 = q2_i/c_i^2 - 2 y^T r_i + y^T H y (rectified Recovery) */
-    double rec = 0;
-    uint64_t total = 0;
-    uint32_t unconv = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        total += iters[i];
-        if (iters[i] > o->snls_maxit)
-            unconv++;
+    /* residual |Cbar_i - y^T Cbar_S|^2 = q2_i/c_i^2 - 2 y^T r_i + y^T H y (rectified Recovery),
+     * for the rows whose right-hand sides this rank holds, then exchanged */
+    for (uint32_t i = L.r0; i < L.r1; i++) {
         if (!(c[i] > 0))
             continue;
         const double *y = Ybreve + (size_t)i * k;
@@ -230,7 +280,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
             for (uint32_t b = 0; b < k; b++)
                 t += H[a * k + b] * y[b];
             hy += y[a] * t;
-            ry += y[a] * rhs[(size_t)i * k + a];
+            ry += y[a] * rhs[(size_t)(i - r0) * k + a];
         }
         int anchor = 0;
         for (uint32_t a = 0; a < k; a++)
@@ -240,6 +290,16 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
         res[i] = sqrt(fmax(q2[i] / (c[i] * c[i]) - (2 * ry - hy) / hs, 0));
         if (anchor)
             res[i] = 0;
+    }
+    if ((rc = fit_part_gather(&L, 1, res + r0, res)))
+        goto out;
+    double rec = 0;
+    uint64_t total = 0;
+    uint32_t unconv = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        total += iters[i];
+        if (iters[i] > o->snls_maxit)
+            unconv++;
         rec += res[i];
     }
     *recovery_rect = rec / n;
@@ -267,13 +327,13 @@ out:
 
 /* A = D^-1 C_SS D^-1 with D = diag(B_{s_k, k}) (Lee, Bindel & Mimno 2015 Eq. 6, Lee et al. JSMF
  * Alg. 4 RECOVER-A). */
-void fit_recover_a_diag(uint32_t n, uint32_t k, const double *B, const double *XS,
-                        const uint32_t *S, double *A)
+void fit_recover_a_diag(uint32_t k, const double *B, const double *Css, const uint32_t *S,
+                        double *A)
 {
     for (uint32_t a = 0; a < k; a++)
         for (uint32_t b = 0; b < k; b++) {
             double da = B[(size_t)S[a] * k + a], db = B[(size_t)S[b] * k + b];
-            double css = XS[(size_t)a * n + S[b]];
+            double css = Css[a * k + b];
             A[a * k + b] = (da > 0 && db > 0) ? css / (da * db) : 0;
         }
 }
