@@ -17,7 +17,7 @@ typedef struct cli_command {
     int ranks; /* 1: runs on the ranks of an MPI job (the others refuse to run under mpirun) */
 } cli_command;
 
-/* Global switches shared by every command (set by cli_common_option). */
+/* Global switches shared by every command (set by cli_parse). */
 extern int cli_quiet;    /* --quiet / -q: no progress, no informational messages */
 extern int cli_progress; /* 1 when progress may be drawn (stderr is a terminal, not quiet) */
 extern const char *cli_prog; /* "jsmf COMMAND" for messages */
@@ -42,17 +42,10 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* The switches every command takes (the option tables, below, call it): --quiet/-q,
- * --progress, --no-progress; returns 1 if argv[i] was one of them. */
-int cli_common_option(const char *arg);
-
 /* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_u32(const char *opt, const char *s, uint32_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
-/* --mem of every command (jsmf_mem_parse): a size like 512M, 2G, 1.5g, 4096 (bytes), at least
- * JSMF_MEM_MIN unless cli_mem_below_min(). */
-int cli_parse_mem(const char *s, uint64_t *out);
 /* 1 when the environment sets JSMF_TEST_SMALL_MEM (tests: budgets below JSMF_MEM_MIN, for
  * small checkpoint windows on small inputs; they are not kept to). */
 int cli_mem_below_min(void);
@@ -64,7 +57,7 @@ typedef enum cli_kind {
     CLI_U32,    /* uint32_t, at least .min */
     CLI_U64,    /* uint64_t, at least .min */
     CLI_DOUBLE, /* double, finite */
-    CLI_MEM,    /* uint64_t bytes: cli_parse_mem */
+    CLI_MEM,    /* uint64_t bytes: a size like 512M, 2G, 1.5g, 4096 (jsmf_mem_parse) */
     CLI_STRING, /* const char *, the argument itself */
     CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" */
     CLI_LIST,   /* cli_list: the value and every following argument that is not an option */

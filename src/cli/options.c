@@ -115,6 +115,21 @@ static int print_help(const char *command, const cli_option *table, FILE *f)
     return 0;
 }
 
+/* The switches every command takes: --quiet/-q, --progress, --no-progress; 1 if ARG is one. */
+static int common_option(const char *arg)
+{
+    if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+        cli_quiet = 1;
+        cli_progress = 0;
+        return 1;
+    }
+    if (!strcmp(arg, "--progress") || !strcmp(arg, "--no-progress")) {
+        cli_progress = !strcmp(arg, "--progress");
+        return 1;
+    }
+    return 0;
+}
+
 /* The entry of TABLE that ARG names ("--name", "--name=VALUE", an alias or "-x"); *value is
  * set to the part after '=' if any. */
 static const cli_option *find_option(const cli_option *table, const char *arg, const char **value)
@@ -181,8 +196,10 @@ static int store_value(const cli_option *o, const char *v)
         return 0;
     case CLI_DOUBLE:
         return cli_parse_double(o->name, v, o->field);
-    case CLI_MEM:
-        return cli_parse_mem(v, o->field);
+    case CLI_MEM: /* at least JSMF_MEM_MIN, except in tests */
+        if (jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field))
+            return cli_usage_error("%s", jsmf_errmsg());
+        return 0;
     case CLI_CALL:
         return o->call(o, v);
     case CLI_CHOICE:
@@ -262,7 +279,7 @@ int cli_parse(const cli_option *table, int argc, char **argv, int *npos)
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             int rc = print_help(argv[0], table, stdout);
             return rc ? rc : -1;
-        } else if (!cli_common_option(a)) {
+        } else if (!common_option(a)) {
             int rc = parse_option(table, argc, argv, &i);
             if (rc)
                 return rc;
