@@ -17,7 +17,7 @@ BEGIN {
     print "#include \"cli/cli.h\""
     print ""
     print "const cli_doc cli_docs[] = {"
-    cmd = ""; state = "skip"
+    cmd = "-"; state = "skip" # "-": not in a section that documents options
 }
 
 function fail(msg) {
