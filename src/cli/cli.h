@@ -17,7 +17,7 @@ typedef struct cli_command {
     int ranks; /* 1: runs on the ranks of an MPI job (the others refuse to run under mpirun) */
 } cli_command;
 
-/* Global switches shared by every command (set by cli_common_option). */
+/* Global switches shared by every command (set by cli_parse). */
 extern int cli_quiet;    /* --quiet / -q: no progress, no informational messages */
 extern int cli_progress; /* 1 when progress may be drawn (stderr is a terminal, not quiet) */
 extern const char *cli_prog; /* "jsmf COMMAND" for messages */
@@ -42,33 +42,26 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* The switches every command takes (the option tables, below, call it): --quiet/-q,
- * --progress, --no-progress; returns 1 if argv[i] was one of them. */
-int cli_common_option(const char *arg);
-
 /* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
 int cli_parse_u32(const char *opt, const char *s, uint32_t *out);
 int cli_parse_double(const char *opt, const char *s, double *out);
-/* --mem of every command (jsmf_mem_parse): a size like 512M, 2G, 1.5g, 4096 (bytes), at least
- * JSMF_MEM_MIN unless cli_mem_below_min(). */
-int cli_parse_mem(const char *s, uint64_t *out);
 /* 1 when the environment sets JSMF_TEST_SMALL_MEM (tests: budgets below JSMF_MEM_MIN, for
  * small checkpoint windows on small inputs; they are not kept to). */
 int cli_mem_below_min(void);
 
-/* The option table of a command: one entry per option, read by cli_parse and printed by
- * cli_help. An entry without a name but with help text is a heading in --help; {0} ends it. */
+/* The option table of a command: one entry per option, ended by {0}, read by cli_parse. Its
+ * --help text, value name included, is the command's section of man/jsmf.1 (cli_docs). */
 typedef enum cli_kind {
-    CLI_FLAG,   /* int, set to 1 */
+    CLI_FLAG,   /* int, set to 1; the only kind that takes no value */
     CLI_U32,    /* uint32_t, at least .min */
     CLI_U64,    /* uint64_t, at least .min */
     CLI_DOUBLE, /* double, finite */
-    CLI_MEM,    /* uint64_t bytes: cli_parse_mem */
+    CLI_MEM,    /* uint64_t bytes: a size like 512M, 2G, 1.5g, 4096 (jsmf_mem_parse) */
     CLI_STRING, /* const char *, the argument itself */
     CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" */
     CLI_LIST,   /* cli_list: the value and every following argument that is not an option */
-    CLI_CALL    /* .call(option, value) parses it (value NULL when the option takes none) */
+    CLI_CALL    /* .call(option, value) parses it */
 } cli_kind;
 
 typedef struct cli_list {
@@ -78,37 +71,37 @@ typedef struct cli_list {
 
 typedef struct cli_option cli_option;
 struct cli_option {
-    const char *name;  /* "--top" */
-    char short_name;   /* 'n' for -n, or 0 */
-    const char *value; /* the value's name in --help ("N"); NULL: the option takes no value */
+    const char *name;    /* "--top" */
+    char short_name;     /* 'n' for -n, or 0 */
     cli_kind kind;
-    void *field;       /* where the value goes */
-    const char *help;  /* wrapped to 80 columns by cli_help; '\n' forces a break */
-    const char *alias; /* another long name accepted (not printed, but "--no-x" is) */
-    const char *choices; /* CLI_CHOICE: "text|tsv|json" */
+    void *field;         /* where the value goes */
     uint64_t min;        /* CLI_U32, CLI_U64: the smallest value allowed */
+    const char *choices; /* CLI_CHOICE: "text|tsv|json" */
     int (*call)(const cli_option *o, const char *value); /* CLI_CALL: 0 or EXIT_USAGE */
+    const char *alias;   /* another long name accepted, not documented */
 };
 
 /* An entry's common fields, by name (so that .min, .choices, ... may follow it):
- * {CLI_OPT("--top", 'n', "N", CLI_U32, &top, "words per topic"), .min = 1}. */
-#define CLI_OPT(long_, short_, value_, kind_, field_, help_)                                  \
-    .name = (long_), .short_name = (short_), .value = (value_), .kind = (kind_),              \
-    .field = (field_), .help = (help_)
+ * {CLI_OPT("--top", 'n', CLI_U32, &top), .min = 1}. */
+#define CLI_OPT(long_, short_, kind_, field_)                                                  \
+    .name = (long_), .short_name = (short_), .kind = (kind_), .field = (field_)
 
-typedef struct cli_spec {
-    const char *usage;         /* "usage: ..." and the description, printed before the table */
-    const cli_option *options; /* the command's table, ended by {0} */
-    const char *notes;         /* printed after the table, or NULL */
-} cli_spec;
+/* The manual as --help shows it, generated from man/jsmf.1 by tools/man2help.awk: per command
+ * its usage line and description, then one entry per option tag; ended by {0}. */
+typedef struct cli_doc {
+    const char *command; /* "fit"; "" for the options every command takes */
+    int usage;           /* 1: head is the usage line, text the description */
+    const char *head;    /* the tag as printed: "-k, --topics K", "--iters N, --tol X" */
+    const char *text;    /* the first sentence of the description */
+} cli_doc;
+extern const cli_doc cli_docs[];
 
-/* Parse argv[1..argc) by SPEC: options (--name VALUE, --name=VALUE, -x VALUE), the common
- * switches (--help, --quiet, --progress), "--" (all that follows are arguments) and "-"
- * (stdin, an argument). The positional arguments are moved to argv[1..*npos], in order.
- * Returns 0; -1 after printing --help on stdout; EXIT_USAGE after a usage message. */
-int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos);
-/* --help of SPEC: its usage text, its options, the common ones, its notes. */
-void cli_help(const cli_spec *spec, FILE *f);
+/* Parse argv[1..argc) by TABLE, for the command argv[0]: options (--name VALUE, --name=VALUE,
+ * -x VALUE), the common switches (--help, --quiet, --progress), "--" (all that follows are
+ * arguments) and "-" (stdin, an argument). The positional arguments are moved to
+ * argv[1..*npos], in order. Returns 0; -1 after printing --help on stdout; EXIT_USAGE after a
+ * usage message; EXIT_FAIL for --help when the manual leaves an option of TABLE out. */
+int cli_parse(const cli_option *table, int argc, char **argv, int *npos);
 /* A CLI_CALL for --format of document inputs: field is a jsmf_format. */
 int cli_format_option(const cli_option *o, const char *value);
 

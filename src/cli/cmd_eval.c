@@ -26,51 +26,20 @@ static int parse_args(int argc, char **argv, eval_args *a)
     a->top = 20;
     a->eps = 0.01;
     const cli_option options[] = {
-        {CLI_OPT("--store", 0, "STORE", CLI_STRING, &a->store,
-                 "Recovery, Approximation, Dominancy, Specificity, Dissimilarity, Sparsity, "
-                 "Entropy against the co-occurrence C of STORE (same vocabulary as the "
-                 "model), or of a C written by 'jsmf export'")},
-        {CLI_OPT("--corpus", 0, "INPUT...", CLI_LIST, &a->corpus,
-                 "Coherence (top words, epsilon) and held-out log-likelihood per token, in "
-                 "one streamed pass over the documents (paths, or - for stdin; every "
-                 "following argument not starting with '-' is an input)")},
-        {CLI_OPT("--truth", 0, "MODEL", CLI_STRING, &a->truth,
-                 "l1 error against a ground-truth model after optimal (Hungarian) matching "
-                 "of topics:\n(1/K) min_tau sum_t |mu_t - nu_tau(t)|_1")},
-        {.help = "options:"},
-        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json,
-                 "one JSON object on stdout instead of text")},
-        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->read.format,
-                 "corpus format: text, uci, ldac or auto (default auto)"),
-         .call = cli_format_option},
-        {CLI_OPT("--uci-vocab", 0, "F", CLI_STRING, &a->read.uci_vocab,
-                 "vocabulary file of UCI corpus input")},
-        {CLI_OPT("--top", 0, "N", CLI_U32, &a->top,
-                 "top words per topic for coherence (default 20)"),
-         .min = 2},
-        {CLI_OPT("--epsilon", 0, "X", CLI_DOUBLE, &a->eps, "coherence smoothing (default 0.01)")},
-        {CLI_OPT("--iters", 0, "N", CLI_U32, &a->infer.max_iters,
-                 "EM iterations per document for held-out theta (default 1000)")},
-        {CLI_OPT("--tol", 0, "X", CLI_DOUBLE, &a->infer.tol,
-                 "duality-gap tolerance of that fit (default 1e-5)")},
-        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
-                 "OpenMP threads (default: all cores)")},
+        {CLI_OPT("--store", 0, CLI_STRING, &a->store)},
+        {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
+        {CLI_OPT("--truth", 0, CLI_STRING, &a->truth)},
+        {CLI_OPT("--json", 0, CLI_FLAG, &a->json)},
+        {CLI_OPT("--format", 0, CLI_CALL, &a->read.format), .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->read.uci_vocab)},
+        {CLI_OPT("--top", 0, CLI_U32, &a->top), .min = 2},
+        {CLI_OPT("--epsilon", 0, CLI_DOUBLE, &a->eps)},
+        {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
+        {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
+        {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf eval MODEL [--store STORE] [--corpus INPUT...] [--truth MODEL]\n"
-        "                 [options]\n"
-        "\n"
-        "Quality metrics of MODEL (Lee, Bindel & Mimno 2015; Lee et al. 2019; Arora et\n"
-        "al. 2013; Fisher et al. 2020; formats/references.md):\n",
-        options,
-        "Coherence = mean over topics of sum over ordered pairs x1 != x2 of the topic's\n"
-        "top words of log((D(x1,x2) + epsilon) / D(x2)), D = document frequencies in\n"
-        "the corpus. Held-out log-likelihood: each document's in-vocabulary tokens,\n"
-        "ordered by word id, are split alternately; theta is fitted on the even\n"
-        "positions and the odd positions are scored with log sum_k theta_k B_wk\n"
-        "(documents of < 2 tokens skipped).\n"};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     if (n == 0)

@@ -10,22 +10,11 @@ int cmd_export(int argc, char **argv)
     const char *out = NULL;
     int format = 1; /* the index in "npy|mm" */
     const cli_option options[] = {
-        {CLI_OPT("--format", 0, "mm|npy", CLI_CHOICE, &format,
-                 "mm (default): MatrixMarket 'coordinate real symmetric', the lower triangle "
-                 "(row >= column), 1-based, any N, streamed; npy: dense N x N float64 .npy "
-                 "(C order), refused above 4 GiB"),
-         .choices = "npy|mm"},
-        {CLI_OPT("--output", 'o', "FILE", CLI_STRING, &out,
-                 "output file; '-' writes mm to standard output")},
+        {CLI_OPT("--format", 0, CLI_CHOICE, &format), .choices = "npy|mm"},
+        {CLI_OPT("--output", 'o', CLI_STRING, &out)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf export STORE -o FILE [--format npy|mm] [--quiet]\n\n"
-        "Write C = (1/M) sum_m C_m, normalised so that its entries sum to 1, for other\n"
-        "tools. FILE.vocab.txt gets the vocabulary, one word per line in row order (not\n"
-        "for -o -).\n\n",
-        options, NULL};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
     if (n == 0)

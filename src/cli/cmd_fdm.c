@@ -40,7 +40,7 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
 typedef struct fdm_opts {
     const char *input, *output, *init, *device;
     jsmf_fdm_params p;
-    int force, k_given, device_index;
+    int force, k_given;
     uint32_t threads;
 } fdm_opts;
 
@@ -73,92 +73,39 @@ static int checkpoint_option(const cli_option *o, const char *v)
     return parse_duration("--checkpoint-every", v, &p->checkpoint_seconds);
 }
 
-static const char *const fdm_usage =
-    "usage: jsmf fdm INPUT -k T -o MODEL [options]\n\n"
-    "Fit the full dependence mixture model (FDM): Adam on the loss\n"
-    "-log M(mu,alpha)_uv of pairs (u,v) drawn from the co-occurrence C. INPUT is a\n"
-    "store, or a C written by 'jsmf export' (MatrixMarket or .npy) with\n"
-    "FILE.vocab.txt beside it. A run checkpoints to MODEL.ckpt; the same command\n"
-    "after a kill resumes from it (on the CPU the result equals an uninterrupted\n"
-    "run).\n\n";
-
-/* The option table; values land in o (and o->p). */
-static int parse_options(int argc, char **argv, fdm_opts *o, int *npos)
-{
-    jsmf_fdm_params *p = &o->p;
-    const cli_option options[] = {
-        {CLI_OPT("--topics", 'k', "T", CLI_U32, &p->k,
-         "number of topics (default: K of --init MODEL)"), .min = 1},
-        {CLI_OPT("--output", 'o', "MODEL", CLI_STRING, &o->output, "model directory to write")},
-        {CLI_OPT("--device", 0, "auto|cpu|cuda", CLI_CHOICE, &o->device_index,
-         "back end (auto: CUDA when compiled in and a GPU answers)"),
-         .choices = "auto|cpu|cuda"},
-        {CLI_OPT("--init", 0, "auto|none|random|MODEL", CLI_STRING, &o->init,
-         "start from: auto (default) a spectral fit of INPUT ('jsmf fit' defaults; none when "
-         "it cannot give T topics); none: cold, topic t = p(.|w) of a word w drawn by "
-         "frequency; random: Gaussian logits; MODEL: a model directory with the same "
-         "vocabulary")},
-        {CLI_OPT("--init-smooth", 0, "F", CLI_DOUBLE, &p->init_smooth,
-         "a start from topics or words mixes (1-F) B + F/N before the log (default 1e-3)")},
-        {CLI_OPT("--init-scale", 0, "S", CLI_DOUBLE, &p->init_scale,
-         "--init random: std. deviation of the logits (default 1)")},
-        {CLI_OPT("--starts", 0, "R", CLI_U32, &p->starts,
-         "cold start: R starts trained 20 evaluations each, the best held-out one goes on "
-         "(default 4)"), .min = 1},
-        {CLI_OPT("--seed", 0, "S", CLI_U64, &p->seed,
-         "seed of initialisation and sampling (default 1)")},
-        {CLI_OPT("--steps", 0, "N", CLI_U64, &p->steps,
-         "most Adam steps (default 0: until the schedule stops)")},
-        {CLI_OPT("--batch", 0, "B", CLI_U32, &p->batch, "pairs per step (default 4096)"),
-         .min = 1},
-        {CLI_OPT("--lr", 0, "F", CLI_DOUBLE, &p->lr,
-         "initial Adam learning rate (default 0.03)")},
-        {CLI_OPT("--threads", 0, "N", CLI_U32, &o->threads, "CPU threads (default: all)"),
-         .min = 1},
-        {CLI_OPT("--precision", 0, "fp32|tf32", CLI_CHOICE, &p->precision,
-         "GPU pair products in FP32 (default) or on TF32 tensor cores (the CPU works in "
-         "double)"), .choices = "fp32|tf32"},
-        {CLI_OPT("--eval-every", 0, "N", CLI_U64, &p->eval_every,
-         "held-out loss and loss-curve point every N steps (default 100)"), .min = 1},
-        {CLI_OPT("--heldout", 0, "N", CLI_U32, &p->heldout,
-         "held-out pairs drawn once at the start (default 50000)")},
-        {CLI_OPT("--patience", 0, "N", CLI_U32, &p->patience,
-         "evaluations without a relative improvement of the held-out loss above --tol "
-         "before the rate halves (default 5 after a warm start, 10 after a cold one; "
-         "0 = never: --steps ends the run)")},
-        {CLI_OPT("--lr-halvings", 0, "N", CLI_U32, &p->lr_halvings,
-         "halvings before the next plateau ends the run (default 4 warm, 6 cold)")},
-        {CLI_OPT("--tol", 0, "F", CLI_DOUBLE, &p->tol,
-         "relative improvement that counts (default 1e-4)")},
-        {CLI_OPT("--time", 0, "DURATION", CLI_CALL, &p->time_limit,
-         "also stop after this much training (e.g. 90s, 10m, 2h): the one stop that "
-         "depends on the machine"), .call = duration_option},
-        {CLI_OPT("--checkpoint-every", 0, "N|DURATION", CLI_CALL, p,
-         "checkpoint to MODEL.ckpt every N steps or every DURATION of wall time (default "
-         "60s; 0 = off)"), .call = checkpoint_option},
-        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &p->mem_budget,
-         "budget for the pair sampler tables (e.g. 2G); beyond it the tables are thinned "
-         "(CPU) or kept on the host (CUDA)")},
-        {CLI_OPT("--restart", 0, NULL, CLI_FLAG, &p->restart,
-         "ignore an existing MODEL.ckpt and start afresh")},
-        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &o->force,
-         "replace an existing MODEL, and a MODEL.ckpt of another run")},
-        {CLI_OPT("--stop-after", 0, "N", CLI_U64, &p->stop_after,
-         "stop after step N with a checkpoint, as if killed (tests)")},
-        {0},
-    };
-    const cli_spec spec = {fdm_usage, options,
-                           "exit status: 0 success, 1 failure, 2 usage error, 130 interrupted\n"
-                           "(SIGINT or SIGTERM; the checkpoint is written).\n"};
-    return cli_parse(&spec, argc, argv, npos);
-}
-
 static int parse(int argc, char **argv, fdm_opts *o)
 {
     jsmf_fdm_params *p = &o->p;
     jsmf_fdm_params_default(p);
     p->k = 0;
-    int n, rc = parse_options(argc, argv, o, &n);
+    const cli_option options[] = {
+        {CLI_OPT("--topics", 'k', CLI_U32, &p->k), .min = 1},
+        {CLI_OPT("--output", 'o', CLI_STRING, &o->output)},
+        {CLI_OPT("--device", 0, CLI_CHOICE, &p->device), .choices = "auto|cpu|cuda"},
+        {CLI_OPT("--init", 0, CLI_STRING, &o->init)},
+        {CLI_OPT("--init-smooth", 0, CLI_DOUBLE, &p->init_smooth)},
+        {CLI_OPT("--init-scale", 0, CLI_DOUBLE, &p->init_scale)},
+        {CLI_OPT("--starts", 0, CLI_U32, &p->starts), .min = 1},
+        {CLI_OPT("--seed", 0, CLI_U64, &p->seed)},
+        {CLI_OPT("--steps", 0, CLI_U64, &p->steps)},
+        {CLI_OPT("--batch", 0, CLI_U32, &p->batch), .min = 1},
+        {CLI_OPT("--lr", 0, CLI_DOUBLE, &p->lr)},
+        {CLI_OPT("--threads", 0, CLI_U32, &o->threads), .min = 1},
+        {CLI_OPT("--precision", 0, CLI_CHOICE, &p->precision), .choices = "fp32|tf32"},
+        {CLI_OPT("--eval-every", 0, CLI_U64, &p->eval_every), .min = 1},
+        {CLI_OPT("--heldout", 0, CLI_U32, &p->heldout)},
+        {CLI_OPT("--patience", 0, CLI_U32, &p->patience)},
+        {CLI_OPT("--lr-halvings", 0, CLI_U32, &p->lr_halvings)},
+        {CLI_OPT("--tol", 0, CLI_DOUBLE, &p->tol)},
+        {CLI_OPT("--time", 0, CLI_CALL, &p->time_limit), .call = duration_option},
+        {CLI_OPT("--checkpoint-every", 0, CLI_CALL, p), .call = checkpoint_option},
+        {CLI_OPT("--mem", 0, CLI_MEM, &p->mem_budget)},
+        {CLI_OPT("--restart", 0, CLI_FLAG, &p->restart)},
+        {CLI_OPT("--force", 0, CLI_FLAG, &o->force)},
+        {CLI_OPT("--stop-after", 0, CLI_U64, &p->stop_after)},
+        {0},
+    };
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     if (n > 1)
@@ -169,11 +116,8 @@ static int parse(int argc, char **argv, fdm_opts *o)
     p->threads = (int)o->threads;
     if (o->threads > 4096)
         return cli_usage_error("--threads must be between 1 and 4096");
-    static const char *const devices[] = {"auto", "cpu", "cuda"};
-    static const int device_codes[] = {JSMF_FDM_DEVICE_AUTO, JSMF_FDM_DEVICE_CPU,
-                                       JSMF_FDM_DEVICE_CUDA};
-    o->device = devices[o->device_index];
-    p->device = device_codes[o->device_index];
+    static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
+    o->device = devices[p->device];
     if (!o->input)
         return cli_usage_error("missing INPUT (a store or a .npy C)");
     if (!o->output)

@@ -50,83 +50,40 @@ static int parse_args(int argc, char **argv, fit_args *a)
     jsmf_fit_opts_init(o, 0);
     uint32_t threads = 0;
     const cli_option options[] = {
-        {CLI_OPT("--topics", 'k', "K", CLI_U32, &o->k, "number of topics (required)"),
-         .min = 2},
-        {CLI_OPT("--output", 'o', "MODEL", CLI_STRING, &a->output,
-                 "model directory to write (required)")},
-        {CLI_OPT("--rectify", 0, "ap|compressed|dr|none", CLI_CHOICE, &o->rectify,
-                 "alternating projection, the compressed iterate (low rank + repairs, never "
-                 "N x N; default), Douglas-Rachford, none"),
+        {CLI_OPT("--topics", 'k', CLI_U32, &o->k), .min = 2},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->output)},
+        {CLI_OPT("--rectify", 0, CLI_CHOICE, &o->rectify),
          .choices = "ap|dr|none|compressed"}, /* enum jsmf_rectify's order */
-        {CLI_OPT("--rectify-iters", 0, "N", CLI_U32, &o->rectify_iters,
-                 "AP/DR iterations (default 15); compressed: at most (default 100)")},
-        {CLI_OPT("--rectify-tol", 0, "X", CLI_DOUBLE, &o->rectify_tol,
-                 "compressed: stop when the estimated distance to the fixed point is below X "
-                 "(relative; default 1e-3)")},
-        {CLI_OPT("--compress-rows", 0, "L", CLI_U32, &o->compress_rows,
-                 "compressed: rows kept non-negative (default 2K)")},
-        {CLI_OPT("--sketch-passes", 0, "D", CLI_U32, &o->sketch_passes,
-                 "compressed: most passes over C of its first eigendecomposition (16 when C "
-                 "fits in --mem/2, else 8)")},
-        {CLI_OPT("--sketch-tol", 0, "X", CLI_DOUBLE, &o->sketch_tol,
-                 "compressed: stop those passes when no wanted Ritz value moves by more than "
-                 "X of the K-th (3e-2)")},
-        {CLI_OPT("--anchors", 0, "qr|fast", CLI_CHOICE, &o->anchors,
-                 "sparse implicit pivoted QR (default), FastAnchorWords"),
-         .choices = "qr|fast"},
-        {CLI_OPT("--anchor-space", 0, "auto|exact|factor", CLI_CHOICE, &o->anchor_space,
-                 "QR anchors on the rectified rows or in the factor's K dimensions (auto: "
-                 "exact for AP, factor for the compressed iterate)"),
+        {CLI_OPT("--rectify-iters", 0, CLI_U32, &o->rectify_iters)},
+        {CLI_OPT("--rectify-tol", 0, CLI_DOUBLE, &o->rectify_tol)},
+        {CLI_OPT("--compress-rows", 0, CLI_U32, &o->compress_rows)},
+        {CLI_OPT("--sketch-passes", 0, CLI_U32, &o->sketch_passes)},
+        {CLI_OPT("--sketch-tol", 0, CLI_DOUBLE, &o->sketch_tol)},
+        {CLI_OPT("--anchors", 0, CLI_CHOICE, &o->anchors), .choices = "qr|fast"},
+        {CLI_OPT("--anchor-space", 0, CLI_CHOICE, &o->anchor_space),
          .choices = "auto|exact|factor"},
-        {CLI_OPT("--recover", 0, "admm|expgrad|kl|activeset", CLI_CHOICE, &o->recover,
-                 "solver for B (default admm)"),
+        {CLI_OPT("--recover", 0, CLI_CHOICE, &o->recover),
          .choices = "admm|expgrad|kl|activeset"},
-        {CLI_OPT("--recover-a", 0, "auto|diag|pinv", CLI_CHOICE, &o->recover_a,
-                 "A = D^-1 C_SS D^-1 or B^+ C B^+T"),
-         .choices = "auto|diag|pinv"},
-        {CLI_OPT("--admm-lambda", 0, "X", CLI_DOUBLE, &o->admm_lambda,
-                 "ADMM relaxation (default 1.9)")},
-        {CLI_OPT("--admm-gamma", 0, "X", CLI_DOUBLE, &o->admm_gamma,
-                 "ADMM proximal step (default 3.0)")},
-        {CLI_OPT("--snls-tol", 0, "X", CLI_DOUBLE, &o->snls_tol,
-                 "per-word solver stop (default 1e-7)")},
-        {CLI_OPT("--snls-maxit", 0, "N", CLI_U32, &o->snls_maxit,
-                 "per-word solver iterations at most (default 1000)")},
-        {CLI_OPT("--eig-tol", 0, "X", CLI_DOUBLE, &o->eig_tol,
-                 "relative Ritz residual of the streaming eigensolver (default 1e-7)")},
-        {CLI_OPT("--eig-step-maxit", 0, "N", CLI_U32, &o->eig_step_maxit,
-                 "eigensolver passes per rectification step after the first (AP: default "
-                 "50, to --eig-tol; compressed: 2)")},
-        {CLI_OPT("--levels", 0, "K1,K2,...", CLI_CALL, o->levels,
-                 "super-topic levels below K (e.g. -k 25 --levels 5)"),
-         .call = parse_levels},
-        {CLI_OPT("--min-anchor-df", 0, "N|auto", CLI_CALL, &o->min_anchor_df,
-                 "words in fewer than N documents are never anchors (auto: "
-                 "ceil(sqrt(documents)/8), /2 for ap|dr|none; lowered to keep 2K candidates)"),
+        {CLI_OPT("--recover-a", 0, CLI_CHOICE, &o->recover_a), .choices = "auto|diag|pinv"},
+        {CLI_OPT("--admm-lambda", 0, CLI_DOUBLE, &o->admm_lambda)},
+        {CLI_OPT("--admm-gamma", 0, CLI_DOUBLE, &o->admm_gamma)},
+        {CLI_OPT("--snls-tol", 0, CLI_DOUBLE, &o->snls_tol)},
+        {CLI_OPT("--snls-maxit", 0, CLI_U32, &o->snls_maxit)},
+        {CLI_OPT("--eig-tol", 0, CLI_DOUBLE, &o->eig_tol)},
+        {CLI_OPT("--eig-step-maxit", 0, CLI_U32, &o->eig_step_maxit)},
+        {CLI_OPT("--levels", 0, CLI_CALL, o->levels), .call = parse_levels},
+        {CLI_OPT("--min-anchor-df", 0, CLI_CALL, &o->min_anchor_df),
          .call = parse_min_anchor_df},
-        {CLI_OPT("--mode", 0, "auto|dense|stream", CLI_CHOICE, &o->mode,
-                 "N x N in memory, or row blocks from factors (auto)"),
-         .choices = "auto|dense|stream"},
-        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &o->mem_bytes,
-                 "budget for C in memory (half of it), blocks and the dense path (default: a "
-                 "quarter of the RAM, 512M-4G)")},
-        {CLI_OPT("--threads", 0, "N", CLI_U32, &threads, "threads (default: all)")},
-        {CLI_OPT("--seed", 0, "S", CLI_U64, &o->seed,
-                 "seed of random starts and projections (default 1)")},
-        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &a->json, "print summary.json to stdout")},
-        {CLI_OPT("--save-rectified", 0, NULL, CLI_FLAG, &a->save_rect,
-                 "also write the dense rectified C as MODEL/rectified.npy")},
-        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &a->force, "replace an existing MODEL")},
+        {CLI_OPT("--mode", 0, CLI_CHOICE, &o->mode), .choices = "auto|dense|stream"},
+        {CLI_OPT("--mem", 0, CLI_MEM, &o->mem_bytes)},
+        {CLI_OPT("--threads", 0, CLI_U32, &threads)},
+        {CLI_OPT("--seed", 0, CLI_U64, &o->seed)},
+        {CLI_OPT("--json", 0, CLI_FLAG, &a->json)},
+        {CLI_OPT("--save-rectified", 0, CLI_FLAG, &a->save_rect)},
+        {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf fit INPUT -k K -o MODEL [options]\n"
-        "Fit K topics with the rectified anchor word algorithm. INPUT is a store\n"
-        "directory or a C written by 'jsmf export' (MatrixMarket or N x N .npy,\n"
-        "recognised by content; vocabulary in FILE.vocab.txt).\n"
-        "\n",
-        options, NULL};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     o->threads = (int)(threads > INT32_MAX ? INT32_MAX : threads);

@@ -34,43 +34,17 @@ static int parse_args(int argc, char **argv, infer_args *a)
     a->infer = io;
     a->out.batch = 4096;
     const cli_option options[] = {
-        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->read.format,
-                 "input format: text, uci, ldac or auto (default auto)"),
-         .call = cli_format_option},
-        {CLI_OPT("--uci-vocab", 0, "F", CLI_STRING, &a->read.uci_vocab,
-                 "vocabulary file of UCI input (default vocab.X.txt beside docword.X.txt)")},
-        {CLI_OPT("--output", 'O', "O", CLI_CALL, &a->out.jsonl,
-                 "tsv: 'doc_index<TAB>theta_1 ... theta_K' (default)\n"
-                 "jsonl: {\"doc\":i,\"tokens\":n,\"oov\":m,\"theta\":[...]}"),
-         .call = parse_output},
-        {CLI_OPT("--header", 0, NULL, CLI_FLAG, &a->out.header,
-                 "tsv: first line 'doc<TAB>t0<TAB>t1...'")},
-        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
-                 "OpenMP threads (default: all cores)")},
-        {CLI_OPT("--iters", 0, "N", CLI_U32, &a->infer.max_iters,
-                 "EM iterations per document at most (default 1000)")},
-        {CLI_OPT("--tol", 0, "X", CLI_DOUBLE, &a->infer.tol,
-                 "stop when the duality gap per token is below X (default 1e-5): the "
-                 "log-likelihood per token is then within X of the optimum")},
-        {CLI_OPT("--batch", 0, "N", CLI_U32, &a->out.batch,
-                 "documents per parallel batch (default 4096)"),
-         .min = 1},
+        {CLI_OPT("--format", 0, CLI_CALL, &a->read.format), .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->read.uci_vocab)},
+        {CLI_OPT("--output", 'O', CLI_CALL, &a->out.jsonl), .call = parse_output},
+        {CLI_OPT("--header", 0, CLI_FLAG, &a->out.header)},
+        {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
+        {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
+        {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
+        {CLI_OPT("--batch", 0, CLI_U32, &a->out.batch), .min = 1},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf infer MODEL INPUT... [options]\n"
-        "\n"
-        "Topic mixture theta_d of each document of INPUT (a path, or - for stdin; zstd\n"
-        "detected from content): the theta on the simplex maximising the document's\n"
-        "likelihood sum_w n_w log sum_k theta_k B_wk (EM, certified by the duality\n"
-        "gap). Words are looked up in the model's vocabulary; other words are ignored\n"
-        "and counted. One line per document on stdout, in input order.\n"
-        "\n"
-        "options:\n",
-        options,
-        "Documents without in-vocabulary words get the uniform theta (1/K each) and are\n"
-        "counted in the summary on stderr.\n"};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     if (n < 2)

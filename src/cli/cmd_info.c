@@ -26,19 +26,11 @@ int cmd_info(int argc, char **argv)
 {
     int json = 0, check = 0;
     const cli_option options[] = {
-        {CLI_OPT("--json", 0, NULL, CLI_FLAG, &json, "one JSON object on stdout instead of text")},
-        {CLI_OPT("--check", 0, NULL, CLI_FLAG, &check,
-                 "also read all of C once: every chunk decodes, rows and columns in order, as "
-                 "many entries as counted; prints the read rate (GB/s)")},
+        {CLI_OPT("--json", 0, CLI_FLAG, &json)},
+        {CLI_OPT("--check", 0, CLI_FLAG, &check)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf info STORE [--json] [--check] [--quiet]\n\n"
-        "Describe a store: vocabulary size N, documents M, non-zeros of C, tokens, the\n"
-        "out-of-vocabulary fraction, dropped documents, store size and format version,\n"
-        "and every input with its state (complete, or partial with its resume offset).\n\n",
-        options, NULL};
-    int npos, rc = cli_parse(&spec, argc, argv, &npos);
+    int npos, rc = cli_parse(options, argc, argv, &npos);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
     if (npos == 0)

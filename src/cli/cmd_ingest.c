@@ -34,52 +34,18 @@ static int parse_args(int argc, char **argv, ingest_args *a)
     a->min_doc_len = 5;
     int accumulator = -1; /* the index in "hash|dense|docs"; -1: chosen by the ingest */
     const cli_option options[] = {
-        {CLI_OPT("--vocab", 0, "VOCAB", CLI_STRING, &a->vocab,
-                 "vocabulary of a new store (formats/vocab.md); default: a counting pass over "
-                 "the inputs with 'jsmf vocab' defaults (stopwords en, min df 5, max df "
-                 "fraction 0.5); required for a new store read from stdin. Must match an "
-                 "existing store.")},
-        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->format,
-                 "text, uci, ldac or auto (default: detect from content)"),
-         .call = cli_format_option},
-        {CLI_OPT("--uci-vocab", 0, "FILE", CLI_STRING, &a->uci_vocab,
-                 "vocabulary of UCI input (default vocab.X.txt beside docword.X.txt)")},
-        {CLI_OPT("--min-doc-len", 0, "N", CLI_CALL, a,
-                 "documents with fewer in-vocabulary tokens are dropped and counted (default "
-                 "5; fixed when the store is created)"),
-         .call = parse_min_doc_len},
-        {CLI_OPT("--mem", 0, "SIZE", CLI_MEM, &a->mem,
-                 "memory of the ingest, the store's write transactions included (default: a "
-                 "quarter of RAM, 512M to 4G): a checkpoint is written whenever the "
-                 "accumulator is full")},
-        {CLI_OPT("--threads", 'j', "N", CLI_U32, &a->threads,
-                 "threads generating pairs (default: all cores)")},
-        {CLI_OPT("--force", 0, NULL, CLI_FLAG, &a->force,
-                 "ingest inputs again that the store already holds completely (without it "
-                 "they are skipped; all skipped is an error)")},
-        {CLI_OPT("--shard-dir", 0, "DIR", CLI_STRING, &a->shard_dir,
-                 "under mpirun: where each rank keeps its partial store until the job's "
-                 "final checkpoint (default STORE/mpi-ingest; a node-local disk is faster)")},
-        {CLI_OPT("--accumulator", 0, "hash|dense|docs", CLI_CHOICE, &accumulator,
-                 "force the in-memory layout (measurements: the store is the same either "
-                 "way)"),
-         .choices = "hash|dense|docs"},
+        {CLI_OPT("--vocab", 0, CLI_STRING, &a->vocab)},
+        {CLI_OPT("--format", 0, CLI_CALL, &a->format), .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->uci_vocab)},
+        {CLI_OPT("--min-doc-len", 0, CLI_CALL, a), .call = parse_min_doc_len},
+        {CLI_OPT("--mem", 0, CLI_MEM, &a->mem)},
+        {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
+        {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
+        {CLI_OPT("--shard-dir", 0, CLI_STRING, &a->shard_dir)},
+        {CLI_OPT("--accumulator", 0, CLI_CHOICE, &accumulator), .choices = "hash|dense|docs"},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf ingest STORE INPUT... [--vocab VOCAB] [--format F]\n"
-        "                   [--min-doc-len N] [--mem SIZE] [--threads N] [--force]\n\n"
-        "Accumulate the word co-occurrence C = sum_m (h h^T - diag h) / (n (n-1)) of\n"
-        "the INPUTs' documents into STORE (created on first use). INPUT is a path or\n"
-        "'-' for stdin, plain or zstd-compressed. An interrupted ingest resumes when\n"
-        "the same command is run again; the result is identical to an uninterrupted\n"
-        "run. Under 'mpirun -np P' the ranks share the inputs and write one store,\n"
-        "the same as one process writes.\n\n"
-        "options:\n",
-        options,
-        "A summary goes to stderr at the end; progress is drawn when stderr is a\n"
-        "terminal. The store layout is formats/store.md.\n"};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     a->accumulator = accumulator + 1; /* jsmf_ingest_opts: 1 hash, 2 dense, 3 docs */

@@ -5,17 +5,9 @@
 
 static const cli_option options[] = {{0}};
 
-static const cli_spec spec = {
-    "usage: jsmf merge OUT STORE... [--quiet]\n\n"
-    "Create the store OUT holding the sum of the STOREs: their co-occurrence sums,\n"
-    "counters, word statistics and input records. The STOREs must have identical\n"
-    "vocabularies and minimum document length; OUT must not exist. The result equals\n"
-    "ingesting all their inputs into one store.\n\n",
-    options, NULL};
-
 int cmd_merge(int argc, char **argv)
 {
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
     if (n < 2)

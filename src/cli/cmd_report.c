@@ -16,30 +16,14 @@ static int parse_args(int argc, char **argv, report_args *a)
     jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
     a->opts = o;
     const cli_option options[] = {
-        {CLI_OPT("--output", 'o', "FILE", CLI_STRING, &a->out, "the page to write (- for stdout)")},
-        {CLI_OPT("--metrics", 0, "FILE", CLI_STRING, &a->metrics,
-                 "also show this JSON (e.g. the output of 'jsmf eval MODEL ... --json')")},
-        {CLI_OPT("--title", 0, "TEXT", CLI_STRING, &a->title,
-                 "page title (default: the model directory's name, its K and the store it was "
-                 "fitted on)")},
-        {CLI_OPT("--top", 0, "N", CLI_U32, &a->opts.top, "top words per topic (default 12)")},
-        {CLI_OPT("--points", 0, "N", CLI_U32, &a->opts.max_points,
-                 "most frequent words drawn in the word map (default 1500)")},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->out)},
+        {CLI_OPT("--metrics", 0, CLI_STRING, &a->metrics)},
+        {CLI_OPT("--title", 0, CLI_STRING, &a->title)},
+        {CLI_OPT("--top", 0, CLI_U32, &a->opts.top)},
+        {CLI_OPT("--points", 0, CLI_U32, &a->opts.max_points)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf report MODEL -o FILE.html [options]\n"
-        "\n"
-        "Write one self-contained HTML page (inline CSS, script and SVG; no network, no\n"
-        "external files) showing the model: topics with their top words, anchors and\n"
-        "sizes; the topic-topic matrix A as a heatmap (correlation or conditional); the\n"
-        "hierarchy when the model has levels; the words projected on two principal\n"
-        "components of their topic profiles p(topic | word), anchors marked; the\n"
-        "metrics of summary.json.\n"
-        "\n"
-        "options:\n",
-        options, NULL};
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     if (n > 1)

@@ -29,38 +29,14 @@ static int parse_topics_args(int argc, char **argv, jsmf_topics_opts *o)
 {
     o->top = 10, o->format = JSMF_TOPICS_TEXT, o->lambda = JSMF_TOPWORDS_LAMBDA;
     const cli_option options[] = {
-        {CLI_OPT("--top", 'n', "N", CLI_U32, &o->top, "words per topic (default 10)")},
-        {CLI_OPT("--rank", 0, "prob|relevance[:LAMBDA]", CLI_CALL, &o->lambda,
-         "ranking of the top words (default relevance:0.7; prob is relevance:1)"),
-         .call = parse_rank},
-        {CLI_OPT("--format", 'f', "F", CLI_CHOICE, &o->format,
-         "text (default; aligned for reading), tsv (one row per topic: topic, size, alpha, "
-         "anchor, top words separated by spaces) or json (topics with word probabilities, "
-         "the A matrix and alpha)"),
-         .choices = "text|tsv|json"},
-        {CLI_OPT("--level", 0, "L", CLI_U32, &o->level,
-         "hierarchy level: 0 the model itself (default), L its levelL/ whose 'words' are the "
-         "topics of the level below")},
-        {CLI_OPT("--matrix", 0, NULL, CLI_FLAG, &o->matrix,
-         "print the topic-topic matrix A instead (text or tsv: K rows of K; json always "
-         "includes it)")},
+        {CLI_OPT("--top", 'n', CLI_U32, &o->top)},
+        {CLI_OPT("--rank", 0, CLI_CALL, &o->lambda), .call = parse_rank},
+        {CLI_OPT("--format", 'f', CLI_CHOICE, &o->format), .choices = "text|tsv|json"},
+        {CLI_OPT("--level", 0, CLI_U32, &o->level)},
+        {CLI_OPT("--matrix", 0, CLI_FLAG, &o->matrix)},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf topics MODEL [--top N] [--format text|tsv|json] [--level L]\n"
-        "                   [--rank prob|relevance[:LAMBDA]] [--matrix]\n"
-        "\n"
-        "Print the topics of a model: the top words of each topic, its anchor word and\n"
-        "its size p(z) = A 1. Words are ranked by relevance, lambda log p(w|z) +\n"
-        "(1 - lambda) log(p(w|z) / p(w)) with lambda 0.7: what a topic says more than\n"
-        "the corpus does, rather than the words frequent in every topic (--rank prob:\n"
-        "by p(w|z)).\n"
-        "\n",
-        options,
-        "B.npy and A.npy in MODEL are plain numpy files: numpy.load('MODEL/B.npy').\n"
-        "exit status: 0 success, 1 unreadable or invalid model, 2 usage error.\n",
-    };
-    int n, rc = cli_parse(&spec, argc, argv, &n);
+    int n, rc = cli_parse(options, argc, argv, &n);
     if (rc)
         return rc;
     if (n == 0)

@@ -25,52 +25,20 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     a->ro = ro, a->vo = vo;
     a->stopwords = "en";
     const cli_option options[] = {
-        {CLI_OPT("--output", 'o', "VOCAB", CLI_STRING, &a->output,
-                 "where to write the vocabulary (required)")},
-        {CLI_OPT("--format", 0, "F", CLI_CALL, &a->ro.format,
-                 "text|uci|ldac|auto (default auto: sniffed from content)"),
-         .call = cli_format_option},
-        {CLI_OPT("--uci-vocab", 0, "FILE", CLI_STRING, &a->ro.uci_vocab,
-                 "UCI: the vocabulary of the docword file (default vocab.X.txt beside "
-                 "docword.X.txt); LDA-C: names of ids"),
-         .alias = "--input-vocab"},
-        {CLI_OPT("--stopwords", 0, "S", CLI_STRING, &a->stopwords,
-                 "en (built-in English list, default), none, or a FILE")},
-        {CLI_OPT("--min-df", 0, "N", CLI_U64, &a->vo.min_df,
-                 "keep words in at least N counted documents (default 5)")},
-        {CLI_OPT("--max-df-frac", 0, "F", CLI_DOUBLE, &a->vo.max_df_frac,
-                 "drop words in more than F of the counted documents (default 0.5)")},
-        {CLI_OPT("--max-words", 0, "N", CLI_U32, &a->vo.max_words,
-                 "keep the N words of highest document frequency (default: all)")},
-        {CLI_OPT("--min-doc-len", 0, "N", CLI_U32, &a->vo.min_doc_len,
-                 "count only documents with >= N tokens after stopwords (default 5)")},
-        {CLI_OPT("--min-word-len", 0, "N", CLI_U32, &a->ro.tok.min_len,
-                 "text: shortest token in bytes (default 3)"),
-         .min = 1},
-        {CLI_OPT("--max-word-len", 0, "N", CLI_U32, &a->ro.tok.max_len,
-                 "text: longest token in bytes (default 64)")},
-        {CLI_OPT("--threads", 0, "N", CLI_U32, &a->threads,
-                 "threads (default: OpenMP's): 2 or more decode zstd files on a thread of "
-                 "their own; 3 or more also tokenise and count text on N threads. The result "
-                 "does not depend on N"),
-         .min = 1},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->output)},
+        {CLI_OPT("--format", 0, CLI_CALL, &a->ro.format), .call = cli_format_option},
+        {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->ro.uci_vocab), .alias = "--input-vocab"},
+        {CLI_OPT("--stopwords", 0, CLI_STRING, &a->stopwords)},
+        {CLI_OPT("--min-df", 0, CLI_U64, &a->vo.min_df)},
+        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &a->vo.max_df_frac)},
+        {CLI_OPT("--max-words", 0, CLI_U32, &a->vo.max_words)},
+        {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->vo.min_doc_len)},
+        {CLI_OPT("--min-word-len", 0, CLI_U32, &a->ro.tok.min_len), .min = 1},
+        {CLI_OPT("--max-word-len", 0, CLI_U32, &a->ro.tok.max_len)},
+        {CLI_OPT("--threads", 0, CLI_U32, &a->threads), .min = 1},
         {0},
     };
-    const cli_spec spec = {
-        "usage: jsmf vocab INPUT... -o VOCAB [options]\n"
-        "\n"
-        "Count words in one streaming pass and write a curated vocabulary: one line per\n"
-        "word, word<TAB>df<TAB>tf, by document frequency descending (ties by word).\n"
-        "INPUT is a file or '-' (stdin), plain or zstd-compressed (detected from\n"
-        "content). VOCAB '-' is stdout.\n"
-        "\n"
-        "options:\n",
-        options,
-        "Why --max-words ranks by document frequency: a word's row of the co-occurrence\n"
-        "matrix is estimated from the documents it occurs in, so its df, not a tf-idf\n"
-        "score, bounds the noise of that row; the rarest rows are the noisiest and are\n"
-        "the ones dropped.\n"};
-    int rc = cli_parse(&spec, argc, argv, &a->ninputs);
+    int rc = cli_parse(options, argc, argv, &a->ninputs);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
     a->inputs = (const char **)argv + 1;

@@ -1,4 +1,4 @@
-/* common.c — option parsing, messages, exit codes and the progress line shared by all commands. */
+/* common.c — number parsing, messages, exit codes and the progress line shared by all commands. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -53,24 +53,6 @@ void cli_warn(void *arg, const char *msg)
     fprintf(stderr, "%s: warning: %s\n", cli_prog, msg);
 }
 
-int cli_common_option(const char *arg)
-{
-    if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
-        cli_quiet = 1;
-        cli_progress = 0;
-        return 1;
-    }
-    if (!strcmp(arg, "--progress")) {
-        cli_progress = 1;
-        return 1;
-    }
-    if (!strcmp(arg, "--no-progress")) {
-        cli_progress = 0;
-        return 1;
-    }
-    return 0;
-}
-
 int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
 {
     char *end;
@@ -111,13 +93,6 @@ int cli_mem_below_min(void)
 {
     const char *e = getenv("JSMF_TEST_SMALL_MEM");
     return e && *e && strcmp(e, "0");
-}
-
-int cli_parse_mem(const char *s, uint64_t *out)
-{
-    if (jsmf_mem_parse("--mem", s, cli_mem_below_min(), out))
-        return cli_usage_error("%s", jsmf_errmsg());
-    return 0;
 }
 
 double cli_now(void)

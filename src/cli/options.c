@@ -1,5 +1,6 @@
-/* options.c — the declarative option table of a command: one table (cli_option) both parses
- * the arguments (cli_parse) and prints --help (cli_help), so the two cannot disagree. */
+/* options.c — the option table of a command (cli_option) parses its arguments; --help prints
+ * the command's part of the manual (cli_docs, from man/jsmf.1), which must name every option
+ * of the table with a value exactly when it takes one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,25 +10,15 @@
 #define HELP_WIDTH 79 /* help_all.sh: no line of --help wider than 80 columns */
 #define HELP_COL 22   /* where an option's text starts */
 
-/* The switches every command takes, printed after its own table. */
-static const cli_option common_options[] = {
-    {CLI_OPT("--quiet", 'q', NULL, CLI_FLAG, NULL,
-             "no progress line, no informational messages")},
-    {CLI_OPT("--progress", 0, NULL, CLI_FLAG, NULL, "force the progress line on or off"),
-     .alias = "--no-progress"},
-    {CLI_OPT("--help", 'h', NULL, CLI_FLAG, NULL, "this text")},
-    {0},
-};
-
 /* TEXT from column COL on (the cursor is at column AT), in lines of at most HELP_WIDTH
- * columns; '\n' breaks a line. No line starts with '-': help_man.sh reads such a line as one
- * that defines an option. */
+ * columns. No line starts with '-': help_man.sh reads such a line as one that defines an
+ * option. */
 static void print_wrapped(FILE *f, const char *text, int col, int at)
 {
     const size_t room = HELP_WIDTH - col;
     const char *p = text;
     while (*p) {
-        size_t len = strcspn(p, "\n"), cut = len;
+        size_t len = strlen(p), cut = len;
         if (len > room) {
             cut = 0;
             for (size_t k = 1; k <= room; k++)
@@ -40,46 +31,103 @@ static void print_wrapped(FILE *f, const char *text, int col, int at)
         fprintf(f, "%*s%.*s\n", at < col ? col - at : 0, "", (int)cut, p);
         at = 0;
         p += cut;
-        if (cut < len)
-            while (*p == ' ')
-                p++;
-        else if (*p == '\n')
+        while (*p == ' ')
             p++;
     }
 }
 
-static void print_option(FILE *f, const cli_option *o)
+/* "  HEAD   TEXT", TEXT on a line of its own when HEAD leaves it no room: three spaces end a
+ * head (help_man.sh). */
+static void print_option(FILE *f, const cli_doc *d)
 {
-    char head[96];
-    int n = snprintf(head, sizeof head, "  ");
-    if (o->short_name)
-        n += snprintf(head + n, sizeof head - n, "-%c, ", o->short_name);
-    n += snprintf(head + n, sizeof head - n, "%s", o->name);
-    if (o->alias && !strncmp(o->alias, "--no-", 5))
-        n += snprintf(head + n, sizeof head - n, ", %s", o->alias);
-    if (o->value)
-        n += snprintf(head + n, sizeof head - n, " %s", o->value);
-    fputs(head, f);
-    if (n + 3 > HELP_COL) { /* the text on a line of its own: three spaces end a head */
+    int n = fprintf(f, "  %s", d->head);
+    if (n + 3 > HELP_COL) {
         fputc('\n', f);
         n = 0;
     }
-    print_wrapped(f, o->help, HELP_COL, n);
+    print_wrapped(f, d->text, HELP_COL, n);
 }
 
-void cli_help(const cli_spec *spec, FILE *f)
+/* The entry of COMMAND's docs whose head names option NAME ("--topics" or "-k"), and in
+ * *value the value it shows for it ("K"; "" for none; "-k, --topics K" shows K for --topics
+ * only), of *len characters. */
+static const cli_doc *find_doc(const char *command, const char *name, const char **value,
+                               size_t *len)
 {
-    fputs(spec->usage, f);
-    for (const cli_option *o = spec->options; o->name || o->help; o++) {
-        if (!o->name)
-            fprintf(f, "\n%s\n", o->help); /* a heading */
-        else
-            print_option(f, o);
+    size_t n = strlen(name);
+    for (const cli_doc *d = cli_docs; d->command; d++) {
+        if (d->usage || strcmp(d->command, command))
+            continue;
+        for (const char *p = d->head; (p = strstr(p, name)); p += n) {
+            if ((p > d->head && p[-1] != ' ') || (p[n] && !strchr(" ,=", p[n])))
+                continue;
+            *value = p + n + (p[n] == ' ' || p[n] == '=');
+            *len = strcspn(*value, ",");
+            return d;
+        }
     }
-    for (const cli_option *o = common_options; o->name; o++)
-        print_option(f, o);
-    if (spec->notes)
-        fprintf(f, "\n%s", spec->notes);
+    return NULL;
+}
+
+/* 0, or EXIT_FAIL after naming on stderr the options of TABLE that the manual's section of
+ * COMMAND leaves out or shows with a value they do not take (or without one they take). */
+static int check_documented(const char *command, const cli_option *table)
+{
+    int bad = 0;
+    for (const cli_option *o = table; o->name; o++) {
+        char s[3] = {'-', o->short_name, 0};
+        const char *v;
+        size_t len;
+        if (!find_doc(command, o->name, &v, &len))
+            bad = fprintf(stderr, "%s: man/jsmf.1 does not document %s\n", cli_prog, o->name);
+        else if ((len > 0) != (o->kind != CLI_FLAG))
+            bad = fprintf(stderr, "%s: man/jsmf.1 shows %s %s a value\n", cli_prog, o->name,
+                          len ? "with" : "without");
+        else if (o->short_name && !find_doc(command, s, &v, &len))
+            bad = fprintf(stderr, "%s: man/jsmf.1 does not document %s\n", cli_prog, s);
+    }
+    return bad ? EXIT_FAIL : 0;
+}
+
+/* --help of COMMAND: its usage line and description, its options, the common ones. */
+static int print_help(const char *command, const cli_option *table, FILE *f)
+{
+    int rc = check_documented(command, table);
+    if (rc)
+        return rc;
+    for (const cli_doc *d = cli_docs; d->command; d++) {
+        if (strcmp(d->command, command))
+            continue;
+        if (!d->usage) {
+            print_option(f, d);
+            continue;
+        }
+        fputs("usage: ", f);
+        print_wrapped(f, d->head, 7, 7);
+        fputc('\n', f);
+        print_wrapped(f, d->text, 0, 0);
+        fputs("\noptions:\n", f);
+    }
+    for (const cli_doc *d = cli_docs; d->command; d++)
+        if (!*d->command)
+            print_option(f, d);
+    fputs("\n'man jsmf' describes every option in full.\n", f);
+    return 0;
+}
+
+/* The switches every command takes: --quiet/-q, --progress, --no-progress; 1 if ARG is one. */
+static int common_option(const char *arg)
+{
+    if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+        cli_quiet = 1;
+        cli_progress = 0;
+        return 1;
+    }
+    if (!strcmp(arg, "--progress") || !strcmp(arg, "--no-progress")) {
+        cli_progress = !strcmp(arg, "--progress");
+        return 1;
+    }
+    return 0;
 }
 
 /* The entry of TABLE that ARG names ("--name", "--name=VALUE", an alias or "-x"); *value is
@@ -87,9 +135,7 @@ void cli_help(const cli_spec *spec, FILE *f)
 static const cli_option *find_option(const cli_option *table, const char *arg, const char **value)
 {
     *value = NULL;
-    for (const cli_option *o = table; o->name || o->help; o++) {
-        if (!o->name)
-            continue;
+    for (const cli_option *o = table; o->name; o++) {
         if (arg[1] != '-') {
             if (o->short_name && arg[1] == o->short_name && !arg[2])
                 return o;
@@ -150,8 +196,10 @@ static int store_value(const cli_option *o, const char *v)
         return 0;
     case CLI_DOUBLE:
         return cli_parse_double(o->name, v, o->field);
-    case CLI_MEM:
-        return cli_parse_mem(v, o->field);
+    case CLI_MEM: /* at least JSMF_MEM_MIN, except in tests */
+        if (jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field))
+            return cli_usage_error("%s", jsmf_errmsg());
+        return 0;
     case CLI_CALL:
         return o->call(o, v);
     case CLI_CHOICE:
@@ -190,24 +238,26 @@ static int take_list(const cli_option *o, int argc, char **argv, int *i, const c
         l->items[l->n++] = first;
     while (*i + 1 < argc && (argv[*i + 1][0] != '-' || !argv[*i + 1][1]))
         l->items[l->n++] = argv[++*i];
-    if (!l->n)
-        return cli_usage_error("%s needs at least one %.*s", o->name,
-                               (int)strcspn(o->value, "."), o->value);
-    return 0;
+    if (l->n)
+        return 0;
+    const char *what = "value";
+    size_t len;
+    find_doc(argv[0], o->name, &what, &len); /* the manual names the values: "INPUT..." */
+    return cli_usage_error("%s needs at least one %.*s", o->name, (int)strcspn(what, "."), what);
 }
 
-static int parse_option(const cli_spec *spec, int argc, char **argv, int *i)
+static int parse_option(const cli_option *table, int argc, char **argv, int *i)
 {
     const char *arg = argv[*i], *v;
-    const cli_option *o = find_option(spec->options, arg, &v);
+    const cli_option *o = find_option(table, arg, &v);
     if (!o)
         return cli_usage_error("unknown option '%s'", arg);
     if (o->kind == CLI_LIST)
         return take_list(o, argc, argv, i, v);
-    if (!o->value) {
+    if (o->kind == CLI_FLAG) {
         if (v)
             return cli_usage_error("option %s takes no value", o->name);
-        return o->kind == CLI_CALL ? o->call(o, NULL) : store_value(o, NULL);
+        return store_value(o, NULL);
     }
     if (!v) {
         if (*i + 1 >= argc)
@@ -217,7 +267,7 @@ static int parse_option(const cli_spec *spec, int argc, char **argv, int *i)
     return store_value(o, v);
 }
 
-int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos)
+int cli_parse(const cli_option *table, int argc, char **argv, int *npos)
 {
     int n = 0, only_args = 0;
     for (int i = 1; i < argc; i++) {
@@ -227,10 +277,10 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, int *npos)
         } else if (!strcmp(a, "--")) {
             only_args = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            cli_help(spec, stdout);
-            return -1;
-        } else if (!cli_common_option(a)) {
-            int rc = parse_option(spec, argc, argv, &i);
+            int rc = print_help(argv[0], table, stdout);
+            return rc ? rc : -1;
+        } else if (!common_option(a)) {
+            int rc = parse_option(table, argc, argv, &i);
             if (rc)
                 return rc;
         }

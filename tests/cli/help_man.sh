@@ -3,8 +3,10 @@
 #  - the page renders without groff or man warnings and has a section for every command;
 #  - every option, long or short, that CMD --help defines (usage line or an option line) is
 #    documented in the page's section for CMD, and every option that section documents is in
-#    CMD --help;
-#  - every such option is accepted by CMD (no "unknown option");
+#    CMD --help (--help is made from the page by tools/man2help.awk: this checks that it
+#    misses none);
+#  - every such option is accepted by CMD (no "unknown option": the page documents no option
+#    that CMD's table lacks; the build checks the converse);
 #  - the options of README's Commands synopsis exist in that command's --help;
 #  - the options every command takes (--help, --quiet, --progress, --no-progress) are in the
 #    page's COMMON OPTIONS section.

@@ -39,10 +39,8 @@ for o in --top --rank --format --level --matrix --quiet --progress --help; do
     [ "$n" -eq 1 ] || fail "--help shows $o $n times"
 done
 LC_ALL=C.UTF-8 awk 'length > 80 {exit 1}' "$T/help" || fail "--help wider than 80 columns"
-# a wrapped line starting with '-' would read as an option line to help_man.sh (fdm's help is
-# still written by hand)
+# a wrapped line starting with '-' would read as an option line to help_man.sh
 for c in $("$J" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do
-    [ "$c" = fdm ] && continue
     "$J" "$c" --help | grep -E '^ {3,}-' && fail "jsmf $c --help: a wrapped line starts with '-'"
 done
 exit $fails
