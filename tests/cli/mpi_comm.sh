@@ -1,8 +1,8 @@
 #!/bin/sh
 # mpi_comm.sh — the communicator's collectives under 'mpirun -np 1, 2, 3' (oversubscribed),
 # with messages cut into 1000-byte pieces so that the cutting that carries counts beyond 2^31
-# is exercised on small data (test_comm checks values every rank can predict). Skips (77)
-# without mpirun or the MPI plugin.
+# is exercised on small data (test_comm checks values every rank can predict), and the fit's
+# row-split reductions (test_fit_part). Skips (77) without mpirun or the MPI plugin.
 set -u
 BUILD=${BUILD:-build}
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun (Debian openmpi-bin)"; exit 77; }
@@ -12,6 +12,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 JSMF_MPI_PIECE_
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 for np in 1 2 3; do
     mpirun --oversubscribe -np $np "$BUILD/tests/test_comm" || { echo "test_comm failed at -np $np"; exit 1; }
+done
+# the fit's reductions over rows split in chunks equal the one-process ones bit for bit
+for np in 2 3; do
+    mpirun --oversubscribe -np $np "$BUILD/tests/test_fit_part" ||
+        { echo "test_fit_part failed at -np $np"; exit 1; }
 done
 # without the plugin, several ranks are refused with a message saying how to build it
 out=$(JSMF_MPI_LIB=/nonexistent/libjsmf_mpi.so mpirun --oversubscribe -np 2 "$JSMF" ingest \
