@@ -146,9 +146,9 @@ typedef struct jsmf_fit_report {
     double c_scan_secs;           /**< (jsmf_source.bytes; an MPI job: rank 0's share of them),
                                        the rate C is read at */
     uint64_t c_bytes;
-    int ranks;                    /**< an MPI job's ranks (1: one process), and the fewest and */
-    uint32_t rank_rows_min, rank_rows_max; /**< most rows of C (and of the compressed iterate's
-                                       factor) a rank holds */
+    int ranks;                    /**< an MPI job's ranks (1: one process) */
+    uint32_t rank_rows_min;       /**< the fewest and the most rows of C (and of the compressed */
+    uint32_t rank_rows_max;       /**< iterate's factor) a rank holds */
     uint64_t snls_iters;          /**< total per-word solver iterations */
     uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */
     double a_raw_sum;             /**< sum of A before normalising it to 1 */

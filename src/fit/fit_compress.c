@@ -295,7 +295,8 @@ int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uin
     qsort(lr->sel, l, sizeof(uint32_t), cmp_u32);
     for (uint32_t b = 0; b < l; b++)
         lr->pos[lr->sel[b]] = (int32_t)b;
-    if ((rc = gather_rows_i(lr, lr->Y, k, lr->YI)) || (rc = fit_gemm_tn_part(&lr->L, k, 1, lr->Y, ones, lr->s)))
+    if ((rc = gather_rows_i(lr, lr->Y, k, lr->YI)) ||
+        (rc = fit_gemm_tn_part(&lr->L, k, 1, lr->Y, ones, lr->s)))
         goto out;
     double psum = 0, pii = 0;
     if ((rc = lowrank_sums(lr, col, col + l, col + 2 * l, &psum, &pii)))

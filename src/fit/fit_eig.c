@@ -150,9 +150,9 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
             amax = fmax(amax, fabs(w[m - 1 - c]));
         if (e->tol_kth)
             amax = fabs(w[m - k]);
-        for (uint32_t i = 0; i < nl; i++)
+        for (size_t i = 0; i < nl; i++)
             for (uint32_t c = 0; c < p; c++)
-                tmp[(size_t)i * p + c] = AY[(size_t)i * p + c] - w[m - 1 - c] * Y[(size_t)i * p + c];
+                tmp[i * p + c] = AY[i * p + c] - w[m - 1 - c] * Y[i * p + c];
         if ((rc = fit_gemm_tn_part(L, p, p, tmp, tmp, G)))
             goto out;
         double r = 0;

@@ -130,9 +130,9 @@ int fit_syev(uint32_t p, double *A, double *w);
  * below tol times the largest |Ritz value| of the block (tol_kth: times the K-th Ritz value, the
  * scale an eigendecomposition of C needs, whose top eigenvalue dwarfs the K-th), or, with
  * ritz_change, when no wanted Ritz value moved by more than that since the previous cycle; or
- * after maxit cycles. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied to the
- * last Ritz vectors: the warm start that advances the subspace by one power step. Every n-row
- * block (Q0, U, next, and V and Z of apply) holds the rows of L this rank holds. */
+ * after maxit cycles. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied
+ * to the last Ritz vectors: the warm start that advances the subspace by one power step. Every
+ * n-row block (Q0, U, next, and V and Z of apply) holds the rows of L this rank holds. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
 typedef struct fit_eig_opts {
     uint32_t k, p, depth, maxit;

@@ -276,7 +276,8 @@ static void block_product(fit_csrc *s, uint32_t b0, uint32_t b1, int tid)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nd, p, n, 1.0, D, n, s->V, p, 0.0,
                     out, p);
         for (uint32_t a = 0; a < nd; a++)
-            memcpy(s->Z + (size_t)(s->rows[drow[a]] - s->z0) * p, out + (size_t)a * p, sizeof(double) * p);
+            memcpy(s->Z + (size_t)(s->rows[drow[a]] - s->z0) * p, out + (size_t)a * p,
+                   sizeof(double) * p);
     }
 }
 
@@ -602,7 +603,8 @@ int fit_csrc_apply_part(void *ctx, const double *V, uint32_t p, double *Z)
         return fit_csrc_apply(ctx, V, p, Z);
     int first = !s->have_stats;
     double *full = malloc(sizeof(double) * s->n * p);
-    int rc = full ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u block)", s->n, p);
+    int rc = full ? JSMF_OK
+                  : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u block)", s->n, p);
     if (!(rc = jsmf_comm_agree(s->comm, rc)) && !(rc = fit_part_gather(&L, p, V, full)))
         rc = product(s, full, p, Z, s->r0);
     free(full);
