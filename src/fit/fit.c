@@ -201,8 +201,7 @@ static double *factor_rows(const fit_part *L, uint32_t r, const double *W, const
     double *H = malloc(sizeof(double) * r * r), *w = malloc(sizeof(double) * r);
     double *Hh = calloc((size_t)r * r, sizeof(double)), *V = malloc(sizeof(double) * nl * r + 1);
     int rc = !H || !w || !Hh || !V ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
-    if (L->comm)
-        rc = jsmf_comm_agree(L->comm, rc);
+    rc = fit_part_agree(L, rc);
     if (rc || fit_gemm_tn_part(L, r, r, W, W, H)) {
         free(H), free(w), free(Hh), free(V);
         return NULL;
@@ -439,8 +438,7 @@ static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const dou
     double *M = malloc(sizeof(double) * k * k), *GA = malloc(sizeof(double) * k * k);
     int rc = !RB || !G || !M || !GA ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (approximation)")
                                     : JSMF_OK;
-    if (L.comm)
-        rc = jsmf_comm_agree(L.comm, rc);
+    rc = fit_part_agree(&L, rc);
     if (rc || (rc = fit_mat_apply(R, BL, k, RB, NULL, NULL))) /* RB = R B */
         goto out;
     if (rep && R->kind != FIT_SPARSE)

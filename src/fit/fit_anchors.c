@@ -43,15 +43,6 @@ static void heap_down(lazy_row *h, uint32_t m, uint32_t at)
     }
 }
 
-/* The rank whose range of L holds row i. */
-static int owner_of(const fit_part *L, uint32_t i)
-{
-    int r = 0;
-    while (r + 1 < jsmf_comm_size(L->comm) && L->starts[r + 1] <= i)
-        r++;
-    return r;
-}
-
 /* The best of every rank's current top (the global argmax: each rank's heap holds its rows). */
 static int global_top(const fit_part *L, const lazy_row *top, int have, lazy_row *best,
                       int *found)
@@ -89,8 +80,7 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
     int rc = JSMF_OK;
     if (!h || !Q || !p)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
-    if (L->comm)
-        rc = jsmf_comm_agree(L->comm, rc);
+    rc = fit_part_agree(L, rc);
     if (rc)
         goto out;
     for (uint32_t i = L->r0; i < L->r1; i++)
@@ -126,7 +116,7 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
             ops->row(ops->ctx, best, p);
         }
         if (fit_part_split(L) &&
-            (rc = jsmf_comm_bcast(L->comm, p, sizeof(double) * d, owner_of(L, best))))
+            (rc = jsmf_comm_bcast(L->comm, p, sizeof(double) * d, fit_part_owner(L, best))))
             goto out;
         /* line 6: q_k = (p_n - sum_l <q_l, p_n> q_l) / r_k, re-orthogonalised once; normalised by
          * its computed norm (r_k = sqrt(u_n) in exact arithmetic) */

@@ -40,39 +40,8 @@ struct fit_lowrank {
 };
 
 /* The reductions over rows below add partial results per chunk of FIT_CHUNK rows in chunk
- * order, so they never depend on the thread count, nor on the number of ranks (fit_part). */
-static void local_chunks(const fit_lowrank *lr, uint32_t *c0, uint32_t *c1)
-{
-    *c0 = lr->L.r0 / FIT_CHUNK;
-    *c1 = lr->nl ? (lr->L.r1 + FIT_CHUNK - 1) / FIT_CHUNK : *c0;
-}
-
-/* Every chunk's `width` partials (part: one row of width per chunk of all n, this rank's
- * filled) to every rank, then added in chunk order into sum. */
-static int add_chunk_partials(const fit_lowrank *lr, double *part, size_t width, double *sum)
-{
-    uint32_t nch = (lr->n + FIT_CHUNK - 1) / FIT_CHUNK, c0, c1;
-    local_chunks(lr, &c0, &c1);
-    if (fit_part_split(&lr->L)) {
-        /* a chunk partial is a row of an nch-row array, split as whole chunks per rank */
-        fit_part Lc = lr->L;
-        uint32_t *cst = malloc(sizeof *cst * ((size_t)jsmf_comm_size(Lc.comm) + 1));
-        if (!cst)
-            return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-        for (int r = 0; r <= jsmf_comm_size(Lc.comm); r++)
-            cst[r] = (lr->starts[r] + FIT_CHUNK - 1) / FIT_CHUNK;
-        Lc.n = nch, Lc.r0 = c0, Lc.r1 = c1, Lc.starts = cst;
-        int rc = fit_part_gather(&Lc, (uint32_t)width, part + c0 * width, part);
-        free(cst);
-        if (rc)
-            return rc;
-    }
-    memset(sum, 0, sizeof(double) * width);
-    for (uint32_t c = 0; c < nch; c++)
-        for (size_t e = 0; e < width; e++)
-            sum[e] += part[c * width + e];
-    return JSMF_OK;
-}
+ * order (fit_part_add_chunks), so they never depend on the thread count, nor on the number of
+ * ranks. */
 
 void fit_lowrank_free(fit_lowrank *lr)
 {
@@ -199,7 +168,7 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
     uint32_t n = lr->n, k = lr->k, l = lr->l, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
     uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
     size_t width = (size_t)3 * l + 2; /* per chunk: colsum, colg2, colg (l each), psum, pii */
-    local_chunks(lr, &c0, &c1);
+    fit_part_chunks(&lr->L, &c0, &c1);
     double *part = calloc(nch * width + 1, sizeof(double)), *sum = malloc(sizeof(double) * width);
     double **G = calloc(lr->nt, sizeof *G);
     int fail = !part || !sum || !G;
@@ -235,9 +204,8 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
             }
         }
     }
-    if (lr->L.comm)
-        rc = jsmf_comm_agree(lr->L.comm, rc);
-    if (!rc && !(rc = add_chunk_partials(lr, part, width, sum))) {
+    rc = fit_part_agree(&lr->L, rc);
+    if (!rc && !(rc = fit_part_add_chunks(&lr->L, part, width, sum))) {
         memcpy(colsum, sum, sizeof(double) * l);
         memcpy(colg2, sum + l, sizeof(double) * l);
         memcpy(colg, sum + 2 * l, sizeof(double) * l);
@@ -269,8 +237,7 @@ int fit_lowrank_set(fit_lowrank *lr, const double *Y, const uint32_t *extra, uin
     int rc = JSMF_OK;
     if (!rk || !col || !ones || !norm)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed iterate, N=%u)", n);
-    if (lr->L.comm)
-        rc = jsmf_comm_agree(lr->L.comm, rc);
+    rc = fit_part_agree(&lr->L, rc);
     if (rc)
         goto out;
     for (uint32_t i = 0; i < nl; i++) {
@@ -338,8 +305,7 @@ int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2)
     double om = lr->omega, *H = malloc(sizeof(double) * k * k);
     double *t = malloc(sizeof(double) * nl * k + 1);
     int rc = !H || !t ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (N=%u)", n) : JSMF_OK;
-    if (lr->L.comm)
-        rc = jsmf_comm_agree(lr->L.comm, rc);
+    rc = fit_part_agree(&lr->L, rc);
     if (rc || (rc = fit_gemm_tn_part(&lr->L, k, k, lr->Y, lr->Y, H)))
         goto out;
     fit_gemm_nn(nl, k, k, lr->Y, H, t);
@@ -391,13 +357,12 @@ int fit_lowrank_cols(const fit_lowrank *lr, const uint32_t *S, uint32_t m, doubl
     uint32_t k = lr->k, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
     double *YS = malloc(sizeof(double) * m * k + 1);
     int rc = YS ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    if (lr->L.comm)
-        rc = jsmf_comm_agree(lr->L.comm, rc);
+    rc = fit_part_agree(&lr->L, rc);
     if (rc || (rc = fit_part_pick(&lr->L, S, m, lr->Y, k, YS))) {
         free(YS);
         return rc;
     }
-    local_chunks(lr, &c0, &c1);
+    fit_part_chunks(&lr->L, &c0, &c1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(lr->nt)
     for (uint32_t c = c0; c < c1; c++)
         for (uint32_t a = c * FIT_CHUNK; a < (c + 1) * FIT_CHUNK && a < r1; a += LR_BLOCK) {
@@ -427,7 +392,7 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
     uint32_t n = lr->n, k = lr->k, l = lr->l, nl = lr->nl, r0 = lr->L.r0, r1 = lr->L.r1, c0, c1;
     uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
     size_t lp = (size_t)l * p;
-    local_chunks(lr, &c0, &c1);
+    fit_part_chunks(&lr->L, &c0, &c1);
     double *YtV = malloc(sizeof(double) * k * p), *VI = malloc(sizeof(double) * lp + 1);
     double *onesV = malloc(sizeof(double) * p), *ones = malloc(sizeof(double) * nl + 1);
     double *part = calloc(nch * lp + 1, sizeof(double)), *PtV = malloc(sizeof(double) * lp + 1);
@@ -437,8 +402,7 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
         fail = !(G[t] = malloc(sizeof(double) * LR_BLOCK * ((size_t)l + p)));
     int rc = fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed product, N=%u)", n)
                   : JSMF_OK;
-    if (lr->L.comm)
-        rc = jsmf_comm_agree(lr->L.comm, rc);
+    rc = fit_part_agree(&lr->L, rc);
     if (rc)
         goto out;
     for (uint32_t i = 0; i < nl; i++)
@@ -474,7 +438,7 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
                         V + (size_t)(a - r0) * p, p, 1.0, part + c * lp, p);
         }
     }
-    if ((rc = add_chunk_partials(lr, part, lp, PtV)))
+    if ((rc = fit_part_add_chunks(&lr->L, part, lp, PtV)))
         goto out;
     for (uint32_t b = 0; b < l; b++) {
         uint32_t i = lr->sel[b];
@@ -583,7 +547,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     Yn = malloc(sizeof(double) * nl * k + 1), Qn = malloc(sizeof(double) * nl * p + 1);
     if (!lr || !U || !lam || !Yn || !Qn)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
-    if ((rc = jsmf_comm_agree(L.comm ? L.comm : jsmf_comm_self(), rc)))
+    if ((rc = fit_part_agree(&L, rc)))
         goto out;
     uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
     uint32_t d = cap < 4 ? cap : 4;

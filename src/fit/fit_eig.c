@@ -86,8 +86,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
     }
-    if (L->comm)
-        rc = jsmf_comm_agree(L->comm, rc);
+    rc = fit_part_agree(L, rc);
     if (rc)
         goto out;
     np = (size_t)nl * p;

@@ -86,6 +86,15 @@ typedef struct fit_part {
 fit_part fit_part_whole(uint32_t n);
 /* 1 when the rows are split over several ranks. */
 int fit_part_split(const fit_part *L);
+/* rc agreed by every rank of L (the worst of them; rc itself on one process). */
+int fit_part_agree(const fit_part *L, int rc);
+/* The rank whose range holds row i. */
+int fit_part_owner(const fit_part *L, uint32_t i);
+/* The chunks [*c0, *c1) this rank's rows cover. */
+void fit_part_chunks(const fit_part *L, uint32_t *c0, uint32_t *c1);
+/* part: one row of `width` partials per chunk of all n rows, this rank's chunks filled. Every
+ * rank's chunks to every rank, then all added in chunk order into sum. */
+int fit_part_add_chunks(const fit_part *L, double *part, size_t width, double *sum);
 /* C (p x q) = A^T B over all n rows, from this rank's rows of A and B (nl x p, nl x q): the
  * chunk partials of every rank, added in chunk order (fit_gemm_tn on one process). */
 int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A, const double *B,

@@ -82,11 +82,59 @@ int fit_part_split(const fit_part *L)
     return L->comm && jsmf_comm_size(L->comm) > 1;
 }
 
+int fit_part_agree(const fit_part *L, int rc)
+{
+    return L->comm ? jsmf_comm_agree(L->comm, rc) : rc;
+}
+
+int fit_part_owner(const fit_part *L, uint32_t i)
+{
+    int r = 0;
+    while (fit_part_split(L) && r + 1 < jsmf_comm_size(L->comm) && L->starts[r + 1] <= i)
+        r++;
+    return r;
+}
+
 /* The chunks [*c0, *c1) of rows [a, b) (a a multiple of FIT_CHUNK). */
 static void chunks_of(uint32_t a, uint32_t b, uint32_t *c0, uint32_t *c1)
 {
     *c0 = a / FIT_CHUNK;
     *c1 = b > a ? (b + FIT_CHUNK - 1) / FIT_CHUNK : *c0;
+}
+
+void fit_part_chunks(const fit_part *L, uint32_t *c0, uint32_t *c1)
+{
+    chunks_of(L->r0, L->r1, c0, c1);
+}
+
+int fit_part_add_chunks(const fit_part *L, double *part, size_t width, double *sum)
+{
+    uint32_t nch = (L->n + FIT_CHUNK - 1) / FIT_CHUNK, c0, c1;
+    int rc = JSMF_OK;
+    if (fit_part_split(L)) {
+        int size = jsmf_comm_size(L->comm), rank = jsmf_comm_rank(L->comm);
+        uint64_t *counts = malloc(sizeof *counts * (size_t)size);
+        if (!counts)
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+        for (int r = 0; r < size; r++) {
+            chunks_of(L->starts[r], L->starts[r + 1], &c0, &c1);
+            counts[r] = (uint64_t)(c1 - c0) * width * sizeof(double);
+        }
+        fit_part_chunks(L, &c0, &c1);
+        rc = jsmf_comm_allgatherv(L->comm, part + c0 * width, counts[rank], part, counts);
+        free(counts);
+        if (rc)
+            return rc;
+    }
+    if (!nch) {
+        memset(sum, 0, sizeof(double) * width);
+        return JSMF_OK;
+    }
+    memcpy(sum, part, sizeof(double) * width);
+    for (uint32_t c = 1; c < nch; c++)
+        for (size_t i = 0; i < width; i++)
+            sum[i] += part[c * width + i];
+    return JSMF_OK;
 }
 
 int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A, const double *B,
@@ -96,16 +144,12 @@ int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A,
         fit_gemm_tn(L->r1 - L->r0, p, q, A, B, C);
         return JSMF_OK;
     }
-    int size = jsmf_comm_size(L->comm), rank = jsmf_comm_rank(L->comm);
     uint32_t nch = (L->n + FIT_CHUNK - 1) / FIT_CHUNK, c0, c1;
     size_t pq = (size_t)p * q;
-    chunks_of(L->r0, L->r1, &c0, &c1);
+    fit_part_chunks(L, &c0, &c1);
     double *part = calloc(nch ? nch * pq : 1, sizeof(double));
-    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
-    if (!part || !counts) {
-        free(part), free(counts);
+    if (!part)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u chunk partials)", nch);
-    }
 #pragma omp parallel for schedule(static) num_threads(fit_threads())
     for (uint32_t c = c0; c < c1; c++) {
         uint32_t r0 = c * FIT_CHUNK, nb = L->r1 - r0 < FIT_CHUNK ? L->r1 - r0 : FIT_CHUNK;
@@ -113,19 +157,8 @@ int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A,
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, q, nb, 1.0, A + off * p, p,
                     B + off * q, q, 0.0, part + c * pq, q);
     }
-    for (int r = 0; r < size; r++) {
-        uint32_t a, b;
-        chunks_of(L->starts[r], L->starts[r + 1], &a, &b);
-        counts[r] = (uint64_t)(b - a) * pq * sizeof(double);
-    }
-    int rc = jsmf_comm_allgatherv(L->comm, part + c0 * pq, counts[rank], part, counts);
-    if (!rc) {
-        memcpy(C, part, sizeof(double) * pq);
-        for (uint32_t c = 1; c < nch; c++)
-            for (size_t i = 0; i < pq; i++)
-                C[i] += part[c * pq + i];
-    }
-    free(part), free(counts);
+    int rc = fit_part_add_chunks(L, part, pq, C);
+    free(part);
     return rc;
 }
 
@@ -177,7 +210,7 @@ int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const doub
     double *buf = malloc(sizeof(double) * m * w + 1);
     uint64_t *counts = calloc((size_t)size, sizeof *counts);
     int rc = ord && buf && counts ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    if ((rc = jsmf_comm_agree(L->comm, rc)))
+    if ((rc = fit_part_agree(L, rc)))
         goto out;
     for (uint32_t a = 0; a < m; a++)
         ord[a] = (id_at){ids[a], a};
@@ -185,9 +218,7 @@ int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const doub
     /* ranges ascend with rank: the rows arrive in the sorted order */
     uint32_t first = 0;
     for (uint32_t b = 0; b < m; b++) {
-        int r = 0;
-        while (r + 1 < size && L->starts[r + 1] <= ord[b].id)
-            r++;
+        int r = fit_part_owner(L, ord[b].id);
         counts[r] += sizeof(double) * w;
         first += r < rank;
         if (r == rank)

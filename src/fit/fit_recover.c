@@ -184,8 +184,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
         if (!work[t] || (o->recover == JSMF_RECOVER_KL && !vrow[t]))
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
     }
-    if (L.comm)
-        rc = jsmf_comm_agree(L.comm, rc);
+    rc = fit_part_agree(&L, rc);
     /* the anchor rows, exact (clip included), and their normalised transpose */
     if (rc || (rc = anchor_rows(R, &L, c, S, k, Tt, Css)) ||
         (rc = fit_gemm_tn_part(&L, k, k, Tt, Tt, H))) /* U^T U of Alg. 3 */

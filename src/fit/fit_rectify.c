@@ -156,8 +156,7 @@ int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const doub
     double *H11 = malloc(sizeof(double) * r * r), *H22 = malloc(sizeof(double) * r * r);
     double *H12 = malloc(sizeof(double) * r * r);
     int rc = !H11 || !H22 || !H12 ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
-    if (L->comm)
-        rc = jsmf_comm_agree(L->comm, rc);
+    rc = fit_part_agree(L, rc);
     if (!rc && !(rc = fit_gemm_tn_part(L, r, r, W1, W1, H11)) &&
         !(rc = fit_gemm_tn_part(L, r, r, W2, W2, H22)) &&
         !(rc = fit_gemm_tn_part(L, r, r, W1, W2, H12))) {

@@ -171,22 +171,11 @@ static int split_rows(fit_csrc *s)
     return rc;
 }
 
-/* Every rank's rows [r0, r1) of an n x width array of doubles, to all ranks (the ranges are
- * consecutive in rank order, so the blocks land where they belong). */
+/* Every rank's rows of an n x width array of doubles, to all ranks. */
 static int share_rows(fit_csrc *s, double *X, uint32_t width)
 {
-    int size = jsmf_comm_size(s->comm);
-    if (size == 1)
-        return JSMF_OK;
-    uint64_t *counts = malloc(sizeof *counts * (size_t)size);
-    if (!counts)
-        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    for (int r = 0; r < size; r++)
-        counts[r] = (uint64_t)(s->starts[r + 1] - s->starts[r]) * width * sizeof(double);
-    int rc = jsmf_comm_allgatherv(s->comm, X + (size_t)s->r0 * width,
-                                  counts[jsmf_comm_rank(s->comm)], X, counts);
-    free(counts);
-    return rc;
+    fit_part L = fit_csrc_part(s);
+    return fit_part_gather(&L, width, X + (size_t)s->r0 * width, X);
 }
 
 /* The row statistics, once the first read has seen every row of this rank. */
