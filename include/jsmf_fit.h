@@ -148,7 +148,10 @@ typedef struct jsmf_fit_report {
     uint64_t c_bytes;
     int ranks;                    /**< an MPI job's ranks (1: one process) */
     uint32_t rank_rows_min;       /**< the fewest and the most rows of C (and of the compressed */
-    uint32_t rank_rows_max;       /**< iterate's factor) a rank holds */
+    uint32_t rank_rows_max;       /**< iterate's factor) a rank holds (0: the path run does not split C) */
+    uint64_t comm_bytes_sent;     /**< an MPI job: what this rank's collectives had moved when */
+    uint64_t comm_calls;          /**< the fit returned (jsmf_comm_stats_get: counted from the */
+    double comm_seconds;          /**< communicator's start, the caller's agreements included) */
     uint64_t snls_iters;          /**< total per-word solver iterations */
     uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */
     double a_raw_sum;             /**< sum of A before normalising it to 1 */
@@ -188,7 +191,9 @@ int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_rep
 
 /** What a fit reports, for people: lines of at most 80 columns for typical values, each
  *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
- *  candidates, a warning when words hit the solver's iteration cap. */
+ *  candidates, a warning when words hit the solver's iteration cap; for an MPI job the rows
+ *  each rank holds and, last, what the collectives moved ("rank 0 sent ...": write rank 0's
+ *  report). */
 void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
 
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
@@ -202,6 +207,25 @@ int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fi
 /** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
  *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
 int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
+
+/** Flags of jsmf_fit_to_dir. */
+enum {
+    JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
+    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy (jsmf_fit_save_rectified) */
+};
+
+/** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with
+ *  the options `o` (o->comm is ignored) and write the model directory `dir` with its
+ *  summary.json. `c` (NULL: this process alone) is the MPI job whose ranks all make this call:
+ *  every rank reads its rows of C and fits (jsmf_fit_opts.comm), rank 0 alone writes. First,
+ *  before any work, `dir` is checked (JSMF_EEXIST when something is there and not
+ *  JSMF_FIT_FORCE: it is left as it was), the input is opened and a store without documents
+ *  refused (jsmf_fit_input_check); each step, and the end, is an agreement (jsmf_comm_agree):
+ *  an error on any rank is returned on every rank. `rep` (may be NULL) is the report, every
+ *  rank's; on success *out (`out` may be NULL) is the model, the same on every rank and with
+ *  its summary_json on rank 0 (free it with jsmf_model_free); on error NULL. */
+int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
+                    struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
 
 /** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
  *  the compressed iterate (which stops earlier when it has converged). */

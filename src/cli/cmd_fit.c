@@ -1,6 +1,6 @@
 /* cmd_fit.c — 'jsmf fit INPUT -k K -o MODEL': the Rectified Anchor Word fit of a store or of a
- * matrix written by 'jsmf export' (jsmf_source_open); metrics and timings to stderr, the model
- * directory with summary.json (jsmf_fit_summarize) via jsmf_model_save. */
+ * matrix written by 'jsmf export', on one process or the ranks of an MPI job (jsmf_fit_to_dir);
+ * metrics and timings to stderr, the model directory with summary.json. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +8,6 @@
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
-#include "jsmf_store.h"
 
 typedef struct {
     const char *input, *output;
@@ -117,55 +116,17 @@ int cmd_fit(int argc, char **argv)
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
         return rc;
-    int rank = jsmf_comm_rank(c);
-    if (jsmf_comm_size(c) > 1)
-        a.o.comm = c;
-    if (rank == 0)
-        rc = jsmf_model_check_new(a.output, a.force);
-    jsmf_source_input in;
-    memset(&in, 0, sizeof in);
-    if (!rc && (rc = jsmf_source_open(a.input, 0, &in)))
-        memset(&in, 0, sizeof in);
-    if ((rc = jsmf_comm_agree(c, rc))) {
-        if (in.src.scan)
-            jsmf_source_close(&in);
-        return cli_fail(rc);
-    }
-    if ((rc = jsmf_comm_agree(c, jsmf_fit_input_check(a.input, &in, &a.o)))) {
-        jsmf_source_close(&in);
-        return cli_fail(rc);
-    }
     a.o.progress = fit_progress;
+    int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0);
     jsmf_model *m = NULL;
-    jsmf_fit_report *rep = calloc(1, sizeof *rep);
-    if (!rep) {
-        jsmf_source_close(&in);
-        return cli_fail(jsmf_error(JSMF_ENOMEM, "out of memory"));
-    }
-    rc = jsmf_fit(&in.src, in.vocab, &a.o, &m, rep);
+    jsmf_fit_report rep;
+    rc = jsmf_fit_to_dir(a.input, a.output, flags, &a.o, c, &m, &rep);
     cli_progress_done();
-    a.o.comm = NULL; /* what follows is rank 0's alone */
-    if (!rc && rank == 0 && !(rc = jsmf_fit_summarize(m, &a.o, rep, a.input, &in)))
-        rc = jsmf_model_save(a.output, m, a.force);
-    if (!rc && rank == 0 && a.save_rect)
-        rc = jsmf_fit_save_rectified(a.output, &in.src, &a.o);
-    if (!rc && rank == 0) {
-        if (!cli_quiet)
-            jsmf_fit_report_write(stderr, cli_prog, rep);
-        if (jsmf_comm_size(c) > 1) {
-            jsmf_comm_stats cs;
-            jsmf_comm_stats_get(c, &cs);
-            cli_info("%d ranks: rank 0 sent %.1f MB in %llu calls, %.2f s in MPI",
-                     jsmf_comm_size(c), cs.bytes_sent / 1e6, (unsigned long long)cs.calls,
-                     cs.seconds);
-        }
-        if (a.json && m->summary_json)
-            fputs(m->summary_json, stdout);
-    }
-    rc = jsmf_comm_agree(c, rc);
+    if (!rc && !cli_quiet)
+        jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
+    if (!rc && a.json && m->summary_json) /* rank 0's alone */
+        fputs(m->summary_json, stdout);
     jsmf_model_free(m);
-    free(rep);
-    jsmf_source_close(&in);
     if (rc)
         return cli_fail(rc);
     return cli_finish_stdout();

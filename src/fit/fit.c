@@ -501,6 +501,19 @@ static int dense_scan(void *ctx, jsmf_row_fn fn, void *arg)
 static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
                    int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect);
 
+/* The job's ranks, and what this rank's collectives moved: the report's last line. */
+static void note_comm(jsmf_fit_report *rep, jsmf_comm *c)
+{
+    rep->ranks = c ? jsmf_comm_size(c) : 1;
+    if (!c)
+        return;
+    jsmf_comm_stats cs;
+    jsmf_comm_stats_get(c, &cs);
+    rep->comm_bytes_sent = cs.bytes_sent;
+    rep->comm_calls = cs.calls;
+    rep->comm_seconds = cs.seconds;
+}
+
 int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
              jsmf_model **out, jsmf_fit_report *rep)
 {
@@ -581,6 +594,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     if (rep) {
         rep->levels = level;
         rep->t_total = fit_now() - t0;
+        note_comm(rep, o->comm);
     }
     *out = top;
     return JSMF_OK;

@@ -198,7 +198,7 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                          (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s",
                          r->c_bytes / 1e9,
                          (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
-    if (r->ranks > 1)
+    if (r->ranks > 1 && r->rank_rows_max)
         jsmf_report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
                          r->rank_rows_min, r->rank_rows_max,
                          r->rectify == JSMF_RECTIFY_COMPRESSED ? " and of the factor" : "");
@@ -214,4 +214,8 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
     if (r->snls_unconverged)
         jsmf_report_line(f, p, "warning: %u words hit the solver's iteration cap",
                          r->snls_unconverged);
+    if (r->ranks > 1)
+        jsmf_report_line(f, p, "%d ranks: rank 0 sent %.1f MB in %llu calls, %.2f s in MPI",
+                         r->ranks, r->comm_bytes_sent / 1e6, (unsigned long long)r->comm_calls,
+                         r->comm_seconds);
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # mpi_comm.sh — the communicator's collectives under 'mpirun -np 1, 2, 3' (oversubscribed),
 # with messages cut into 1000-byte pieces so that the cutting that carries counts beyond 2^31
-# is exercised on small data (test_comm checks values every rank can predict), and the fit's
-# row-split reductions (test_fit_part). Skips (77) without mpirun or the MPI plugin.
+# is exercised on small data (test_comm checks values every rank can predict), the fit's
+# row-split reductions (test_fit_part) and the fit as one call (test_fit_dir). Skips (77)
+# without mpirun or the MPI plugin.
 set -u
 BUILD=${BUILD:-build}
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun (Debian openmpi-bin)"; exit 77; }
@@ -18,6 +19,8 @@ for np in 2 3; do
     mpirun --oversubscribe -np $np "$BUILD/tests/test_fit_part" ||
         { echo "test_fit_part failed at -np $np"; exit 1; }
 done
+# jsmf_fit_to_dir: rank 0 writes, a failure on one rank fails them all with one message
+mpirun --oversubscribe -np 2 "$BUILD/tests/test_fit_dir" || { echo "test_fit_dir failed at -np 2"; exit 1; }
 # without the plugin, several ranks are refused with a message saying how to build it
 out=$(JSMF_MPI_LIB=/nonexistent/libjsmf_mpi.so mpirun --oversubscribe -np 2 "$JSMF" ingest \
       /nonexistent/store /nonexistent/input 2>&1)

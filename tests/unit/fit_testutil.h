@@ -10,7 +10,7 @@
 #include "jsmf_fit.h"
 
 static uint64_t tu_rng = 12345;
-static double tu_unif(void)
+static inline double tu_unif(void)
 {
     tu_rng = tu_rng * 6364136223846793005ull + 1442695040888963407ull;
     return ((tu_rng >> 11) + 0.5) / 9007199254740992.0;
@@ -18,7 +18,7 @@ static double tu_unif(void)
 
 /* B (n x k): word a < k is the anchor of topic a; other words spread over topics. A (k x k):
  * W W^T with positive W, sums to 1. C = B A B^T (+ optional noise, symmetric), as dense. */
-static void tu_planted(uint32_t n, uint32_t k, double noise, double *B, double *A, double *C)
+static inline void tu_planted(uint32_t n, uint32_t k, double noise, double *B, double *A, double *C)
 {
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t a = 0; a < k; a++) {
@@ -78,7 +78,7 @@ typedef struct {
     double *vals;
 } tu_csr;
 
-static void tu_csr_from_dense(uint32_t n, const double *C, tu_csr *t)
+static inline void tu_csr_from_dense(uint32_t n, const double *C, tu_csr *t)
 {
     uint64_t nnz = 0;
     for (size_t e = 0; e < (size_t)n * n; e++)
@@ -98,7 +98,7 @@ static void tu_csr_from_dense(uint32_t n, const double *C, tu_csr *t)
 }
 
 /* tu_planted as a source over t: *B (n x k) and *A (k x k) malloc'ed for the caller. */
-static void tu_planted_source(uint32_t n, uint32_t k, double noise, double **B, double **A,
+static inline void tu_planted_source(uint32_t n, uint32_t k, double noise, double **B, double **A,
                               tu_csr *t, jsmf_source *src)
 {
     *B = malloc(sizeof(double) * n * k), *A = malloc(sizeof(double) * k * k);
@@ -109,12 +109,12 @@ static void tu_planted_source(uint32_t n, uint32_t k, double noise, double **B, 
     jsmf_csr_source(&t->csr, src);
 }
 
-static void tu_csr_free(tu_csr *t)
+static inline void tu_csr_free(tu_csr *t)
 {
     free(t->rowptr), free(t->cols), free(t->vals);
 }
 
-static void tu_model_free(jsmf_model *m)
+static inline void tu_model_free(jsmf_model *m)
 {
     while (m) {
         jsmf_model *s = m->sub;
