@@ -223,6 +223,33 @@ int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const js
 void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
                            const char *dir);
 
+/** How jsmf_fdm_to_dir starts and what it tells. */
+typedef struct jsmf_fdm_dir_opts {
+    const char *init;  /**< the start: "auto" (NULL too): the spectral fit of the input
+                            (jsmf_fdm_init_spectral), or a cold start, said in a note, when that
+                            gives no model; "none": cold (p->init_kind); "random": Gaussian
+                            logits (JSMF_FDM_INIT_GAUSSIAN); else a MODEL directory
+                            (jsmf_fdm_init_model) */
+    int force;         /**< replace what is at `dir` */
+    /** Told each line for the user as it happens, without the program's name or a newline:
+     *  the warm start and its time or why there is none, that auto runs on the CPU (before
+     *  training), the result's note, and where an interrupted run resumes from. NULL: silent. */
+    void (*info)(void *arg, const char *line);
+    void *info_arg;
+} jsmf_fdm_dir_opts;
+
+/** 'jsmf fdm' as one call: refuse an existing `dir` unless d->force (JSMF_EEXIST, before any
+ *  work), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
+ *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and
+ *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
+ *  steps or seconds or for stop_after) and write `dir` (jsmf_fdm_save). `d` may be NULL (auto,
+ *  no force, silent). On success `r` is the result (free with jsmf_fdm_result_free); on error
+ *  it holds nothing to free, and JSMF_EINTR (p->progress asked to stop, or stop_after) leaves
+ *  the checkpoint that the same call resumes from (none while a cold start compares its
+ *  p->starts: info tells where it resumes from only when there is a checkpoint). */
+int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
+                    const jsmf_fdm_params *p, jsmf_fdm_result *r);
+
 /** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
  *  memory. */
 char *jsmf_fdm_checkpoint_path(const char *dir);

@@ -1,6 +1,6 @@
 /* cmd_fdm.c — 'jsmf fdm': fit the Full Dependence Mixture model (Fisher et al. 2020) by SGD on
  * pairs sampled from the C of a store (or an exported .npy / .mtx), on the CPU or a CUDA GPU,
- * resumable through MODEL.ckpt; writes a MODEL directory like 'jsmf fit'. */
+ * resumable through MODEL.ckpt; writes a MODEL directory like 'jsmf fit' (jsmf_fdm_to_dir). */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -8,8 +8,6 @@
 
 #include "cli.h"
 #include "jsmf_fdm.h"
-#include "jsmf_model.h"
-#include "jsmf_store.h"
 
 static volatile sig_atomic_t got_signal;
 
@@ -139,16 +137,12 @@ static int parse(int argc, char **argv, fdm_opts *o)
     return 0;
 }
 
-/* --init auto: the spectral fit of the same C, or a cold start that says why. */
-static int fit_init(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf_model **out)
+/* The run's lines for the user (jsmf_fdm_dir_opts.info), below a progress line. */
+static void on_info(void *arg, const char *line)
 {
-    double t = cli_now();
-    int rc = jsmf_fdm_init_spectral(in, p, out);
-    if (!rc && !*out)
-        cli_info("note: no warm start (%s); starting cold (--init none)", jsmf_errmsg());
-    else if (!rc)
-        cli_info("warm start: spectral fit of %u topics (%.1f s)", p->k, cli_now() - t);
-    return rc;
+    (void)arg;
+    cli_progress_done();
+    cli_info("%s", line);
 }
 
 int cmd_fdm(int argc, char **argv)
@@ -161,63 +155,22 @@ int cmd_fdm(int argc, char **argv)
         return cli_finish_stdout();
     if (rc)
         return rc;
-    if ((rc = jsmf_model_check_new(o.output, o.force)))
-        return cli_fail(rc);
-    /* From here on, not just in training: a signal during the warm-start fit stops the run at
-     * its first step, with a checkpoint, instead of killing it with nothing saved. */
+    /* For the whole run, not just its training: a signal during the warm-start fit stops the
+     * run at its first step, with a checkpoint, instead of killing it with nothing saved. */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-
-    jsmf_source_input in;
-    jsmf_model *init = NULL;
-    jsmf_fdm_result r;
-    memset(&r, 0, sizeof r);
-    char *ckpt = NULL;
-    if ((rc = jsmf_source_open(o.input, JSMF_SOURCE_NEED_VOCAB, &in)))
-        goto out;
-    if (!strcmp(o.init, "auto"))
-        rc = fit_init(&in, &o.p, &init);
-    else if (strcmp(o.init, "none") && strcmp(o.init, "random"))
-        rc = jsmf_fdm_init_model(o.init, &in, &o.p, &init);
-    if (rc)
-        goto out;
-    if (!(ckpt = jsmf_fdm_checkpoint_path(o.output))) {
-        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-        goto out;
-    }
-    o.p.checkpoint = o.p.checkpoint_every || o.p.checkpoint_seconds > 0 || o.p.stop_after
-                     ? ckpt : NULL;
-
-    int noted = 0;
-    char gpu[128];
-    if (o.p.device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
-        cli_info("note: %s; using the CPU", jsmf_errmsg()); /* now, not after the run */
-        noted = 1;
-    }
     progress_ctx pc = {-1};
     o.p.progress = on_progress;
     o.p.progress_arg = &pc;
-    jsmf_fdm_params_resolve(&o.p); /* summary.json records what the start chose */
-    rc = jsmf_fdm_train(&in.src, &o.p, &r);
+    jsmf_fdm_dir_opts d = {o.init, o.force, on_info, NULL};
+    jsmf_fdm_result r;
+    rc = jsmf_fdm_to_dir(o.input, o.output, &d, &o.p, &r);
     cli_progress_done();
-    if (rc)
-        goto out;
-    if (r.note[0] && !noted)
-        cli_info("note: %s", r.note);
-    jsmf_fdm_run run = {o.input, o.device, o.init, cli_now() - t0};
-    if ((rc = jsmf_fdm_save(o.output, o.force, &o.p, &r, &run, &in)))
-        goto out;
-    if (!cli_quiet)
+    if (!rc && !cli_quiet)
         jsmf_fdm_result_write(stderr, cli_prog, &r, cli_now() - t0, o.output);
-out:
-    if (rc == JSMF_EINTR && o.p.checkpoint)
-        cli_info("interrupted; the same command resumes from %s", ckpt);
     jsmf_fdm_result_free(&r);
-    jsmf_model_free(init);
-    jsmf_source_close(&in);
-    free(ckpt);
     return rc ? cli_fail(rc) : EXIT_OK;
 }

@@ -85,7 +85,7 @@ void fdm_state_free(fdm_state *st)
     memset(st, 0, sizeof *st);
 }
 
-static double seconds_now(void)
+double fdm_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -537,7 +537,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
                      jsmf_fdm_result *out)
 {
     int rc = 0;
-    double t_piece = seconds_now(), t_saved = t_piece;
+    double t_piece = fdm_now(), t_saved = t_piece;
     while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
         double loss, held = -1;
         s->lr = current_lr(p, g);
@@ -548,7 +548,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
         int eval_now = g->step % p->eval_every == 0 || g->step == p->steps;
         if (eval_now && (rc = evaluate(be, p, g, &held)))
             return rc;
-        double t = seconds_now();
+        double t = fdm_now();
         g->seconds += t - t_piece, t_piece = t;
         if (p->time_limit > 0 && g->seconds >= p->time_limit) /* the one machine-dependent stop */
             g->stopped = 1, out->time_limited = 1;
@@ -560,7 +560,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
         if (save) {
             if ((rc = be->sync(be->ctx)) || (rc = ckpt_save(p->checkpoint, hdr, st, g)))
                 return rc;
-            t = seconds_now();
+            t = fdm_now();
             g->seconds += t - t_piece, t_piece = t, t_saved = t;
         }
         if (killed)
@@ -679,11 +679,11 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
-    double t_start = seconds_now();
+    double t_start = fdm_now();
     uint64_t first_step = g.step;
     if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out)))
         goto done;
-    double run_seconds = seconds_now() - t_start;
+    double run_seconds = fdm_now() - t_start;
     out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
                                             : 0;
     if ((rc = be.sync(be.ctx)))

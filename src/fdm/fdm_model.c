@@ -1,12 +1,14 @@
 /* fdm_model.c — an FDM run as a MODEL directory: its start (the spectral fit of the same C, or a
- * saved model), its summary.json, its checkpoint's name. */
+ * saved model), its summary.json, its checkpoint's name; the whole run as one call. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "jsmf_fdm.h"
+#include "fdm_internal.h"
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
@@ -195,4 +197,95 @@ char *jsmf_fdm_checkpoint_path(const char *dir)
     if (path)
         snprintf(path, len + 6, "%.*s.ckpt", (int)len, dir);
     return path;
+}
+
+/* ---- the run as one call ---- */
+
+/* A line for the user, handed to the caller's callback. */
+static void tell(const jsmf_fdm_dir_opts *d, const char *fmt, ...)
+{
+    if (!d->info)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    d->info(d->info_arg, line);
+}
+
+/* The start d->init asks for: p->init_B and p->init_A into *m, or a cold start (*m NULL). */
+static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
+                        jsmf_fdm_params *p, jsmf_model **m)
+{
+    const char *init = d->init ? d->init : "auto";
+    if (!strcmp(init, "random"))
+        p->init_kind = JSMF_FDM_INIT_GAUSSIAN;
+    if (!strcmp(init, "none") || !strcmp(init, "random"))
+        return JSMF_OK;
+    if (strcmp(init, "auto"))
+        return jsmf_fdm_init_model(init, in, p, m);
+    double t = fdm_now();
+    int rc = jsmf_fdm_init_spectral(in, p, m);
+    if (!rc && !*m)
+        tell(d, "note: no warm start (%s); starting cold (--init none)", jsmf_errmsg());
+    else if (!rc)
+        tell(d, "warm start: spectral fit of %u topics (%.1f s)", p->k, fdm_now() - t);
+    return rc;
+}
+
+/* Training, with what the device choice means said before it starts, not after the run. */
+static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_params *p,
+                 jsmf_fdm_result *r)
+{
+    int noted = 0;
+    char gpu[128];
+    if (p->device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
+        tell(d, "note: %s; using the CPU", jsmf_errmsg());
+        noted = 1;
+    }
+    jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */
+    int rc = jsmf_fdm_train(&in->src, p, r);
+    if (!rc && r->note[0] && !noted)
+        tell(d, "note: %s", r->note);
+    return rc;
+}
+
+int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
+                    const jsmf_fdm_params *params, jsmf_fdm_result *r)
+{
+    static const jsmf_fdm_dir_opts defaults = {0};
+    static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
+    double t0 = fdm_now();
+    d = d ? d : &defaults;
+    memset(r, 0, sizeof *r);
+    jsmf_fdm_params p = *params;
+    jsmf_source_input in;
+    memset(&in, 0, sizeof in);
+    jsmf_model *init = NULL;
+    char *ckpt = NULL;
+    int rc = jsmf_model_check_new(dir, d->force);
+    if (!rc)
+        rc = jsmf_source_open(input, JSMF_SOURCE_NEED_VOCAB, &in);
+    if (!rc)
+        rc = choose_start(d, &in, &p, &init);
+    if (!rc && !(ckpt = jsmf_fdm_checkpoint_path(dir)))
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    /* a checkpoint is kept only when one is asked for: by steps, by time, or a stop */
+    p.checkpoint = p.checkpoint_every || p.checkpoint_seconds > 0 || p.stop_after ? ckpt : NULL;
+    if (!rc)
+        rc = train(d, &in, &p, r);
+    /* a stop while a cold start compares its random starts comes before any checkpoint */
+    if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
+        tell(d, "interrupted; the same command resumes from %s", ckpt);
+    const char *device = p.device >= 0 && p.device <= 2 ? devices[p.device] : "auto";
+    jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", fdm_now() - t0};
+    if (!rc)
+        rc = jsmf_fdm_save(dir, d->force, &p, r, &run, &in);
+    if (rc)
+        jsmf_fdm_result_free(r);
+    jsmf_model_free(init);
+    jsmf_source_close(&in);
+    free(ckpt);
+    return rc;
 }

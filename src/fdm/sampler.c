@@ -4,7 +4,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fdm_internal.h"
 
@@ -26,13 +25,6 @@ struct jsmf_fdm_sampler {
 #define HIST_PER_OCTAVE 8
 #define HIST_OCTAVES 1100
 #define HIST_BINS (HIST_PER_OCTAVE * HIST_OCTAVES)
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int value_bin(double x)
 {
@@ -200,7 +192,7 @@ void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s)
 
 int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
 {
-    double t0 = seconds_now();
+    double t0 = fdm_now();
     *out = NULL;
     uint32_t n = src->n;
     if (n == 0)
@@ -278,7 +270,7 @@ int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm
     in->total_mass = total;
     in->bytes = row_bytes + (uint64_t)BYTES_PER_NZ * capacity;
     in->fingerprint = b.fingerprint;
-    in->build_seconds = seconds_now() - t0;
+    in->build_seconds = fdm_now() - t0;
 done:
     free(b.hist), free(b.row_sum), free(b.w), free(b.work), free(b.idx);
     if (rc)
