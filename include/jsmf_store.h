@@ -73,12 +73,19 @@ typedef struct jsmf_store_check_result {
     double sum;         /**< sum of the normalised C: 1 up to rounding when M > 0 */
     uint64_t digest;    /**< a hash of every (row, column, exact sum) in order: equal for two
                              stores holding the same C however it is cut into runs */
+    double seconds;     /**< wall time of the read */
 } jsmf_store_check_result;
 
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
  *  increasing within a row. JSMF_ESTORE names the first corrupt row; a count other than the
  *  store's nnz is JSMF_ESTORE too. */
 int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
+
+/** What jsmf_store_check found in the store at `path`, for people: two lines, each
+ *  "PREFIX: ..." (prefix NULL: none) — the entries and their sum, then the content digest and
+ *  the bytes read in how long. */
+void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
+                            const jsmf_store_check_result *r);
 
 
 /* ---------------------------------------------------------------------------------------------

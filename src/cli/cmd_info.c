@@ -1,26 +1,9 @@
 /* cmd_info.c — 'jsmf info STORE [--json] [--check]': what a store holds
- * (jsmf_store_info_write), and with --check one timed read of C. */
-#include <inttypes.h>
+ * (jsmf_store_info_write), and with --check one timed read of C (jsmf_store_check_write). */
 #include <stdlib.h>
 
 #include "cli.h"
 #include "jsmf_store.h"
-
-/* --check: one timed read of C, reported on stderr. */
-static int check_c(jsmf_store *s)
-{
-    jsmf_store_check_result r;
-    double t0 = cli_now();
-    int rc = jsmf_store_check(s, &r);
-    double t = cli_now() - t0;
-    if (!rc) {
-        cli_info("%s: C read and checked: %" PRIu64 " entries summing to %.6f,",
-                 jsmf_store_path(s), r.entries, r.sum);
-        cli_info("  content digest %016" PRIx64 ", %.2f GB of store in %.2f s (%.2f GB/s)",
-                 r.digest, r.bytes / 1e9, t, t > 0 ? r.bytes / 1e9 / t : 0.0);
-    }
-    return rc;
-}
 
 int cmd_info(int argc, char **argv)
 {
@@ -47,8 +30,9 @@ int cmd_info(int argc, char **argv)
         return cli_fail(rc);
     if (!(rc = jsmf_store_stats_get(s, &st)))
         rc = jsmf_store_inputs(s, &in, &n);
-    if (!rc && check)
-        rc = check_c(s);
+    jsmf_store_check_result cr;
+    if (!rc && check && !(rc = jsmf_store_check(s, &cr)) && !cli_quiet)
+        jsmf_store_check_write(stderr, cli_prog, jsmf_store_path(s), &cr);
     jsmf_store_close(s);
     if (rc) {
         free(in);

@@ -6,6 +6,7 @@
 #include "registry.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 /* ---- one stream: the rows of one database in key order ----------------------------------- */
 
@@ -456,9 +457,17 @@ static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_s
     return 0;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
 {
     memset(out, 0, sizeof *out);
+    double t0 = seconds_now();
     jsmf_source src;
     int rc = jsmf_store_source(s, &src); /* for C's bytes and its exact count of entries */
     if (rc)
@@ -474,6 +483,7 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     if (!rc && out->entries != nnz)
         rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
                         (unsigned long long)out->entries, (unsigned long long)nnz);
+    out->seconds = seconds_now() - t0;
     return rc;
 }
 

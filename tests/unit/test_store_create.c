@@ -1,6 +1,6 @@
 /* test_store_create.c — the library's one way to make a store (jsmf_store_create) and to compare,
  * copy and label vocabularies: the messages name both sides, a failed creation leaves nothing,
- * an existing store is refused untouched. */
+ * an existing store is refused untouched; a check of its C and the lines that report it. */
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,8 +69,25 @@ static void test_create(const char *dir)
     CHECK_OK(jsmf_store_vocab(s, &back));
     CHECK(back && jsmf_vocab_compare(back, "store", v, "given") == JSMF_OK);
     jsmf_vocab_free(back);
+    /* a store without documents checks as empty, and the check is timed */
+    jsmf_store_check_result r;
+    CHECK_OK(jsmf_store_check(s, &r));
+    CHECK(r.entries == 0 && r.sum == 0 && r.seconds >= 0);
     jsmf_store_close(s);
     jsmf_vocab_free(v);
+}
+
+/* jsmf info --check's two lines, byte for byte */
+static void test_check_write(void)
+{
+    jsmf_store_check_result r = {12, 2000000000, 1.0, 0xabc, 4.0};
+    char buf[512] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    jsmf_store_check_write(f, "p", "S", &r);
+    fclose(f);
+    CHECK(!strcmp(buf, "p: S: C read and checked: 12 entries summing to 1.000000,\n"
+                       "p:   content digest 0000000000000abc, 2.00 GB of store in 4.00 s "
+                       "(0.50 GB/s)\n"));
 }
 
 int main(void)
@@ -81,6 +98,7 @@ int main(void)
     setenv("JSMF_STORE_NOSYNC", "1", 1);
     test_vocab();
     test_create(dir);
+    test_check_write();
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd))
