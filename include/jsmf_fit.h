@@ -148,7 +148,7 @@ typedef struct jsmf_fit_report {
     uint64_t c_bytes;
     int ranks;                    /**< an MPI job's ranks (1: one process) */
     uint32_t rank_rows_min;       /**< the fewest and the most rows of C (and of the compressed */
-    uint32_t rank_rows_max;       /**< iterate's factor) a rank holds (0: the path run does not split C) */
+    uint32_t rank_rows_max;       /**< iterate's factor) a rank holds (0: C was not split) */
     uint64_t comm_bytes_sent;     /**< an MPI job: what this rank's collectives had moved when */
     uint64_t comm_calls;          /**< the fit returned (jsmf_comm_stats_get: counted from the */
     double comm_seconds;          /**< communicator's start, the caller's agreements included) */

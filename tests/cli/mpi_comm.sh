@@ -20,7 +20,8 @@ for np in 2 3; do
         { echo "test_fit_part failed at -np $np"; exit 1; }
 done
 # jsmf_fit_to_dir: rank 0 writes, a failure on one rank fails them all with one message
-mpirun --oversubscribe -np 2 "$BUILD/tests/test_fit_dir" || { echo "test_fit_dir failed at -np 2"; exit 1; }
+mpirun --oversubscribe -np 2 "$BUILD/tests/test_fit_dir" ||
+    { echo "test_fit_dir failed at -np 2"; exit 1; }
 # without the plugin, several ranks are refused with a message saying how to build it
 out=$(JSMF_MPI_LIB=/nonexistent/libjsmf_mpi.so mpirun --oversubscribe -np 2 "$JSMF" ingest \
       /nonexistent/store /nonexistent/input 2>&1)
