@@ -277,6 +277,15 @@ int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts
                      const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
                      jsmf_vocab **out, jsmf_vocab_stats *st);
 
+/** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
+ *  ("-": standard output; jsmf_vocab_write, whole or not at all). A pass that keeps no word is
+ *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
+ *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
+ *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error. */
+int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, const char *output,
+                     jsmf_inputs_progress_fn progress, void *arg, jsmf_vocab_stats *st);
+
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
  *  values, each "PREFIX: ..." (prefix NULL: none). */
