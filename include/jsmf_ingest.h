@@ -227,6 +227,7 @@ typedef struct jsmf_ingest_store_opts {
     void *progress_arg;
     const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
                                    MPI job: jsmf_ingest_open_store_dist); NULL: as above */
+    int threads;              /**< of the counting pass (jsmf_read_opts.threads; 0: all cores) */
 } jsmf_ingest_store_opts;
 
 /** Open the store at `path` for writing, or create it when there is none (or one never

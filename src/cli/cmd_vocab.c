@@ -1,8 +1,5 @@
 /* cmd_vocab.c — 'jsmf vocab': one counting pass over the inputs, curation, and the vocabulary
  * file (formats/vocab.md) written to a file or stdout. */
-#include <inttypes.h>
-#include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -44,8 +41,7 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     a->inputs = (const char **)argv + 1;
     if (a->vo.max_df_frac <= 0)
         return cli_usage_error("--max-df-frac must be > 0 (1 keeps every word)");
-    if (a->threads)
-        omp_set_num_threads((int)a->threads);
+    a->ro.threads = (int)a->threads;
     if (a->ninputs == 0)
         return cli_usage_error("no INPUT given");
     if (!a->output)

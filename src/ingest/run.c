@@ -21,6 +21,7 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.mem_below_need = o->ingest.mem_below_need;
     so.progress = o->count_progress;
     so.progress_arg = o->count_progress_arg;
+    so.threads = o->ingest.threads;
     return so;
 }
 

@@ -618,7 +618,7 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     /* Parallel counting copies lines into batches and gives every thread its own table; with
      * two threads the second is better spent decoding zstd (measured on the 2-core build box:
      * 0.19 s CPU one thread vs 0.28 s two, debdesc), so it starts at three. */
-    int threads = omp_get_max_threads();
+    int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
     if (threads < PARALLEL_MIN_THREADS)
         threads = 1;
     o.raw_text = threads > 1;
