@@ -1,6 +1,6 @@
-/* cmd_ingest.c — 'jsmf ingest STORE INPUT...': create the store on first use (vocabulary from
- * --vocab or a counting pass over the inputs), then accumulate the inputs' co-occurrence with
- * checkpoints; the same command resumes an interrupted ingest. */
+/* cmd_ingest.c — 'jsmf ingest STORE INPUT...': its options, then one jsmf_ingest_run (the store
+ * created on first use with its vocabulary from --vocab or a counting pass, the inputs'
+ * co-occurrence accumulated with checkpoints); the same command resumes an interrupted ingest. */
 #include <string.h>
 
 #include "cli.h"
