@@ -12,8 +12,9 @@
  *    the Frank-Wolfe duality gap
  *    max_k g_k - 1 (g = gradient per token), an upper bound on the distance to the optimum in
  *    log-likelihood per token.
- *  - Functions taking a batch run OpenMP-parallel over documents; results do not depend on the
- *    thread count (each document is computed independently, reductions in document order).
+ *  - Functions taking a batch run OpenMP-parallel over documents, on jsmf_infer_opts.threads;
+ *    results do not depend on the thread count (each document is computed independently,
+ *    reductions in document order).
  */
 #ifndef JSMF_EVAL_H
 #define JSMF_EVAL_H
@@ -90,9 +91,11 @@ void jsmf_docbatch_free(jsmf_docbatch *b);
 typedef struct jsmf_infer_opts {
     uint32_t max_iters;   /**< EM steps per document at most (default 1000) */
     double tol;           /**< stop when the duality gap per token is below (default 1e-5) */
+    int threads;          /**< threads of a call over a batch (0: omp_get_max_threads()); read,
+                               never set: the caller's OpenMP default stays as it was */
 } jsmf_infer_opts;
 
-#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5}
+#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5, 0}
 
 /** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
  *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
@@ -101,7 +104,8 @@ typedef struct jsmf_infer_opts {
 int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
                    uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap);
 
-/** theta for every document of a batch (OpenMP over documents): theta is ndocs x K row-major.
+/** theta for every document of a batch (OpenMP over documents, opts->threads): theta is
+ *  ndocs x K row-major.
  *  Documents without in-vocabulary tokens get the uniform theta. */
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta);
@@ -174,7 +178,7 @@ typedef struct jsmf_docmetrics_result {
 /** Accumulator for the model `m` (kept by reference), `top` words per topic, epsilon `eps`. */
 int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
                         const jsmf_infer_opts *opts, jsmf_docmetrics **out);
-/** Add a batch (OpenMP over documents). */
+/** Add a batch (OpenMP over documents, on the threads of the accumulator's opts). */
 int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
 /** The metrics over everything added so far; `out` stays valid until the accumulator is freed. */
 int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
@@ -197,6 +201,10 @@ typedef struct jsmf_evaluation {
     int store_is_matrix;         /**< `store` is an exported C, not a store */
     uint32_t top;                /**< coherence: top words per topic */
     double eps;                  /**< coherence: epsilon */
+    int threads;                 /**< of jsmf_evaluate_store and _truth (0: all cores; the
+                                      corpus's are those of its jsmf_read_opts and
+                                      jsmf_infer_opts); the caller's OpenMP and OpenBLAS
+                                      settings are left as they were */
     jsmf_docmetrics_result corpus; /**< over the corpus */
     double l1;                   /**< l1 error against `truth` */
     uint32_t *match;             /**< K: the topic matched to true topic t */

@@ -227,6 +227,7 @@ typedef struct jsmf_ingest_store_opts {
     void *progress_arg;
     const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
                                    MPI job: jsmf_ingest_open_store_dist); NULL: as above */
+    int threads;              /**< of the counting pass (jsmf_read_opts.threads; 0: all cores) */
 } jsmf_ingest_store_opts;
 
 /** Open the store at `path` for writing, or create it when there is none (or one never
@@ -278,6 +279,60 @@ void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t);
  *  data file is new, remove the files and directory that did not exist before. A store that
  *  existed is only closed, never changed. Returns 1 when something was removed. */
 int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s);
+
+/* ---- one ingest, as `jsmf ingest` runs it (src/ingest/run.c) ----------------------------- */
+
+/** What jsmf_ingest_run needs: the ingest's own options, how a new store is made, and the job's
+ *  when it runs on several ranks. */
+typedef struct jsmf_ingest_run_opts {
+    jsmf_ingest_opts ingest;  /**< the ingest (its df is the run's: leave it NULL); its mem,
+                                   mem_below_need, format, uci_vocab and threads also serve the
+                                   counting pass of a new store and the check of its budget */
+    const char *vocab;        /**< vocabulary file of a new store; an existing store must have
+                                   the same. NULL: a new store counts its inputs once */
+    uint32_t min_doc_len;     /**< of a new store ('jsmf ingest' default: 5) */
+    int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    jsmf_inputs_progress_fn count_progress; /**< of the counting pass, or NULL */
+    void *count_progress_arg;
+    jsmf_ingest_dist_opts dist; /**< the job's, on several ranks */
+    /** Told what the counting pass of a new store counted, as soon as the store is made and
+     *  before any input is ingested (on rank 0 of a job); not called when no pass ran. NULL:
+     *  not told (jsmf_ingest_run_summary has it too). */
+    void (*counted)(void *arg, const jsmf_vocab_stats *st);
+    void *counted_arg;
+} jsmf_ingest_run_opts;
+
+/** What jsmf_ingest_run did. */
+typedef struct jsmf_ingest_run_summary {
+    jsmf_vocab_stats vocab;   /**< the counting pass of a new store (zero when none ran) */
+    jsmf_ingest_summary ingest; /**< the ingest (on several ranks: the job's totals) */
+    int ranks;                /**< the processes that ran it: 1, or the ranks of the job */
+    jsmf_ingest_dist_summary dist; /**< ranks > 1: the job (pieces, exchange, this rank's
+                                        communication); zero otherwise */
+} jsmf_ingest_run_summary;
+
+/** Ingest `inputs` into the store at `path`, all of it: open the store, or create it with its
+ *  vocabulary (o->vocab, or one counting pass over the inputs, shared by the ranks of a job);
+ *  ingest the inputs on this process (c NULL or of one process: jsmf_ingest_files) or on all
+ *  ranks of `c` (jsmf_ingest_dist; every rank calls this with the same arguments); close the
+ *  store. When the run fails, a store it created is removed again as long as it holds no input
+ *  record (jsmf_ingest_target_discard): a failed first ingest leaves the directory as it was;
+ *  an existing store stays at its last checkpoint. Surprises go to o->ingest.warn, also stdin
+ *  that repeated content the store held completely (r->ingest.inputs_repeated). *r is filled
+ *  as far as the run got. */
+int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
+                    const jsmf_ingest_run_opts *o, struct jsmf_comm *c,
+                    jsmf_ingest_run_summary *r);
+
+/** The line of a counting pass (nothing when it kept no word): "PREFIX: vocabulary: W words
+ *  kept of S seen in D documents". */
+void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+
+/** What a run did, for people: on several ranks a note when the shards of an earlier job were
+ *  dropped; jsmf_ingest_summary_write of r->ingest (`store` and `mem` as there); on several
+ *  ranks the job's times, pieces, rounds and rank 0's traffic, in two lines. */
+void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+                           const jsmf_ingest_run_summary *r);
 
 #ifdef __cplusplus
 }

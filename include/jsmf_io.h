@@ -9,8 +9,8 @@
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
  *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
- *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when
- *    omp_get_max_threads() > 1 at open; stdin is always decoded inline.
+ *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when the reader
+ *    may use more than one (jsmf_read_opts.threads); stdin is always decoded inline.
  *  - Plain files are memory-mapped: a file truncated by another process while it is read makes
  *    the process fail with SIGBUS (as with any mmap reader); replace inputs, never truncate them.
  */
@@ -104,11 +104,15 @@ typedef struct jsmf_read_opts {
     int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc
                                    of ndocs > 1 empty documents, so that a header's D of 10^12
                                    reads at once; 0: one jsmf_doc per document */
+    int threads;              /**< threads this call may use (0: omp_get_max_threads()): a zstd
+                                   file is decoded on a thread of its own when above 1, and a
+                                   counting pass counts text on this many when 3 or more. Read,
+                                   never set: the caller's OpenMP default stays as it was */
 } jsmf_read_opts;
 
-/** Defaults: AUTO format, default tokenizer, no resume, default limits. */
+/** Defaults: AUTO format, default tokenizer, no resume, default limits, all cores. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
-                                NULL, NULL, 0, 0}
+                                NULL, NULL, 0, 0, 0}
 
 /** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
  *  8-byte words (masking off what lies beyond its length). */
@@ -245,8 +249,9 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
 
 /** Count every document of `path` (any format; "-" = stdin). UCI words come from its
  *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
- *  Text is tokenised and counted on omp_get_max_threads() threads when that is 3 or more (one
- *  word table each, merged by finish); the result does not depend on the thread count. `progress` may be NULL. Errors
+ *  Text is tokenised and counted on ro->threads threads when that is 3 or more (one word table
+ *  each, merged by finish); the result does not depend on the thread count. `progress` may be
+ *  NULL. Errors
  *  are those of jsmf_docs_open/next; after an error the counter may hold part of the input. */
 int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
                            jsmf_progress_fn progress, void *arg);
@@ -276,6 +281,15 @@ typedef void (*jsmf_inputs_progress_fn)(void *arg, const char *input, uint64_t d
 int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                      const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
                      jsmf_vocab **out, jsmf_vocab_stats *st);
+
+/** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
+ *  ("-": standard output; jsmf_vocab_write, whole or not at all). A pass that keeps no word is
+ *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
+ *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
+ *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error. */
+int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                     const jsmf_vocab_opts *vo, const char *output,
+                     jsmf_inputs_progress_fn progress, void *arg, jsmf_vocab_stats *st);
 
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical

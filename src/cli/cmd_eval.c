@@ -1,6 +1,5 @@
 /* cmd_eval.c — 'jsmf eval': every quality metric of a model (jsmf_evaluate_*, jsmf_eval.h):
  * against a store's C, over a corpus, against a ground truth; text or JSON on stdout. */
-#include <omp.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -63,11 +62,11 @@ int cmd_eval(int argc, char **argv)
         free(a.corpus.items);
         return rc < 0 ? cli_finish_stdout() : rc;
     }
-    if (a.threads)
-        omp_set_num_threads((int)a.threads);
+    a.read.threads = a.infer.threads = (int)a.threads;
     jsmf_model *m = NULL;
     jsmf_evaluation e = {.model = a.model, .store = a.store, .truth = a.truth,
-                         .progress = cli_step_progress, .top = a.top, .eps = a.eps};
+                         .progress = cli_step_progress, .top = a.top, .eps = a.eps,
+                         .threads = (int)a.threads};
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.store)
         rc = jsmf_evaluate_store(&e, m);

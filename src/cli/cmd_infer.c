@@ -1,7 +1,6 @@
 /* cmd_infer.c — 'jsmf infer': the topic mixture theta_d of every document of the inputs
  * (jsmf_infer_write: the per-document convex fit of Fisher et al. 2020 App. E), in input order
  * on stdout; the summary and an out-of-vocabulary warning on stderr. */
-#include <omp.h>
 #include <string.h>
 
 #include "cli.h"
@@ -61,8 +60,7 @@ int cmd_infer(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc < 0 ? cli_finish_stdout() : rc;
-    if (a.threads)
-        omp_set_num_threads((int)a.threads);
+    a.read.threads = a.infer.threads = (int)a.threads;
     jsmf_model *m = NULL;
     jsmf_infer_summary sum;
     char msg[1024];

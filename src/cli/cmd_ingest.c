@@ -1,15 +1,10 @@
-/* cmd_ingest.c — 'jsmf ingest STORE INPUT...': create the store on first use (vocabulary from
- * --vocab or a counting pass over the inputs), then accumulate the inputs' co-occurrence with
- * checkpoints; the same command resumes an interrupted ingest. */
-#include <inttypes.h>
-#include <stdlib.h>
+/* cmd_ingest.c — 'jsmf ingest STORE INPUT...': its options, then one jsmf_ingest_run (the store
+ * created on first use with its vocabulary from --vocab or a counting pass, the inputs'
+ * co-occurrence accumulated with checkpoints); the same command resumes an interrupted ingest. */
 #include <string.h>
 
 #include "cli.h"
-#include "jsmf_comm.h"
 #include "jsmf_ingest.h"
-#include "jsmf_io.h"
-#include "jsmf_store.h"
 
 typedef struct ingest_args {
     const char *store, *vocab, *uci_vocab, *shard_dir;
@@ -76,64 +71,13 @@ static void vocab_progress(void *arg, const char *input, uint64_t done, uint64_t
     cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
 }
 
-/* STORE opened, or created with its vocabulary (--vocab, or a counting pass over the inputs,
- * shared by the ranks under mpirun: c not NULL). */
-static int open_store(const ingest_args *a, jsmf_comm *c, jsmf_store **s, uint64_t **df)
+/* The counting pass's line as soon as it is done: the ingest that follows takes longer. */
+static void on_counted(void *arg, const jsmf_vocab_stats *st)
 {
-    jsmf_ingest_store_opts so = {a->vocab, a->min_doc_len, a->have_min_doc_len, a->format,
-                                 a->uci_vocab, a->mem, cli_mem_below_min(), vocab_progress, NULL,
-                                 NULL};
-    jsmf_vocab_stats st;
-    int rc = c ? jsmf_ingest_open_store_dist(c, a->store, a->inputs, a->n_inputs, &so, s, df, &st)
-               : jsmf_ingest_open_store(a->store, a->inputs, a->n_inputs, &so, s, df, &st);
+    (void)arg;
     cli_progress_done();
-    if (!rc && st.words_kept)
-        cli_info("vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in %" PRIu64
-                 " documents", st.words_kept, st.words_seen, st.docs_counted);
-    return rc;
-}
-
-static jsmf_ingest_opts ingest_opts(const ingest_args *a, uint64_t *df)
-{
-    return (jsmf_ingest_opts){.mem = a->mem, .threads = (int)a->threads, .force = a->force,
-                              .format = a->format, .uci_vocab = a->uci_vocab,
-                              .progress = progress, .accumulator = a->accumulator, .df = df,
-                              .warn = cli_warn, .mem_below_need = cli_mem_below_min()};
-}
-
-/* Under mpirun: rank 0 opens (or creates) the store, all ranks ingest a share of the inputs,
- * rank 0 commits the sum. */
-static int ingest_mpi(const ingest_args *a, jsmf_comm *c)
-{
-    int rank = jsmf_comm_rank(c), rc = JSMF_OK;
-    jsmf_store *s = NULL;
-    uint64_t *df = NULL;
-    jsmf_ingest_target target;
-    if (rank == 0)
-        jsmf_ingest_target_note(a->store, &target);
-    rc = open_store(a, c, &s, &df); /* a new store's counting pass shared by the ranks */
-    free(df); /* the job plans by the store's vocabulary counts */
-    jsmf_ingest_opts o = ingest_opts(a, NULL);
-    jsmf_ingest_dist_opts d = {a->shard_dir, cli_test_piece_bytes()};
-    jsmf_ingest_dist_summary r;
-    if (!rc)
-        rc = jsmf_ingest_dist(c, s, a->store, a->inputs, a->n_inputs, &o, &d, &r);
-    cli_progress_done();
-    if (rank == 0 && rc)
-        jsmf_ingest_target_discard(a->store, &target, s);
-    else if (rank == 0)
-        jsmf_store_close(s);
-    if (rc)
-        return cli_fail(rc);
-    if (r.restarted)
-        cli_info("shards of an earlier job with other inputs or ranks were dropped");
     if (!cli_quiet)
-        jsmf_ingest_summary_write(stderr, cli_prog, a->store, a->mem, &r.ingest);
-    cli_info("%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds,",
-             jsmf_comm_size(c), r.pieces, r.seconds_ingest, r.seconds_exchange, r.rounds);
-    cli_info("  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s", r.comm.bytes_sent / 1e6,
-             r.comm.seconds, r.seconds_commit);
-    return EXIT_OK;
+        jsmf_ingest_vocab_write(stderr, cli_prog, st);
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -145,33 +89,19 @@ int cmd_ingest(int argc, char **argv)
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
         return rc;
-    if (jsmf_comm_size(c) > 1)
-        return ingest_mpi(&a, c);
-    jsmf_store *s = NULL;
-    uint64_t *df = NULL;
-    jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
-    jsmf_ingest_target_note(a.store, &target);
-    if ((rc = open_store(&a, NULL, &s, &df))) {
-        jsmf_ingest_target_discard(a.store, &target, s);
-        return cli_fail(rc);
-    }
-    jsmf_ingest_opts o = ingest_opts(&a, df);
-    jsmf_ingest_summary r;
-    rc = jsmf_ingest_files(s, a.inputs, a.n_inputs, &o, &r);
-    free(df);
+    jsmf_ingest_run_opts o = {
+        .ingest = {.mem = a.mem, .threads = (int)a.threads, .force = a.force, .format = a.format,
+                   .uci_vocab = a.uci_vocab, .progress = progress, .accumulator = a.accumulator,
+                   .warn = cli_warn, .mem_below_need = cli_mem_below_min()},
+        .vocab = a.vocab, .min_doc_len = a.min_doc_len, .min_doc_len_given = a.have_min_doc_len,
+        .count_progress = vocab_progress, .dist = {a.shard_dir, cli_test_piece_bytes()},
+        .counted = on_counted};
+    jsmf_ingest_run_summary r;
+    rc = jsmf_ingest_run(a.store, a.inputs, a.n_inputs, &o, c, &r);
     cli_progress_done();
     if (rc)
-        jsmf_ingest_target_discard(a.store, &target, s);
-    else
-        jsmf_store_close(s);
-    if (rc)
         return cli_fail(rc);
-    if (r.inputs_repeated) /* a warning: shown with --quiet too */
-        fprintf(stderr, "%s: warning: stdin repeated content that %s already held completely; "
-                "a checkpoint had stored part of it before its end showed that, so it was "
-                "completed again as a new occurrence (`jsmf info` lists both; ingest a file "
-                "to have a repeat refused up front)\n", cli_prog, a.store);
     if (!cli_quiet)
-        jsmf_ingest_summary_write(stderr, cli_prog, a.store, a.mem, &r);
+        jsmf_ingest_run_write(stderr, cli_prog, a.store, a.mem, &r);
     return EXIT_OK;
 }

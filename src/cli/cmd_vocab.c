@@ -1,8 +1,5 @@
 /* cmd_vocab.c — 'jsmf vocab': one counting pass over the inputs, curation, and the vocabulary
  * file (formats/vocab.md) written to a file or stdout. */
-#include <inttypes.h>
-#include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -44,8 +41,7 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     a->inputs = (const char **)argv + 1;
     if (a->vo.max_df_frac <= 0)
         return cli_usage_error("--max-df-frac must be > 0 (1 keeps every word)");
-    if (a->threads)
-        omp_set_num_threads((int)a->threads);
+    a->ro.threads = (int)a->threads;
     if (a->ninputs == 0)
         return cli_usage_error("no INPUT given");
     if (!a->output)
@@ -76,40 +72,20 @@ int cmd_vocab(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    jsmf_vocab *stop = NULL, *vocab = NULL;
+    jsmf_vocab *stop = NULL;
     jsmf_vocab_stats st;
-    int status = EXIT_OK;
-    if ((rc = jsmf_stopwords_load(a.stopwords, &stop)))
-        goto fail;
-    a.vo.stopwords = stop;
-    a.vo.warn = cli_warn;
-    rc = jsmf_vocab_count(a.inputs, (uint32_t)a.ninputs, &a.ro, &a.vo, on_progress, NULL, &vocab,
-                          &st);
-    cli_progress_done();
-    if (rc)
-        goto fail;
-    if (st.words_kept == 0) { /* ingest refuses an empty vocabulary: write none */
-        rc = jsmf_error(JSMF_EFORMAT, "no words kept: %" PRIu64 " documents read, %" PRIu64
-                        " counted, %" PRIu64 " distinct words, %" PRIu64 " below --min-df %" PRIu64
-                        ", %" PRIu64 " above --max-df-frac %g; %s%s written", st.docs_read,
-                        st.docs_counted, st.words_seen, st.dropped_min_df, a.vo.min_df,
-                        st.dropped_max_df, a.vo.max_df_frac,
-                        strcmp(a.output, "-") ? a.output : "nothing",
-                        strcmp(a.output, "-") ? " not" : "");
-        goto fail;
+    if (!(rc = jsmf_stopwords_load(a.stopwords, &stop))) {
+        a.vo.stopwords = stop;
+        a.vo.warn = cli_warn;
+        rc = jsmf_vocab_build(a.inputs, (uint32_t)a.ninputs, &a.ro, &a.vo, a.output, on_progress,
+                              NULL, &st);
     }
-    if ((rc = jsmf_vocab_write(a.output, vocab)))
-        goto fail;
-    if (!strcmp(a.output, "-"))
-        status = cli_finish_stdout();
+    cli_progress_done();
+    jsmf_vocab_free(stop);
+    if (rc)
+        return cli_fail(rc);
+    int status = strcmp(a.output, "-") ? EXIT_OK : cli_finish_stdout();
     if (!cli_quiet)
         jsmf_vocab_stats_write(stderr, cli_prog, &st);
-    goto done;
-fail:
-    cli_progress_done();
-    status = cli_fail(rc);
-done:
-    jsmf_vocab_free(vocab);
-    jsmf_vocab_free(stop);
     return status;
 }

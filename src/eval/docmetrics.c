@@ -137,7 +137,7 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
     }
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
     uint64_t tokens = 0, zero = 0;
-    #pragma omp parallel reduction(+ : tokens, zero)
+    #pragma omp parallel reduction(+ : tokens, zero) num_threads(eval_threads(acc->opts.threads))
     {
         /* Per-thread integer counters: their sum does not depend on the thread count. */
         uint64_t *d1 = calloc(kt ? kt : 1, sizeof *d1), *d2 = calloc(kt * top + 1, sizeof *d2);

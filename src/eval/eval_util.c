@@ -1,5 +1,8 @@
 /* eval_util.c — the top-N selection used for topics' top words (report, coherence): a bounded
- * min-heap, so K topics over N words cost O(K N log top), not a full sort per topic. */
+ * min-heap, so K topics over N words cost O(K N log top), not a full sort per topic; and a
+ * call's thread count. */
+#include <omp.h>
+
 #include "eval_util.h"
 
 /* a ranks below b: smaller value, or equal value and higher index. */
@@ -52,4 +55,9 @@ uint32_t eval_top_indices(const double *v, uint32_t n, uint64_t stride, uint32_t
         sift_down(v, stride, heap, k - 1, 0);
     }
     return size;
+}
+
+int eval_threads(int threads)
+{
+    return threads > 0 ? threads : omp_get_max_threads();
 }

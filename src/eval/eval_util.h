@@ -8,4 +8,8 @@
  * heap of `top` entries in `heap` (room for top). */
 uint32_t eval_top_indices(const double *v, uint32_t n, uint64_t stride, uint32_t top,
                           uint32_t *heap, uint32_t *out);
+
+/* The threads of a call given `threads` (jsmf_infer_opts.threads): itself, or OpenMP's default
+ * when 0, for its loops' num_threads clauses (as fdm's runs do): never set process-wide. */
+int eval_threads(int threads);
 #endif

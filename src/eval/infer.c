@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "jsmf_eval.h"
+#include "eval_util.h"
 
 /* One EM step at theta on the document's rows of B gathered densely (rows x k): the
  * log-likelihood per token, the gradient per token g (sum_k theta_k g_k = 1, so the Frank-Wolfe
@@ -152,7 +153,7 @@ int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_inf
                      double *theta)
 {
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
-    #pragma omp parallel
+    #pragma omp parallel num_threads(eval_threads(opts ? opts->threads : 0))
     {
         double *cnt = NULL;
         uint64_t cap = 0;

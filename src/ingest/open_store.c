@@ -21,6 +21,7 @@ static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
     ro.format = o->format;
     ro.uci_vocab = o->uci_vocab;
+    ro.threads = o->threads;
     if (!rc && c)
         rc = jsmf_vocab_count_dist(c, inputs, n, &ro, &vo, 0, out, st);
     else if (!rc)

@@ -381,7 +381,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     }
     /* token counts are 32-bit: a line holds fewer than 2^32 bytes */
     uint64_t max_line = o->max_line > UINT32_MAX ? UINT32_MAX : o->max_line;
-    int rc = io_stream_open(path, max_line, &r->s);
+    int rc = io_stream_open(path, max_line, o->threads, &r->s);
     if (rc)
         goto fail;
     r->fmt = o->format;

@@ -109,7 +109,7 @@ static int open_buffered(io_stream *s, const unsigned char *head, size_t nhead)
     return JSMF_OK;
 }
 
-int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
+int io_stream_open(const char *path, uint64_t max_line, int threads, io_stream **out)
 {
     *out = NULL;
     io_stream *s = calloc(1, sizeof *s);
@@ -181,7 +181,9 @@ int io_stream_open(const char *path, uint64_t max_line, io_stream **out)
     rc = open_buffered(s, head, (size_t)nhead);
     if (rc)
         goto fail;
-    if (s->kind == IO_ZSTD && S_ISREG(st.st_mode) && omp_get_max_threads() > 1 &&
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+    if (s->kind == IO_ZSTD && S_ISREG(st.st_mode) && threads > 1 &&
         (rc = start_decoder(s)))
         goto fail;
     if (s->kind == IO_PLAIN && s->in_eof)

@@ -66,8 +66,9 @@ typedef struct io_stream {
 } io_stream;
 
 /* Open `path` ("-" = stdin; a terminal is refused). Detects zstd by its magic number
- * (0xFD2FB528, or a skippable frame 0x184D2A5?) and never by name. */
-int io_stream_open(const char *path, uint64_t max_line, io_stream **out);
+ * (0xFD2FB528, or a skippable frame 0x184D2A5?) and never by name. A zstd file is decoded on a
+ * thread of its own when `threads` (0: omp_get_max_threads()) is above 1. */
+int io_stream_open(const char *path, uint64_t max_line, int threads, io_stream **out);
 void io_stream_close(io_stream *s);
 
 /* Make at least `want` bytes available from pos (fewer only at end of input); returns the
