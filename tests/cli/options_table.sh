@@ -22,12 +22,12 @@ cmp -s "$T/a" "$T/d" && fail "--top has no effect"
 expect 2 "option --top needs a value" "$J" topics "$T/m" --top
 expect 2 "option --matrix takes no value" "$J" topics "$T/m" --matrix=yes
 expect 2 "--top expects a non-negative integer, got 'x'" "$J" topics "$T/m" --top=x
-expect 2 "--level: 4294967296 is too large" "$J" topics "$T/m" --level 4294967296
+expect 2 "--level must be at most 4294967295$" "$J" topics "$T/m" --level 4294967296
 expect 2 "--format must be text, tsv or json, not 'xml'" "$J" topics "$T/m" -f xml
 expect 2 "unknown option '--topx'" "$J" topics "$T/m" --topx 3
 expect 2 "unknown option '-z'" "$J" topics "$T/m" -z
 expect 2 "unexpected argument '--top'" "$J" topics "$T/m" -- --top
-expect 2 "which MODEL?" "$J" topics --top 3
+expect 2 "missing MODEL$" "$J" topics --top 3
 grep -q "Try 'jsmf topics --help'" "$T/err" || fail "usage error without the --help hint"
 expect 2 "--corpus needs at least one INPUT$" "$J" eval "$T/m" --corpus --json
 expect 2 "--batch must be at least 1" "$J" infer "$T/m" - --batch=0
