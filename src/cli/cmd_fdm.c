@@ -40,7 +40,7 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
 typedef struct fdm_opts {
     const char *input, *output, *init, *device;
     jsmf_fdm_params p;
-    int force, k_given;
+    int force;
     uint32_t threads;
 } fdm_opts;
 
@@ -110,7 +110,6 @@ static int parse(int argc, char **argv, fdm_opts *o)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    o->k_given = p->k > 0;
     o->p.fresh_on_mismatch = o->force;
     p->threads = (int)o->threads;
     static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
@@ -119,7 +118,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
         p->init_kind = JSMF_FDM_INIT_GAUSSIAN;
     int init_model = strcmp(o->init, "auto") && strcmp(o->init, "none") &&
                      strcmp(o->init, "random");
-    if (!o->k_given && !init_model)
+    if (!p->k && !init_model)
         return cli_usage_error("missing -k T (number of topics)");
     return 0;
 }
