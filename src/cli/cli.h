@@ -42,26 +42,33 @@ void cli_warn(void *arg, const char *msg);
 /* Seconds of the monotonic clock. */
 double cli_now(void);
 
-/* Parse numbers and sizes; on error print a usage message and return EXIT_USAGE, else 0. */
-int cli_parse_u64(const char *opt, const char *s, uint64_t *out);
-int cli_parse_u32(const char *opt, const char *s, uint32_t *out);
-int cli_parse_double(const char *opt, const char *s, double *out);
+/* S as an integer in [MIN, MAX] for option OPT ("--top"), or a number in RANGE (NULL: any
+ * finite one; else an interval "[0, 1)", "(0, inf)" with closed or open ends). 0, or EXIT_USAGE
+ * after a usage message naming OPT. */
+int cli_parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_double(const char *opt, const char *s, const char *range, double *out);
+/* 1 when X lies in RANGE (as above), 0 when not, -1 when RANGE is malformed. */
+int cli_in_range(const char *range, double x);
 /* 1 when the environment sets JSMF_TEST_SMALL_MEM (tests: budgets below JSMF_MEM_MIN, for
  * small checkpoint windows on small inputs; they are not kept to). */
 int cli_mem_below_min(void);
 
-/* The option table of a command: one entry per option, ended by {0}, read by cli_parse. Its
- * --help text, value name included, is the command's section of man/jsmf.1 (cli_docs). */
+/* The option table of a command: one entry per option and per positional argument, ended by
+ * {0}, read by cli_parse. Its --help text, value name included, is the command's section of
+ * man/jsmf.1 (cli_docs), whose usage line names the positional arguments as the table does. */
 typedef enum cli_kind {
     CLI_FLAG,   /* int, set to 1; the only kind that takes no value */
-    CLI_U32,    /* uint32_t, at least .min */
-    CLI_U64,    /* uint64_t, at least .min */
-    CLI_DOUBLE, /* double, finite */
+    CLI_U32,    /* uint32_t, at least .min and at most .max (0: the type's largest) */
+    CLI_U64,    /* uint64_t, the same */
+    CLI_DOUBLE, /* double, finite and in .range if set ("[0, 1)", "(0, inf)") */
     CLI_MEM,    /* uint64_t bytes: a size like 512M, 2G, 1.5g, 4096 (jsmf_mem_parse) */
     CLI_STRING, /* const char *, the argument itself */
     CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" */
     CLI_LIST,   /* cli_list: the value and every following argument that is not an option */
-    CLI_CALL    /* .call(option, value) parses it */
+    CLI_CALL,   /* .call(option, value) parses it */
+    CLI_ARG,    /* the next positional argument (required), named .name ("STORE"): const char * */
+    CLI_ARGS    /* the other positional arguments, at least one: const char ** into argv, their
+                 * number in *.count; the last positional entry of a table */
 } cli_kind;
 
 typedef struct cli_list {
@@ -71,18 +78,23 @@ typedef struct cli_list {
 
 typedef struct cli_option cli_option;
 struct cli_option {
-    const char *name;    /* "--top" */
+    const char *name;    /* "--top"; for CLI_ARG(S) the name in the usage line: "INPUT" */
     char short_name;     /* 'n' for -n, or 0 */
     cli_kind kind;
     void *field;         /* where the value goes */
-    uint64_t min;        /* CLI_U32, CLI_U64: the smallest value allowed */
+    uint64_t min, max;   /* CLI_U32, CLI_U64: the smallest and largest value allowed */
+    const char *range;   /* CLI_DOUBLE: the interval allowed, NULL for any finite number */
+    int required;        /* 1: a usage error when not given ("missing -o MODEL") */
+    const char *hint;    /* what follows "missing NAME" when it is missing: "(a path, or '-')" */
+    uint32_t *count;     /* CLI_ARGS: how many there are */
+    int stdin_once;      /* CLI_ARGS: '-' (stdin) at most once */
     const char *choices; /* CLI_CHOICE: "text|tsv|json" */
     int (*call)(const cli_option *o, const char *value); /* CLI_CALL: 0 or EXIT_USAGE */
     const char *alias;   /* another long name accepted, not documented */
 };
 
 /* An entry's common fields, by name (so that .min, .choices, ... may follow it):
- * {CLI_OPT("--top", 'n', CLI_U32, &top), .min = 1}. */
+ * {CLI_OPT("--top", 'n', CLI_U32, &top), .min = 1}, {CLI_OPT("STORE", 0, CLI_ARG, &store)}. */
 #define CLI_OPT(long_, short_, kind_, field_)                                                  \
     .name = (long_), .short_name = (short_), .kind = (kind_), .field = (field_)
 
@@ -98,10 +110,12 @@ extern const cli_doc cli_docs[];
 
 /* Parse argv[1..argc) by TABLE, for the command argv[0]: options (--name VALUE, --name=VALUE,
  * -x VALUE), the common switches (--help, --quiet, --progress), "--" (all that follows are
- * arguments) and "-" (stdin, an argument). The positional arguments are moved to
- * argv[1..*npos], in order. Returns 0; -1 after printing --help on stdout; EXIT_USAGE after a
- * usage message; EXIT_FAIL for --help when the manual leaves an option of TABLE out. */
-int cli_parse(const cli_option *table, int argc, char **argv, int *npos);
+ * arguments) and "-" (stdin, an argument); then the positional arguments, in order, by the
+ * CLI_ARG(S) entries, and the required options. Returns 0, or EXIT_USAGE after a usage message
+ * ("missing STORE", "unexpected argument 'X'", "missing -o MODEL", ...). --help prints the
+ * manual's part on stdout and exits: 0, or EXIT_FAIL when the manual leaves an entry of TABLE
+ * out. argv[1..] is reordered. */
+int cli_parse(const cli_option *table, int argc, char **argv);
 /* A CLI_CALL for --format of document inputs: field is a jsmf_format. */
 int cli_format_option(const cli_option *o, const char *value);
 

@@ -17,14 +17,13 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, eval_args *a)
 {
-    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
-    a->read.tok = tok;
+    a->read.tok = (jsmf_tokenizer)JSMF_TOKENIZER_DEFAULT;
     a->read.warn = cli_warn;
-    a->infer = io;
+    a->infer = (jsmf_infer_opts)JSMF_INFER_OPTS_DEFAULT;
     a->top = 20;
     a->eps = 0.01;
     const cli_option options[] = {
+        {CLI_OPT("MODEL", 0, CLI_ARG, &a->model)},
         {CLI_OPT("--store", 0, CLI_STRING, &a->store)},
         {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
         {CLI_OPT("--truth", 0, CLI_STRING, &a->truth)},
@@ -32,23 +31,15 @@ static int parse_args(int argc, char **argv, eval_args *a)
         {CLI_OPT("--format", 0, CLI_CALL, &a->read.format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->read.uci_vocab)},
         {CLI_OPT("--top", 0, CLI_U32, &a->top), .min = 2},
-        {CLI_OPT("--epsilon", 0, CLI_DOUBLE, &a->eps)},
+        {CLI_OPT("--epsilon", 0, CLI_DOUBLE, &a->eps), .range = "(0, inf)"},
         {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
         {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
+    int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    if (n == 0)
-        return cli_usage_error("needs a MODEL");
-    if (n > 1)
-        return cli_usage_error("unexpected argument '%s' (corpus inputs follow --corpus)",
-                               argv[2]);
-    a->model = argv[1];
-    if (!(a->eps > 0))
-        return cli_usage_error("--epsilon must be positive");
     if (!a->store && !a->corpus.n && !a->truth)
         return cli_usage_error("nothing to evaluate: give --store, --corpus and/or --truth");
     return 0;
@@ -60,7 +51,7 @@ int cmd_eval(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc) {
         free(a.corpus.items);
-        return rc < 0 ? cli_finish_stdout() : rc;
+        return rc;
     }
     a.read.threads = a.infer.threads = (int)a.threads;
     jsmf_model *m = NULL;

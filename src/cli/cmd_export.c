@@ -7,24 +7,18 @@
 
 int cmd_export(int argc, char **argv)
 {
-    const char *out = NULL;
+    const char *store = NULL, *out = NULL;
     int format = 1; /* the index in "npy|mm" */
     const cli_option options[] = {
+        {CLI_OPT("STORE", 0, CLI_ARG, &store)},
         {CLI_OPT("--format", 0, CLI_CHOICE, &format), .choices = "npy|mm"},
-        {CLI_OPT("--output", 'o', CLI_STRING, &out)},
+        {CLI_OPT("--output", 'o', CLI_STRING, &out), .required = 1},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
+    int rc = cli_parse(options, argc, argv);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
-    if (n == 0)
-        return cli_usage_error("missing STORE");
-    if (n > 1)
-        return cli_usage_error("one STORE only");
-    const char *store = argv[1];
+        return rc;
     int npy = format == 0;
-    if (!out)
-        return cli_usage_error("missing -o FILE");
     int to_stdout = !strcmp(out, "-");
     if (to_stdout && npy)
         return cli_usage_error("npy cannot be written to standard output; give -o FILE");

@@ -36,9 +36,9 @@ static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, d
 }
 
 typedef struct fdm_opts {
-    const char *input, *output, *init, *device;
+    const char *input, *output, *init;
     jsmf_fdm_params p;
-    int force, k_given;
+    int force;
     uint32_t threads;
 } fdm_opts;
 
@@ -67,7 +67,7 @@ static int checkpoint_option(const cli_option *o, const char *v)
     size_t digits = strspn(v, "0123456789");
     p->checkpoint_every = 0, p->checkpoint_seconds = 0;
     if (digits && !v[digits])
-        return cli_parse_u64("--checkpoint-every", v, &p->checkpoint_every);
+        return cli_parse_uint("--checkpoint-every", v, 0, UINT64_MAX, &p->checkpoint_every);
     return parse_duration("--checkpoint-every", v, &p->checkpoint_seconds);
 }
 
@@ -76,24 +76,26 @@ static int parse(int argc, char **argv, fdm_opts *o)
     jsmf_fdm_params *p = &o->p;
     jsmf_fdm_params_default(p);
     p->k = 0;
+    o->init = "auto";
     const cli_option options[] = {
+        {CLI_OPT("INPUT", 0, CLI_ARG, &o->input), .hint = "(a store or a .npy C)"},
         {CLI_OPT("--topics", 'k', CLI_U32, &p->k), .min = 1},
-        {CLI_OPT("--output", 'o', CLI_STRING, &o->output)},
+        {CLI_OPT("--output", 'o', CLI_STRING, &o->output), .required = 1},
         {CLI_OPT("--device", 0, CLI_CHOICE, &p->device), .choices = "auto|cpu|cuda"},
         {CLI_OPT("--init", 0, CLI_STRING, &o->init)},
-        {CLI_OPT("--init-smooth", 0, CLI_DOUBLE, &p->init_smooth)},
+        {CLI_OPT("--init-smooth", 0, CLI_DOUBLE, &p->init_smooth), .range = "[0, 1)"},
         {CLI_OPT("--init-scale", 0, CLI_DOUBLE, &p->init_scale)},
         {CLI_OPT("--starts", 0, CLI_U32, &p->starts), .min = 1},
         {CLI_OPT("--seed", 0, CLI_U64, &p->seed)},
         {CLI_OPT("--steps", 0, CLI_U64, &p->steps)},
         {CLI_OPT("--batch", 0, CLI_U32, &p->batch), .min = 1},
-        {CLI_OPT("--lr", 0, CLI_DOUBLE, &p->lr)},
-        {CLI_OPT("--threads", 0, CLI_U32, &o->threads), .min = 1},
+        {CLI_OPT("--lr", 0, CLI_DOUBLE, &p->lr), .range = "(0, inf)"},
+        {CLI_OPT("--threads", 0, CLI_U32, &o->threads), .min = 1, .max = 4096},
         {CLI_OPT("--precision", 0, CLI_CHOICE, &p->precision), .choices = "fp32|tf32"},
         {CLI_OPT("--eval-every", 0, CLI_U64, &p->eval_every), .min = 1},
         {CLI_OPT("--heldout", 0, CLI_U32, &p->heldout)},
         {CLI_OPT("--patience", 0, CLI_U32, &p->patience)},
-        {CLI_OPT("--lr-halvings", 0, CLI_U32, &p->lr_halvings)},
+        {CLI_OPT("--lr-halvings", 0, CLI_U32, &p->lr_halvings), .max = 30},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &p->tol)},
         {CLI_OPT("--time", 0, CLI_CALL, &p->time_limit), .call = duration_option},
         {CLI_OPT("--checkpoint-every", 0, CLI_CALL, p), .call = checkpoint_option},
@@ -103,37 +105,15 @@ static int parse(int argc, char **argv, fdm_opts *o)
         {CLI_OPT("--stop-after", 0, CLI_U64, &p->stop_after)},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
+    int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    if (n > 1)
-        return cli_usage_error("unexpected argument '%s'", argv[2]);
-    o->input = n ? argv[1] : NULL;
-    o->k_given = p->k > 0;
     o->p.fresh_on_mismatch = o->force;
     p->threads = (int)o->threads;
-    if (o->threads > 4096)
-        return cli_usage_error("--threads must be between 1 and 4096");
-    static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
-    o->device = devices[p->device];
-    if (!o->input)
-        return cli_usage_error("missing INPUT (a store or a .npy C)");
-    if (!o->output)
-        return cli_usage_error("missing -o MODEL");
-    if (!o->init)
-        o->init = "auto";
-    if (!strcmp(o->init, "random"))
-        p->init_kind = JSMF_FDM_INIT_GAUSSIAN;
     int init_model = strcmp(o->init, "auto") && strcmp(o->init, "none") &&
                      strcmp(o->init, "random");
-    if (!o->k_given && !init_model)
+    if (!p->k && !init_model)
         return cli_usage_error("missing -k T (number of topics)");
-    if (!(p->lr > 0))
-        return cli_usage_error("--lr must be positive");
-    if (p->lr_halvings > 30 && p->lr_halvings != JSMF_FDM_AUTO)
-        return cli_usage_error("--lr-halvings must be at most 30");
-    if (!(p->init_smooth >= 0 && p->init_smooth < 1))
-        return cli_usage_error("--init-smooth must be in [0, 1)");
     return 0;
 }
 
@@ -151,8 +131,6 @@ int cmd_fdm(int argc, char **argv)
     fdm_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);
-    if (rc < 0)
-        return cli_finish_stdout();
     if (rc)
         return rc;
     /* For the whole run, not just its training: a signal during the warm-start fit stops the

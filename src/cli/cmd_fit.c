@@ -26,9 +26,10 @@ static int parse_levels(const cli_option *opt, const char *v)
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         if (n == JSMF_FIT_MAX_LEVELS)
             return cli_usage_error("--levels: at most %d levels", JSMF_FIT_MAX_LEVELS);
-        if (cli_parse_u32("--levels", tok, &levels[n]))
+        uint64_t level;
+        if (cli_parse_uint("--levels", tok, 0, UINT32_MAX, &level))
             return EXIT_USAGE;
-        n++;
+        levels[n++] = (uint32_t)level;
     }
     return 0;
 }
@@ -40,7 +41,7 @@ static int parse_min_anchor_df(const cli_option *opt, const char *v)
         *df = JSMF_FIT_DF_AUTO;
         return 0;
     }
-    return cli_parse_u64(opt->name, v, df);
+    return cli_parse_uint(opt->name, v, 0, UINT64_MAX, df);
 }
 
 static int parse_args(int argc, char **argv, fit_args *a)
@@ -49,8 +50,10 @@ static int parse_args(int argc, char **argv, fit_args *a)
     jsmf_fit_opts_init(o, 0);
     uint32_t threads = 0;
     const cli_option options[] = {
-        {CLI_OPT("--topics", 'k', CLI_U32, &o->k), .min = 2},
-        {CLI_OPT("--output", 'o', CLI_STRING, &a->output)},
+        {CLI_OPT("INPUT", 0, CLI_ARG, &a->input),
+         .hint = "(a store directory, or a .mtx or .npy matrix)"},
+        {CLI_OPT("--topics", 'k', CLI_U32, &o->k), .min = 2, .required = 1},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->output), .required = 1},
         {CLI_OPT("--rectify", 0, CLI_CHOICE, &o->rectify),
          .choices = "ap|dr|none|compressed"}, /* enum jsmf_rectify's order */
         {CLI_OPT("--rectify-iters", 0, CLI_U32, &o->rectify_iters)},
@@ -82,20 +85,9 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
-    if (rc)
-        return rc;
+    int rc = cli_parse(options, argc, argv);
     o->threads = (int)(threads > INT32_MAX ? INT32_MAX : threads);
-    if (n == 0)
-        return cli_usage_error("missing INPUT (a store directory, or a .mtx or .npy matrix)");
-    if (n > 1)
-        return cli_usage_error("unexpected argument '%s'", argv[2]);
-    a->input = argv[1];
-    if (!o->k)
-        return cli_usage_error("missing -k K");
-    if (!a->output)
-        return cli_usage_error("missing -o MODEL");
-    return 0;
+    return rc;
 }
 
 static void fit_progress(void *arg, const char *what, double done, double total)
@@ -108,8 +100,6 @@ int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc < 0)
-        return cli_finish_stdout();
     if (rc)
         return rc;
     /* under mpirun every rank fits (each reading its rows of C); rank 0 writes the model */

@@ -1,7 +1,6 @@
 /* cmd_infer.c — 'jsmf infer': the topic mixture theta_d of every document of the inputs
  * (jsmf_infer_write: the per-document convex fit of Fisher et al. 2020 App. E), in input order
  * on stdout; the summary and an out-of-vocabulary warning on stderr. */
-#include <string.h>
 
 #include "cli.h"
 #include "jsmf_eval.h"
@@ -16,26 +15,18 @@ typedef struct {
     jsmf_infer_opts infer;
 } infer_args;
 
-static int parse_output(const cli_option *o, const char *v)
-{
-    if (strcmp(v, "tsv") && strcmp(v, "jsonl"))
-        return cli_usage_error("unknown --output '%s' (tsv, jsonl)", v);
-    *(int *)o->field = !strcmp(v, "jsonl");
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, infer_args *a)
 {
-    jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
-    a->read.tok = tok;
+    a->read.tok = (jsmf_tokenizer)JSMF_TOKENIZER_DEFAULT;
     a->read.warn = cli_warn;
-    a->infer = io;
+    a->infer = (jsmf_infer_opts)JSMF_INFER_OPTS_DEFAULT;
     a->out.batch = 4096;
     const cli_option options[] = {
+        {CLI_OPT("MODEL", 0, CLI_ARG, &a->model)},
+        {CLI_OPT("INPUT", 0, CLI_ARGS, &a->inputs), .count = &a->ninputs},
         {CLI_OPT("--format", 0, CLI_CALL, &a->read.format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->read.uci_vocab)},
-        {CLI_OPT("--output", 'O', CLI_CALL, &a->out.jsonl), .call = parse_output},
+        {CLI_OPT("--output", 'O', CLI_CHOICE, &a->out.jsonl), .choices = "tsv|jsonl"},
         {CLI_OPT("--header", 0, CLI_FLAG, &a->out.header)},
         {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
         {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
@@ -43,15 +34,7 @@ static int parse_args(int argc, char **argv, infer_args *a)
         {CLI_OPT("--batch", 0, CLI_U32, &a->out.batch), .min = 1},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
-    if (rc)
-        return rc;
-    if (n < 2)
-        return cli_usage_error("needs a MODEL and at least one INPUT");
-    a->model = argv[1];
-    a->inputs = (const char **)argv + 2;
-    a->ninputs = (uint32_t)n - 1;
-    return 0;
+    return cli_parse(options, argc, argv);
 }
 
 int cmd_infer(int argc, char **argv)
@@ -59,7 +42,7 @@ int cmd_infer(int argc, char **argv)
     infer_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
+        return rc;
     a.read.threads = a.infer.threads = (int)a.threads;
     jsmf_model *m = NULL;
     jsmf_infer_summary sum;

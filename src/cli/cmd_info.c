@@ -8,19 +8,16 @@
 int cmd_info(int argc, char **argv)
 {
     int json = 0, check = 0;
+    const char *path = NULL;
     const cli_option options[] = {
+        {CLI_OPT("STORE", 0, CLI_ARG, &path)},
         {CLI_OPT("--json", 0, CLI_FLAG, &json)},
         {CLI_OPT("--check", 0, CLI_FLAG, &check)},
         {0},
     };
-    int npos, rc = cli_parse(options, argc, argv, &npos);
+    int rc = cli_parse(options, argc, argv);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
-    if (npos == 0)
-        return cli_usage_error("missing STORE");
-    if (npos > 1)
-        return cli_usage_error("one STORE only");
-    const char *path = argv[1];
+        return rc;
     jsmf_store *s;
     jsmf_store_stats st;
     jsmf_store_input *in = NULL;

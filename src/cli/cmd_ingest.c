@@ -1,7 +1,6 @@
 /* cmd_ingest.c — 'jsmf ingest STORE INPUT...': its options, then one jsmf_ingest_run (the store
  * created on first use with its vocabulary from --vocab or a counting pass, the inputs'
  * co-occurrence accumulated with checkpoints); the same command resumes an interrupted ingest. */
-#include <string.h>
 
 #include "cli.h"
 #include "jsmf_ingest.h"
@@ -19,8 +18,12 @@ typedef struct ingest_args {
 static int parse_min_doc_len(const cli_option *o, const char *v)
 {
     ingest_args *a = o->field;
+    uint64_t len;
+    if (cli_parse_uint(o->name, v, 0, UINT32_MAX, &len))
+        return EXIT_USAGE;
     a->have_min_doc_len = 1;
-    return cli_parse_u32(o->name, v, &a->min_doc_len);
+    a->min_doc_len = (uint32_t)len;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, ingest_args *a)
@@ -29,6 +32,9 @@ static int parse_args(int argc, char **argv, ingest_args *a)
     a->min_doc_len = 5;
     int accumulator = -1; /* the index in "hash|dense|docs"; -1: chosen by the ingest */
     const cli_option options[] = {
+        {CLI_OPT("STORE", 0, CLI_ARG, &a->store)},
+        {CLI_OPT("INPUT", 0, CLI_ARGS, &a->inputs), .count = &a->n_inputs, .stdin_once = 1,
+         .hint = "(a path, or '-' for stdin)"},
         {CLI_OPT("--vocab", 0, CLI_STRING, &a->vocab)},
         {CLI_OPT("--format", 0, CLI_CALL, &a->format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->uci_vocab)},
@@ -40,23 +46,9 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         {CLI_OPT("--accumulator", 0, CLI_CHOICE, &accumulator), .choices = "hash|dense|docs"},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
-    if (rc)
-        return rc;
+    int rc = cli_parse(options, argc, argv);
     a->accumulator = accumulator + 1; /* jsmf_ingest_opts: 1 hash, 2 dense, 3 docs */
-    if (n == 0)
-        return cli_usage_error("missing STORE");
-    if (n == 1)
-        return cli_usage_error("missing INPUT (a path, or '-' for stdin)");
-    a->store = argv[1];
-    a->inputs = (const char **)argv + 2;
-    a->n_inputs = (uint32_t)n - 1;
-    uint32_t stdin_count = 0;
-    for (uint32_t i = 0; i < a->n_inputs; i++)
-        stdin_count += !strcmp(a->inputs[i], "-");
-    if (stdin_count > 1)
-        return cli_usage_error("stdin ('-') can be read only once");
-    return 0;
+    return rc;
 }
 
 static void progress(void *arg, const char *input, uint64_t done, uint64_t total)
@@ -85,7 +77,7 @@ int cmd_ingest(int argc, char **argv)
     ingest_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
+        return rc;
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
         return rc;

@@ -13,25 +13,17 @@ typedef struct {
 
 static int parse_args(int argc, char **argv, report_args *a)
 {
-    jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
-    a->opts = o;
+    a->opts = (jsmf_report_opts)JSMF_REPORT_OPTS_DEFAULT;
     const cli_option options[] = {
-        {CLI_OPT("--output", 'o', CLI_STRING, &a->out)},
+        {CLI_OPT("MODEL", 0, CLI_ARG, &a->model)},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->out), .required = 1},
         {CLI_OPT("--metrics", 0, CLI_STRING, &a->metrics)},
         {CLI_OPT("--title", 0, CLI_STRING, &a->title)},
         {CLI_OPT("--top", 0, CLI_U32, &a->opts.top)},
         {CLI_OPT("--points", 0, CLI_U32, &a->opts.max_points)},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
-    if (rc)
-        return rc;
-    if (n > 1)
-        return cli_usage_error("unexpected argument '%s'", argv[2]);
-    a->model = n ? argv[1] : NULL;
-    if (!a->model || !a->out)
-        return cli_usage_error("needs a MODEL and -o FILE.html");
-    return 0;
+    return cli_parse(options, argc, argv);
 }
 
 int cmd_report(int argc, char **argv)
@@ -39,7 +31,7 @@ int cmd_report(int argc, char **argv)
     report_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
+        return rc;
     jsmf_model *m = NULL;
     char *metrics = NULL;
     rc = jsmf_model_load(a.model, &m);

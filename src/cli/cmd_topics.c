@@ -14,11 +14,7 @@ static int parse_rank(const cli_option *opt, const char *v)
     } else if (!strcmp(v, "relevance")) {
         *lambda = JSMF_TOPWORDS_LAMBDA;
     } else if (!strncmp(v, "relevance:", 10)) {
-        int rc = cli_parse_double("--rank", v + 10, lambda);
-        if (rc)
-            return rc;
-        if (!(*lambda >= 0 && *lambda <= 1))
-            return cli_usage_error("--rank: lambda must be in [0, 1]");
+        return cli_parse_double("--rank lambda", v + 10, "[0, 1]", lambda);
     } else {
         return cli_usage_error("--rank: unknown value '%s' (prob, relevance[:LAMBDA])", v);
     }
@@ -29,6 +25,7 @@ static int parse_topics_args(int argc, char **argv, jsmf_topics_opts *o)
 {
     o->top = 10, o->format = JSMF_TOPICS_TEXT, o->lambda = JSMF_TOPWORDS_LAMBDA;
     const cli_option options[] = {
+        {CLI_OPT("MODEL", 0, CLI_ARG, &o->name)},
         {CLI_OPT("--top", 'n', CLI_U32, &o->top)},
         {CLI_OPT("--rank", 0, CLI_CALL, &o->lambda), .call = parse_rank},
         {CLI_OPT("--format", 'f', CLI_CHOICE, &o->format), .choices = "text|tsv|json"},
@@ -36,23 +33,13 @@ static int parse_topics_args(int argc, char **argv, jsmf_topics_opts *o)
         {CLI_OPT("--matrix", 0, CLI_FLAG, &o->matrix)},
         {0},
     };
-    int n, rc = cli_parse(options, argc, argv, &n);
-    if (rc)
-        return rc;
-    if (n == 0)
-        return cli_usage_error("which MODEL?");
-    if (n > 1)
-        return cli_usage_error("unexpected argument '%s'", argv[2]);
-    o->name = argv[1];
-    return 0;
+    return cli_parse(options, argc, argv);
 }
 
 int cmd_topics(int argc, char **argv)
 {
     jsmf_topics_opts o = {0};
     int rc = parse_topics_args(argc, argv, &o);
-    if (rc < 0)
-        return cli_finish_stdout();
     if (rc)
         return rc;
     jsmf_model *model = NULL;

@@ -7,27 +7,27 @@
 
 typedef struct vocab_args {
     const char **inputs;
-    int ninputs;
+    uint32_t ninputs;
     const char *output, *stopwords;
     uint32_t threads;
     jsmf_read_opts ro;
     jsmf_vocab_opts vo;
 } vocab_args;
 
-/* Returns -1 to go on, or an exit status. */
 static int parse_args(int argc, char **argv, vocab_args *a)
 {
-    jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;
-    jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
-    a->ro = ro, a->vo = vo;
+    a->ro = (jsmf_read_opts)JSMF_READ_OPTS_DEFAULT;
+    a->vo = (jsmf_vocab_opts)JSMF_VOCAB_OPTS_DEFAULT;
     a->stopwords = "en";
     const cli_option options[] = {
-        {CLI_OPT("--output", 'o', CLI_STRING, &a->output)},
+        {CLI_OPT("INPUT", 0, CLI_ARGS, &a->inputs), .count = &a->ninputs, .stdin_once = 1},
+        {CLI_OPT("--output", 'o', CLI_STRING, &a->output), .required = 1,
+         .hint = "(or -o - for stdout)"},
         {CLI_OPT("--format", 0, CLI_CALL, &a->ro.format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->ro.uci_vocab), .alias = "--input-vocab"},
         {CLI_OPT("--stopwords", 0, CLI_STRING, &a->stopwords)},
         {CLI_OPT("--min-df", 0, CLI_U64, &a->vo.min_df)},
-        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &a->vo.max_df_frac)},
+        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &a->vo.max_df_frac), .range = "(0, inf)"},
         {CLI_OPT("--max-words", 0, CLI_U32, &a->vo.max_words)},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->vo.min_doc_len)},
         {CLI_OPT("--min-word-len", 0, CLI_U32, &a->ro.tok.min_len), .min = 1},
@@ -35,25 +35,13 @@ static int parse_args(int argc, char **argv, vocab_args *a)
         {CLI_OPT("--threads", 0, CLI_U32, &a->threads), .min = 1},
         {0},
     };
-    int rc = cli_parse(options, argc, argv, &a->ninputs);
+    int rc = cli_parse(options, argc, argv);
     if (rc)
-        return rc < 0 ? cli_finish_stdout() : rc;
-    a->inputs = (const char **)argv + 1;
-    if (a->vo.max_df_frac <= 0)
-        return cli_usage_error("--max-df-frac must be > 0 (1 keeps every word)");
+        return rc;
     a->ro.threads = (int)a->threads;
-    if (a->ninputs == 0)
-        return cli_usage_error("no INPUT given");
-    if (!a->output)
-        return cli_usage_error("no output given (-o VOCAB, or -o - for stdout)");
     if (a->ro.tok.max_len < a->ro.tok.min_len)
         return cli_usage_error("--max-word-len is below --min-word-len");
-    int stdin_uses = 0;
-    for (int i = 0; i < a->ninputs; i++)
-        stdin_uses += !strcmp(a->inputs[i], "-");
-    if (stdin_uses > 1)
-        return cli_usage_error("'-' (stdin) can be given only once");
-    return -1;
+    return 0;
 }
 
 /* Progress named by the input's file name ("<stdin>" for "-"). */
@@ -70,7 +58,7 @@ int cmd_vocab(int argc, char **argv)
     vocab_args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(argc, argv, &a);
-    if (rc >= 0)
+    if (rc)
         return rc;
     jsmf_vocab *stop = NULL;
     jsmf_vocab_stats st;

@@ -53,38 +53,43 @@ void cli_warn(void *arg, const char *msg)
     fprintf(stderr, "%s: warning: %s\n", cli_prog, msg);
 }
 
-int cli_parse_u64(const char *opt, const char *s, uint64_t *out)
+int cli_parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
-    if (!s || !*s || *s == '-')
+    unsigned long long v = s && *s != '-' ? strtoull(s, &end, 10) : 0;
+    if (!s || !*s || *s == '-' || errno || *end)
         return cli_usage_error("%s expects a non-negative integer, got '%s'", opt, s ? s : "");
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return cli_usage_error("%s expects a non-negative integer, got '%s'", opt, s);
+    if (v < min)
+        return cli_usage_error("%s must be at least %llu", opt, (unsigned long long)min);
+    if (v > max)
+        return cli_usage_error("%s must be at most %llu", opt, (unsigned long long)max);
     *out = v;
     return 0;
 }
 
-int cli_parse_u32(const char *opt, const char *s, uint32_t *out)
+int cli_in_range(const char *range, double x)
 {
-    uint64_t v;
-    int rc = cli_parse_u64(opt, s, &v);
-    if (rc)
-        return rc;
-    if (v > UINT32_MAX)
-        return cli_usage_error("%s: %s is too large", opt, s);
-    *out = (uint32_t)v;
-    return 0;
+    char lo_end, hi_end, rest;
+    double lo, hi;
+    if (sscanf(range, "%c%lf,%lf%c%c", &lo_end, &lo, &hi, &hi_end, &rest) != 4 ||
+        !strchr("[(", lo_end) || !strchr("])", hi_end) || !(lo <= hi))
+        return -1;
+    return (lo_end == '[' ? x >= lo : x > lo) && (hi_end == ']' ? x <= hi : x < hi);
 }
 
-int cli_parse_double(const char *opt, const char *s, double *out)
+int cli_parse_double(const char *opt, const char *s, const char *range, double *out)
 {
     char *end;
     errno = 0;
     double v = s ? strtod(s, &end) : 0;
     if (!s || !*s || errno || *end || !isfinite(v))
         return cli_usage_error("%s expects a number, got '%s'", opt, s ? s : "");
+    if (range && cli_in_range(range, v) != 1) {
+        if (!strcmp(range, "(0, inf)"))
+            return cli_usage_error("%s must be positive", opt);
+        return cli_usage_error("%s must be in %s", opt, range);
+    }
     *out = v;
     return 0;
 }

@@ -1,6 +1,6 @@
 /* options.c — the option table of a command (cli_option) parses its arguments; --help prints
  * the command's part of the manual (cli_docs, from man/jsmf.1), which must name every option
- * of the table with a value exactly when it takes one. */
+ * of the table with a value exactly when it takes one, and its positional arguments. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,18 +48,19 @@ static void print_option(FILE *f, const cli_doc *d)
     print_wrapped(f, d->text, HELP_COL, n);
 }
 
-/* The entry of COMMAND's docs whose head names option NAME ("--topics" or "-k"), and in
- * *value the value it shows for it ("K"; "" for none; "-k, --topics K" shows K for --topics
- * only), of *len characters. */
-static const cli_doc *find_doc(const char *command, const char *name, const char **value,
-                               size_t *len)
+/* The entry of COMMAND's docs whose head names option NAME ("--topics" or "-k"), or with
+ * USAGE its usage line naming positional argument NAME ("STORE", "INPUT..."); and in *value
+ * the value it shows for it ("K"; "" for none; "-k, --topics K" shows K for --topics only), of
+ * *len characters. */
+static const cli_doc *find_doc(const char *command, int usage, const char *name,
+                               const char **value, size_t *len)
 {
     size_t n = strlen(name);
     for (const cli_doc *d = cli_docs; d->command; d++) {
-        if (d->usage || strcmp(d->command, command))
+        if (d->usage != usage || strcmp(d->command, command))
             continue;
         for (const char *p = d->head; (p = strstr(p, name)); p += n) {
-            if ((p > d->head && p[-1] != ' ') || (p[n] && !strchr(" ,=", p[n])))
+            if ((p > d->head && p[-1] != ' ') || (p[n] && !strchr(" ,=.]", p[n])))
                 continue;
             *value = p + n + (p[n] == ' ' || p[n] == '=');
             *len = strcspn(*value, ",");
@@ -70,7 +71,8 @@ static const cli_doc *find_doc(const char *command, const char *name, const char
 }
 
 /* 0, or EXIT_FAIL after naming on stderr the options of TABLE that the manual's section of
- * COMMAND leaves out or shows with a value they do not take (or without one they take). */
+ * COMMAND leaves out or shows with a value they do not take (or without one they take), the
+ * positional arguments its usage line leaves out, and malformed ranges. */
 static int check_documented(const char *command, const cli_option *table)
 {
     int bad = 0;
@@ -78,23 +80,31 @@ static int check_documented(const char *command, const cli_option *table)
         char s[3] = {'-', o->short_name, 0};
         const char *v;
         size_t len;
-        if (!find_doc(command, o->name, &v, &len))
+        if (o->kind == CLI_ARG || o->kind == CLI_ARGS) {
+            if (!find_doc(command, 1, o->name, &v, &len))
+                bad = fprintf(stderr, "%s: man/jsmf.1's usage line lacks %s\n", cli_prog, o->name);
+            continue;
+        }
+        if (o->range && cli_in_range(o->range, 0) < 0)
+            bad = fprintf(stderr, "%s: %s: malformed range '%s'\n", cli_prog, o->name, o->range);
+        else if (!find_doc(command, 0, o->name, &v, &len))
             bad = fprintf(stderr, "%s: man/jsmf.1 does not document %s\n", cli_prog, o->name);
         else if ((len > 0) != (o->kind != CLI_FLAG))
             bad = fprintf(stderr, "%s: man/jsmf.1 shows %s %s a value\n", cli_prog, o->name,
                           len ? "with" : "without");
-        else if (o->short_name && !find_doc(command, s, &v, &len))
+        else if (o->short_name && !find_doc(command, 0, s, &v, &len))
             bad = fprintf(stderr, "%s: man/jsmf.1 does not document %s\n", cli_prog, s);
     }
     return bad ? EXIT_FAIL : 0;
 }
 
-/* --help of COMMAND: its usage line and description, its options, the common ones. */
-static int print_help(const char *command, const cli_option *table, FILE *f)
+/* --help of COMMAND on stdout: its usage line and description, its options, the common ones;
+ * then exit. */
+static void help_exit(const char *command, const cli_option *table)
 {
-    int rc = check_documented(command, table);
-    if (rc)
-        return rc;
+    FILE *f = stdout;
+    if (check_documented(command, table))
+        exit(EXIT_FAIL);
     for (const cli_doc *d = cli_docs; d->command; d++) {
         if (strcmp(d->command, command))
             continue;
@@ -112,7 +122,7 @@ static int print_help(const char *command, const cli_option *table, FILE *f)
         if (!*d->command)
             print_option(f, d);
     fputs("\n'man jsmf' describes every option in full.\n", f);
-    return 0;
+    exit(cli_finish_stdout());
 }
 
 /* The switches every command takes: --quiet/-q, --progress, --no-progress; 1 if ARG is one. */
@@ -185,7 +195,7 @@ static int choice_index(const char *choices, const char *v)
 static int store_value(const cli_option *o, const char *v)
 {
     int rc = 0;
-    uint64_t u;
+    uint64_t u, max = o->max ? o->max : o->kind == CLI_U32 ? UINT32_MAX : UINT64_MAX;
     char list[128];
     switch (o->kind) {
     case CLI_FLAG:
@@ -195,7 +205,7 @@ static int store_value(const cli_option *o, const char *v)
         *(const char **)o->field = v;
         return 0;
     case CLI_DOUBLE:
-        return cli_parse_double(o->name, v, o->field);
+        return cli_parse_double(o->name, v, o->range, o->field);
     case CLI_MEM: /* at least JSMF_MEM_MIN, except in tests */
         if (jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field))
             return cli_usage_error("%s", jsmf_errmsg());
@@ -210,19 +220,14 @@ static int store_value(const cli_option *o, const char *v)
         return 0;
     case CLI_U32:
     case CLI_U64:
-        if ((rc = cli_parse_u64(o->name, v, &u)))
+        if ((rc = cli_parse_uint(o->name, v, o->min, max, &u)))
             return rc;
-        if (o->kind == CLI_U32 && u > UINT32_MAX)
-            return cli_usage_error("%s: %s is too large", o->name, v);
-        if (u < o->min)
-            return cli_usage_error("%s must be at least %llu", o->name,
-                                   (unsigned long long)o->min);
         if (o->kind == CLI_U32)
             *(uint32_t *)o->field = (uint32_t)u;
         else
             *(uint64_t *)o->field = u;
         return 0;
-    case CLI_LIST:
+    default: /* CLI_LIST, CLI_ARG(S): taken by the caller */
         break;
     }
     return 0;
@@ -242,16 +247,19 @@ static int take_list(const cli_option *o, int argc, char **argv, int *i, const c
         return 0;
     const char *what = "value";
     size_t len;
-    find_doc(argv[0], o->name, &what, &len); /* the manual names the values: "INPUT..." */
+    find_doc(argv[0], 0, o->name, &what, &len); /* the manual names the values: "INPUT..." */
     return cli_usage_error("%s needs at least one %.*s", o->name, (int)strcspn(what, "."), what);
 }
 
-static int parse_option(const cli_option *table, int argc, char **argv, int *i)
+/* The option ARGV[*I] (and its value), noted in *GIVEN (bit k: entry k of TABLE). */
+static int parse_option(const cli_option *table, int argc, char **argv, int *i, uint64_t *given)
 {
     const char *arg = argv[*i], *v;
     const cli_option *o = find_option(table, arg, &v);
     if (!o)
         return cli_usage_error("unknown option '%s'", arg);
+    if (o - table < 64) /* a required entry past the 64th is never seen given: fix the table */
+        *given |= (uint64_t)1 << (o - table);
     if (o->kind == CLI_LIST)
         return take_list(o, argc, argv, i, v);
     if (o->kind == CLI_FLAG) {
@@ -267,9 +275,51 @@ static int parse_option(const cli_option *table, int argc, char **argv, int *i)
     return store_value(o, v);
 }
 
-int cli_parse(const cli_option *table, int argc, char **argv, int *npos)
+/* "missing NAME HINT": a positional argument's name, or an option with its value named as in
+ * the manual ("missing -o MODEL"). */
+static int missing(const char *command, const cli_option *o)
+{
+    char flag[3] = {'-', o->short_name, 0};
+    const char *v = "";
+    size_t len = 0;
+    if (o->kind != CLI_ARG && o->kind != CLI_ARGS)
+        find_doc(command, 0, o->name, &v, &len);
+    return cli_usage_error("missing %s%s%.*s%s%s", o->short_name ? flag : o->name,
+                           len ? " " : "", (int)len, v, o->hint ? " " : "", o->hint ? o->hint : "");
+}
+
+/* After the options: the positional arguments ARGV[1..N] go to the CLI_ARG(S) entries of TABLE
+ * in order, and each .required option must be among those GIVEN (bit k: entry k of TABLE). */
+static int take_positionals(const cli_option *table, char **argv, int n, uint64_t given)
+{
+    int next = 1, stdin_uses = 0;
+    for (const cli_option *o = table; o->name; o++) {
+        if (o->required && !(o - table < 64 && given >> (o - table) & 1))
+            return missing(argv[0], o);
+        if (o->kind != CLI_ARG && o->kind != CLI_ARGS)
+            continue;
+        if (next > n)
+            return missing(argv[0], o);
+        if (o->kind == CLI_ARG) {
+            *(const char **)o->field = argv[next++];
+            continue;
+        }
+        *(const char ***)o->field = (const char **)argv + next;
+        *o->count = (uint32_t)(n + 1 - next);
+        for (; next <= n; next++)
+            stdin_uses += o->stdin_once && !strcmp(argv[next], "-");
+    }
+    if (next <= n)
+        return cli_usage_error("unexpected argument '%s'", argv[next]);
+    if (stdin_uses > 1) /* a second read finds stdin empty */
+        return cli_usage_error("stdin ('-') can be read only once");
+    return 0;
+}
+
+int cli_parse(const cli_option *table, int argc, char **argv)
 {
     int n = 0, only_args = 0;
+    uint64_t given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_args || a[0] != '-' || !a[1]) {
@@ -277,16 +327,14 @@ int cli_parse(const cli_option *table, int argc, char **argv, int *npos)
         } else if (!strcmp(a, "--")) {
             only_args = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            int rc = print_help(argv[0], table, stdout);
-            return rc ? rc : -1;
+            help_exit(argv[0], table);
         } else if (!common_option(a)) {
-            int rc = parse_option(table, argc, argv, &i);
+            int rc = parse_option(table, argc, argv, &i, &given);
             if (rc)
                 return rc;
         }
     }
-    *npos = n;
-    return 0;
+    return take_positionals(table, argv, n, given);
 }
 
 int cli_format_option(const cli_option *o, const char *v)

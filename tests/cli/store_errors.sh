@@ -25,7 +25,7 @@ expect 2 "--mem" "$J" ingest "$S" "$T/a.txt" --mem lots
 expect 2 "format" "$J" ingest "$S" "$T/a.txt" --format csv
 expect 2 "missing -o" "$J" export "$S"
 expect 2 "npy or mm" "$J" export "$S" -o "$T/x" --format csv
-expect 2 "OUT and at least one" "$J" merge "$T/m"
+expect 2 "missing STORE" "$J" merge "$T/m"
 expect 0 "" "$J" ingest --help
 expect 0 "" "$J" info --help
 expect 1 "no such store" "$J" info "$T/nothing"
