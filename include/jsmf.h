@@ -104,6 +104,12 @@ int jsmf_error_context(int code, const char *fmt, ...)
 #endif
     ;
 
+/** Progress of a long call, the one callback type of the library: `what` (a step's name, or
+ *  the path of the input being read), `done` of `total` (0: unknown) in `unit` ("MB", "steps",
+ *  "" for a fraction). Called on the calling thread; NULL wherever one is accepted. */
+typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
+                                      const char *unit);
+
 /** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)". */
 const char *jsmf_version(void);
 

@@ -110,10 +110,6 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta);
 
-/** Progress of a long step: `what`, `done` of `total` (0: unknown) in `unit`. */
-typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
-                                      const char *unit);
-
 /** How jsmf_infer_write prints theta (formats/outputs.md). */
 typedef struct jsmf_theta_format {
     int jsonl;      /**< {"doc":i,"tokens":n,"oov":m,"theta":[...]} per line; 0: TSV,
