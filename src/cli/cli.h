@@ -85,6 +85,7 @@ struct cli_option {
     uint64_t min, max;   /* CLI_U32, CLI_U64: the smallest and largest value allowed */
     const char *range;   /* CLI_DOUBLE: the interval allowed, NULL for any finite number */
     int required;        /* 1: a usage error when not given ("missing -o MODEL") */
+    int *given;          /* set to 1 when the option is given (its default may differ) */
     const char *hint;    /* what follows "missing NAME" when it is missing: "(a path, or '-')" */
     uint32_t *count;     /* CLI_ARGS: how many there are */
     int stdin_once;      /* CLI_ARGS: '-' (stdin) at most once */

@@ -14,18 +14,6 @@ typedef struct ingest_args {
     uint64_t mem;
 } ingest_args;
 
-/* --min-doc-len: also noted as given, for the check against an existing store. */
-static int parse_min_doc_len(const cli_option *o, const char *v)
-{
-    ingest_args *a = o->field;
-    uint64_t len;
-    if (cli_parse_uint(o->name, v, 0, UINT32_MAX, &len))
-        return EXIT_USAGE;
-    a->have_min_doc_len = 1;
-    a->min_doc_len = (uint32_t)len;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, ingest_args *a)
 {
     a->mem = jsmf_default_mem();
@@ -38,7 +26,7 @@ static int parse_args(int argc, char **argv, ingest_args *a)
         {CLI_OPT("--vocab", 0, CLI_STRING, &a->vocab)},
         {CLI_OPT("--format", 0, CLI_CALL, &a->format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->uci_vocab)},
-        {CLI_OPT("--min-doc-len", 0, CLI_CALL, a), .call = parse_min_doc_len},
+        {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->min_doc_len), .given = &a->have_min_doc_len},
         {CLI_OPT("--mem", 0, CLI_MEM, &a->mem)},
         {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},

@@ -260,6 +260,8 @@ static int parse_option(const cli_option *table, int argc, char **argv, int *i, 
         return cli_usage_error("unknown option '%s'", arg);
     if (o - table < 64) /* a required entry past the 64th is never seen given: fix the table */
         *given |= (uint64_t)1 << (o - table);
+    if (o->given)
+        *o->given = 1;
     if (o->kind == CLI_LIST)
         return take_list(o, argc, argv, i, v);
     if (o->kind == CLI_FLAG) {
