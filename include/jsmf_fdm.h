@@ -21,6 +21,8 @@
 #ifndef JSMF_FDM_H
 #define JSMF_FDM_H
 
+#include <signal.h>
+
 #include "jsmf.h"
 
 #ifdef __cplusplus
@@ -85,11 +87,6 @@ void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tab
 
 enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA = 2 };
 
-/** Called after every training step (and at evaluations, with heldout >= 0; -1 otherwise).
- *  Return non-zero to stop: jsmf_fdm_train then returns JSMF_EINTR after a final checkpoint. */
-typedef int (*jsmf_fdm_progress_fn)(void *arg, uint64_t step, uint64_t steps, double train_loss,
-                                    double heldout_loss);
-
 typedef struct jsmf_fdm_params {
     uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
     int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
@@ -130,8 +127,18 @@ typedef struct jsmf_fdm_params {
     const double *init_A;      /**< warm start: K x K, entries sum to 1 (or NULL = uniform) */
     double init_smooth;        /**< warm start mixes (1-s)*B + s/N before the log (default 1e-3) */
     uint64_t stop_after;       /**< testing: behave as if killed right after step S (0 = off) */
-    jsmf_fdm_progress_fn progress;
+    /** Told after every training step (may be NULL): `what` "training" until the run has a
+     *  held-out loss, then "held-out L" (the last one, %.4f; after a resume the checkpoint's,
+     *  in a random start's probe that probe's), the step done of p->steps (0: no cap) in
+     *  "steps". */
+    jsmf_step_progress_fn progress;
     void *progress_arg;
+    /** A stop request, e.g. the flag a SIGINT handler sets (NULL: none). Read after every step
+     *  (the probes of a random start too): once *stop is non-zero the run stops there, with a
+     *  final checkpoint when p->checkpoint is set (a probe writes none), and jsmf_fdm_train
+     *  returns JSMF_EINTR. Set before training starts (during a warm-start fit), it stops
+     *  after step 1. */
+    const volatile sig_atomic_t *stop;
 } jsmf_fdm_params;
 
 /** How a start without a warm-start model (init_B NULL) draws its topics. WORDS: topic t starts
@@ -176,7 +183,7 @@ typedef struct jsmf_fdm_result {
     jsmf_fdm_sampler_info sampler;
 } jsmf_fdm_result;
 
-/** Fit the FDM model to the C of `src`. On JSMF_EINTR (progress callback or stop_after) the
+/** Fit the FDM model to the C of `src`. On JSMF_EINTR (p->stop or stop_after) the
  *  checkpoint, when configured, holds the state and `out` is left empty. */
 int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out);
 void jsmf_fdm_result_free(jsmf_fdm_result *r);
@@ -244,7 +251,7 @@ typedef struct jsmf_fdm_dir_opts {
  *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
  *  steps or seconds or for stop_after) and write `dir` (jsmf_fdm_save). `d` may be NULL (auto,
  *  no force, silent). On success `r` is the result (free with jsmf_fdm_result_free); on error
- *  it holds nothing to free, and JSMF_EINTR (p->progress asked to stop, or stop_after) leaves
+ *  it holds nothing to free, and JSMF_EINTR (p->stop was set, or stop_after) leaves
  *  the checkpoint that the same call resumes from (none while a cold start compares its
  *  p->starts: info tells where it resumes from only when there is a checkpoint). */
 int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,

@@ -93,8 +93,11 @@ typedef struct jsmf_fit_opts {
     uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */
     uint32_t eig_step_maxit;  /**< cap for the warm-started steps after the first (0: eig_maxit);
                                    1 interleaves one subspace iteration with each AP step */
-    /** Called between steps and during passes (may be NULL): what, done, total. */
-    void (*progress)(void *arg, const char *what, double done, double total);
+    /** Progress (may be NULL): each step as it starts, `what` "rectify", "anchors", "topics",
+     *  "correlations" or "metrics" at 0 of 1 (unit ""); within a step "rectify" in
+     *  "iterations", "reading C" in "rows" (of the reads of C the step expects) and "topics"
+     *  in "words" */
+    jsmf_step_progress_fn progress;
     void *progress_arg;
     struct jsmf_comm *comm;   /**< the ranks of an MPI job that fit together (every rank calls
                                    jsmf_fit with the same arguments and gets the same model):

@@ -16,25 +16,6 @@ static void on_signal(int sig)
     got_signal = sig;
 }
 
-typedef struct progress_ctx {
-    double last_held;
-} progress_ctx;
-
-static int on_progress(void *arg, uint64_t step, uint64_t steps, double train, double held)
-{
-    progress_ctx *pc = arg;
-    (void)train;
-    if (held >= 0)
-        pc->last_held = held;
-    char what[64];
-    if (pc->last_held > 0)
-        snprintf(what, sizeof what, "held-out %.4f", pc->last_held);
-    else
-        snprintf(what, sizeof what, "training");
-    cli_progress_update(what, (double)step, (double)steps, "steps");
-    return got_signal != 0;
-}
-
 typedef struct fdm_opts {
     const char *input, *output, *init;
     jsmf_fdm_params p;
@@ -140,9 +121,8 @@ int cmd_fdm(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    progress_ctx pc = {-1};
-    o.p.progress = on_progress;
-    o.p.progress_arg = &pc;
+    o.p.progress = cli_step_progress;
+    o.p.stop = &got_signal;
     jsmf_fdm_dir_opts d = {o.init, o.force, on_info, NULL};
     jsmf_fdm_result r;
     rc = jsmf_fdm_to_dir(o.input, o.output, &d, &o.p, &r);

@@ -90,12 +90,6 @@ static int parse_args(int argc, char **argv, fit_args *a)
     return rc;
 }
 
-static void fit_progress(void *arg, const char *what, double done, double total)
-{
-    (void)arg;
-    cli_progress_update(what, done, total, "");
-}
-
 int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
@@ -106,7 +100,7 @@ int cmd_fit(int argc, char **argv)
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
         return rc;
-    a.o.progress = fit_progress;
+    a.o.progress = cli_step_progress;
     int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0);
     jsmf_model *m = NULL;
     jsmf_fit_report rep;

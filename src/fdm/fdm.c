@@ -529,6 +529,20 @@ static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, doubl
     return 0;
 }
 
+/* p->progress after a step, named by the run's last held-out loss once it has one. */
+static void report_step(const jsmf_fdm_params *p, const run_log *g)
+{
+    if (!p->progress)
+        return;
+    double held = g->n_curve ? g->c_held[g->n_curve - 1] : -1;
+    char what[64];
+    if (held > 0)
+        snprintf(what, sizeof what, "held-out %.4f", held);
+    else
+        snprintf(what, sizeof what, "training");
+    p->progress(p->progress_arg, what, (double)g->step, (double)p->steps, "steps");
+}
+
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
@@ -539,7 +553,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
     int rc = 0;
     double t_piece = fdm_now(), t_saved = t_piece;
     while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
-        double loss, held = -1;
+        double loss, held;
         s->lr = current_lr(p, g);
         g->step++;
         if ((rc = be->train_step(be->ctx, g->step, &loss)))
@@ -552,8 +566,8 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
         g->seconds += t - t_piece, t_piece = t;
         if (p->time_limit > 0 && g->seconds >= p->time_limit) /* the one machine-dependent stop */
             g->stopped = 1, out->time_limited = 1;
-        int stop = p->progress && p->progress(p->progress_arg, g->step, p->steps, loss, held);
-        int killed = stop || (hdr && p->stop_after && g->step == p->stop_after);
+        report_step(p, g);
+        int killed = (p->stop && *p->stop) || (hdr && p->stop_after && g->step == p->stop_after);
         int due = (p->checkpoint_every && g->step % p->checkpoint_every == 0) ||
                   (p->checkpoint_seconds > 0 && t - t_saved >= p->checkpoint_seconds);
         int save = hdr && p->checkpoint && (due || killed);

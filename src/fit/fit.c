@@ -86,7 +86,7 @@ static int cmp_u64_desc(const void *a, const void *b)
 static void step(const jsmf_fit_opts *o, const char *what)
 {
     if (o->progress)
-        o->progress(o->progress_arg, what, 0, 1);
+        o->progress(o->progress_arg, what, 0, 1, "");
 }
 
 /* ---- row sums of the rectified matrix ---------------------------------------------------- */

@@ -457,10 +457,10 @@ out:
 
 /* ---- the iteration ----------------------------------------------------------------------- */
 
-static void progress(const jsmf_fit_opts *o, const char *what, double done, double total)
+static void rectify_progress(const jsmf_fit_opts *o, double done, double total)
 {
     if (o->progress)
-        o->progress(o->progress_arg, what, done, total);
+        o->progress(o->progress_arg, "rectify", done, total, "iterations");
 }
 
 /* Y = U diag(sqrt(max(lam, 0))). */
@@ -581,7 +581,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     }
     for (uint32_t t = 1; t <= maxit; t++) {
-        progress(o, "rectify", t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
+        rectify_progress(o, t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
                            t == 1 ? k : p, o->eig_tol, 0, o->seed + t, 0};

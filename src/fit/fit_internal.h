@@ -205,7 +205,7 @@ double fit_now(void);
  * fit_apply_fn. Row sums and sums of squares of C are known after the first read. */
 typedef struct fit_csrc fit_csrc;
 int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
-                  void (*progress)(void *, const char *, double, double), void *parg,
+                  jsmf_step_progress_fn progress, void *parg,
                   fit_csrc **out);
 void fit_csrc_close(fit_csrc *s);
 /* Rows `ids` (m of them) of C, dense, into out (m x n); read from memory or in one streamed

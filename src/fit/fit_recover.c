@@ -235,7 +235,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
 #pragma omp atomic capture
                 d = done += 1024;
                 if (omp_get_thread_num() == 0 && o->progress)
-                    o->progress(o->progress_arg, "topics", d < n ? d : n, n);
+                    o->progress(o->progress_arg, "topics", d < n ? d : n, n, "words");
             }
             if (skip[i])
                 continue;

@@ -176,10 +176,10 @@ int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const doub
     return rc;
 }
 
-static void progress(const jsmf_fit_opts *o, const char *what, double done, double total)
+static void rectify_progress(const jsmf_fit_opts *o, double done, double total)
 {
     if (o->progress)
-        o->progress(o->progress_arg, what, done, total);
+        o->progress(o->progress_arg, "rectify", done, total, "iterations");
 }
 
 static void add_trace(jsmf_fit_report *rep, const jsmf_fit_trace *t)
@@ -223,7 +223,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         goto out;
     }
     uint32_t iters = 0;
-    progress(o, "rectify", 0, o->rectify_iters);
+    rectify_progress(o, 0, o->rectify_iters);
     /* block Krylov of depth 6: the fewest passes measured (12 on debdesc and on a planted
      * N=5000 corpus, against 18 and 15 at depth 3, 16 at depth 4 and 8) */
     fit_eig_opts eo = {k, k + q1, 6, o->eig_maxit, NULL, 0, o->eig_tol, 0, o->seed, 0};
@@ -250,7 +250,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     set_factor(F, n, k, U, lam);
     jsmf_fit_trace tr = {NAN, F->g[k], 0, 0, lam[k - 1], iters};
     for (uint32_t t = 1; t < o->rectify_iters; t++) {
-        progress(o, "rectify", t, o->rectify_iters);
+        rectify_progress(o, t, o->rectify_iters);
         /* warm start: the previous operator applied to its Ritz vectors (one power step ahead
          * of them), or for the first generated step [U, 1] */
         if (t == 1)
@@ -370,7 +370,7 @@ int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_re
     if (o->rectify == JSMF_RECTIFY_AP) {
         a = malloc(sizeof(double) * nn);
         for (uint32_t t = 0; t < o->rectify_iters; t++) {
-            progress(o, "rectify", t, o->rectify_iters);
+            rectify_progress(o, t, o->rectify_iters);
             memcpy(old, X, sizeof(double) * nn);
             if (a)
                 memcpy(a, X, sizeof(double) * nn);
@@ -393,7 +393,7 @@ int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_re
             goto out;
         }
         for (uint32_t t = 0; t < o->rectify_iters; t++) {
-            progress(o, "rectify", t, o->rectify_iters);
+            rectify_progress(o, t, o->rectify_iters);
             jsmf_fit_trace tr = {0};
             memcpy(old, X, sizeof(double) * nn);
             /* T12: A = PSD, B = NOR */

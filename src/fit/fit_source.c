@@ -70,7 +70,7 @@ struct fit_csrc {
     uint64_t scans;     /* scans of the source, and their time */
     double scan_secs;
     uint32_t planned;   /* passes the caller expects, for the progress line */
-    void (*progress)(void *arg, const char *what, double done, double total);
+    jsmf_step_progress_fn progress;
     void *progress_arg;
 };
 
@@ -345,7 +345,7 @@ static void pass_progress(fit_csrc *s, uint32_t row)
     uint64_t pass = s->passes < s->planned ? s->passes : s->planned - 1;
     if (s->progress)
         s->progress(s->progress_arg, "reading C", (double)pass * s->n + row,
-                    (double)s->planned * s->n);
+                    (double)s->planned * s->n, "rows");
 }
 
 void fit_csrc_plan(fit_csrc *s, uint32_t passes)
@@ -438,7 +438,7 @@ static void free_rows(fit_csrc *s)
 }
 
 int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
-                  void (*progress)(void *, const char *, double, double), void *parg,
+                  jsmf_step_progress_fn progress, void *parg,
                   fit_csrc **out)
 {
     *out = NULL;

@@ -1,7 +1,10 @@
 /* test_fdm_dir.c — jsmf_fdm_to_dir, 'jsmf fdm' as one library call: the start --init asks for
  * and its lines told through the callback, an existing directory refused and left as it was, a
- * stop that leaves a checkpoint the same call resumes from, a stop before any checkpoint (a cold
- * start comparing its random starts) that promises none, and a MODEL directory as the start. */
+ * stop that leaves a checkpoint the same call resumes from, a stop request made during the warm
+ * start (as by a signal) that stops at step 1 with its checkpoint, a stop before any checkpoint
+ * (a cold start comparing its random starts) that promises none, and a MODEL directory as the
+ * start. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,11 +26,7 @@ static void on_info(void *arg, const char *line)
     snprintf(told + len, sizeof told - len, "%s\n", line);
 }
 
-static int stop_now(void *arg, uint64_t step, uint64_t steps, double train, double held)
-{
-    (void)arg, (void)step, (void)steps, (void)train, (void)held;
-    return 1;
-}
+static volatile sig_atomic_t stop_flag;
 
 static int exists(const char *dir, const char *name)
 {
@@ -83,11 +82,12 @@ int main(void)
 {
     char dir[] = "/tmp/test_fdm_dir.XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
-    char input[300], m[300], w[300], c[300], x[300], ckpt[320];
+    char input[300], m[300], w[300], c[300], s[300], x[300], ckpt[320];
     write_input(dir, input, sizeof input);
     snprintf(m, sizeof m, "%s/m", dir);
     snprintf(w, sizeof w, "%s/w", dir);
     snprintf(c, sizeof c, "%s/c", dir);
+    snprintf(s, sizeof s, "%s/s", dir);
     snprintf(x, sizeof x, "%s/x", dir);
     jsmf_fdm_dir_opts d = {"none", 0, on_info, NULL};
     jsmf_fdm_params p;
@@ -126,14 +126,31 @@ int main(void)
     jsmf_fdm_result_free(&r);
     CHECK(exists(w, "B.npy") && !exists(ckpt, NULL));
 
+    /* a stop requested before training (a signal during the warm-start fit): the run stops
+     * after step 1 with its checkpoint, and the same call resumes from there */
+    told[0] = 0;
+    p.stop = &stop_flag;
+    stop_flag = 1;
+    CHECK(jsmf_fdm_to_dir(input, s, &d, &p, &r) == JSMF_EINTR);
+    CHECK(strstr(jsmf_errmsg(), "stopped at step 1 (checkpoint written)") != NULL);
+    CHECK(strstr(told, "warm start: spectral fit of 4 topics (") != NULL);
+    CHECK(strstr(told, "interrupted; the same command resumes from ") != NULL);
+    CHECK(exists(dir, "s.ckpt") && !exists(s, NULL));
+    stop_flag = 0;
+    CHECK_OK(jsmf_fdm_to_dir(input, s, &d, &p, &r));
+    CHECK(r.resumed_from == 1 && r.steps == 30);
+    jsmf_fdm_result_free(&r);
+    CHECK(exists(s, "B.npy") && !exists(dir, "s.ckpt"));
+
     /* a stop while a cold start compares its random starts: no checkpoint, none promised */
     told[0] = 0;
     d.init = "none";
-    p.progress = stop_now;
+    stop_flag = 1;
     CHECK(jsmf_fdm_to_dir(input, c, &d, &p, &r) == JSMF_EINTR);
     CHECK(strstr(told, "resumes from") == NULL);
     CHECK(!exists(dir, "c.ckpt") && !exists(c, NULL));
-    p.progress = NULL;
+    stop_flag = 0;
+    p.stop = NULL;
 
     /* a MODEL as the start gives K; no options at all: auto, silent */
     d.init = m;

@@ -1,8 +1,11 @@
 /* test_fdm_train.c — FDM training on the CPU back end: the loss decreases on a planted C = B A B^T,
- * a run is reproducible bit for bit, a run stopped after a checkpoint and resumed equals the
- * uninterrupted run exactly, a foreign checkpoint is refused, and a warm start from the true
- * model starts near the optimum. */
+ * a run is reproducible bit for bit, each step is told with the last held-out loss as its name,
+ * a run stopped after a checkpoint (by stop_after, or by a stop request in mid-run) and resumed
+ * equals the uninterrupted run exactly, a foreign checkpoint is refused, and a warm start from
+ * the true model starts near the optimum. */
 #include <math.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +67,28 @@ static void planted(jsmf_source *src, jsmf_csr *m)
     jsmf_csr_source(m, src);
 }
 
+/* What p->progress was told at each step; a stop request once step `stop_at` is told. */
+typedef struct {
+    char what[61][32];
+    double done[61], total[61];
+    int calls, bad_unit;
+    uint64_t stop_at;
+    volatile sig_atomic_t stop;
+} step_log;
+
+static void record(void *arg, const char *what, double done, double total, const char *unit)
+{
+    step_log *g = arg;
+    if (g->calls < 61) {
+        snprintf(g->what[g->calls], sizeof g->what[0], "%s", what);
+        g->done[g->calls] = done, g->total[g->calls] = total;
+    }
+    g->calls++;
+    g->bad_unit |= strcmp(unit, "steps") != 0;
+    if (g->stop_at && done == (double)g->stop_at)
+        g->stop = 1; /* as a signal handler would, between two steps */
+}
+
 static void small_params(jsmf_fdm_params *p)
 {
     jsmf_fdm_params_default(p);
@@ -87,8 +112,20 @@ int main(void)
     jsmf_fdm_params p;
     jsmf_fdm_result r1, r2, r3;
     small_params(&p);
+    step_log told = {0};
+    p.progress = record, p.progress_arg = &told;
     CHECK_OK(jsmf_fdm_train(&src, &p, &r1));
+    p.progress = NULL;
     CHECK(r1.n_curve == 6 && r1.steps == 60 && r1.resumed_from == 0);
+    /* every step told, in steps of 60; "training" until the first evaluation (step 10) */
+    CHECK(told.calls == 60 && !told.bad_unit);
+    for (int s = 1; s <= 60 && told.calls == 60 && r1.n_curve == 6; s++) {
+        char want[32] = "training";
+        if (s >= 10)
+            snprintf(want, sizeof want, "held-out %.4f", r1.curve_heldout[s / 10 - 1]);
+        CHECK(!strcmp(told.what[s - 1], want) && told.done[s - 1] == s);
+        CHECK(told.total[s - 1] == 60);
+    }
     if (r1.n_curve == 6) {
         fprintf(stderr, "held-out loss %.4f -> %.4f\n", r1.curve_heldout[0], r1.curve_heldout[5]);
         CHECK(r1.curve_heldout[5] < r1.curve_heldout[0] - 0.05);
@@ -146,6 +183,22 @@ int main(void)
         CHECK(!memcmp(r1.curve_heldout, r2.curve_heldout, r1.n_curve * sizeof(double)) &&
               !memcmp(r1.curve_train, r2.curve_train, r1.n_curve * sizeof(double)));
     jsmf_fdm_result_free(&r2);
+
+    /* a stop request after step 25 (between checkpoints): a checkpoint of step 25, and the run
+     * resumed from it equals the uninterrupted one */
+    unlink(ck1);
+    memset(&told, 0, sizeof told);
+    told.stop_at = 25;
+    p.progress = record, p.progress_arg = &told, p.stop = &told.stop;
+    CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EINTR);
+    CHECK(strstr(jsmf_errmsg(), "stopped at step 25 (checkpoint written)") != NULL);
+    CHECK(told.calls == 25);
+    told.stop = 0, told.stop_at = 0;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.resumed_from == 25 && r2.steps == 60);
+    CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
+    jsmf_fdm_result_free(&r2);
+    p.progress = NULL, p.stop = NULL;
 
     /* stopped on a checkpoint boundary of a second checkpoint file */
     p.checkpoint = ck2, p.stop_after = 20;

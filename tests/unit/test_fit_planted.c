@@ -1,8 +1,10 @@
 /* test_fit_planted.c — with the exact C = B A B^T of a separable model, both the dense and the
  * streaming path find the planted anchors and recover B and A; streaming agrees with dense;
- * the result is identical for 1 and 2 threads; every recovery method gets B. */
+ * the result is identical for 1 and 2 threads; every recovery method gets B; the progress
+ * callback names each step and the unit of each count. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check.h"
 #include "fit_testutil.h"
@@ -29,6 +31,35 @@ static double b_error(const jsmf_model *m, uint32_t n, uint32_t k, const double 
     return err;
 }
 
+/* Every distinct "what/unit" the fit reported, and whether a count left 0..total. */
+typedef struct {
+    char seen[1024];
+    int bad;
+} progress_log;
+
+static void record(void *arg, const char *what, double done, double total, const char *unit)
+{
+    progress_log *g = arg;
+    char key[64];
+    snprintf(key, sizeof key, "[%s/%s]", what, unit);
+    if (!strstr(g->seen, key) && strlen(g->seen) + strlen(key) < sizeof g->seen)
+        strcat(g->seen, key);
+    if (!(total > 0 && done >= 0 && done <= total))
+        g->bad = 1;
+}
+
+/* Each step starts at 0 of 1 (a fraction: no unit); the counts within steps (the streaming
+ * path's reads of C too) have their unit. */
+static void check_progress(const progress_log *g)
+{
+    fprintf(stderr, "planted: progress %s\n", g->seen);
+    CHECK(!g->bad);
+    const char *want[] = {"[rectify/]", "[rectify/iterations]", "[anchors/]", "[topics/]",
+                          "[topics/words]", "[correlations/]", "[reading C/rows]"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        CHECK(strstr(g->seen, want[i]) != NULL);
+}
+
 int main(void)
 {
     uint32_t n = 150, k = 6;
@@ -53,8 +84,12 @@ int main(void)
     o.threads = 2;
     CHECK_OK(jsmf_fit(&src, NULL, &o, &ms, &rep));
     CHECK(rep.mode == JSMF_MODE_STREAM);
-    o.threads = 1;
+    o.threads = 1; /* the words' count is told by thread 0: with one, always */
+    progress_log pl = {{0}, 0};
+    o.progress = record, o.progress_arg = &pl;
     CHECK_OK(jsmf_fit(&src, NULL, &o, &m1, NULL));
+    check_progress(&pl);
+    o.progress = NULL;
     if (md && ms && m1) {
         unsigned found = 0;
         for (uint32_t a = 0; a < k; a++)
