@@ -25,10 +25,6 @@
 extern "C" {
 #endif
 
-/** Progress callback: bytes of the current input consumed, its size (0 unknown). */
-typedef void (*jsmf_ingest_progress_fn)(void *arg, const char *input, uint64_t done,
-                                        uint64_t total);
-
 typedef struct jsmf_ingest_opts {
     uint64_t mem;             /**< memory budget in bytes (0 = jsmf_default_mem()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
@@ -48,7 +44,8 @@ typedef struct jsmf_ingest_opts {
     int mem_below_need;       /**< 0: a `mem` below what the ingest needs (jsmf_ingest_summary
                                    mem_needed) is JSMF_ENOMEM before anything is read; 1: run
                                    with the least anyway (tests: small checkpoint windows) */
-    jsmf_ingest_progress_fn progress;
+    jsmf_step_progress_fn progress; /**< how far the input being read is (jsmf_docs_progress:
+                                   what = its path, "<stdin>" for "-"; MB), or NULL */
     void *progress_arg;
     jsmf_warn_fn warn;        /**< told what may surprise (formats/inputs.md, "Warnings"): an
                                    input that is empty, has only empty documents, invalid UTF-8,
@@ -223,7 +220,8 @@ typedef struct jsmf_ingest_store_opts {
     const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
     uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */
     int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
-    jsmf_inputs_progress_fn progress; /**< of the counting pass, or NULL */
+    jsmf_step_progress_fn progress; /**< of the counting pass on one process (what =
+                                   "vocabulary"; MB of the input being read), or NULL */
     void *progress_arg;
     const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
                                    MPI job: jsmf_ingest_open_store_dist); NULL: as above */
@@ -286,14 +284,13 @@ int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, js
  *  when it runs on several ranks. */
 typedef struct jsmf_ingest_run_opts {
     jsmf_ingest_opts ingest;  /**< the ingest (its df is the run's: leave it NULL); its mem,
-                                   mem_below_need, format, uci_vocab and threads also serve the
-                                   counting pass of a new store and the check of its budget */
+                                   mem_below_need, format, uci_vocab, threads and progress also
+                                   serve the counting pass of a new store (its progress: what =
+                                   "vocabulary") and the check of its budget */
     const char *vocab;        /**< vocabulary file of a new store; an existing store must have
                                    the same. NULL: a new store counts its inputs once */
     uint32_t min_doc_len;     /**< of a new store ('jsmf ingest' default: 5) */
     int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
-    jsmf_inputs_progress_fn count_progress; /**< of the counting pass, or NULL */
-    void *count_progress_arg;
     jsmf_ingest_dist_opts dist; /**< the job's, on several ranks */
     /** Told what the counting pass of a new store counted, as soon as the store is made and
      *  before any input is ingested (on rank 0 of a job); not called when no pass ran. NULL:

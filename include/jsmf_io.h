@@ -170,6 +170,10 @@ uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
 /** A name for messages: the path, or "<stdin>". */
 const char *jsmf_docs_name(const jsmf_docs *r);
 
+/** Tell `progress` (NULL: nothing) how far `r` has read: what = jsmf_docs_name, done =
+ *  jsmf_docs_disk_position and total = jsmf_docs_size (0 unknown), both in "MB" (1e6 bytes). */
+void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg);
+
 void jsmf_docs_close(jsmf_docs *r);
 
 /** What a reader met that is not an error but may surprise (formats/inputs.md, "Warnings"). */
@@ -242,19 +246,17 @@ typedef struct jsmf_vocab_stats {
 
 typedef struct jsmf_vocab_counter jsmf_vocab_counter;
 
-/** Progress callback: bytes of the current input consumed (as stored) and its size (0 unknown). */
-typedef void (*jsmf_progress_fn)(void *arg, uint64_t done, uint64_t total);
-
 int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out);
 
 /** Count every document of `path` (any format; "-" = stdin). UCI words come from its
  *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
  *  Text is tokenised and counted on ro->threads threads when that is 3 or more (one word table
- *  each, merged by finish); the result does not depend on the thread count. `progress` may be
- *  NULL. Errors
- *  are those of jsmf_docs_open/next; after an error the counter may hold part of the input. */
+ *  each, merged by finish); the result does not depend on the thread count. `progress` (or
+ *  NULL) is told how far the input is read (jsmf_docs_progress: what = `path`, "<stdin>" for
+ *  "-"; MB). Errors are those of jsmf_docs_open/next; after an error the counter may hold part
+ *  of the input. */
 int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
-                           jsmf_progress_fn progress, void *arg);
+                           jsmf_step_progress_fn progress, void *arg);
 
 /** Curate and return the vocabulary (words with df and tf, sorted by df descending, ties by
  *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error.
@@ -271,25 +273,22 @@ int jsmf_vocab_counter_pack(jsmf_vocab_counter *c, unsigned char **out, uint64_t
  *  counts cut short are JSMF_EFORMAT and add nothing. */
 int jsmf_vocab_counter_unpack(jsmf_vocab_counter *c, const unsigned char *buf, uint64_t len);
 
-/** Progress of a pass over several inputs: the one being read (its path, "-" for stdin), bytes
- *  of it consumed as stored and its size (0 unknown). */
-typedef void (*jsmf_inputs_progress_fn)(void *arg, const char *input, uint64_t done,
-                                        uint64_t total);
-
 /** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
- *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` may be NULL. */
+ *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` (or NULL) is told
+ *  how far each input is read, as by jsmf_vocab_counter_add (what = the input's path; MB). */
 int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
                      jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
  *  ("-": standard output; jsmf_vocab_write, whole or not at all). A pass that keeps no word is
  *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
  *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
- *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error. */
+ *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error.
+ *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). */
 int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                      const jsmf_vocab_opts *vo, const char *output,
-                     jsmf_inputs_progress_fn progress, void *arg, jsmf_vocab_stats *st);
+                     jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
 
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical

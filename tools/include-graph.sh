@@ -3,7 +3,8 @@
 # fail on a cycle. A node is a module file without its extension: x.c and x.h in one folder are
 # one node, so a cycle through headers is a cycle between the .c files that implement them. The
 # graph shows what calls what only if every function a header declares is defined beside it, so
-# that is checked too: a function declared in src/DIR/x.h must be defined in src/DIR/x.c.
+# that is checked too: a function declared in src/DIR/x.h must be defined in src/DIR/x.c; and a
+# folder's *_internal.h is included only by the files of that folder.
 #   tools/include-graph.sh [ROOT]     (ROOT: the checkout, default .)
 # Output: "node -> dep dep ..." per node, then "folders:" and the same per folder (src/DIR, the
 # public header include/jsmf_DIR.h counted in DIR), then "no cycles" (exit 0), or the problems
@@ -12,7 +13,7 @@ set -eu
 ROOT=${1:-.}
 cd "$ROOT"
 tmp=$(mktemp)
-trap 'rm -f "$tmp" "$tmp.folders"' EXIT
+trap 'rm -f "$tmp" "$tmp.folders" "$tmp.internal"' EXIT
 
 # edges: "from to", resolving #include "x" beside the file, then in src/, then in include/
 for f in $(find src include -name '*.[ch]' | sort); do
@@ -88,5 +89,13 @@ for h in $(find src -name '*.h' | sort); do
         }
     done
 done
+# a folder's *_internal.h is that folder's private interface: no file of another folder includes
+# it (what two folders share lives in the lower one, e.g. src/core/threads.h)
+awk '{ for (i = 2; i <= NF; i++) if ($i ~ /_internal$/) {
+           from = $1; to = $i
+           sub(/\/[^\/]*$/, "", from); sub(/\/[^\/]*$/, "", to)
+           if (from != to) print "internal header of " to " included by " $1 ": " $i ".h" } }' \
+    "$tmp" >"$tmp.internal"
+[ -s "$tmp.internal" ] && cat "$tmp.internal" && status=1
 [ $status -eq 0 ] && echo "no cycles"
 exit $status

@@ -39,18 +39,6 @@ static int parse_args(int argc, char **argv, ingest_args *a)
     return rc;
 }
 
-static void progress(void *arg, const char *input, uint64_t done, uint64_t total)
-{
-    (void)arg;
-    cli_progress_update(input, (double)done / 1e6, (double)total / 1e6, "MB");
-}
-
-static void vocab_progress(void *arg, const char *input, uint64_t done, uint64_t total)
-{
-    (void)arg, (void)input;
-    cli_progress_update("vocabulary", (double)done / 1e6, (double)total / 1e6, "MB");
-}
-
 /* The counting pass's line as soon as it is done: the ingest that follows takes longer. */
 static void on_counted(void *arg, const jsmf_vocab_stats *st)
 {
@@ -71,11 +59,11 @@ int cmd_ingest(int argc, char **argv)
         return rc;
     jsmf_ingest_run_opts o = {
         .ingest = {.mem = a.mem, .threads = (int)a.threads, .force = a.force, .format = a.format,
-                   .uci_vocab = a.uci_vocab, .progress = progress, .accumulator = a.accumulator,
-                   .warn = cli_warn, .mem_below_need = cli_mem_below_min()},
+                   .uci_vocab = a.uci_vocab, .progress = cli_step_progress,
+                   .accumulator = a.accumulator, .warn = cli_warn,
+                   .mem_below_need = cli_mem_below_min()},
         .vocab = a.vocab, .min_doc_len = a.min_doc_len, .min_doc_len_given = a.have_min_doc_len,
-        .count_progress = vocab_progress, .dist = {a.shard_dir, cli_test_piece_bytes()},
-        .counted = on_counted};
+        .dist = {a.shard_dir, cli_test_piece_bytes()}, .counted = on_counted};
     jsmf_ingest_run_summary r;
     rc = jsmf_ingest_run(a.store, a.inputs, a.n_inputs, &o, c, &r);
     cli_progress_done();

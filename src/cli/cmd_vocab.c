@@ -44,15 +44,6 @@ static int parse_args(int argc, char **argv, vocab_args *a)
     return 0;
 }
 
-/* Progress named by the input's file name ("<stdin>" for "-"). */
-static void on_progress(void *arg, const char *input, uint64_t done, uint64_t total)
-{
-    (void)arg;
-    const char *name = strcmp(input, "-") ? input : "<stdin>", *base = strrchr(name, '/');
-    cli_progress_update(base ? base + 1 : name, (double)done / 1048576.0,
-                        (double)total / 1048576.0, "MB");
-}
-
 int cmd_vocab(int argc, char **argv)
 {
     vocab_args a;
@@ -65,8 +56,8 @@ int cmd_vocab(int argc, char **argv)
     if (!(rc = jsmf_stopwords_load(a.stopwords, &stop))) {
         a.vo.stopwords = stop;
         a.vo.warn = cli_warn;
-        rc = jsmf_vocab_build(a.inputs, (uint32_t)a.ninputs, &a.ro, &a.vo, a.output, on_progress,
-                              NULL, &st);
+        rc = jsmf_vocab_build(a.inputs, (uint32_t)a.ninputs, &a.ro, &a.vo, a.output,
+                              cli_step_progress, NULL, &st);
     }
     cli_progress_done();
     jsmf_vocab_free(stop);

@@ -5,7 +5,7 @@
 
 #include "jsmf_eval.h"
 #include "jsmf_store.h"
-#include "fit/fit_internal.h"
+#include "core/threads.h"
 
 static void progress(const jsmf_evaluation *e, const char *what, double done, double total,
                      const char *unit)
@@ -28,9 +28,9 @@ int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
                         m->n);
     if (!rc) {
         progress(e, "store metrics", 0, 0, "");
-        fit_threads_saved saved = fit_threads_begin(e->threads); /* this call's, as a fit's */
+        call_threads_saved saved = call_threads_begin(e->threads); /* this call's, as a fit's */
         rc = jsmf_model_metrics(m, &in.src, &e->store_metrics);
-        fit_threads_end(saved);
+        call_threads_end(saved);
     }
     if (!rc)
         e->have_store = 1, e->store_docs = in.stats.docs,
@@ -75,10 +75,10 @@ int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
     if (!rc) {
         e->match = malloc(m->k * sizeof *e->match);
         e->dist = malloc(m->k * sizeof *e->dist);
-        fit_threads_saved saved = fit_threads_begin(e->threads);
+        call_threads_saved saved = call_threads_begin(e->threads);
         rc = e->match && e->dist ? jsmf_eval_l1_error(t, m, &e->l1, e->match, e->dist)
                                  : jsmf_error(JSMF_ENOMEM, "out of memory");
-        fit_threads_end(saved);
+        call_threads_end(saved);
     }
     if (rc)
         rc = jsmf_error_context(rc, "against --truth %s", e->truth);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jsmf_eval.h"
-#include "fit/fit_internal.h"
+#include "core/threads.h"
 
 int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total)
 {
@@ -95,8 +95,8 @@ static int topic_l1_costs(const jsmf_model *truth, const jsmf_model *est, double
             seen[to_est[w]] = 1;
     }
     /* Each true topic's row of costs is independent: parallel over t, words in order; on the
-     * threads of the jsmf_evaluate_truth call around it (fit_threads), if any. */
-    #pragma omp parallel for schedule(dynamic) num_threads(fit_threads())
+     * threads of the jsmf_evaluate_truth call around it (call_threads), if any. */
+    #pragma omp parallel for schedule(dynamic) num_threads(call_threads())
     for (uint32_t t = 0; t < k; t++) {
         double *row = cost + (uint64_t)t * k;
         for (uint32_t s = 0; s < k; s++)

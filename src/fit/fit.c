@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/threads.h"
 #include "fit_internal.h"
 
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
@@ -540,8 +541,8 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
                               o->levels[l], prev);
         prev = o->levels[l];
     }
-    fit_threads_saved saved = fit_threads_begin(o->threads); /* this call's, not the caller's */
-    int nt = fit_threads();
+    call_threads_saved saved = call_threads_begin(o->threads); /* this call's, not the caller's */
+    int nt = call_threads();
     if (rep)
         memset(rep, 0, sizeof *rep);
     double t0 = fit_now();
@@ -586,7 +587,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         level++;
     }
     free(Ar);
-    fit_threads_end(saved);
+    call_threads_end(saved);
     if (rc) {
         jsmf_model_free(top);
         return rc;
@@ -810,11 +811,11 @@ int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, doub
                           "formed densely (use --rectify ap for --save-rectified)");
     if (o->k < 1 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u out of range for N=%u", o->k, C->n);
-    fit_threads_saved saved = fit_threads_begin(o->threads);
+    call_threads_saved saved = call_threads_begin(o->threads);
     int rc = fit_load_dense(C, X);
     if (!rc && o->rectify != JSMF_RECTIFY_NONE)
         rc = fit_rectify_dense(*X, C->n, o, NULL);
-    fit_threads_end(saved);
+    call_threads_end(saved);
     if (rc) {
         free(*X);
         *X = NULL;

@@ -59,17 +59,6 @@ int fit_mat_pass(const fit_mat *m, fit_block_fn fn, void *arg, uint64_t *nneg, d
 int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint64_t *nneg,
                   double *negmass);
 
-/* The thread count of the jsmf_fit call running on this thread, for the loops below that no
- * parameter reaches (omp_get_max_threads() outside a call). A call sets it with
- * fit_threads_begin, which also holds BLAS to one thread, and fit_threads_end puts both back:
- * the caller's OpenMP and OpenBLAS settings are as they were after the call. */
-int fit_threads(void);
-typedef struct fit_threads_saved {
-    int fit, omp, blas;
-} fit_threads_saved;
-fit_threads_saved fit_threads_begin(int nt);
-void fit_threads_end(fit_threads_saved saved);
-
 /* Deterministic reductions over the long dimension n (fixed chunks, summed in order). */
 void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *B, double *C);
 

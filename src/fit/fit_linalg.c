@@ -10,34 +10,8 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "core/threads.h"
 #include "fit_internal.h"
-
-static _Thread_local int call_threads; /* 0: no jsmf_fit call on this thread */
-
-int fit_threads(void)
-{
-    return call_threads > 0 ? call_threads : omp_get_max_threads();
-}
-
-/* Parallelism comes only from our own loops over fixed word blocks; BLAS and LAPACK run on one
- * thread each, since their threaded kernels may sum in a thread-dependent order. OpenBLAS has
- * no per-call thread count, only a process-wide one: it is set here and restored by
- * fit_threads_end. Its OpenMP build also calls omp_set_num_threads with every count it is
- * given, which changes this thread's OpenMP default: that is restored last, after OpenBLAS's. */
-fit_threads_saved fit_threads_begin(int nt)
-{
-    fit_threads_saved s = {call_threads, omp_get_max_threads(), openblas_get_num_threads()};
-    call_threads = nt > 0 ? nt : s.omp;
-    openblas_set_num_threads(1);
-    return s;
-}
-
-void fit_threads_end(fit_threads_saved s)
-{
-    openblas_set_num_threads(s.blas);
-    omp_set_num_threads(s.omp);
-    call_threads = s.fit;
-}
 
 double fit_now(void)
 {
@@ -59,7 +33,7 @@ void fit_gemm_tn(uint32_t n, uint32_t p, uint32_t q, const double *A, const doub
         return;
     }
     double *part = malloc(sizeof(double) * (size_t)nch * p * q);
-#pragma omp parallel for schedule(static) num_threads(fit_threads())
+#pragma omp parallel for schedule(static) num_threads(call_threads())
     for (uint32_t c = 0; c < nch; c++) {
         uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, p, q, nb, 1.0, A + (size_t)r0 * p,
@@ -150,7 +124,7 @@ int fit_gemm_tn_part(const fit_part *L, uint32_t p, uint32_t q, const double *A,
     double *part = calloc(nch ? nch * pq : 1, sizeof(double));
     if (!part)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u chunk partials)", nch);
-#pragma omp parallel for schedule(static) num_threads(fit_threads())
+#pragma omp parallel for schedule(static) num_threads(call_threads())
     for (uint32_t c = c0; c < c1; c++) {
         uint32_t r0 = c * FIT_CHUNK, nb = L->r1 - r0 < FIT_CHUNK ? L->r1 - r0 : FIT_CHUNK;
         size_t off = r0 - L->r0;
@@ -235,7 +209,7 @@ out:
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C)
 {
     uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(fit_threads())
+#pragma omp parallel for schedule(static) num_threads(call_threads())
     for (uint32_t c = 0; c < nch; c++) {
         uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, q, p, 1.0,

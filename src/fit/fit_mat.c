@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/threads.h"
 #include "fit_internal.h"
 
 void fit_mat_free(fit_mat *m)
@@ -59,7 +60,7 @@ int fit_mat_pass(const fit_mat *m, fit_block_fn fn, void *arg, uint64_t *nneg, d
 {
     uint32_t n = m->n, b = m->block ? m->block : 64;
     uint32_t nblk = (n + b - 1) / b;
-    int nt = m->threads > 0 ? m->threads : fit_threads();
+    int nt = m->threads > 0 ? m->threads : call_threads();
     double **buf = calloc(nt, sizeof *buf);
     uint64_t *cnt = calloc(nblk, sizeof *cnt);
     double *mass = calloc(nblk, sizeof *mass);
@@ -109,7 +110,7 @@ int fit_mat_densify(fit_mat *m, uint64_t mem, uint64_t *nneg, double *negmass)
         free(X), free(cnt), free(mass);
         return 0;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(m->threads > 0 ? m->threads : fit_threads())
+#pragma omp parallel for schedule(dynamic, 1) num_threads(m->threads > 0 ? m->threads : call_threads())
     for (uint32_t blk = 0; blk < nblk; blk++) {
         uint32_t r0 = blk * b, nb = (uint32_t)(n - r0 < b ? n - r0 : b);
         fit_mat_rows(m, r0, nb, X + (size_t)r0 * n, &cnt[blk], &mass[blk]);
@@ -203,7 +204,7 @@ static int factor_apply(const fit_mat *m, const double *V, uint32_t p, double *Z
                         double *negmass)
 {
     uint32_t n = m->n, b = m->block ? m->block : 64, nblk = (n + b - 1) / b;
-    int nt = m->threads > 0 ? m->threads : fit_threads();
+    int nt = m->threads > 0 ? m->threads : call_threads();
     float *Wf = to_float(m->W, (size_t)n * m->r), *WGf = to_float(m->WG, (size_t)n * m->r);
     float *Vf = to_float(V, (size_t)n * p);
     fac_ctx a = {m, p, V, NULL, Wf, WGf, Vf, Z, calloc(nt, sizeof(float *)),
@@ -252,7 +253,7 @@ int fit_mat_apply(const fit_mat *m, const double *V, uint32_t p, double *Z, uint
         return fit_lowrank_apply(m->lr, V, p, Z);
     }
     if (m->kind == FIT_SPARSE) {
-#pragma omp parallel for schedule(dynamic, 256) num_threads(m->threads > 0 ? m->threads : fit_threads())
+#pragma omp parallel for schedule(dynamic, 256) num_threads(m->threads > 0 ? m->threads : call_threads())
         for (uint32_t i = 0; i < m->n; i++) {
             double *z = Z + (size_t)i * p;
             memset(z, 0, sizeof(double) * p);

@@ -326,9 +326,8 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
         if (rc)
             break;
         ndocs += doc.ndocs - 1;
-        if ((++ndocs & 1023) == 0 && r->o->progress)
-            r->o->progress(r->o->progress_arg, path, jsmf_docs_disk_position(d),
-                           jsmf_docs_size(d));
+        if ((++ndocs & 1023) == 0)
+            jsmf_docs_progress(d, r->o->progress, r->o->progress_arg);
     }
     r->docs_read += ndocs;
     r->last_read = path;

@@ -8,6 +8,15 @@
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 
+/* The counting pass's progress, named as a step of the ingest rather than by the input read. */
+static void vocabulary_progress(void *arg, const char *input, double done, double total,
+                                const char *unit)
+{
+    const jsmf_ingest_store_opts *o = arg;
+    (void)input;
+    o->progress(o->progress_arg, "vocabulary", done, total, unit);
+}
+
 /* The counting pass of a new store: jsmf vocab's defaults, on one process or the ranks of c. */
 static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
                             const jsmf_ingest_store_opts *o, jsmf_vocab **out,
@@ -25,7 +34,8 @@ static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint
     if (!rc && c)
         rc = jsmf_vocab_count_dist(c, inputs, n, &ro, &vo, 0, out, st);
     else if (!rc)
-        rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress, o->progress_arg, out, st);
+        rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress ? vocabulary_progress : NULL,
+                              (void *)o, out, st);
     jsmf_vocab_free(stop);
     return rc;
 }

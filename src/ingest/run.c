@@ -19,8 +19,8 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.uci_vocab = o->ingest.uci_vocab;
     so.mem = o->ingest.mem ? o->ingest.mem : jsmf_default_mem();
     so.mem_below_need = o->ingest.mem_below_need;
-    so.progress = o->count_progress;
-    so.progress_arg = o->count_progress_arg;
+    so.progress = o->ingest.progress;
+    so.progress_arg = o->ingest.progress_arg;
     so.threads = o->ingest.threads;
     return so;
 }

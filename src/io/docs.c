@@ -466,6 +466,13 @@ uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
 uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
 const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }
 
+void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg)
+{
+    if (progress)
+        progress(arg, r->s->name, (double)jsmf_docs_disk_position(r) / 1e6,
+                 (double)r->s->disk_size / 1e6, "MB");
+}
+
 int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
 {
     return io_stream_fingerprint(r->s, hash, size);

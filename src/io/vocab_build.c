@@ -520,9 +520,8 @@ static int count_batch(jsmf_vocab_counter *vc, const jsmf_tokenizer *tok, size_t
 /* Text on several threads: the reader hands over raw lines, which are copied into a batch and
  * counted in parallel. Counts are sums, so the result does not depend on the partition. */
 static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_tokenizer *tok,
-                             jsmf_progress_fn progress, void *arg)
+                             jsmf_step_progress_fn progress, void *arg)
 {
-    uint64_t size = jsmf_docs_size(r);
     jsmf_doc d;
     int rc = 0, more = 1;
     while (more && !rc) {
@@ -569,8 +568,7 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
             vc->line_off[n] = used;
             rc = count_batch(vc, tok, n);
         }
-        if (progress)
-            progress(arg, jsmf_docs_disk_position(r), size);
+        jsmf_docs_progress(r, progress, arg);
     }
     return rc < 0 ? rc : 0;
 }
@@ -610,7 +608,7 @@ static void warn_input(jsmf_vocab_counter *vc, jsmf_docs *r, uint64_t counted_be
 }
 
 int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_read_opts *ro,
-                           jsmf_progress_fn progress, void *arg)
+                           jsmf_step_progress_fn progress, void *arg)
 {
     jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
     if (ro)
@@ -649,7 +647,6 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
         memset(vc->idmap, 0, vc->idmap_cap * sizeof *vc->idmap);
     word_table *c = vc->tabs[0];
     jsmf_doc d;
-    uint64_t size = jsmf_docs_size(r);
     while ((rc = jsmf_docs_next(r, &d)) == 1) {
         c->st.docs_read++;
         if (d.ndocs > 1) { /* empty documents, counted as count_doc would one by one */
@@ -660,11 +657,11 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
         rc = text ? add_text_doc(c, &d) : add_ids_doc(vc, &d, v);
         if (rc)
             break;
-        if (progress && (c->st.docs_read & 4095) == 0)
-            progress(arg, jsmf_docs_disk_position(r), size);
+        if ((c->st.docs_read & 4095) == 0)
+            jsmf_docs_progress(r, progress, arg);
     }
-    if (!rc && progress)
-        progress(arg, jsmf_docs_disk_position(r), size);
+    if (!rc)
+        jsmf_docs_progress(r, progress, arg);
     if (!rc)
         warn_input(vc, r, counted, 0);
     jsmf_docs_close(r);
@@ -850,29 +847,15 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_voc
     return JSMF_OK;
 }
 
-typedef struct input_progress {
-    jsmf_inputs_progress_fn fn;
-    void *arg;
-    const char *input;
-} input_progress;
-
-static void on_input_progress(void *arg, uint64_t done, uint64_t total)
-{
-    input_progress *ip = arg;
-    ip->fn(ip->arg, ip->input, done, total);
-}
-
 int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, jsmf_inputs_progress_fn progress, void *arg,
+                     const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
                      jsmf_vocab **out, jsmf_vocab_stats *st)
 {
     *out = NULL;
     jsmf_vocab_counter *c = NULL;
     int rc = jsmf_vocab_counter_new(vo, &c);
-    for (uint32_t i = 0; i < n && !rc; i++) {
-        input_progress ip = {progress, arg, inputs[i]};
-        rc = jsmf_vocab_counter_add(c, inputs[i], ro, progress ? on_input_progress : NULL, &ip);
-    }
+    for (uint32_t i = 0; i < n && !rc; i++)
+        rc = jsmf_vocab_counter_add(c, inputs[i], ro, progress, arg);
     if (!rc)
         rc = jsmf_vocab_counter_finish(c, out, st);
     jsmf_vocab_counter_free(c);
@@ -881,7 +864,7 @@ int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts
 
 int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                      const jsmf_vocab_opts *vo, const char *output,
-                     jsmf_inputs_progress_fn progress, void *arg, jsmf_vocab_stats *st)
+                     jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st)
 {
     jsmf_vocab_opts def = JSMF_VOCAB_OPTS_DEFAULT;
     const jsmf_vocab_opts *o = vo ? vo : &def;

@@ -1,8 +1,9 @@
 #!/bin/sh
 # include_graph.sh — tools/include-graph.sh on this tree: the include graph of src/ has no
 # cycle, between files or between folders, and every function a src/ header declares is defined
-# beside it (so the graph is what calls what); on small made-up trees it finds a cycle of files,
-# one of folders and a misplaced declaration.
+# beside it (so the graph is what calls what), and no folder includes another's *_internal.h; on
+# small made-up trees it finds a cycle of files, one of folders, a misplaced declaration and an
+# internal header included from another folder.
 set -u
 ROOT=${ROOT:-.}
 G="$ROOT/tools/include-graph.sh"
@@ -39,6 +40,14 @@ printf 'struct z;\n' >"$T/c/src/a/z.h"
 sh "$G" "$T/c" >"$T/out" 2>&1 && fail "a cycle of folders passed"
 grep -q "cycle: [ab] -> [ab] -> [ab]" "$T/out" || fail "folder cycle not named: $(cat "$T/out")"
 sh "$G" "$ROOT" | sed -n '/^folders:/,$p' | grep -q '^store -> core model$' || fail "folder graph"
+
+# a folder's internal header included from another folder (e/x -> f/f_internal.h)
+mkdir -p "$T/d/src/e" "$T/d/src/f" "$T/d/include"
+printf '#include "f/f_internal.h"\n' >"$T/d/src/e/x.c"
+printf 'struct f;\n' >"$T/d/src/f/f_internal.h"
+sh "$G" "$T/d" >"$T/out" 2>&1 && fail "an internal header used by another folder passed"
+grep -q "internal header of src/f included by src/e/x: src/f/f_internal.h" "$T/out" \
+    || fail "internal header not named: $(cat "$T/out")"
 
 [ $fails -eq 0 ] && echo "include_graph: ok"
 exit $fails

@@ -2,8 +2,9 @@
  * counting pass (told before the ingest starts), a rerun refused with the store kept, first
  * ingests that fail leaving the directory as it was (absent, or an empty directory of the
  * caller's), also after the counting pass; jsmf_vocab_build's refusal of an empty vocabulary;
- * and the lines of the report writers. */
+ * the progress both passes report (what, MB); and the lines of the report writers. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,11 @@ static const char *at(const char *name)
     return p;
 }
 
-/* 300 documents of 10 words out of 40 (no stopword): each in well under half of them. */
-static void write_corpus(const char *path, uint64_t seed)
+/* `docs` documents of 10 words out of 40 (no stopword): each in well under half of them. */
+static void write_corpus(const char *path, uint64_t seed, int docs)
 {
     FILE *f = fopen(path, "w");
-    for (int d = 0; d < 300; d++) {
+    for (int d = 0; d < docs; d++) {
         for (int t = 0; t < 10; t++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             uint32_t w = (uint32_t)(seed >> 33) % 40;
@@ -124,7 +125,7 @@ static void test_failed_first_ingest(void)
     CHECK(log.calls == 0); /* a vocabulary file: no counting pass */
 
     /* after the counting pass made the store: an input gone before the ingest reads it */
-    write_corpus(at("b.txt"), 7);
+    write_corpus(at("b.txt"), 7, 300);
     const char *two[] = {at("a.txt"), at("b.txt")};
     o.vocab = NULL;
     log.remove = at("b.txt");
@@ -151,6 +152,68 @@ static void test_vocab_build_empty(void)
     CHECK_OK(jsmf_read_file(at("old.txt"), &text));
     CHECK(text && !strcmp(text, "old\n"));
     free(text);
+}
+
+/* What a progress callback was told: calls by `what`, each one's last done and total. */
+typedef struct {
+    const char *input; /* the `what` expected of the input's own pass */
+    int vocabulary, input_calls, other, after_input;
+    double vocabulary_done, vocabulary_total, input_done, input_total;
+} progress_log;
+
+static void on_progress(void *arg, const char *what, double done, double total, const char *unit)
+{
+    progress_log *l = arg;
+    CHECK(!strcmp(unit, "MB"));
+    if (!strcmp(what, "vocabulary")) {
+        l->vocabulary++;
+        l->after_input += l->input_calls > 0;
+        l->vocabulary_done = done, l->vocabulary_total = total;
+    } else if (!strcmp(what, l->input)) {
+        l->input_calls++;
+        l->input_done = done, l->input_total = total;
+    } else {
+        l->other++;
+    }
+}
+
+/* One progress callback serves both passes of a new store: the counting pass named
+ * "vocabulary", the ingest by the input's path, both in MB (1e6 bytes) of the input read; a
+ * counting pass of its own (jsmf_vocab_build) names the input, stdin as "<stdin>". */
+static void test_progress(void)
+{
+    const char *in[] = {at("big.txt")};
+    write_corpus(in[0], 3, 1500); /* the ingest tells every 1024 documents */
+    struct stat st;
+    CHECK(stat(in[0], &st) == 0);
+    double mb = (double)st.st_size / 1e6;
+    counted_log log = {0};
+    jsmf_ingest_run_opts o = run_opts(&log);
+    progress_log pl = {.input = in[0]};
+    o.ingest.progress = on_progress;
+    o.ingest.progress_arg = &pl;
+    jsmf_ingest_run_summary r;
+    CHECK_OK(jsmf_ingest_run(at("sp"), in, 1, &o, NULL, &r));
+    CHECK(pl.vocabulary >= 1 && pl.after_input == 0 && pl.other == 0);
+    CHECK(pl.vocabulary_done == mb && pl.vocabulary_total == mb);
+    CHECK(pl.input_calls >= 1 && pl.input_total == mb);
+    CHECK(pl.input_done > 0 && pl.input_done <= mb);
+
+    progress_log vl = {.input = in[0]};
+    jsmf_vocab_stats vs;
+    CHECK_OK(jsmf_vocab_build(in, 1, NULL, NULL, at("vp.txt"), on_progress, &vl, &vs));
+    CHECK(vl.vocabulary == 0 && vl.other == 0 && vl.input_calls >= 1);
+    CHECK(vl.input_done == mb && vl.input_total == mb);
+
+    int saved = dup(STDIN_FILENO), fd = open(in[0], O_RDONLY);
+    CHECK(saved >= 0 && fd >= 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO);
+    close(fd);
+    const char *dash[] = {"-"};
+    progress_log sl = {.input = "<stdin>"};
+    CHECK_OK(jsmf_vocab_build(dash, 1, NULL, NULL, at("vs.txt"), on_progress, &sl, &vs));
+    CHECK(dup2(saved, STDIN_FILENO) == STDIN_FILENO);
+    close(saved);
+    CHECK(sl.other == 0 && sl.input_calls >= 1 && sl.input_done == mb);
 }
 
 /* What writing `r` (ranks and dist as they are) gives, or the summary alone (`alone`). */
@@ -203,11 +266,12 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    write_corpus(at("a.txt"), 1);
+    write_corpus(at("a.txt"), 1, 300);
     fclose(fopen(at("empty.txt"), "w"));
     test_new_store_and_rerun();
     test_failed_first_ingest();
     test_vocab_build_empty();
+    test_progress();
     test_writers();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
