@@ -60,6 +60,7 @@ typedef enum cli_kind {
     CLI_FLAG,   /* int, set to 1; the only kind that takes no value */
     CLI_U32,    /* uint32_t, at least .min and at most .max (0: the type's largest) */
     CLI_U64,    /* uint64_t, the same */
+    CLI_INT,    /* int (a thread count), the same between .min and INT_MAX */
     CLI_DOUBLE, /* double, finite and in .range if set ("[0, 1)", "(0, inf)") */
     CLI_MEM,    /* uint64_t bytes: a size like 512M, 2G, 1.5g, 4096 (jsmf_mem_parse) */
     CLI_STRING, /* const char *, the argument itself */
@@ -82,7 +83,7 @@ struct cli_option {
     char short_name;     /* 'n' for -n, or 0 */
     cli_kind kind;
     void *field;         /* where the value goes */
-    uint64_t min, max;   /* CLI_U32, CLI_U64: the smallest and largest value allowed */
+    uint64_t min, max;   /* CLI_U32, CLI_U64, CLI_INT: the smallest and largest value allowed */
     const char *range;   /* CLI_DOUBLE: the interval allowed, NULL for any finite number */
     int required;        /* 1: a usage error when not given ("missing -o MODEL") */
     int *given;          /* set to 1 when the option is given (its default may differ) */

@@ -20,7 +20,6 @@ typedef struct fdm_opts {
     const char *input, *output, *init;
     jsmf_fdm_params p;
     int force;
-    uint32_t threads;
 } fdm_opts;
 
 /* A duration: seconds, or a number with s, m or h. */
@@ -71,7 +70,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
         {CLI_OPT("--steps", 0, CLI_U64, &p->steps)},
         {CLI_OPT("--batch", 0, CLI_U32, &p->batch), .min = 1},
         {CLI_OPT("--lr", 0, CLI_DOUBLE, &p->lr), .range = "(0, inf)"},
-        {CLI_OPT("--threads", 0, CLI_U32, &o->threads), .min = 1, .max = 4096},
+        {CLI_OPT("--threads", 0, CLI_INT, &p->threads), .min = 1, .max = 4096},
         {CLI_OPT("--precision", 0, CLI_CHOICE, &p->precision), .choices = "fp32|tf32"},
         {CLI_OPT("--eval-every", 0, CLI_U64, &p->eval_every), .min = 1},
         {CLI_OPT("--heldout", 0, CLI_U32, &p->heldout)},
@@ -90,7 +89,6 @@ static int parse(int argc, char **argv, fdm_opts *o)
     if (rc)
         return rc;
     o->p.fresh_on_mismatch = o->force;
-    p->threads = (int)o->threads;
     int init_model = strcmp(o->init, "auto") && strcmp(o->init, "none") &&
                      strcmp(o->init, "random");
     if (!p->k && !init_model)

@@ -48,7 +48,6 @@ static int parse_args(int argc, char **argv, fit_args *a)
 {
     jsmf_fit_opts *o = &a->o;
     jsmf_fit_opts_init(o, 0);
-    uint32_t threads = 0;
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &a->input),
          .hint = "(a store directory, or a .mtx or .npy matrix)"},
@@ -78,16 +77,14 @@ static int parse_args(int argc, char **argv, fit_args *a)
          .call = parse_min_anchor_df},
         {CLI_OPT("--mode", 0, CLI_CHOICE, &o->mode), .choices = "auto|dense|stream"},
         {CLI_OPT("--mem", 0, CLI_MEM, &o->mem_bytes)},
-        {CLI_OPT("--threads", 0, CLI_U32, &threads)},
+        {CLI_OPT("--threads", 0, CLI_INT, &o->threads)},
         {CLI_OPT("--seed", 0, CLI_U64, &o->seed)},
         {CLI_OPT("--json", 0, CLI_FLAG, &a->json)},
         {CLI_OPT("--save-rectified", 0, CLI_FLAG, &a->save_rect)},
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {0},
     };
-    int rc = cli_parse(options, argc, argv);
-    o->threads = (int)(threads > INT32_MAX ? INT32_MAX : threads);
-    return rc;
+    return cli_parse(options, argc, argv);
 }
 
 int cmd_fit(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* options.c — the option table of a command (cli_option) parses its arguments; --help prints
  * the command's part of the manual (cli_docs, from man/jsmf.1), which must name every option
  * of the table with a value exactly when it takes one, and its positional arguments. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,7 +196,7 @@ static int choice_index(const char *choices, const char *v)
 static int store_value(const cli_option *o, const char *v)
 {
     int rc = 0;
-    uint64_t u, max = o->max ? o->max : o->kind == CLI_U32 ? UINT32_MAX : UINT64_MAX;
+    uint64_t u, max = o->kind == CLI_INT ? INT_MAX : o->kind == CLI_U32 ? UINT32_MAX : UINT64_MAX;
     char list[128];
     switch (o->kind) {
     case CLI_FLAG:
@@ -220,9 +221,12 @@ static int store_value(const cli_option *o, const char *v)
         return 0;
     case CLI_U32:
     case CLI_U64:
-        if ((rc = cli_parse_uint(o->name, v, o->min, max, &u)))
+    case CLI_INT:
+        if ((rc = cli_parse_uint(o->name, v, o->min, o->max ? o->max : max, &u)))
             return rc;
-        if (o->kind == CLI_U32)
+        if (o->kind == CLI_INT)
+            *(int *)o->field = (int)u;
+        else if (o->kind == CLI_U32)
             *(uint32_t *)o->field = (uint32_t)u;
         else
             *(uint64_t *)o->field = u;
