@@ -246,7 +246,7 @@ typedef struct jsmf_fdm_dir_opts {
 } jsmf_fdm_dir_opts;
 
 /** 'jsmf fdm' as one call: refuse an existing `dir` unless d->force (JSMF_EEXIST, before any
- *  work), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
+ *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
  *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and
  *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
  *  steps or seconds or for stop_after) and write `dir` (jsmf_fdm_save). `d` may be NULL (auto,

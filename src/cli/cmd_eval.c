@@ -8,7 +8,7 @@
 typedef struct {
     const char *model, *store, *truth;
     cli_list corpus; /* --corpus INPUT... */
-    uint32_t top, threads;
+    uint32_t top;
     double eps;
     int json;
     jsmf_read_opts read;
@@ -34,7 +34,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
         {CLI_OPT("--epsilon", 0, CLI_DOUBLE, &a->eps), .range = "(0, inf)"},
         {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
-        {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
+        {CLI_OPT("--threads", 'j', CLI_INT, &a->infer.threads)},
         {0},
     };
     int rc = cli_parse(options, argc, argv);
@@ -53,11 +53,11 @@ int cmd_eval(int argc, char **argv)
         free(a.corpus.items);
         return rc;
     }
-    a.read.threads = a.infer.threads = (int)a.threads;
+    a.read.threads = a.infer.threads;
     jsmf_model *m = NULL;
     jsmf_evaluation e = {.model = a.model, .store = a.store, .truth = a.truth,
                          .progress = cli_step_progress, .top = a.top, .eps = a.eps,
-                         .threads = (int)a.threads};
+                         .threads = a.infer.threads};
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.store)
         rc = jsmf_evaluate_store(&e, m);

@@ -17,10 +17,18 @@ static void on_signal(int sig)
 }
 
 typedef struct fdm_opts {
-    const char *input, *output, *init;
+    const char *input, *output;
+    jsmf_fdm_dir_opts d;
     jsmf_fdm_params p;
-    int force;
 } fdm_opts;
+
+/* The run's lines for the user (jsmf_fdm_dir_opts.info), below a progress line. */
+static void on_info(void *arg, const char *line)
+{
+    (void)arg;
+    cli_progress_done();
+    cli_info("%s", line);
+}
 
 /* A duration: seconds, or a number with s, m or h. */
 static int parse_duration(const char *opt, const char *v, double *out)
@@ -56,13 +64,13 @@ static int parse(int argc, char **argv, fdm_opts *o)
     jsmf_fdm_params *p = &o->p;
     jsmf_fdm_params_default(p);
     p->k = 0;
-    o->init = "auto";
+    o->d = (jsmf_fdm_dir_opts){"auto", 0, on_info, NULL};
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &o->input), .hint = "(a store or a .npy C)"},
         {CLI_OPT("--topics", 'k', CLI_U32, &p->k), .min = 1},
         {CLI_OPT("--output", 'o', CLI_STRING, &o->output), .required = 1},
         {CLI_OPT("--device", 0, CLI_CHOICE, &p->device), .choices = "auto|cpu|cuda"},
-        {CLI_OPT("--init", 0, CLI_STRING, &o->init)},
+        {CLI_OPT("--init", 0, CLI_STRING, &o->d.init)},
         {CLI_OPT("--init-smooth", 0, CLI_DOUBLE, &p->init_smooth), .range = "[0, 1)"},
         {CLI_OPT("--init-scale", 0, CLI_DOUBLE, &p->init_scale)},
         {CLI_OPT("--starts", 0, CLI_U32, &p->starts), .min = 1},
@@ -81,27 +89,18 @@ static int parse(int argc, char **argv, fdm_opts *o)
         {CLI_OPT("--checkpoint-every", 0, CLI_CALL, p), .call = checkpoint_option},
         {CLI_OPT("--mem", 0, CLI_MEM, &p->mem_budget)},
         {CLI_OPT("--restart", 0, CLI_FLAG, &p->restart)},
-        {CLI_OPT("--force", 0, CLI_FLAG, &o->force)},
+        {CLI_OPT("--force", 0, CLI_FLAG, &o->d.force)},
         {CLI_OPT("--stop-after", 0, CLI_U64, &p->stop_after)},
         {0},
     };
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    o->p.fresh_on_mismatch = o->force;
-    int init_model = strcmp(o->init, "auto") && strcmp(o->init, "none") &&
-                     strcmp(o->init, "random");
+    const char *init = o->d.init;
+    int init_model = strcmp(init, "auto") && strcmp(init, "none") && strcmp(init, "random");
     if (!p->k && !init_model)
         return cli_usage_error("missing -k T (number of topics)");
     return 0;
-}
-
-/* The run's lines for the user (jsmf_fdm_dir_opts.info), below a progress line. */
-static void on_info(void *arg, const char *line)
-{
-    (void)arg;
-    cli_progress_done();
-    cli_info("%s", line);
 }
 
 int cmd_fdm(int argc, char **argv)
@@ -121,9 +120,8 @@ int cmd_fdm(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     o.p.progress = cli_step_progress;
     o.p.stop = &got_signal;
-    jsmf_fdm_dir_opts d = {o.init, o.force, on_info, NULL};
     jsmf_fdm_result r;
-    rc = jsmf_fdm_to_dir(o.input, o.output, &d, &o.p, &r);
+    rc = jsmf_fdm_to_dir(o.input, o.output, &o.d, &o.p, &r);
     cli_progress_done();
     if (!rc && !cli_quiet)
         jsmf_fdm_result_write(stderr, cli_prog, &r, cli_now() - t0, o.output);

@@ -11,7 +11,6 @@ typedef struct {
     uint32_t ninputs;
     jsmf_read_opts read;
     jsmf_theta_format out;
-    uint32_t threads;
     jsmf_infer_opts infer;
 } infer_args;
 
@@ -28,7 +27,7 @@ static int parse_args(int argc, char **argv, infer_args *a)
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->read.uci_vocab)},
         {CLI_OPT("--output", 'O', CLI_CHOICE, &a->out.jsonl), .choices = "tsv|jsonl"},
         {CLI_OPT("--header", 0, CLI_FLAG, &a->out.header)},
-        {CLI_OPT("--threads", 'j', CLI_U32, &a->threads)},
+        {CLI_OPT("--threads", 'j', CLI_INT, &a->infer.threads)},
         {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
         {CLI_OPT("--batch", 0, CLI_U32, &a->out.batch), .min = 1},
@@ -43,7 +42,7 @@ int cmd_infer(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    a.read.threads = a.infer.threads = (int)a.threads;
+    a.read.threads = a.infer.threads;
     jsmf_model *m = NULL;
     jsmf_infer_summary sum;
     char msg[1024];

@@ -9,7 +9,6 @@ typedef struct vocab_args {
     const char **inputs;
     uint32_t ninputs;
     const char *output, *stopwords;
-    uint32_t threads;
     jsmf_read_opts ro;
     jsmf_vocab_opts vo;
 } vocab_args;
@@ -32,13 +31,12 @@ static int parse_args(int argc, char **argv, vocab_args *a)
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->vo.min_doc_len)},
         {CLI_OPT("--min-word-len", 0, CLI_U32, &a->ro.tok.min_len), .min = 1},
         {CLI_OPT("--max-word-len", 0, CLI_U32, &a->ro.tok.max_len)},
-        {CLI_OPT("--threads", 0, CLI_U32, &a->threads), .min = 1},
+        {CLI_OPT("--threads", 0, CLI_INT, &a->ro.threads), .min = 1},
         {0},
     };
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    a->ro.threads = (int)a->threads;
     if (a->ro.tok.max_len < a->ro.tok.min_len)
         return cli_usage_error("--max-word-len is below --min-word-len");
     return 0;

@@ -260,6 +260,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     d = d ? d : &defaults;
     memset(r, 0, sizeof *r);
     jsmf_fdm_params p = *params;
+    p.fresh_on_mismatch |= d->force; /* a new run: another run's checkpoint goes too */
     jsmf_source_input in;
     memset(&in, 0, sizeof in);
     jsmf_model *init = NULL;
