@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_file_set(&input, data, size);
     io_stream *s;
     uint64_t max_line = size && (data[size - 1] & 1) ? 64 : 0;
-    if (io_stream_open(input.path, max_line, &s))
+    if (io_stream_open(input.path, max_line, 0, &s)) /* 0: as before the parameter existed */
         return 0;
     const unsigned char *line;
     size_t len;
