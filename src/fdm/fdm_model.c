@@ -1,13 +1,13 @@
 /* fdm_model.c — an FDM run as a MODEL directory: its start (the spectral fit of the same C, or a
  * saved model), its summary.json, its checkpoint's name; the whole run as one call. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/tell.h"
 #include "fdm_internal.h"
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
@@ -201,19 +201,6 @@ char *jsmf_fdm_checkpoint_path(const char *dir)
 
 /* ---- the run as one call ---- */
 
-/* A line for the user, handed to the caller's callback. */
-static void tell(const jsmf_fdm_dir_opts *d, const char *fmt, ...)
-{
-    if (!d->info)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    d->info(d->info_arg, line);
-}
-
 /* The start d->init asks for: p->init_B and p->init_A into *m, or a cold start (*m NULL). */
 static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
                         jsmf_fdm_params *p, jsmf_model **m)
@@ -228,9 +215,11 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
     double t = fdm_now();
     int rc = jsmf_fdm_init_spectral(in, p, m);
     if (!rc && !*m)
-        tell(d, "note: no warm start (%s); starting cold (--init none)", jsmf_errmsg());
+        tell_line(d->info, d->info_arg, "note: no warm start (%s); starting cold (--init none)",
+                  jsmf_errmsg());
     else if (!rc)
-        tell(d, "warm start: spectral fit of %u topics (%.1f s)", p->k, fdm_now() - t);
+        tell_line(d->info, d->info_arg, "warm start: spectral fit of %u topics (%.1f s)", p->k,
+                  fdm_now() - t);
     return rc;
 }
 
@@ -241,13 +230,13 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
     int noted = 0;
     char gpu[128];
     if (p->device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
-        tell(d, "note: %s; using the CPU", jsmf_errmsg());
+        tell_line(d->info, d->info_arg, "note: %s; using the CPU", jsmf_errmsg());
         noted = 1;
     }
     jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */
     int rc = jsmf_fdm_train(&in->src, p, r);
     if (!rc && r->note[0] && !noted)
-        tell(d, "note: %s", r->note);
+        tell_line(d->info, d->info_arg, "note: %s", r->note);
     return rc;
 }
 
@@ -278,7 +267,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
         rc = train(d, &in, &p, r);
     /* a stop while a cold start compares its random starts comes before any checkpoint */
     if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
-        tell(d, "interrupted; the same command resumes from %s", ckpt);
+        tell_line(d->info, d->info_arg, "interrupted; the same command resumes from %s", ckpt);
     const char *device = p.device >= 0 && p.device <= 2 ? devices[p.device] : "auto";
     jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", fdm_now() - t0};
     if (!rc)

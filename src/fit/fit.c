@@ -302,16 +302,10 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
     uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 7;
     for (size_t e = 0; e < (size_t)din * dp; e++)
         Pi[e] = fit_rng_gauss(&rng) / sqrt((double)dp);
-    if (rx.M) {
+    if (rx.M)
         fit_gemm_nn(n, din, dp, rx.M, Pi, P);
-    } else {
-        for (uint32_t i = 0; i < n; i++) {
-            double *p = P + (size_t)i * dp;
-            memset(p, 0, sizeof(double) * dp);
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                cblas_daxpy(dp, R->vals[e], Pi + (size_t)R->cols[e] * dp, 1, p, 1);
-        }
-    }
+    else if ((rc = fit_mat_apply(R, Pi, dp, P, NULL, NULL))) /* C's sparse rows */
+        goto out;
     for (uint32_t i = 0; i < n; i++)
         cblas_dscal(dp, inv[i], P + (size_t)i * dp, 1);
     rc = fit_anchors_fast(n, dp, P, cand, k, S);

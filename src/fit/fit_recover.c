@@ -120,23 +120,15 @@ static int anchor_rows(const fit_mat *R, const fit_part *L, const double *c, con
 static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx,
                        const jsmf_fit_opts *o, int nt, jsmf_fit_report *rep)
 {
-    uint32_t n = R->n, k = rx->k, nl = L->r1 - L->r0;
+    uint32_t k = rx->k, nl = L->r1 - L->r0;
     double *rhs = rx->rhs;
     const double *Tt = rx->Tt;
     int rc = JSMF_OK;
-    if (R->kind == FIT_SPARSE && o->recover != JSMF_RECOVER_KL) {
-#pragma omp parallel for schedule(dynamic, 256) num_threads(nt)
-        for (uint32_t i = 0; i < n; i++) {
-            double *out = rhs + (size_t)i * k;
-            memset(out, 0, sizeof(double) * k);
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                cblas_daxpy(k, R->vals[e], Tt + (size_t)R->cols[e] * k, 1, out, 1);
-            for (uint32_t j = 0; j < k; j++)
-                out[j] = c[i] > 0 ? out[j] / c[i] : 0;
-        }
-    } else if (R->kind == FIT_LOWRANK && o->recover != JSMF_RECOVER_KL) {
-        /* one product with the compressed iterate, not a pass over N x N rows */
-        if ((rc = fit_mat_apply(R, Tt, k, rhs, NULL, NULL)))
+    fit_mat R2 = *R;
+    R2.threads = nt;
+    if ((R->kind == FIT_SPARSE || R->kind == FIT_LOWRANK) && o->recover != JSMF_RECOVER_KL) {
+        /* one product with C's sparse rows or the compressed iterate, not a pass over N x N rows */
+        if ((rc = fit_mat_apply(&R2, Tt, k, rhs, NULL, NULL)))
             return rc;
         for (uint32_t a = 0; a < nl; a++) {
             double ci = c[L->r0 + a];
@@ -144,8 +136,6 @@ static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs
                 rhs[(size_t)a * k + j] = ci > 0 ? rhs[(size_t)a * k + j] / ci : 0;
         }
     } else {
-        fit_mat R2 = *R;
-        R2.threads = nt;
         if ((rc = fit_mat_pass(&R2, rhs_block, rx, NULL, NULL)))
             return rc;
         if (rep)
@@ -367,12 +357,8 @@ int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A)
     sym_pinv(k, G, Gi);
     fit_gemm_nn(n, k, k, B, Gi, Bp);
     if (R->kind == FIT_SPARSE) {
-        for (uint32_t i = 0; i < n; i++) {
-            double *o = RB + (size_t)i * k;
-            memset(o, 0, sizeof(double) * k);
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                cblas_daxpy(k, R->vals[e], Bp + (size_t)R->cols[e] * k, 1, o, 1);
-        }
+        if ((rc = fit_mat_apply(R, Bp, k, RB, NULL, NULL)))
+            goto out;
     } else {
         pinv_ctx pc = {n, k, Bp, RB};
         if ((rc = fit_mat_pass(R, pinv_block, &pc, NULL, NULL)))

@@ -3,9 +3,9 @@
  * vocabulary, and counting out-of-vocabulary tokens. */
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
+#include "core/tell.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,19 +29,6 @@ typedef struct run {
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
 } run;
-
-static void warn(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warn(const run *r, const char *fmt, ...)
-{
-    if (!r->o->warn)
-        return;
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    r->o->warn(r->o->warn_arg, msg);
-}
 
 /* Words of the store's vocabulary that the tokenizer can never produce stay rows of zeros for
  * text input: say so once, with the first few and why (formats/vocab.md). */
@@ -68,9 +55,10 @@ static void warn_unmatchable_words(run *r)
             used += (size_t)w;
     }
     if (bad)
-        warn(r, "%u of the %u words of the vocabulary of %s can never match text input, which "
-             "is lowercased and split at anything but letters (formats/vocab.md): %s%s", bad,
-             r->vocab->n, jsmf_store_path(r->s), list, bad > 3 ? "; ..." : "");
+        tell_line(r->o->warn, r->o->warn_arg, "%u of the %u words of the vocabulary of %s can "
+                  "never match text input, which is lowercased and split at anything but letters "
+                  "(formats/vocab.md): %s%s", bad, r->vocab->n, jsmf_store_path(r->s), list,
+                  bad > 3 ? "; ..." : "");
 }
 
 /* After an input read to its end: what the reader met, and an input that added nothing. A
@@ -87,10 +75,10 @@ static void warn_input(run *r, jsmf_docs *d, const jsmf_ingest_summary *before, 
     uint64_t tokens = now.tokens_dropped - before->tokens_dropped;
     uint64_t oov = now.oov_tokens - before->oov_tokens;
     if (st.docs > st.empty_docs && now.docs == before->docs)
-        warn(r, "%s: adds nothing to C: none of its %" PRIu64 " documents has %u or more words of "
-             "the vocabulary (%" PRIu64 " of its %" PRIu64 " tokens are outside it)",
-             jsmf_docs_name(d), st.docs, r->params.min_doc_len < 2 ? 2 : r->params.min_doc_len,
-             oov, oov + tokens);
+        tell_line(r->o->warn, r->o->warn_arg, "%s: adds nothing to C: none of its %" PRIu64
+                  " documents has %u or more words of the vocabulary (%" PRIu64 " of its %" PRIu64
+                  " tokens are outside it)", jsmf_docs_name(d), st.docs,
+                  r->params.min_doc_len < 2 ? 2 : r->params.min_doc_len, oov, oov + tokens);
 }
 
 static int reserve(run *r, size_t n)

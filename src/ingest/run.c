@@ -8,6 +8,7 @@
 
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
+#include "core/tell.h"
 
 static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
 {
@@ -23,24 +24,6 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.progress_arg = o->ingest.progress_arg;
     so.threads = o->ingest.threads;
     return so;
-}
-
-/* stdin whose content the store already held: a checkpoint came before its end showed that. */
-static void warn_repeated(const jsmf_ingest_opts *o, const char *path)
-{
-    if (!o->warn)
-        return;
-    const char *fmt = "stdin repeated content that %s already held completely; a checkpoint had "
-                      "stored part of it before its end showed that, so it was completed again "
-                      "as a new occurrence (`jsmf info` lists both; ingest a file to have a "
-                      "repeat refused up front)";
-    size_t size = strlen(fmt) + strlen(path);
-    char *msg = malloc(size);
-    if (!msg)
-        return;
-    snprintf(msg, size, fmt, path);
-    o->warn(o->warn_arg, msg);
-    free(msg);
 }
 
 int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
@@ -73,8 +56,11 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
         jsmf_ingest_target_discard(path, &target, s);
     else if (rank == 0)
         jsmf_store_close(s);
-    if (!rc && r->ingest.inputs_repeated)
-        warn_repeated(&io, path);
+    if (!rc && r->ingest.inputs_repeated) /* a checkpoint came before stdin's end showed it */
+        tell_line(io.warn, io.warn_arg, "stdin repeated content that %s already held completely; "
+                  "a checkpoint had stored part of it before its end showed that, so it was "
+                  "completed again as a new occurrence (`jsmf info` lists both; ingest a file to "
+                  "have a repeat refused up front)", path);
     return rc;
 }
 
