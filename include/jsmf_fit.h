@@ -234,7 +234,10 @@ int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fi
  *  the compressed iterate (which stops earlier when it has converged). */
 uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
 
-/** Name of an enum value for messages and summary.json ("ap", "admm", ...). */
+/** Name of an enum value for messages and summary.json ("ap", "admm", ...). The rectify,
+ *  anchors and recover names are those of the library's method tables and NULL past the last
+ *  method: the choices are the names of 0, 1, ... up to the first NULL (jsmf_fit refuses
+ *  JSMF_EINVAL a value with no name). */
 const char *jsmf_fit_rectify_name(int v);
 const char *jsmf_fit_anchors_name(int v);
 const char *jsmf_fit_recover_name(int v);

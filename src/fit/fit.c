@@ -50,21 +50,6 @@ static const char *name_of(int v, const char *const *names, int count)
 {
     return v >= 0 && v < count ? names[v] : "?";
 }
-const char *jsmf_fit_rectify_name(int v)
-{
-    static const char *const n[] = {"ap", "dr", "none", "compressed"};
-    return name_of(v, n, 4);
-}
-const char *jsmf_fit_anchors_name(int v)
-{
-    static const char *const n[] = {"qr", "fast"};
-    return name_of(v, n, 2);
-}
-const char *jsmf_fit_recover_name(int v)
-{
-    static const char *const n[] = {"admm", "expgrad", "kl", "activeset"};
-    return name_of(v, n, 4);
-}
 const char *jsmf_fit_mode_name(int v)
 {
     static const char *const n[] = {"auto", "dense", "stream"};
@@ -73,9 +58,10 @@ const char *jsmf_fit_mode_name(int v)
 
 uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o)
 {
-    if (o->rectify_iters)
+    const fit_rectify_method *m = fit_rectify_method_get(o->rectify);
+    if (o->rectify_iters || !m)
         return o->rectify_iters;
-    return o->rectify == JSMF_RECTIFY_COMPRESSED ? 100 : 15;
+    return m->default_iters;
 }
 
 static int cmp_u64_desc(const void *a, const void *b)
@@ -230,8 +216,9 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
                         const unsigned char *cand, const jsmf_fit_opts *o, uint32_t *S)
 {
     uint32_t n = R->n, k = o->k;
+    const fit_anchors_method *am = fit_anchors_method_get(o->anchors);
     double *inv = malloc(sizeof(double) * n), *nrm = malloc(sizeof(double) * n);
-    double *V = NULL, *P = NULL, *Pi = NULL;
+    double *V = NULL;
     int rc = JSMF_OK;
     if (!inv || !nrm) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
@@ -248,14 +235,14 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
     fit_part whole = fit_part_whole(n), L = whole;
     int exact = o->anchor_space == JSMF_ANCHOR_SPACE_EXACT ||
                 (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && R->kind != FIT_LOWRANK);
-    /* an MPI job: the QR pivots in factor space run on each rank's rows of the factor; the
-     * other ways read any row, from the whole factor */
-    if (R->kind == FIT_LOWRANK && (exact || o->anchors != JSMF_ANCHORS_QR) &&
+    /* an MPI job: a method that reads a row at a time (the QR pivots) runs in factor space on
+     * each rank's rows of the factor; the other ways read any row, from the whole factor */
+    if (R->kind == FIT_LOWRANK && (exact || !am->row_at_a_time) &&
         (rc = fit_lowrank_gather(R->lr)))
         goto out;
     if (R->kind == FIT_DENSE) {
         rx.M = R->X;
-    } else if (R->kind == FIT_LOWRANK && exact && o->anchors == JSMF_ANCHORS_QR) {
+    } else if (R->kind == FIT_LOWRANK && exact && am->row_at_a_time) {
         rx.gen = 1;
     } else if (R->kind == FIT_LOWRANK) {
         L = fit_lowrank_part(R->lr);
@@ -271,7 +258,7 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
             inv[i] = 1.0;
             nrm[i] = cblas_ddot(rx.d, v, 1, v, 1);
         }
-    } else if (R->kind == FIT_FACTOR && exact && o->anchors == JSMF_ANCHORS_QR) {
+    } else if (R->kind == FIT_FACTOR && exact && am->row_at_a_time) {
         rx.gen = 1;
     } else if (R->kind == FIT_FACTOR) {
         if (!(V = factor_rows(&whole, R->r, R->W, R->WG, R->scale, c))) {
@@ -284,33 +271,13 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
             nrm[i] = cblas_ddot(R->r, V + (size_t)i * R->r, 1, V + (size_t)i * R->r, 1);
         }
     }
-    if (o->anchors == JSMF_ANCHORS_QR) {
+    {
         fit_rows_ops ops = {&rx, n, rx.d, rows_row, nrm, cand, &L};
-        rc = fit_anchors_qr(&ops, k, S);
-        goto out;
+        fit_anchor_job job = {&ops, R, rx.M, inv, k, o};
+        rc = am->find(&job, S);
     }
-    /* FastAnchorWords: project the (normalised) rows on dp Gaussian directions */
-    uint32_t din = rx.d, dp = o->fast_dim < din ? o->fast_dim : din;
-    if (dp < k)
-        dp = k < din ? k : din;
-    Pi = malloc(sizeof(double) * din * dp);
-    P = malloc(sizeof(double) * n * dp);
-    if (!Pi || !P) {
-        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (random projection)");
-        goto out;
-    }
-    uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 7;
-    for (size_t e = 0; e < (size_t)din * dp; e++)
-        Pi[e] = fit_rng_gauss(&rng) / sqrt((double)dp);
-    if (rx.M)
-        fit_gemm_nn(n, din, dp, rx.M, Pi, P);
-    else if ((rc = fit_mat_apply(R, Pi, dp, P, NULL, NULL))) /* C's sparse rows */
-        goto out;
-    for (uint32_t i = 0; i < n; i++)
-        cblas_dscal(dp, inv[i], P + (size_t)i * dp, 1);
-    rc = fit_anchors_fast(n, dp, P, cand, k, S);
 out:
-    free(inv), free(nrm), free(V), free(P), free(Pi);
+    free(inv), free(nrm), free(V);
     return rc;
 }
 
@@ -334,7 +301,7 @@ static int anchor_threshold(const jsmf_vocab *v, const double *c, uint32_t n, ui
     }
     if (!v || !v->df || !o->docs)
         return JSMF_OK;
-    double div = o->rectify == JSMF_RECTIFY_COMPRESSED ? 8 : 2;
+    double div = fit_rectify_method_get(o->rectify)->anchor_df_divisor;
     uint64_t t = (uint64_t)ceil(sqrt((double)o->docs) / div);
     uint64_t *dfs = malloc(sizeof(uint64_t) * n);
     if (!dfs)
@@ -509,15 +476,49 @@ static void note_comm(jsmf_fit_report *rep, jsmf_comm *c)
     rep->comm_seconds = cs.seconds;
 }
 
+/* Each choice of `o` names a method of its table. */
+static int check_methods(const jsmf_fit_opts *o)
+{
+    if (!fit_rectify_method_get(o->rectify))
+        return jsmf_error(JSMF_EINVAL, "fit: no rectification method %d", o->rectify);
+    if (!fit_anchors_method_get(o->anchors))
+        return jsmf_error(JSMF_EINVAL, "fit: no anchor method %d", o->anchors);
+    if (!fit_recover_method_get(o->recover))
+        return jsmf_error(JSMF_EINVAL, "fit: no recovery method %d", o->recover);
+    return JSMF_OK;
+}
+
+/* "--mode dense needs --rectify ap, dr or none": the methods that have a dense path. */
+static int dense_refused(void)
+{
+    char list[256] = "";
+    size_t used = 0;
+    int last = -1, seen = 0;
+    for (int v = 0; fit_rectify_method_get(v); v++)
+        last = fit_rectify_method_get(v)->dense ? v : last;
+    for (int v = 0; fit_rectify_method_get(v) && used < sizeof list; v++) {
+        if (!fit_rectify_method_get(v)->dense)
+            continue;
+        int len = snprintf(list + used, sizeof list - used, "%s%s",
+                           !seen++ ? "" : v == last ? " or " : ", ", jsmf_fit_rectify_name(v));
+        used += len > 0 ? (size_t)len : 0;
+    }
+    return jsmf_error(JSMF_EINVAL, "fit: --mode dense needs --rectify %s", list);
+}
+
 int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
              jsmf_model **out, jsmf_fit_report *rep)
 {
     *out = NULL;
     if (!opts)
         return jsmf_error(JSMF_EINVAL, "fit: no options");
+    int rc = check_methods(opts);
+    if (rc)
+        return rc;
     jsmf_fit_opts resolved = *opts;
     resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
     const jsmf_fit_opts *o = &resolved;
+    const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
     if (o->k < 2 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o->k, C->n);
     if (C->nnz == 0)
@@ -526,8 +527,8 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     if (vocab && vocab->n != C->n)
         return jsmf_error(JSMF_EMISMATCH, "fit: vocabulary has %u words, C has %u rows", vocab->n,
                           C->n);
-    if (o->rectify == JSMF_RECTIFY_COMPRESSED && o->mode == JSMF_MODE_DENSE)
-        return jsmf_error(JSMF_EINVAL, "fit: --mode dense needs --rectify ap, dr or none");
+    if (!rm->dense && o->mode == JSMF_MODE_DENSE)
+        return dense_refused();
     uint32_t prev = o->k;
     for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
         if (o->levels[l] < 2 || o->levels[l] >= prev)
@@ -542,7 +543,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     double t0 = fit_now();
     double *Ar = NULL;
     jsmf_model *top = NULL;
-    int rc = fit_one(C, vocab, o, nt, &top, rep, &Ar);
+    rc = fit_one(C, vocab, o, nt, &top, rep, &Ar);
     jsmf_model *cur = top;
     uint32_t level = 1;
     for (int l = 0; !rc && l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
@@ -563,7 +564,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         memset(lo.levels, 0, sizeof lo.levels);
         lo.mode = JSMF_MODE_DENSE;
         lo.min_anchor_df = 0, lo.docs = 0;
-        lo.rectify = o->rectify == JSMF_RECTIFY_NONE ? JSMF_RECTIFY_NONE : JSMF_RECTIFY_AP;
+        lo.rectify = rm->level_rectify;
         double *Anext = NULL;
         jsmf_model *sub = NULL;
         rc = fit_one(&src, lab, &lo, nt, &sub, NULL, &Anext);
@@ -599,6 +600,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
                    int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect)
 {
     uint32_t n = C->n, k = o->k;
+    const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
     fit_mat R = {0};
     double *c = NULL, *q2 = NULL, *pw = NULL, *Yb = NULL, *Css = NULL;
     unsigned char *cand = NULL;
@@ -606,14 +608,14 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     int rc = JSMF_OK;
     double t = fit_now();
     uint64_t dense_bytes = 3ull * n * n * sizeof(double);
+    /* auto: dense when small, or always (memory allowing) for a method with no other path */
     int dense = o->mode == JSMF_MODE_DENSE ||
-                (o->mode == JSMF_MODE_AUTO && o->rectify != JSMF_RECTIFY_COMPRESSED &&
-                 ((n <= o->dense_max_n || o->rectify == JSMF_RECTIFY_DR) &&
-                  dense_bytes <= o->mem_bytes));
-    if (o->rectify == JSMF_RECTIFY_DR && !dense)
+                (o->mode == JSMF_MODE_AUTO && rm->dense &&
+                 ((n <= o->dense_max_n || !rm->stream) && dense_bytes <= o->mem_bytes));
+    if (!rm->stream && !dense)
         return jsmf_error(JSMF_ENOTSUP,
-                          "fit: Douglas-Rachford needs the dense path (%.1f GB for N=%u; raise "
-                          "--mem or use --rectify ap)", dense_bytes / 1e9, n);
+                          "fit: %s needs the dense path (%.1f GB for N=%u; raise "
+                          "--mem or use --rectify ap)", rm->title, dense_bytes / 1e9, n);
     if (dense && o->mode == JSMF_MODE_DENSE && dense_bytes > o->mem_bytes && n > 2 * k + 64)
         return jsmf_error(JSMF_ENOMEM, "fit: the dense path needs %.1f GB for N=%u (--mem)",
                           dense_bytes / 1e9, n);
@@ -629,21 +631,13 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         R.kind = FIT_DENSE, R.n = n;
         if (rep)
             rep->t_load = fit_now() - t, rep->passes++;
-        if (o->rectify != JSMF_RECTIFY_NONE && (rc = fit_rectify_dense(R.X, n, o, rep)))
+        if ((rc = rm->dense(R.X, n, o, rep)))
             goto out;
         if (rep && rep->n_trace) {
             rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
             rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
         }
-    } else if (o->rectify == JSMF_RECTIFY_NONE) {
-        if ((rc = fit_load_csr(C, &R)))
-            goto out;
-        if (rep)
-            rep->t_load = fit_now() - t, rep->passes++;
-    } else if (o->rectify == JSMF_RECTIFY_COMPRESSED) {
-        if ((rc = fit_rectify_compressed(C, o, nt, &R, rep)))
-            goto out;
-    } else if ((rc = fit_rectify_stream(C, o, nt, &R, rep))) {
+    } else if ((rc = rm->stream(C, o, nt, &R, rep))) {
         goto out;
     }
     R.threads = nt;
@@ -733,7 +727,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     step(o, "correlations");
     int am = o->recover_a;
     if (am == JSMF_A_AUTO)
-        am = o->rectify == JSMF_RECTIFY_NONE ? JSMF_A_PINV : JSMF_A_DIAG;
+        am = rm->a_auto;
     if (am == JSMF_A_PINV) /* a pass over whole rows of R */
         rc = R.kind == FIT_LOWRANK ? fit_lowrank_gather(R.lr) : JSMF_OK;
     if (am == JSMF_A_PINV && !rc)
@@ -797,18 +791,22 @@ out:
 int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, double **X)
 {
     *X = NULL;
+    int rc = check_methods(opts);
+    if (rc)
+        return rc;
     jsmf_fit_opts resolved = *opts;
     resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
     const jsmf_fit_opts *o = &resolved;
-    if (o->rectify == JSMF_RECTIFY_COMPRESSED)
-        return jsmf_error(JSMF_ENOTSUP, "fit: the rectified C of --rectify compressed is never "
-                          "formed densely (use --rectify ap for --save-rectified)");
+    const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
+    if (!rm->dense)
+        return jsmf_error(JSMF_ENOTSUP, "fit: the rectified C of --rectify %s is never "
+                          "formed densely (use --rectify ap for --save-rectified)", rm->name);
     if (o->k < 1 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u out of range for N=%u", o->k, C->n);
     call_threads_saved saved = call_threads_begin(o->threads);
-    int rc = fit_load_dense(C, X);
-    if (!rc && o->rectify != JSMF_RECTIFY_NONE)
-        rc = fit_rectify_dense(*X, C->n, o, NULL);
+    rc = fit_load_dense(C, X);
+    if (!rc)
+        rc = rm->dense(*X, C->n, o, NULL);
     call_threads_end(saved);
     if (rc) {
         free(*X);

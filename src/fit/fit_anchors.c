@@ -238,3 +238,39 @@ out:
     free(nrm2), free(dist), free(B), free(coef);
     return rc;
 }
+
+/* ---- the anchor methods of the table (fit_methods.c) ------------------------------------ */
+
+int fit_anchors_find_qr(const fit_anchor_job *job, uint32_t *S)
+{
+    return fit_anchors_qr(job->ops, job->k, S);
+}
+
+/* FastAnchorWords: project the (normalised) rows on dp Gaussian directions, then Alg. 4. */
+int fit_anchors_find_fast(const fit_anchor_job *job, uint32_t *S)
+{
+    const jsmf_fit_opts *o = job->o;
+    uint32_t n = job->ops->n, k = job->k;
+    uint32_t din = job->ops->d, dp = o->fast_dim < din ? o->fast_dim : din;
+    if (dp < k)
+        dp = k < din ? k : din;
+    double *Pi = malloc(sizeof(double) * din * dp), *P = malloc(sizeof(double) * n * dp);
+    int rc = JSMF_OK;
+    if (!Pi || !P) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (random projection)");
+        goto out;
+    }
+    uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 7;
+    for (size_t e = 0; e < (size_t)din * dp; e++)
+        Pi[e] = fit_rng_gauss(&rng) / sqrt((double)dp);
+    if (job->M)
+        fit_gemm_nn(n, din, dp, job->M, Pi, P);
+    else if ((rc = fit_mat_apply(job->R, Pi, dp, P, NULL, NULL))) /* C's sparse rows */
+        goto out;
+    for (uint32_t i = 0; i < n; i++)
+        cblas_dscal(dp, job->inv[i], P + (size_t)i * dp, 1);
+    rc = fit_anchors_fast(n, dp, P, job->ops->cand, k, S);
+out:
+    free(P), free(Pi);
+    return rc;
+}

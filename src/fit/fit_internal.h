@@ -245,9 +245,69 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
 int fit_load_dense(const jsmf_source *C, double **X);
 int fit_load_csr(const jsmf_source *C, fit_mat *m);
 uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt);
-int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
+int fit_rectify_dense_ap(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
+int fit_rectify_dense_dr(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
+int fit_rectify_dense_none(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
 int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
                        jsmf_fit_report *rep);
+/* C's own rows as R (CSR), the unrectified C of --rectify none, its load timed in rep. */
+int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                            jsmf_fit_report *rep);
+
+/* ---- the choices: one descriptor per method (fit_methods.c), indexed by its enum ---------- */
+
+/* A rectification method (--rectify). The dense path runs `dense` on the N x N C in memory, the
+ * streaming path `stream`; a method without one of them never takes that path (--mode refuses
+ * it, auto mode avoids it). */
+typedef struct fit_rectify_method {
+    const char *name;           /* --rectify, summary.json */
+    const char *title;          /* in messages: "Douglas-Rachford" */
+    uint32_t default_iters;     /* --rectify-iters 0 (jsmf_fit_rectify_iters) */
+    double anchor_df_divisor;   /* automatic --min-anchor-df: ceil(sqrt(M) / divisor) */
+    int level_rectify;          /* the method of super-topic levels (dense K x K): an index */
+    int a_auto;                 /* --recover-a auto: JSMF_A_DIAG or JSMF_A_PINV */
+    int factored;               /* keeps R as a low-rank factor: the report gives its steps,
+                                 * convergence, repaired rows, and the factor's rows per rank */
+    int (*dense)(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
+    int (*stream)(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                  jsmf_fit_report *rep);
+} fit_rectify_method;
+
+/* What an anchor method is given (fit.c's find_anchors prepares it): the rows as a callback
+ * (ops), and, for methods that need them whole, their explicit matrix M (n x ops->d, NULL when
+ * R is C's sparse rows) and the per-row scale inv. */
+typedef struct fit_anchor_job {
+    const fit_rows_ops *ops;
+    const fit_mat *R;
+    const double *M, *inv;
+    uint32_t k;
+    const jsmf_fit_opts *o;
+} fit_anchor_job;
+
+/* An anchor method (--anchors). */
+typedef struct fit_anchors_method {
+    const char *name;
+    int row_at_a_time; /* reads rows one at a time through ops->row: the exact rectified rows
+                        * are generated lazily, and an MPI job's ranks keep their own rows */
+    int (*find)(const fit_anchor_job *job, uint32_t *S);
+} fit_anchors_method;
+int fit_anchors_find_qr(const fit_anchor_job *job, uint32_t *S);
+int fit_anchors_find_fast(const fit_anchor_job *job, uint32_t *S);
+
+/* A recovery method of B (--recover): a per-word solver of the quadratic over the simplex
+ * (solve), or one solved on each whole row of R as a pass reads it (solve_row; such a method
+ * needs every row whole, never the product with C's sparse rows). */
+typedef struct fit_recover_method {
+    const char *name;
+    uint32_t (*solve)(const fit_snls *s, const double *r, double *y, double *work);
+    uint32_t (*solve_row)(const fit_snls *s, const double *T, uint32_t n, const double *v,
+                          double *y, double *work);
+} fit_recover_method;
+
+/* The method of index v, or NULL when there is none. */
+const fit_rectify_method *fit_rectify_method_get(int v);
+const fit_anchors_method *fit_anchors_method_get(int v);
+const fit_recover_method *fit_recover_method_get(int v);
 
 
 /* A model whose A does not sum to a positive number, with a non-finite B, or with topics below

@@ -36,7 +36,8 @@ typedef struct {
     const double *c, *Tt; /* Tt = Cbar_S^T, n x k */
     double *rhs;          /* n x k */
     uint32_t k;
-    /* KL solves inside the pass */
+    /* a method solved on whole rows (KL) solves inside the pass */
+    const fit_recover_method *method;
     const fit_snls *s;
     double *Y;
     double **work, **vrow;
@@ -55,12 +56,12 @@ static void rhs_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, i
         double ci = a->c[r0 + i];
         for (uint32_t j = 0; j < k; j++)
             out[(size_t)i * k + j] = ci > 0 ? out[(size_t)i * k + j] / ci : 0;
-        if (a->Y && !a->skip[r0 + i]) { /* KL needs the row itself */
+        if (a->Y && !a->skip[r0 + i]) { /* the method needs the row itself */
             double *v = a->vrow[tid];
             for (uint32_t j = 0; j < n; j++)
                 v[j] = rows[(size_t)i * n + j] / ci;
-            a->iters[r0 + i] = fit_snls_kl(a->s, a->Tt, n, v, a->Y + (size_t)(r0 + i) * k,
-                                           a->work[tid]);
+            a->iters[r0 + i] = a->method->solve_row(a->s, a->Tt, n, v,
+                                                    a->Y + (size_t)(r0 + i) * k, a->work[tid]);
         }
     }
 }
@@ -117,8 +118,8 @@ static int anchor_rows(const fit_mat *R, const fit_part *L, const double *c, con
 }
 
 /* The right-hand sides Cbar_i Cbar_S^T of the rows of L (KL: its solves too, in the pass). */
-static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx,
-                       const jsmf_fit_opts *o, int nt, jsmf_fit_report *rep)
+static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx, int nt,
+                       jsmf_fit_report *rep)
 {
     uint32_t k = rx->k, nl = L->r1 - L->r0;
     double *rhs = rx->rhs;
@@ -126,7 +127,7 @@ static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs
     int rc = JSMF_OK;
     fit_mat R2 = *R;
     R2.threads = nt;
-    if ((R->kind == FIT_SPARSE || R->kind == FIT_LOWRANK) && o->recover != JSMF_RECOVER_KL) {
+    if ((R->kind == FIT_SPARSE || R->kind == FIT_LOWRANK) && !rx->method->solve_row) {
         /* one product with C's sparse rows or the compressed iterate, not a pass over N x N rows */
         if ((rc = fit_mat_apply(&R2, Tt, k, rhs, NULL, NULL)))
             return rc;
@@ -149,8 +150,9 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
                   double *Css, double *recovery_rect, jsmf_fit_report *rep)
 {
     uint32_t n = R->n, k = o->k;
-    /* the compressed iterate's rows stay split in an MPI job (KL reads whole rows of R) */
-    if (R->kind == FIT_LOWRANK && o->recover == JSMF_RECOVER_KL) {
+    const fit_recover_method *rm = fit_recover_method_get(o->recover);
+    /* the compressed iterate's rows stay split in an MPI job (a row solver reads whole rows) */
+    if (R->kind == FIT_LOWRANK && rm->solve_row) {
         int rc = fit_lowrank_gather(R->lr);
         if (rc)
             return rc;
@@ -169,9 +171,9 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
     for (int t = 0; t < nt && !rc; t++) {
         work[t] = malloc(sizeof(double) * (8 * k + 2 * k * k));
-        if (o->recover == JSMF_RECOVER_KL)
+        if (rm->solve_row)
             vrow[t] = malloc(sizeof(double) * n);
-        if (!work[t] || (o->recover == JSMF_RECOVER_KL && !vrow[t]))
+        if (!work[t] || (rm->solve_row && !vrow[t]))
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
     }
     rc = fit_part_agree(&L, rc);
@@ -204,14 +206,14 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     for (uint32_t a = 0; a < k; a++)
         skip[S[a]] = 1;
     fit_snls s = {k, H, Hinv, F, o->admm_lambda, o->admm_gamma, o->snls_tol, o->snls_maxit};
-    rhs_ctx rx = {R, c, Tt, rhs, k, &s, NULL, work, vrow, iters, skip};
-    if (o->recover == JSMF_RECOVER_KL)
+    rhs_ctx rx = {R, c, Tt, rhs, k, rm, &s, NULL, work, vrow, iters, skip};
+    if (rm->solve_row)
         rx.Y = Ybreve;
-    if ((rc = right_sides(R, &L, c, &rx, o, nt, rep)))
+    if ((rc = right_sides(R, &L, c, &rx, nt, rep)))
         goto out;
     for (size_t e = 0; e < (size_t)nl * k; e++)
         rhs[e] *= hs;
-    if (o->recover != JSMF_RECOVER_KL) {
+    if (!rm->solve_row) {
         /* in an MPI job each rank solves a range of words (the compressed iterate: its rows,
          * whose right-hand sides it holds); the rows are then exchanged */
         jsmf_comm *comm = o->comm ? o->comm : jsmf_comm_self();
@@ -231,12 +233,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
                 continue;
             double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)(i - r0) * k;
             double *w = work[omp_get_thread_num()];
-            if (o->recover == JSMF_RECOVER_ADMM)
-                iters[i] = fit_snls_admm(&s, r, y, w);
-            else if (o->recover == JSMF_RECOVER_EXPGRAD)
-                iters[i] = fit_snls_expgrad(&s, r, y, w);
-            else
-                iters[i] = fit_snls_activeset(&s, r, y, w);
+            iters[i] = rm->solve(&s, r, y, w);
         }
         if ((rc = jsmf_comm_agree(comm, rc)))
             goto out;

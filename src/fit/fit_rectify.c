@@ -359,81 +359,108 @@ static double rel_change(size_t nn, const double *a, const double *b)
     return sqrt(d) / (t > 0 ? sqrt(t) : 1);
 }
 
-int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep)
+/* AP's steps on the dense X; old, a and b: N x N scratch (a and b may be NULL). */
+static int dense_ap(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep,
+                    double *old, double *a, double *b)
 {
     size_t nn = (size_t)n * n;
     uint32_t k = o->k;
+    int rc = JSMF_OK;
+    (void)b; /* AP needs one scratch array */
+    for (uint32_t t = 0; t < o->rectify_iters; t++) {
+        rectify_progress(o, t, o->rectify_iters);
+        memcpy(old, X, sizeof(double) * nn);
+        if (a)
+            memcpy(a, X, sizeof(double) * nn);
+        jsmf_fit_trace tr = {0};
+        if ((rc = dense_psd(n, k, old, X, &tr.lambda_min)))
+            goto out;
+        uint64_t c;
+        tr.shift = normalise_clip(n, X, &c, &tr.neg_mass);
+        tr.neg_frac = (double)c / nn;
+        tr.delta = a && t ? rel_change(nn, X, a) : NAN;
+        add_trace(rep, &tr);
+    }
+out:
+    return rc;
+}
+
+/* Douglas-Rachford's steps on the dense X, then the AP projection of the final point. */
+static int dense_dr(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep,
+                    double *old, double *a, double *b)
+{
+    size_t nn = (size_t)n * n;
+    uint32_t k = o->k;
+    int rc = JSMF_OK;
+    /* cyclic Douglas-Rachford (Borwein-Tam) over PSD_K, NOR, NN: x <- T31 T23 T12 x with T_AB x
+     * = x + P_B(2 P_A x - x) - P_A x. Two eigenproblems per cycle: Lee et al. 2019 finds it
+     * about twice the cost of AP. The answer is the AP projection of the final x. */
+    if (!a || !b) {
+        rc = jsmf_error(JSMF_ENOMEM, "fit: no memory for Douglas-Rachford (N=%u)", n);
+        goto out;
+    }
+    for (uint32_t t = 0; t < o->rectify_iters; t++) {
+        rectify_progress(o, t, o->rectify_iters);
+        jsmf_fit_trace tr = {0};
+        memcpy(old, X, sizeof(double) * nn);
+        /* T12: A = PSD, B = NOR */
+        memcpy(b, X, sizeof(double) * nn);
+        if ((rc = dense_psd(n, k, b, a, &tr.lambda_min)))
+            goto out;
+        for (size_t e = 0; e < nn; e++)
+            b[e] = 2 * a[e] - X[e];
+        normalise_nor(n, b);
+        for (size_t e = 0; e < nn; e++)
+            X[e] += b[e] - a[e];
+        /* T23: A = NOR, B = NN */
+        memcpy(a, X, sizeof(double) * nn);
+        normalise_nor(n, a);
+        for (size_t e = 0; e < nn; e++) {
+            double y = 2 * a[e] - X[e];
+            X[e] += (y > 0 ? y : 0) - a[e];
+        }
+        /* T31: A = NN, B = PSD */
+        for (size_t e = 0; e < nn; e++) {
+            a[e] = X[e] > 0 ? X[e] : 0;
+            b[e] = 2 * a[e] - X[e];
+        }
+        double lm;
+        if ((rc = dense_psd(n, k, b, old, &lm)))
+            goto out;
+        for (size_t e = 0; e < nn; e++)
+            X[e] += old[e] - a[e];
+        tr.delta = NAN;
+        add_trace(rep, &tr);
+    }
+    /* final shadow: one AP step from the DR point */
+    memcpy(old, X, sizeof(double) * nn);
+    double lm;
+    if ((rc = dense_psd(n, k, old, X, &lm)))
+        goto out;
+    uint64_t c;
+    double m;
+    normalise_clip(n, X, &c, &m);
+out:
+    return rc;
+}
+
+/* The dense rectification by `steps`, then X normalised to sum 1. `scratch`: how many N x N
+ * arrays besides `old` the steps need (1: AP, which goes without it; 2: DR). */
+static int dense_rectify(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep,
+                         int scratch,
+                         int (*steps)(double *X, uint32_t n, const jsmf_fit_opts *o,
+                                      jsmf_fit_report *rep, double *old, double *a, double *b))
+{
+    size_t nn = (size_t)n * n;
     double *old = malloc(sizeof(double) * nn), *a = NULL, *b = NULL;
     int rc = JSMF_OK;
     if (!old)
         return jsmf_error(JSMF_ENOMEM, "fit: no memory for the dense path (N=%u)", n);
-    if (o->rectify == JSMF_RECTIFY_AP) {
-        a = malloc(sizeof(double) * nn);
-        for (uint32_t t = 0; t < o->rectify_iters; t++) {
-            rectify_progress(o, t, o->rectify_iters);
-            memcpy(old, X, sizeof(double) * nn);
-            if (a)
-                memcpy(a, X, sizeof(double) * nn);
-            jsmf_fit_trace tr = {0};
-            if ((rc = dense_psd(n, k, old, X, &tr.lambda_min)))
-                goto out;
-            uint64_t c;
-            tr.shift = normalise_clip(n, X, &c, &tr.neg_mass);
-            tr.neg_frac = (double)c / nn;
-            tr.delta = a && t ? rel_change(nn, X, a) : NAN;
-            add_trace(rep, &tr);
-        }
-    } else if (o->rectify == JSMF_RECTIFY_DR) {
-        /* cyclic Douglas-Rachford (Borwein-Tam) over PSD_K, NOR, NN: x <- T31 T23 T12 x with T_AB x
-         * = x + P_B(2 P_A x - x) - P_A x. Two eigenproblems per cycle: Lee et al. 2019 finds it
-         * about twice the cost of AP. The answer is the AP projection of the final x. */
-        a = malloc(sizeof(double) * nn), b = malloc(sizeof(double) * nn);
-        if (!a || !b) {
-            rc = jsmf_error(JSMF_ENOMEM, "fit: no memory for Douglas-Rachford (N=%u)", n);
-            goto out;
-        }
-        for (uint32_t t = 0; t < o->rectify_iters; t++) {
-            rectify_progress(o, t, o->rectify_iters);
-            jsmf_fit_trace tr = {0};
-            memcpy(old, X, sizeof(double) * nn);
-            /* T12: A = PSD, B = NOR */
-            memcpy(b, X, sizeof(double) * nn);
-            if ((rc = dense_psd(n, k, b, a, &tr.lambda_min)))
-                goto out;
-            for (size_t e = 0; e < nn; e++)
-                b[e] = 2 * a[e] - X[e];
-            normalise_nor(n, b);
-            for (size_t e = 0; e < nn; e++)
-                X[e] += b[e] - a[e];
-            /* T23: A = NOR, B = NN */
-            memcpy(a, X, sizeof(double) * nn);
-            normalise_nor(n, a);
-            for (size_t e = 0; e < nn; e++) {
-                double y = 2 * a[e] - X[e];
-                X[e] += (y > 0 ? y : 0) - a[e];
-            }
-            /* T31: A = NN, B = PSD */
-            for (size_t e = 0; e < nn; e++) {
-                a[e] = X[e] > 0 ? X[e] : 0;
-                b[e] = 2 * a[e] - X[e];
-            }
-            double lm;
-            if ((rc = dense_psd(n, k, b, old, &lm)))
-                goto out;
-            for (size_t e = 0; e < nn; e++)
-                X[e] += old[e] - a[e];
-            tr.delta = NAN;
-            add_trace(rep, &tr);
-        }
-        /* final shadow: one AP step from the DR point */
-        memcpy(old, X, sizeof(double) * nn);
-        double lm;
-        if ((rc = dense_psd(n, k, old, X, &lm)))
-            goto out;
-        uint64_t c;
-        double m;
-        normalise_clip(n, X, &c, &m);
-    }
+    a = malloc(sizeof(double) * nn);
+    if (scratch > 1)
+        b = malloc(sizeof(double) * nn);
+    if ((rc = steps(X, n, o, rep, old, a, b)))
+        goto out;
     double s = dense_sum(nn, X);
     if (!(s > 0)) {
         rc = jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", s);
@@ -443,5 +470,33 @@ int fit_rectify_dense(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_re
         X[e] /= s;
 out:
     free(old), free(a), free(b);
+    return rc;
+}
+
+int fit_rectify_dense_ap(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep)
+{
+    return dense_rectify(X, n, o, rep, 1, dense_ap);
+}
+
+int fit_rectify_dense_dr(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep)
+{
+    return dense_rectify(X, n, o, rep, 2, dense_dr);
+}
+
+/* --rectify none: C as it is. */
+int fit_rectify_dense_none(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep)
+{
+    (void)X, (void)n, (void)o, (void)rep;
+    return JSMF_OK;
+}
+
+int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
+                            jsmf_fit_report *rep)
+{
+    (void)o, (void)nt;
+    double t = fit_now();
+    int rc = fit_load_csr(C, F);
+    if (!rc && rep)
+        rep->t_load = fit_now() - t, rep->passes++;
     return rc;
 }

@@ -3,6 +3,7 @@
  * the report for people; what jsmf fit checks and writes besides the model. */
 #include <stdlib.h>
 
+#include "fit_internal.h"
 #include "jsmf_fit.h"
 #include "jsmf_store.h"
 
@@ -103,7 +104,8 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     jsmf_json_number(j, "alpha0", r->alpha0);
     jsmf_json_uint(j, "anchor_df", r->anchor_df);
     jsmf_json_uint(j, "anchor_candidates", r->anchor_candidates);
-    if (r->rectify == JSMF_RECTIFY_COMPRESSED) {
+    const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
+    if (rm && rm->factored) {
         jsmf_json_bool(j, "converged", r->converged);
         jsmf_json_uint(j, "compress_rows", r->compress_rows);
     }
@@ -182,8 +184,9 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                      r->t_rectify, r->t_anchors);
     jsmf_report_line(f, p, "timings (s): B %.3f  A %.3f  metrics %.3f  total %.3f",
                      r->t_recover_b, r->t_recover_a, r->t_metrics, r->t_total);
-    if (r->n_trace && r->rectify == JSMF_RECTIFY_COMPRESSED) {
-        jsmf_report_line(f, p, "rectify: compressed, %u passes over C, %u steps (%s)",
+    const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
+    if (r->n_trace && rm && rm->factored) {
+        jsmf_report_line(f, p, "rectify: %s, %u passes over C, %u steps (%s)", rm->name,
                          r->trace[0].eig_iters, r->n_trace - 1,
                          r->converged ? "converged" : "stopped at --rectify-iters");
         jsmf_report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
@@ -201,7 +204,7 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
     if (r->ranks > 1 && r->rank_rows_max)
         jsmf_report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
                          r->rank_rows_min, r->rank_rows_max,
-                         r->rectify == JSMF_RECTIFY_COMPRESSED ? " and of the factor" : "");
+                         rm && rm->factored ? " and of the factor" : "");
     if (r->c_metrics_skipped) {
         jsmf_report_line(f, p, "recovery and approximation against C not computed: C is larger");
         jsmf_report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "
