@@ -86,6 +86,9 @@ void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tab
  * ------------------------------------------------------------------------------------------- */
 
 enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA = 2 };
+/** Name of device `device` ("auto", "cpu", "cuda": --device and summary.json), NULL past the
+ *  last: the list of devices is the names of 0, 1, ... up to the first NULL. */
+const char *jsmf_fdm_device_name(int device);
 
 typedef struct jsmf_fdm_params {
     uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
@@ -172,7 +175,8 @@ typedef struct jsmf_fdm_result {
     int time_limited;          /**< the time limit stopped it */
     char device[96];           /**< "cpu (N threads)" or "cuda (device name)" */
     char note[256];            /**< e.g. why auto fell back to the CPU, or host-side sampling */
-    int host_sampling;         /**< CUDA only: pairs drawn on the host (tables did not fit) */
+    int host_sampling;         /**< pairs drawn on the host: always on the CPU; on CUDA when
+                                    its tables did not fit the device */
     uint64_t n_curve;          /**< points of the loss curve */
     uint64_t *curve_step;
     double *curve_train;       /**< mean training loss of the batches since the previous point */

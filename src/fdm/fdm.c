@@ -407,38 +407,6 @@ out:
     return rc;
 }
 
-/* ---- back end choice ---- */
-
-static int backend_open(const jsmf_fdm_params *p, const fdm_setup *s, fdm_state *st,
-                        fdm_backend *be)
-{
-    char gpu[128] = "";
-    if (p->device == JSMF_FDM_DEVICE_CPU)
-        return fdm_cpu_backend_create(s, st, be);
-    int probe = jsmf_fdm_cuda_probe(gpu, sizeof gpu);
-    if (p->device == JSMF_FDM_DEVICE_CUDA) {
-        if (probe)
-            return jsmf_error_context(probe, "--device cuda");
-        return fdm_cuda_backend_create(s, st, be);
-    }
-    if (!probe) {
-        int rc = fdm_cuda_backend_create(s, st, be);
-        if (rc != JSMF_ENOMEM)
-            return rc;
-        char why[200];
-        snprintf(why, sizeof why, "%s", jsmf_errmsg());
-        rc = fdm_cpu_backend_create(s, st, be);
-        snprintf(be->note, sizeof be->note, "the GPU could not hold the model (%.100s); used the CPU",
-                 why);
-        return rc;
-    }
-    char why[160];
-    snprintf(why, sizeof why, "%s", jsmf_errmsg());
-    int rc = fdm_cpu_backend_create(s, st, be);
-    snprintf(be->note, sizeof be->note, "%.130s; using the CPU", why);
-    return rc;
-}
-
 /* ---- the training loop ---- */
 
 static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
@@ -601,9 +569,10 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
         run_log t = {0};
         t.best = INFINITY, t.seconds = spent;
         fdm_backend be = {0};
+        int used;
         state_zero_moments(st);
         if (!(rc = state_init(st, p, s->sampler, r)) &&
-            !(rc = backend_open(p, s, st, &be)) &&
+            !(rc = fdm_device_open(p->device, s, st, &be, &used)) &&
             !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
             rc = be.sync(be.ctx);
         if (be.destroy)
@@ -685,11 +654,13 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     if (rc)
         goto done;
 
-    if ((rc = backend_open(p, &s, &st, &be)))
+    int used;
+    if ((rc = fdm_device_open(p->device, &s, &st, &be, &used)))
         goto done;
     snprintf(out->device, sizeof out->device, "%s", be.name);
-    if (!strncmp(be.name, "cpu", 3))
-        snprintf(out->device, sizeof out->device, "cpu (%d threads)", nt);
+    if (fdm_device_get(used)->threads_in_name)
+        snprintf(out->device, sizeof out->device, "%s (%d threads)", fdm_device_get(used)->name,
+                 nt);
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 

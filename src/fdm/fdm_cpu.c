@@ -483,6 +483,7 @@ int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *o
     out->sync = cpu_sync;
     out->destroy = cpu_destroy;
     snprintf(out->name, sizeof out->name, "cpu");
+    out->host_sampling = 1;
     return 0;
 }
 

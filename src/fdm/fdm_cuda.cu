@@ -787,7 +787,7 @@ static int cuda_loss_grad(uint32_t n, uint32_t k, const double *wmu, const doubl
 
 /* The plugin's one exported symbol: take the host's callbacks, hand back ours. */
 extern "C" __attribute__((visibility("default"))) int jsmf_fdm_cuda_plugin_v1(
-    const fdm_host_api *host, fdm_cuda_api *out)
+    const fdm_host_api *host, fdm_plugin_api *out)
 {
     H = *host;
     out->probe = cuda_probe;

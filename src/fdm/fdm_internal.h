@@ -1,5 +1,6 @@
-/* fdm_internal.h — what the FDM driver, the CPU back end and the CUDA back end share: the
- * counter-based RNG, the host copy of the optimiser state and the back-end interface. */
+/* fdm_internal.h — what the FDM driver and its back ends (CPU, and the plugins: CUDA) share: the
+ * counter-based RNG, the host copy of the optimiser state, the back-end interface and the table
+ * of devices. */
 #ifndef JSMF_FDM_INTERNAL_H
 #define JSMF_FDM_INTERNAL_H
 
@@ -69,7 +70,8 @@ typedef struct fdm_backend {
     void (*destroy)(void *ctx);
     char name[96];
     char note[160];
-    int host_sampling;
+    int host_sampling; /* pairs are drawn on the host (the CPU's; CUDA's when its tables did
+                        * not fit the device) */
 } fdm_backend;
 
 int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
@@ -79,12 +81,9 @@ void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
 /* mu (N x K, column softmax of w) and alpha (K x K, softmax of (a + a^T)/2) in double. */
 int fdm_cpu_softmax(uint32_t n, uint32_t k, const double *w, const double *a, double *mu,
                     double *alpha);
-/* The CUDA back end: loaded from the plugin libjsmf_cuda.so (fdm_cuda_load.c), or answering
- * JSMF_ENOTSUP when jsmf is built without CUDA (fdm_cuda_stub.c). */
-int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
-
-/* The plugin boundary. The plugin (fdm_cuda.cu) calls back into the library only through
- * fdm_host_api, so it needs no symbols of the program that loads it. */
+/* The plugin boundary. A plugin (fdm_cuda.cu) calls back into the library only through
+ * fdm_host_api, so it needs no symbols of the program that loads it, and hands back its
+ * operations as an fdm_plugin_api from its one exported function (fdm_plugin_fn). */
 typedef struct fdm_host_api {
     int (*error)(int code, const char *fmt, ...);
     void (*sampler_info_get)(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
@@ -93,16 +92,54 @@ typedef struct fdm_host_api {
                          uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
 } fdm_host_api;
 
-typedef struct fdm_cuda_api {
-    int (*probe)(char *name, size_t len);
+typedef struct fdm_plugin_api {
+    int (*probe)(char *name, size_t len); /* 0 when its device answers (its name in name) */
     int (*backend_create)(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
     int (*loss_grad)(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                      const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
-                     double *gmu, double *galpha);
-} fdm_cuda_api;
+                     double *gmu, double *galpha); /* a test hook (jsmf_fdm_loss_grad_cuda) */
+} fdm_plugin_api;
 
-#define FDM_CUDA_PLUGIN_SYMBOL "jsmf_fdm_cuda_plugin_v1"
-typedef int (*fdm_cuda_plugin_fn)(const fdm_host_api *host, fdm_cuda_api *out);
+typedef int (*fdm_plugin_fn)(const fdm_host_api *host, fdm_plugin_api *out);
+
+/* Where a plugin is and what it is called: found by core/plugin.h's search order. */
+typedef struct fdm_plugin {
+    const char *env;     /* "JSMF_CUDA_LIB": a path that overrides the search */
+    const char *file;    /* "libjsmf_cuda.so" */
+    const char *build;   /* where make writes it, where it installs it (either may be NULL) */
+    const char *install;
+    const char *symbol;  /* its fdm_plugin_fn: "jsmf_fdm_cuda_plugin_v1" */
+    const char *missing; /* NULL when it was built; else why there is none ("not compiled in") */
+} fdm_plugin;
+
+/* The plugin's operations, loaded the first time they are asked for (fdm_plugin.c), or
+ * JSMF_ENOTSUP saying why it cannot be loaded. */
+int fdm_plugin_load(const fdm_plugin *pl, const fdm_plugin_api **api);
+
+/* ---- the devices (--device): one entry each, indexed by JSMF_FDM_DEVICE_* (fdm_device.c) ---- */
+
+typedef struct fdm_device {
+    const char *name;      /* --device, summary.json: "cpu", "cuda"; "auto" picks another */
+    const char *title;     /* in notes: "the CPU", "the GPU" */
+    int accelerator;       /* --device auto tries it first; a device that is not one is the
+                            * fallback, where an accelerator cannot hold the model */
+    int threads_in_name;   /* the run is named "cpu (N threads)" */
+    int (*create)(const fdm_setup *setup, fdm_state *st, fdm_backend *out); /* built in */
+    const fdm_plugin *plugin; /* or loaded from a plugin, whose probe says whether it answers */
+} fdm_device;
+
+/* The device of index id, NULL when there is none (auto is an entry with neither create nor
+ * plugin). */
+const fdm_device *fdm_device_get(int id);
+/* The device a run asking for device `asked` uses, in *id: the device itself when it answers
+ * its probe (an error naming --device otherwise); for auto the first accelerator that answers,
+ * else the first device that is not one, with in `why` the last probe's message ("" when none
+ * failed). Each device is probed once per process. */
+int fdm_device_resolve(int asked, int *id, char *why, size_t len);
+/* The back end of device `asked` (resolved as above) in *be, *used the device it runs on:
+ * with auto, an accelerator that cannot hold the model falls back to the CPU, with a note. */
+int fdm_device_open(int asked, const fdm_setup *setup, fdm_state *st, fdm_backend *be,
+                    int *used);
 
 #ifdef __cplusplus
 }

@@ -103,8 +103,7 @@ static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
     jsmf_json_number(j, "pairs_per_second", r->pairs_per_second);
     jsmf_json_begin_object(j, "sampler");
     jsmf_json_string(j, "strategy", "two-stage alias (row marginals, then within row)");
-    jsmf_json_string(j, "where", r->host_sampling ? "host" : !strncmp(r->device, "cuda", 4)
-                                                                 ? "device" : "host");
+    jsmf_json_string(j, "where", r->host_sampling ? "host" : "device");
     jsmf_json_uint(j, "nnz", r->sampler.nnz);
     jsmf_json_uint(j, "kept", r->sampler.kept);
     jsmf_json_bool(j, "thinned", r->sampler.thinned);
@@ -227,10 +226,11 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
 static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_params *p,
                  jsmf_fdm_result *r)
 {
-    int noted = 0;
-    char gpu[128];
-    if (p->device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
-        tell_line(d->info, d->info_arg, "note: %s; using the CPU", jsmf_errmsg());
+    int noted = 0, id;
+    char why[256];
+    /* the device's errors are the run's to report: here only auto's fallback is said */
+    if (!fdm_device_resolve(p->device, &id, why, sizeof why) && why[0]) {
+        tell_line(d->info, d->info_arg, "note: %s; using %s", why, fdm_device_get(id)->title);
         noted = 1;
     }
     jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */
@@ -244,7 +244,6 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
                     const jsmf_fdm_params *params, jsmf_fdm_result *r)
 {
     static const jsmf_fdm_dir_opts defaults = {0};
-    static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
     double t0 = fdm_now();
     d = d ? d : &defaults;
     memset(r, 0, sizeof *r);
@@ -268,7 +267,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     /* a stop while a cold start compares its random starts comes before any checkpoint */
     if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
         tell_line(d->info, d->info_arg, "interrupted; the same command resumes from %s", ckpt);
-    const char *device = p.device >= 0 && p.device <= 2 ? devices[p.device] : "auto";
+    const char *device = jsmf_fdm_device_name(p.device) ? jsmf_fdm_device_name(p.device) : "auto";
     jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", fdm_now() - t0};
     if (!rc)
         rc = jsmf_fdm_save(dir, d->force, &p, r, &run, &in);

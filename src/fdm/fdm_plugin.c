@@ -1,89 +1,75 @@
-/* fdm_cuda_load.c — finds and loads the CUDA back-end plugin (libjsmf_cuda.so) the first time a
- * GPU is asked for, so that programs built with CUDA start without loading cuBLAS. */
-#include "fdm_internal.h"
-#include "core/plugin.h"
-
-#ifdef JSMF_WITH_CUDA
+/* fdm_plugin.c — finds and loads a device's back-end plugin (libjsmf_cuda.so) the first time the
+ * device is asked for, so that programs built with it start without loading its libraries
+ * (cuBLAS: ~1 s and 600 MB). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#define PLUGIN "libjsmf_cuda.so"
+#include "core/plugin.h"
+#include "fdm_internal.h"
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
-static fdm_cuda_api api;
-static int loaded;
-static char why[512];
+/* One slot per plugin asked for (a handful: one per plugin device of the table). */
+#define MAX_PLUGINS 8
 
-static int try_path(const char *path)
+typedef struct loaded_plugin {
+    const fdm_plugin *spec;
+    int ok;
+    fdm_plugin_api api;
+    char why[512];
+} loaded_plugin;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static loaded_plugin slots[MAX_PLUGINS];
+static int used;
+
+static int try_path(void *arg, const char *path)
 {
+    loaded_plugin *p = arg;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(why, sizeof why, "%s", dlerror());
+        snprintf(p->why, sizeof p->why, "%s", dlerror());
         return 0;
     }
-    fdm_cuda_plugin_fn init = (fdm_cuda_plugin_fn)(uintptr_t)dlsym(h, FDM_CUDA_PLUGIN_SYMBOL);
+    fdm_plugin_fn init = (fdm_plugin_fn)(uintptr_t)dlsym(h, p->spec->symbol);
     if (!init) {
-        snprintf(why, sizeof why, "%s: no %s (plugin of another version?)", path,
-                 FDM_CUDA_PLUGIN_SYMBOL);
+        snprintf(p->why, sizeof p->why, "%s: no %s (plugin of another version?)", path,
+                 p->spec->symbol);
         dlclose(h);
         return 0;
     }
     fdm_host_api host = {jsmf_error, jsmf_fdm_sampler_info_get, jsmf_fdm_sampler_tables_get,
                          jsmf_fdm_sampler_draw};
-    return init(&host, &api) == 0;
+    return init(&host, &p->api) == 0;
 }
 
-static int try_one(void *arg, const char *path)
+/* The slot of `pl`, loaded on first use; NULL when every slot is taken. */
+static loaded_plugin *slot_of(const fdm_plugin *pl)
 {
-    (void)arg;
-    return try_path(path);
+    loaded_plugin *p = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < used && !p; i++)
+        if (slots[i].spec == pl)
+            p = &slots[i];
+    if (!p && used < MAX_PLUGINS) {
+        p = &slots[used++];
+        p->spec = pl;
+        p->ok = plugin_find(pl->env, pl->file, pl->build, pl->install, try_path, p);
+    }
+    pthread_mutex_unlock(&lock);
+    return p;
 }
 
-static void load(void)
+int fdm_plugin_load(const fdm_plugin *pl, const fdm_plugin_api **api)
 {
-#ifdef JSMF_CUDA_SO_BUILD
-    const char *build = JSMF_CUDA_SO_BUILD;
-#else
-    const char *build = NULL;
-#endif
-#ifdef JSMF_CUDA_SO_INSTALL
-    const char *install = JSMF_CUDA_SO_INSTALL;
-#else
-    const char *install = NULL;
-#endif
-    loaded = plugin_find("JSMF_CUDA_LIB", PLUGIN, build, install, try_one, NULL);
+    *api = NULL;
+    if (pl->missing)
+        return jsmf_error(JSMF_ENOTSUP, "%s", pl->missing);
+    loaded_plugin *p = slot_of(pl);
+    if (!p)
+        return jsmf_error(JSMF_ENOTSUP, "cannot load %s: too many plugins", pl->file);
+    if (!p->ok)
+        return jsmf_error(JSMF_ENOTSUP, "cannot load the back end %s (%s)", pl->file, p->why);
+    *api = &p->api;
+    return JSMF_OK;
 }
-
-static int plugin(void)
-{
-    pthread_once(&load_once, load);
-    if (!loaded)
-        return jsmf_error(JSMF_ENOTSUP, "cannot load the CUDA back end " PLUGIN " (%s)", why);
-    return 0;
-}
-
-int jsmf_fdm_cuda_probe(char *name, size_t len)
-{
-    if (name && len)
-        name[0] = 0;
-    int rc = plugin();
-    return rc ? rc : api.probe(name, len);
-}
-
-int fdm_cuda_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out)
-{
-    int rc = plugin();
-    return rc ? rc : api.backend_create(setup, st, out);
-}
-
-int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
-                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
-                            double *gmu, double *galpha)
-{
-    int rc = plugin();
-    return rc ? rc : api.loss_grad(n, k, wmu, walpha, u, v, count, loss, gmu, galpha);
-}
-#endif
