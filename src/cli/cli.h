@@ -64,7 +64,7 @@ typedef enum cli_kind {
     CLI_DOUBLE, /* double, finite and in .range if set ("[0, 1)", "(0, inf)") */
     CLI_MEM,    /* uint64_t bytes: a size like 512M, 2G, 1.5g, 4096 (jsmf_mem_parse) */
     CLI_STRING, /* const char *, the argument itself */
-    CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" */
+    CLI_CHOICE, /* int: the index of the value in .choices "a|b|c" (or .choice_name's list) */
     CLI_LIST,   /* cli_list: the value and every following argument that is not an option */
     CLI_CALL,   /* .call(option, value) parses it */
     CLI_ARG,    /* the next positional argument (required), named .name ("STORE"): const char * */
@@ -91,6 +91,8 @@ struct cli_option {
     uint32_t *count;     /* CLI_ARGS: how many there are */
     int stdin_once;      /* CLI_ARGS: '-' (stdin) at most once */
     const char *choices; /* CLI_CHOICE: "text|tsv|json" */
+    const char *(*choice_name)(int index); /* CLI_CHOICE instead of .choices: the library's
+                                            * table of the choice (NULL past its last name) */
     int (*call)(const cli_option *o, const char *value); /* CLI_CALL: 0 or EXIT_USAGE */
     const char *alias;   /* another long name accepted, not documented */
 };

@@ -49,6 +49,44 @@ static void print_option(FILE *f, const cli_doc *d)
     print_wrapped(f, d->text, HELP_COL, n);
 }
 
+/* The values of choice option O as "a|b|c": .choices, or the names of its library table. */
+static const char *choices_of(const cli_option *o, char *buf, size_t size)
+{
+    if (!o->choice_name)
+        return o->choices;
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; o->choice_name(i) && used < size; i++) {
+        int len = snprintf(buf + used, size - used, "%s%s", i ? "|" : "", o->choice_name(i));
+        used += len > 0 ? (size_t)len : 0;
+    }
+    return buf;
+}
+
+/* Whether "a|b|c" and the LEN characters at SHOWN ("c|a|b", in any order) are the same
+ * values. */
+static int same_values(const char *choices, const char *shown, size_t len)
+{
+    size_t count = 0;
+    for (const char *p = shown, *end = shown + len; p < end; count++) {
+        size_t n = strcspn(p, "|");
+        n = n < (size_t)(end - p) ? n : (size_t)(end - p);
+        int found = 0;
+        for (const char *c = choices; *c && !found;) {
+            size_t m = strcspn(c, "|");
+            found = m == n && !strncmp(c, p, n);
+            c += m + (c[m] == '|');
+        }
+        if (!found)
+            return 0;
+        p += n + 1;
+    }
+    size_t want = 1;
+    for (const char *c = choices; *c; c++)
+        want += *c == '|';
+    return count == want;
+}
+
 /* The entry of COMMAND's docs whose head names option NAME ("--topics" or "-k"), or with
  * USAGE its usage line naming positional argument NAME ("STORE", "INPUT..."); and in *value
  * the value it shows for it ("K"; "" for none; "-k, --topics K" shows K for --topics only), of
@@ -77,6 +115,7 @@ static const cli_doc *find_doc(const char *command, int usage, const char *name,
 static int check_documented(const char *command, const cli_option *table)
 {
     int bad = 0;
+    char list[512];
     for (const cli_option *o = table; o->name; o++) {
         char s[3] = {'-', o->short_name, 0};
         const char *v;
@@ -93,6 +132,10 @@ static int check_documented(const char *command, const cli_option *table)
         else if ((len > 0) != (o->kind != CLI_FLAG))
             bad = fprintf(stderr, "%s: man/jsmf.1 shows %s %s a value\n", cli_prog, o->name,
                           len ? "with" : "without");
+        else if (o->kind == CLI_CHOICE &&
+                 !same_values(choices_of(o, list, sizeof list), v, len))
+            bad = fprintf(stderr, "%s: man/jsmf.1 shows %s %.*s, it takes %s\n", cli_prog,
+                          o->name, (int)len, v, choices_of(o, list, sizeof list));
         else if (o->short_name && !find_doc(command, 0, s, &v, &len))
             bad = fprintf(stderr, "%s: man/jsmf.1 does not document %s\n", cli_prog, s);
     }
@@ -197,7 +240,7 @@ static int store_value(const cli_option *o, const char *v)
 {
     int rc = 0;
     uint64_t u, max = o->kind == CLI_INT ? INT_MAX : o->kind == CLI_U32 ? UINT32_MAX : UINT64_MAX;
-    char list[128];
+    char list[512], names[512];
     switch (o->kind) {
     case CLI_FLAG:
         *(int *)o->field = 1;
@@ -213,12 +256,14 @@ static int store_value(const cli_option *o, const char *v)
         return 0;
     case CLI_CALL:
         return o->call(o, v);
-    case CLI_CHOICE:
-        if ((rc = choice_index(o->choices, v)) < 0)
+    case CLI_CHOICE: {
+        const char *choices = choices_of(o, names, sizeof names);
+        if ((rc = choice_index(choices, v)) < 0)
             return cli_usage_error("%s must be %s, not '%s'", o->name,
-                                   choice_list(o->choices, list, sizeof list), v);
+                                   choice_list(choices, list, sizeof list), v);
         *(int *)o->field = rc;
         return 0;
+    }
     case CLI_U32:
     case CLI_U64:
     case CLI_INT:
