@@ -286,10 +286,10 @@ out:
 /* The document-frequency threshold of anchor candidates. A word seen in few documents has a
  * noisy co-occurrence row, and noise makes a row look far from all the others: exactly what the
  * pivoted QR picks; too high a threshold leaves topics without a specific anchor and costs
- * held-out likelihood. Automatic: ceil(sqrt(M) / 8) for the compressed iterate, the knee of
- * coherence that keeps the likelihood on every real corpus measured; ceil(sqrt(M) / 2) for the
- * other rectifications, whose clipped rows of rare words still win the pivots below that
- * (tools/bench/fit-results.md). Lowered while fewer than 2K words with mass qualify, never below
+ * held-out likelihood. Automatic: ceil(sqrt(M) / d), d the method's anchor_df_divisor
+ * (fit_methods.c): 8 for the compressed iterate, the knee of coherence that keeps the likelihood
+ * on every real corpus measured; 2 for the other rectifications, whose clipped rows of rare
+ * words still win the pivots below that (tools/bench/fit-results.md). Lowered while fewer than 2K words with mass qualify, never below
  * 2 (a word of one document is that document's bag of words). */
 static int anchor_threshold(const jsmf_vocab *v, const double *c, uint32_t n, uint32_t k,
                             const jsmf_fit_opts *o, uint64_t *out)
