@@ -8,6 +8,8 @@
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
+#include "core/clock.h"
+#include "core/hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -72,21 +74,6 @@ typedef struct job {
     uint32_t rounds;
     uint64_t bytes_received;
 } job;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
 
 static void remove_store_files(const char *dir)
 {
@@ -159,7 +146,7 @@ static int add_piece(plan *p, uint32_t input, uint64_t start, uint64_t line, uin
     x->input = input;
     x->start_offset = start, x->start_line = line, x->start_doc = line - 1; /* a line a doc */
     x->end_offset = end, x->bytes = bytes;
-    x->key = mix64(in->fingerprint ^ mix64(in->occurrence ^ mix64(start + 1))) | 1;
+    x->key = hash_mix64(in->fingerprint ^ hash_mix64(in->occurrence ^ hash_mix64(start + 1))) | 1;
     return JSMF_OK;
 }
 
@@ -964,7 +951,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     job j = {.c = c, .rank = jsmf_comm_rank(c), .size = jsmf_comm_size(c), .main = s,
              .store_path = store_path, .o = o};
     memset(sum, 0, sizeof *sum);
-    double t0 = now();
+    double t0 = clock_seconds();
     jsmf_comm_stats c0;
     jsmf_comm_stats_get(c, &c0);
     snprintf(j.dir, sizeof j.dir, "%s/mpi-ingest", store_path);
@@ -1005,7 +992,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     if (!(rc = jsmf_comm_agree(c, rc)))
         rc = ingest_my_pieces(&j, &sum->ingest);
     uint32_t skipped = j.p.h.skipped;
-    sum->seconds_ingest = now() - t0;
+    sum->seconds_ingest = clock_seconds() - t0;
     if ((rc = jsmf_comm_agree(c, rc))) {
         j.sums[0] = 0;
         goto out;
@@ -1013,17 +1000,17 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     sum_summaries(&j, &sum->ingest);
     sum->ingest.inputs_skipped = skipped;
     sum->ingest.inputs_done = j.p.h.n_inputs;
-    double t1 = now();
+    double t1 = clock_seconds();
     uint64_t budget = o && o->mem ? o->mem / 8 : 64u << 20;
     rc = reduce_shards(&j, budget);
-    sum->seconds_exchange = now() - t1;
+    sum->seconds_exchange = clock_seconds() - t1;
     sum->rounds = j.rounds;
     sum->bytes_received = j.bytes_received;
     if (rc)
         goto out;
-    double t2 = now();
+    double t2 = clock_seconds();
     rc = commit_total(&j);
-    sum->seconds_commit = now() - t2;
+    sum->seconds_commit = clock_seconds() - t2;
     if (!rc) {
         fclose(j.sf), j.sf = NULL;
         unlink(j.sums), j.sums[0] = 0;
@@ -1033,7 +1020,7 @@ out:
     jsmf_comm_stats_get(c, &sum->comm);
     sum->comm.bytes_sent -= c0.bytes_sent, sum->comm.seconds -= c0.seconds;
     sum->comm.calls -= c0.calls;
-    sum->ingest.seconds = now() - t0;
+    sum->ingest.seconds = clock_seconds() - t0;
     job_free(&j);
     return rc;
 }
