@@ -10,6 +10,7 @@
 #include "jsmf_io.h"
 #include "core/clock.h"
 #include "core/hash.h"
+#include "core/zstd_sniff.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,17 +108,6 @@ static void remove_stale_shards(const job *j)
 }
 
 /* ---- planning (rank 0) -------------------------------------------------------------------- */
-
-static int is_zstd(const char *path)
-{
-    unsigned char m[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t n = fread(m, 1, 4, f);
-    fclose(f);
-    return n == 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD;
-}
 
 static int sniff_format(const char *path, const jsmf_ingest_opts *o, uint32_t *fmt)
 {
@@ -286,7 +276,7 @@ static int plan_pieces(job *j, uint64_t piece_bytes)
     for (uint32_t i = 0; i < p->h.n_inputs && !rc; i++) {
         const plan_input *in = &p->in[i];
         int splittable = (in->format == JSMF_FORMAT_TEXT || in->format == JSMF_FORMAT_LDAC) &&
-                         !is_zstd(in->path) && in->size > target;
+                         !zstd_sniff_file(in->path) && in->size > target;
         if (splittable)
             rc = split_file(p, i, (in->size + target - 1) / target);
         else
