@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fdm_internal.h"
+#include "core/durable.h"
 #include "core/hash.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
@@ -290,24 +291,6 @@ static void put_run(ckpt_io *io, const run_log *g)
     put(io, &g->n_curve, 8);
 }
 
-static int fsync_dir_of(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st, const run_log *g)
 {
     char tmp[4200];
@@ -315,7 +298,7 @@ static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st
         return jsmf_error(JSMF_EINVAL, "checkpoint path too long: %s", path);
     ckpt_io io = {fopen(tmp, "wb"), HASH_FNV1A_OFFSET, 0};
     if (!io.f)
-        return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: %s", tmp, strerror(errno));
+        return jsmf_error(durable_errcode(errno), "%s: %s", tmp, strerror(errno));
     size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
     put_header(&io, h);
     put_run(&io, g);
@@ -325,22 +308,7 @@ static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st
     put(&io, g->c_held, g->n_curve * 8);
     uint64_t sum = io.hash;
     put(&io, &sum, 8);
-    int err = io.err;
-    if (!err && fflush(io.f))
-        err = errno;
-    if (!err && fsync(fileno(io.f)))
-        err = errno;
-    if (fclose(io.f) && !err)
-        err = errno;
-    if (!err && rename(tmp, path))
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        return jsmf_error(err == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "writing checkpoint %s: %s",
-                          path, strerror(err > 0 ? err : EIO));
-    }
-    fsync_dir_of(path);
-    return 0;
+    return durable_publish(io.f, io.err, tmp, path, "checkpoint");
 }
 
 /* Load `path` into st/g after checking it belongs to this run. JSMF_ENOTFOUND when absent. */

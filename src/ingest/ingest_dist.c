@@ -9,6 +9,7 @@
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
 #include "core/clock.h"
+#include "core/durable.h"
 #include "core/hash.h"
 #include "core/zstd_sniff.h"
 
@@ -76,17 +77,6 @@ typedef struct job {
     uint64_t bytes_received;
 } job;
 
-static void remove_store_files(const char *dir)
-{
-    static const char *const names[] = {"data.mdb", "lock.mdb", "writer.lock"};
-    char path[8300];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
 /* An earlier job with other inputs or ranks left shards here: they cannot resume this one
  * (with more ranks than this job has, nobody else would remove theirs). */
 static void remove_stale_shards(const job *j)
@@ -102,7 +92,7 @@ static void remove_stale_shards(const job *j)
         if (strstr(e->d_name, ".sums"))
             unlink(path);
         else
-            remove_store_files(path);
+            jsmf_store_files_remove(path, NULL, 1);
     }
     closedir(d);
 }
@@ -295,16 +285,13 @@ static int plan_write(const job *j)
     snprintf(tmp, sizeof tmp, "%s.tmp", j->plan_path);
     FILE *f = fopen(tmp, "wb");
     if (!f)
-        return jsmf_error(JSMF_EIO, "%s: %s", tmp, strerror(errno));
+        return jsmf_error(durable_errcode(errno), "%s: %s", tmp, strerror(errno));
     const plan *p = &j->p;
+    errno = 0;
     int ok = fwrite(&p->h, sizeof p->h, 1, f) == 1 &&
              fwrite(p->in, sizeof *p->in, p->h.n_inputs, f) == p->h.n_inputs &&
              fwrite(p->pc, sizeof *p->pc, p->h.n_pieces, f) == p->h.n_pieces;
-    ok = (fflush(f) == 0 && fsync(fileno(f)) == 0) & ok;
-    ok = (fclose(f) == 0) & ok;
-    if (!ok || rename(tmp, j->plan_path))
-        return jsmf_error(JSMF_EIO, "%s: %s", j->plan_path, strerror(errno));
-    return JSMF_OK;
+    return durable_publish(f, ok ? 0 : errno ? errno : EIO, tmp, j->plan_path, "MPI ingest plan");
 }
 
 /* 1 when the plan file there equals the one just made (fresh flag aside). */
@@ -432,7 +419,7 @@ done:
 static int open_shard(job *j)
 {
     if (j->p.h.fresh)
-        remove_store_files(j->shard);
+        jsmf_store_files_remove(j->shard, NULL, 1);
     jsmf_vocab *v = NULL;
     int rc = share_vocab(j, &v, &j->df);
     if (rc)
@@ -446,7 +433,7 @@ static int open_shard(job *j)
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     else if (!rc && !jsmf_store_has_vocab(j->sh)) {
         jsmf_store_close(j->sh), j->sh = NULL;
-        remove_store_files(j->shard);
+        jsmf_store_files_remove(j->shard, NULL, 1);
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     }
     jsmf_vocab_free(v);
@@ -913,7 +900,7 @@ static void job_free(job *j)
 static void cleanup(job *j)
 {
     jsmf_store_close(j->sh), j->sh = NULL;
-    remove_store_files(j->shard);
+    jsmf_store_files_remove(j->shard, NULL, 1);
     unlink(j->sums);
     jsmf_comm_barrier(j->c);
     if (j->rank == 0) {

@@ -134,18 +134,6 @@ int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
     return rc ? rc : store_meta_put_u64(s, t, key, v + add);
 }
 
-void store_discard(const char *path, int dir)
-{
-    static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock"};
-    char buf[4096];
-    for (int i = 0; i < 3; i++) {
-        snprintf(buf, sizeof buf, "%s/%s", path, files[i]);
-        unlink(buf);
-    }
-    if (dir)
-        rmdir(path);
-}
-
 /* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */
 static int disk_full(jsmf_store *s)
 {

@@ -146,7 +146,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
     }
     jsmf_store_close(o);
     if (rc && o)
-        store_discard(out, 1); /* no half-written output: a merge is one checkpoint or nothing */
+        jsmf_store_files_remove(out, NULL, 1); /* no half-written output: a merge is one checkpoint or nothing */
     for (uint32_t i = 0; i < n; i++) {
         jsmf_store_close(c.in[i]);
     }

@@ -6,6 +6,7 @@
 #include "runs.h"
 
 #include "core/bigmem.h"
+#include "core/durable.h"
 #include "core/hash.h"
 
 #include <errno.h>
@@ -91,7 +92,7 @@ static int prepare_dir(const char *path, int flags)
         if (!(flags & JSMF_STORE_CREATE))
             return jsmf_error(JSMF_ENOTFOUND, "%s: no such store", path);
         if (mkdir(path, 0755) != 0)
-            return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO,
+            return jsmf_error(durable_errcode(errno),
                               "%s: cannot create store directory: %s", path, strerror(errno));
         return JSMF_OK;
     }
@@ -343,7 +344,7 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
         int ours = !jsmf_store_has_vocab(s) && made_env;
         jsmf_store_close(s);
         if (ours)
-            store_discard(path, made_dir);
+            jsmf_store_files_remove(path, NULL, made_dir);
         return rc;
     }
     *out = s;
