@@ -13,6 +13,7 @@
 
 #include "fdm_internal.h"
 #include "core/durable.h"
+#include "core/grow.h"
 #include "core/hash.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
@@ -184,17 +185,10 @@ typedef struct run_log {
 static int log_push(run_log *g, uint64_t step, double train, double held)
 {
     if (g->n_curve == g->cap_curve) {
-        uint64_t cap = g->cap_curve ? 2 * g->cap_curve : 64;
-        uint64_t *s = realloc(g->c_step, cap * sizeof *s);
-        if (s)
-            g->c_step = s;
-        double *t = realloc(g->c_train, cap * sizeof *t);
-        if (t)
-            g->c_train = t;
-        double *h = realloc(g->c_held, cap * sizeof *h);
-        if (h)
-            g->c_held = h;
-        if (!s || !t || !h)
+        uint64_t cap = grow_capacity(g->cap_curve, g->n_curve + 1, 64);
+        if (grow_array(&g->c_step, cap, sizeof *g->c_step) ||
+            grow_array(&g->c_train, cap, sizeof *g->c_train) ||
+            grow_array(&g->c_held, cap, sizeof *g->c_held))
             return jsmf_error(JSMF_ENOMEM, "out of memory for the loss curve");
         g->cap_curve = cap;
     }

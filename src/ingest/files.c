@@ -3,6 +3,7 @@
  * vocabulary, and counting out-of-vocabulary tokens. */
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
+#include "core/grow.h"
 #include "core/tell.h"
 
 #include <inttypes.h>
@@ -85,16 +86,8 @@ static int reserve(run *r, size_t n)
 {
     if (n <= r->cap)
         return JSMF_OK;
-    size_t c = r->cap ? r->cap : 4096;
-    while (c < n)
-        c *= 2;
-    uint32_t *a = realloc(r->ids, c * sizeof *a);
-    if (a)
-        r->ids = a;
-    uint32_t *b = realloc(r->counts, c * sizeof *b);
-    if (b)
-        r->counts = b;
-    if (!a || !b)
+    size_t c = grow_capacity(r->cap, n, 4096);
+    if (grow_array(&r->ids, c, sizeof *r->ids) || grow_array(&r->counts, c, sizeof *r->counts))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->cap = c;
     return JSMF_OK;

@@ -11,6 +11,7 @@
 #include "docsum.h"
 #include "jsmf_io.h"
 #include "core/clock.h"
+#include "core/grow.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
@@ -95,30 +96,15 @@ static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
     if (!b->pairs && !(b->pairs = calloc((size_t)threads, sizeof *b->pairs)))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     if (docs + 1 > b->cap_docs) {
-        uint32_t c = b->cap_docs ? b->cap_docs * 2 : docs + 1;
-        while (c < docs + 1)
-            c *= 2;
-        uint64_t *s = realloc(b->start, (size_t)c * sizeof *s);
-        if (s)
-            b->start = s;
-        double *q = realloc(b->q, (size_t)c * sizeof *q);
-        if (q)
-            b->q = q;
-        if (!s || !q)
+        uint64_t c = grow_capacity(b->cap_docs, (uint64_t)docs + 1, (uint64_t)docs + 1);
+        if (c > UINT32_MAX || grow_array(&b->start, c, sizeof *b->start) ||
+            grow_array(&b->q, c, sizeof *b->q))
             return jsmf_error(JSMF_ENOMEM, "out of memory");
-        b->cap_docs = c;
+        b->cap_docs = (uint32_t)c;
     }
     if (ids > b->cap_ids) {
-        uint64_t c = b->cap_ids ? b->cap_ids * 2 : ids;
-        while (c < ids)
-            c *= 2;
-        uint32_t *i = realloc(b->ids, c * sizeof *i);
-        if (i)
-            b->ids = i;
-        uint32_t *n = realloc(b->counts, c * sizeof *n);
-        if (n)
-            b->counts = n;
-        if (!i || !n)
+        uint64_t c = grow_capacity(b->cap_ids, ids, ids);
+        if (grow_array(&b->ids, c, sizeof *b->ids) || grow_array(&b->counts, c, sizeof *b->counts))
             return jsmf_error(JSMF_ENOMEM, "out of memory");
         b->cap_ids = c;
     }

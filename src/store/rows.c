@@ -5,6 +5,7 @@
 #include "codec.h"
 #include "registry.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "core/hash.h"
 
 #include <stdlib.h>
@@ -34,18 +35,10 @@ static int stream_room(row_stream *m, uint64_t n)
 {
     if (n <= m->cap)
         return JSMF_OK;
-    uint64_t cap = m->cap ? 2 * (uint64_t)m->cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    if (cap > (uint64_t)m->s->n_words + 1)
+    uint64_t cap = grow_capacity(m->cap, n, 1024);
+    if (cap > (uint64_t)m->s->n_words + 1) /* a row never holds more than the words */
         cap = (uint64_t)m->s->n_words + 1 > n ? (uint64_t)m->s->n_words + 1 : n;
-    uint32_t *c = realloc(m->cols, cap * sizeof *c);
-    if (c)
-        m->cols = c;
-    jsmf_sum *v = realloc(m->vals, cap * sizeof *v);
-    if (v)
-        m->vals = v;
-    if (!c || !v)
+    if (grow_array(&m->cols, cap, sizeof *m->cols) || grow_array(&m->vals, cap, sizeof *m->vals))
         return jsmf_error(JSMF_ENOMEM, "out of memory for a row of C");
     m->cap = (uint32_t)cap;
     return JSMF_OK;
