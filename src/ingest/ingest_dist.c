@@ -12,6 +12,7 @@
 #include "core/durable.h"
 #include "core/hash.h"
 #include "core/zstd_sniff.h"
+#include "io/docs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -265,8 +266,9 @@ static int plan_pieces(job *j, uint64_t piece_bytes)
     int rc = JSMF_OK;
     for (uint32_t i = 0; i < p->h.n_inputs && !rc; i++) {
         const plan_input *in = &p->in[i];
-        int splittable = (in->format == JSMF_FORMAT_TEXT || in->format == JSMF_FORMAT_LDAC) &&
-                         !zstd_sniff_file(in->path) && in->size > target;
+        /* a format of one document a line, stored plain: cut at line starts */
+        const io_format *f = io_format_get((jsmf_format)in->format);
+        int splittable = f && f->line_per_doc && !zstd_sniff_file(in->path) && in->size > target;
         if (splittable)
             rc = split_file(p, i, (in->size + target - 1) / target);
         else
