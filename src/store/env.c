@@ -4,6 +4,7 @@
 #include "env.h"
 
 #include "codec.h"
+#include "files.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +46,7 @@ static void find_map(jsmf_store *s, uint64_t mapsize)
 {
     char want[4096], real[PATH_MAX], line[4352];
     s->map_parts = 0, s->map_seen_size = mapsize;
-    snprintf(want, sizeof want, "%s/data.mdb", s->path);
+    store_file_path(want, sizeof want, s->path, STORE_FILE_DATA);
     if (!realpath(want, real))
         return;
     FILE *f = fopen("/proc/self/maps", "r");

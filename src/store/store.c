@@ -2,6 +2,7 @@
  * creation with a fixed vocabulary, counters, the vocabulary and the input records. */
 #include "codec.h"
 #include "env.h"
+#include "files.h"
 #include "registry.h"
 #include "runs.h"
 
@@ -70,7 +71,7 @@ static long env_long(const char *name)
 static int take_writer_lock(jsmf_store *s)
 {
     char lock[4096];
-    snprintf(lock, sizeof lock, "%s/writer.lock", s->path);
+    store_file_path(lock, sizeof lock, s->path, STORE_FILE_WRITER_LOCK);
     s->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (s->lockfd < 0)
         return jsmf_error(JSMF_EIO, "%s: cannot open lock file: %s", s->path, strerror(errno));
@@ -87,7 +88,7 @@ static int prepare_dir(const char *path, int flags)
 {
     struct stat st;
     char data[4096];
-    snprintf(data, sizeof data, "%s/data.mdb", path);
+    store_file_path(data, sizeof data, path, STORE_FILE_DATA);
     if (stat(path, &st) != 0) {
         if (!(flags & JSMF_STORE_CREATE))
             return jsmf_error(JSMF_ENOTFOUND, "%s: no such store", path);
@@ -330,7 +331,7 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
     *out = NULL;
     char data[4096];
     struct stat st;
-    snprintf(data, sizeof data, "%s/data.mdb", path);
+    store_file_path(data, sizeof data, path, STORE_FILE_DATA);
     int made_dir = stat(path, &st) != 0, made_env = stat(data, &st) != 0;
     jsmf_store *s;
     int rc = jsmf_store_open(path, JSMF_STORE_CREATE, &s);
@@ -409,7 +410,7 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
     out->fingerprint = h;
     char data[4096];
     struct stat st;
-    snprintf(data, sizeof data, "%s/data.mdb", s->path);
+    store_file_path(data, sizeof data, s->path, STORE_FILE_DATA);
     if (stat(data, &st) == 0)
         out->bytes = (uint64_t)st.st_size;
     return rc;
