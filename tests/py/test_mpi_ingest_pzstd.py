@@ -4,7 +4,6 @@ detection, the MPI planner knew only the ordinary frame's magic number, took suc
 text and cut it at byte offsets into the compressed stream: a different document count, silently.
 The file is written by pzstd when installed, else as a skippable frame followed by zstd's frames.
 Skips (77) without mpirun, the MPI plugin or a zstd compressor."""
-import json
 import os
 import shutil
 import struct
@@ -14,7 +13,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ingest_corpus import make_corpus, run, write_text  # noqa: E402
-from test_mpi_ingest import BUILD, mpi  # noqa: E402
+from test_mpi_ingest import BUILD, assert_same, content, mpi  # noqa: E402
 
 
 def skippable_first(src, dst):
@@ -29,18 +28,6 @@ def skippable_first(src, dst):
     with open(dst, "rb") as f:
         magic = struct.unpack("<I", f.read(4))[0]
     assert magic & 0xFFFFFFF0 == 0x184D2A50, "%s does not open with a skippable frame" % dst
-
-
-def summary(store, tmp):
-    """C exported and `jsmf info --json` less what names the store or its layout."""
-    out = os.path.join(tmp, "c.mtx")
-    run("export", store, "-o", out)
-    with open(out, "rb") as f:
-        c = f.read()
-    info = json.loads(run("info", store, "--json").stdout)
-    for k in ("store", "path", "runs", "bytes"):
-        info.pop(k, None)
-    return c, info
 
 
 def main():
@@ -62,14 +49,15 @@ def main():
 
     one = os.path.join(tmp, "one")
     run("ingest", one, *args)
-    want_c, want_info = summary(one, tmp)
+    want = content(one, tmp)
     two = os.path.join(tmp, "two")
     mpi(2, "ingest", two, *args, env=piece)
-    got_c, got_info = summary(two, tmp)
-    assert got_info == want_info, "mpirun -np 2: info differs\n one: %r\n two: %r" % (
-        want_info, got_info)
-    assert got_c == want_c, "mpirun -np 2: C differs from one process's"
-    print("skippable-frame zstd, -np 2: the store of one process (%d documents)" % want_info["docs"])
+    got = content(two, tmp)
+    assert got["info"] == want["info"], "mpirun -np 2: info differs\n one: %r\n two: %r" % (
+        want["info"], got["info"])
+    assert_same(want, got, "mpirun -np 2 of a skippable-frame zstd file")
+    print("skippable-frame zstd, -np 2: the store of one process (%d documents)" %
+          want["info"]["docs"])
     shutil.rmtree(tmp)
 
 
