@@ -58,15 +58,17 @@ static int next_ldac(jsmf_docs *r, jsmf_doc *d);
 /* Indexed by jsmf_format; auto-detection tries them in this order (UCI's header before LDA-C's
  * pairs), text being what is neither. formats/inputs.md describes each. */
 static const io_format formats[] = {
-    [JSMF_FORMAT_TEXT] = {JSMF_FORMAT_TEXT, "text", "text", NULL,
-                          "anything that is neither of the others", NULL, NULL, next_text,
+    /* one document a line, tokenised; what is neither of the others */
+    [JSMF_FORMAT_TEXT] = {JSMF_FORMAT_TEXT, "text", "text", NULL, NULL, NULL, next_text,
                           .line_per_doc = 1},
-    [JSMF_FORMAT_UCI] = {JSMF_FORMAT_UCI, "uci", "UCI", NULL,
-                         "3 lines of one integer (D, W, NNZ), then \"doc word count\"", sniff_uci,
-                         open_uci, next_uci, .needs_vocab_file = 1},
-    [JSMF_FORMAT_LDAC] = {JSMF_FORMAT_LDAC, "ldac", "LDA-C", "lda-c",
-                          "the first 16 lines \"N id:count ...\" or empty, one pair at least",
-                          sniff_ldac, open_ldac, next_ldac, .line_per_doc = 1},
+    /* a header of D, W, NNZ, then "doc word count" lines grouped by document, over the words of
+     * a vocabulary file that always comes with it */
+    [JSMF_FORMAT_UCI] = {JSMF_FORMAT_UCI, "uci", "UCI", NULL, sniff_uci, open_uci, next_uci,
+                         .line_per_doc = 0},
+    /* one document a line, "N id:count ..." with 0-based ids, bounded (ldac_vocab_size) or
+     * numbering a vocabulary file when one is given */
+    [JSMF_FORMAT_LDAC] = {JSMF_FORMAT_LDAC, "ldac", "LDA-C", "lda-c", sniff_ldac, open_ldac,
+                          next_ldac, .line_per_doc = 1},
 };
 
 const io_format *io_format_get(jsmf_format f)

@@ -1,6 +1,7 @@
 /* docs.h — internal: the input formats as one descriptor table (text, uci, ldac): the name a
  * user gives, how auto-detection knows it, what it needs, how it is read, and its rules, so that
- * the reader, the MPI planner and the CLI's --format choices all ask the same entry. */
+ * the reader, the MPI planner and the CLI's --format choices all ask the same entry. What each
+ * format accepts is formats/inputs.md. */
 #ifndef JSMF_IO_DOCS_H
 #define JSMF_IO_DOCS_H
 
@@ -11,9 +12,9 @@ typedef struct io_format {
     const char *name;  /* --format's value, the store's input record, `jsmf info` */
     const char *title; /* how messages name it: "UCI input cannot be read in pieces" */
     const char *alias; /* another name --format takes ("lda-c"), or NULL */
-    const char *looks; /* what auto-detection looks for (formats/inputs.md says the same) */
     /* Auto-detection: whether the first `nl` complete lines [ls[i], le[i]) (16 at most, from
-     * the first 64 KiB) are of this format. Tried in table order; NULL: the fallback. */
+     * the first 64 KiB) are of this format. Tried in table order; NULL: the fallback (text,
+     * what is neither). */
     int (*sniff)(const unsigned char *const *ls, const unsigned char *const *le, int nl);
     /* What the format reads once the stream is open, before any document (a header, its
      * vocabulary file, the id bound); NULL: nothing. */
@@ -23,9 +24,6 @@ typedef struct io_format {
     /* One document a line: a file can be read in byte ranges cut at line starts (the pieces of
      * an MPI ingest, jsmf_read_opts.end_offset); a compressed file still cannot. */
     unsigned line_per_doc : 1;
-    /* Word ids number the words of a vocabulary file that always comes with the input (UCI);
-     * LDA-C takes one only when given (uci_vocab). */
-    unsigned needs_vocab_file : 1;
 } io_format;
 
 /* The descriptor of `f` (JSMF_FORMAT_TEXT .. JSMF_FORMAT_LDAC); NULL for JSMF_FORMAT_AUTO or
