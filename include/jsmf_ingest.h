@@ -266,7 +266,7 @@ void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, u
 /** What a store's directory held before an ingest opened it (jsmf_ingest_target_note), so that
  *  a first ingest that fails before its first checkpoint leaves nothing behind. */
 typedef struct jsmf_ingest_target {
-    unsigned char existed[4]; /**< the directory, data.mdb, lock.mdb, writer.lock */
+    unsigned char existed[1 + JSMF_STORE_NFILES]; /**< the directory, then each store file */
 } jsmf_ingest_target;
 
 /** Note what exists at `path`; call before jsmf_store_open(path, JSMF_STORE_CREATE). */

@@ -30,8 +30,9 @@ typedef enum jsmf_format {
     JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
 } jsmf_format;
 
-/** Name of a format ("text", "uci", "ldac", "auto"); jsmf_format_parse() is the inverse
- *  (returns -1 for an unknown name). */
+/** Name of a format ("text", "uci", "ldac", "auto"), NULL for a value that is none, so that a
+ *  front end lists the formats from JSMF_FORMAT_TEXT on until NULL; jsmf_format_parse() is the
+ *  inverse (also taking "lda-c"; returns -1 for an unknown name). */
 const char *jsmf_format_name(jsmf_format f);
 int jsmf_format_parse(const char *name);
 

@@ -34,6 +34,19 @@ enum {
 int jsmf_store_open(const char *path, int flags, jsmf_store **out);
 void jsmf_store_close(jsmf_store *s);
 
+/** How many files a store's directory holds: data.mdb, lock.mdb and writer.lock, in that order
+ *  (the indices of jsmf_store_files_exist and jsmf_store_files_remove). */
+#define JSMF_STORE_NFILES 3
+
+/** Whether each of the store files exists in the directory `path` (lstat: a dangling link
+ *  counts), into exists[0 .. JSMF_STORE_NFILES-1]. */
+void jsmf_store_files_exist(const char *path, unsigned char exists[JSMF_STORE_NFILES]);
+
+/** Remove the store files in the directory `path`, but those that `keep` flags (NULL: all go);
+ *  then, when `dir`, the directory itself if nothing else is in it. No store may be open on
+ *  `path` but the caller's own (whose writer lock keeps other writers out). */
+void jsmf_store_files_remove(const char *path, const unsigned char *keep, int dir);
+
 /** Counters of the whole store (one consistent snapshot). */
 typedef struct jsmf_store_stats {
     uint32_t n_words;        /**< N, vocabulary size */

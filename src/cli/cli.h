@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "jsmf.h"
+#include "core/clock.h"
 
 /* Exit codes (documented in jsmf.1). */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_INTERRUPTED = 130 };
@@ -39,8 +40,6 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "jsmf CMD: warning: MSG" to stderr, with --quiet too (a jsmf_warn_fn; arg unused). */
 void cli_warn(void *arg, const char *msg);
-/* Seconds of the monotonic clock. */
-double cli_now(void);
 
 /* S as an integer in [MIN, MAX] for option OPT ("--top"), or a number in RANGE (NULL: any
  * finite one; else an interval "[0, 1)", "(0, inf)" with closed or open ends). 0, or EXIT_USAGE

@@ -106,7 +106,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
 
 int cmd_fdm(int argc, char **argv)
 {
-    double t0 = cli_now();
+    double t0 = clock_seconds();
     fdm_opts o;
     memset(&o, 0, sizeof o);
     int rc = parse(argc, argv, &o);
@@ -125,7 +125,7 @@ int cmd_fdm(int argc, char **argv)
     rc = jsmf_fdm_to_dir(o.input, o.output, &o.d, &o.p, &r);
     cli_progress_done();
     if (!rc && !cli_quiet)
-        jsmf_fdm_result_write(stderr, cli_prog, &r, cli_now() - t0, o.output);
+        jsmf_fdm_result_write(stderr, cli_prog, &r, clock_seconds() - t0, o.output);
     jsmf_fdm_result_free(&r);
     return rc ? cli_fail(rc) : EXIT_OK;
 }

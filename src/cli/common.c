@@ -100,13 +100,6 @@ int cli_mem_below_min(void)
     return e && *e && strcmp(e, "0");
 }
 
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static double progress_last, progress_start, step_start, step_done;
 static int progress_drawn;
 static char step_name[64];
@@ -133,7 +126,7 @@ void cli_progress_update(const char *what, double done, double total, const char
         cli_progress = !cli_quiet && isatty(STDERR_FILENO);
     if (!cli_progress)
         return;
-    double t = cli_now();
+    double t = clock_seconds();
     if (!progress_start)
         progress_start = t;
     if (strncmp(step_name, what, sizeof step_name - 1) || done < step_done) {

@@ -391,8 +391,15 @@ int cli_parse(const cli_option *table, int argc, char **argv)
 int cli_format_option(const cli_option *o, const char *v)
 {
     int f = jsmf_format_parse(v);
-    if (f < 0)
-        return cli_usage_error("%s must be text, uci, ldac or auto, not '%s'", o->name, v);
+    if (f < 0) {
+        /* the library's formats, in its order: "text, uci, ldac or auto" */
+        char list[128] = "";
+        for (int i = JSMF_FORMAT_TEXT; jsmf_format_name((jsmf_format)i); i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ",
+                     jsmf_format_name((jsmf_format)i));
+        return cli_usage_error("%s must be %.*s or auto, not '%s'", o->name,
+                               (int)strlen(list) - 2, list, v);
+    }
     *(jsmf_format *)o->field = (jsmf_format)f;
     return 0;
 }

@@ -3,6 +3,7 @@
  * a line of a report. */
 #define _GNU_SOURCE /* realpath, fopencookie */
 #include "jsmf.h"
+#include "core/durable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +26,6 @@ struct jsmf_out {
     char *target; /* OUT_REPLACE: the file renamed over (a symlink's target, else path) */
     char *tmp;    /* OUT_REPLACE: the temporary beside it */
 };
-
-static int write_errcode(int err)
-{
-    return err == ENOSPC || err == EDQUOT ? JSMF_ENOSPC : JSMF_EIO;
-}
 
 static void out_free(jsmf_out *o)
 {
@@ -135,7 +131,7 @@ int jsmf_out_open(const char *path, jsmf_out **out)
         int err = fd < 0 ? errno : -stream_on(o, fd);
         if (err) {
             out_free(o);
-            return jsmf_error(write_errcode(err), "%s: cannot open for writing: %s", path,
+            return jsmf_error(durable_errcode(err), "%s: cannot open for writing: %s", path,
                               strerror(err));
         }
         *out = o;
@@ -158,7 +154,7 @@ int jsmf_out_open(const char *path, jsmf_out **out)
     }
     if (err) {
         out_free(o);
-        return jsmf_error(write_errcode(err), "%s: cannot create: %s", path, strerror(err));
+        return jsmf_error(durable_errcode(err), "%s: cannot create: %s", path, strerror(err));
     }
     *out = o;
     return JSMF_OK;
@@ -181,12 +177,12 @@ int jsmf_out_close(jsmf_out *o, int rc)
     if (o->how != OUT_STDOUT && fclose(o->f) != 0 && !err)
         err = o->err ? o->err : errno ? errno : EIO;
     if (err) /* the caller's own message, if any, could only say that writing failed */
-        rc = jsmf_error(write_errcode(err), "%s: write error: %s",
+        rc = jsmf_error(durable_errcode(err), "%s: write error: %s",
                         o->how == OUT_STDOUT ? "standard output" : o->path, strerror(err));
     if (o->how == OUT_REPLACE) {
         if (!rc && rename(o->tmp, o->target) != 0) {
             err = errno;
-            rc = jsmf_error(write_errcode(err), "%s: cannot rename the new file into place: %s",
+            rc = jsmf_error(durable_errcode(err), "%s: cannot rename the new file into place: %s",
                             o->path, strerror(err));
         }
         if (rc)

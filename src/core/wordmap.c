@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jsmf.h"
+#include "core/hash.h"
 
 struct jsmf_wordmap {
     const jsmf_vocab *v;
@@ -12,15 +13,11 @@ struct jsmf_wordmap {
     uint32_t *len;  /* word lengths, compared before the bytes */
 };
 
-/* FNV-1a with a final mix so that the low bits used for the slot depend on every byte. */
+/* FNV-1a with a final mix so that the low bits used for the slot depend on every byte (only the
+ * table's layout depends on it, never a result). */
 static inline uint64_t word_hash(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 33);
+    return hash_fmix64(hash_fnv1a(HASH_FNV1A_OFFSET, s, len));
 }
 
 int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out)

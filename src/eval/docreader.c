@@ -5,16 +5,18 @@
 #include <sys/stat.h>
 
 #include "jsmf_eval.h"
+#include "core/grow.h"
+#include "io/docmap.h"
 
 struct jsmf_docreader {
     const char *const *paths;
     uint32_t npaths, cur;        /* inputs, and the one being read */
     jsmf_read_opts opts;
     const jsmf_vocab *vocab;
-    jsmf_wordmap *map;
+    docmap dm;                   /* words and file ids -> the model's rows */
     jsmf_docs *docs;             /* open reader of paths[cur], or NULL */
-    uint32_t *uci_to_row;        /* UCI: the file's word id -> model row (UINT32_MAX = OOV) */
-    uint32_t uci_n;
+    uint32_t *rows, *rcounts;    /* the document being mapped, in reading order */
+    uint64_t rcap;
     uint32_t *count;             /* N counters of the document being mapped (zero between docs) */
     uint32_t *touched;           /* rows with a non-zero counter, N at most */
     uint32_t ntouched;
@@ -49,7 +51,11 @@ int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_re
     }
     r->count = calloc(vocab->n ? vocab->n : 1, sizeof *r->count);
     r->touched = malloc((vocab->n ? vocab->n : 1) * sizeof *r->touched);
-    int rc = r->count && r->touched ? jsmf_wordmap_new(vocab, &r->map)
+    /* bare LDA-C ids (no vocabulary file) are rows: one beyond the model is an error
+     * (formats/inputs.md), named by the reader with its byte, as ingest names it */
+    if (!r->opts.uci_vocab && (!r->opts.ldac_vocab_size || r->opts.ldac_vocab_size > vocab->n))
+        r->opts.ldac_vocab_size = vocab->n;
+    int rc = r->count && r->touched ? docmap_init(&r->dm, vocab)
                                     : jsmf_error(JSMF_ENOMEM, "document reader: out of memory");
     if (rc) {
         jsmf_docreader_close(r);
@@ -59,39 +65,16 @@ int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_re
     return 0;
 }
 
-/* UCI files (and LDA-C files opened with a vocabulary) number words by their own vocabulary
- * file: translate once per input. */
-static int map_uci_vocab(jsmf_docreader *r)
-{
-    free(r->uci_to_row);
-    r->uci_to_row = NULL;
-    r->uci_n = 0;
-    const jsmf_vocab *fv = jsmf_docs_vocab(r->docs);
-    if (!fv)
-        return 0;
-    r->uci_to_row = malloc((fv->n ? fv->n : 1) * sizeof *r->uci_to_row);
-    if (!r->uci_to_row)
-        return jsmf_error(JSMF_ENOMEM, "document reader: out of memory");
-    r->uci_n = fv->n;
-    for (uint32_t i = 0; i < fv->n; i++)
-        r->uci_to_row[i] = jsmf_wordmap_find(r->map, fv->words[i], strlen(fv->words[i]));
-    return 0;
-}
-
 static int open_next_input(jsmf_docreader *r)
 {
     int rc = jsmf_docs_open(r->paths[r->cur], &r->opts, &r->docs);
     if (rc)
         return rc;
-    return map_uci_vocab(r); /* UCI, or LDA-C given its vocabulary file: ids via words */
+    return docmap_input(&r->dm, r->docs); /* UCI, or LDA-C given its vocabulary file */
 }
 
-static void count_row(jsmf_docreader *r, uint32_t row, uint32_t c, uint64_t *doc_oov)
+static void count_row(jsmf_docreader *r, uint32_t row, uint32_t c)
 {
-    if (row == UINT32_MAX || row >= r->vocab->n) {
-        *doc_oov += c;
-        return;
-    }
     if (!r->count[row])
         r->touched[r->ntouched++] = row;
     r->count[row] += c;
@@ -132,21 +115,24 @@ static int batch_reserve(jsmf_docbatch *b, uint64_t docs, uint64_t ids)
 static int append_doc(jsmf_docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
 {
     uint64_t doc_oov = 0;
-    r->ntouched = 0;
-    if (jsmf_docs_format(r->docs) == JSMF_FORMAT_TEXT) {
-        for (uint32_t i = 0; i < doc->ntokens; i++)
-            count_row(r, jsmf_wordmap_find(r->map, doc->tok[i], doc->toklen[i]), 1, &doc_oov);
-    } else {
-        int uci = r->uci_to_row != NULL;
-        for (uint32_t i = 0; i < doc->nids; i++) {
-            uint32_t id = doc->ids[i];
-            uint32_t row = uci ? (id < r->uci_n ? r->uci_to_row[id] : UINT32_MAX) : id;
-            count_row(r, row, doc->counts[i], &doc_oov);
-        }
+    uint64_t need = jsmf_docs_format(r->docs) == JSMF_FORMAT_TEXT ? doc->ntokens : doc->nids;
+    if (need > r->rcap) {
+        uint64_t cap = grow_capacity(r->rcap, need, 1024);
+        if (grow_array(&r->rows, cap, sizeof *r->rows) ||
+            grow_array(&r->rcounts, cap, sizeof *r->rcounts))
+            return jsmf_error(JSMF_ENOMEM, "document reader: out of memory");
+        r->rcap = cap;
     }
+    uint32_t n;
+    int rc = docmap_doc(&r->dm, r->docs, doc, r->rows, r->rcounts, &n, &doc_oov);
+    if (rc)
+        return rc;
+    r->ntouched = 0;
+    for (uint32_t i = 0; i < n; i++)
+        count_row(r, r->rows[i], r->rcounts[i]);
     qsort(r->touched, r->ntouched, sizeof *r->touched, cmp_u32);
     uint64_t at = b->start[b->ndocs];
-    int rc = batch_reserve(b, b->ndocs + 1, at + r->ntouched);
+    rc = batch_reserve(b, b->ndocs + 1, at + r->ntouched);
     for (uint32_t i = 0; i < r->ntouched; i++) {
         uint32_t row = r->touched[i];
         if (!rc) {
@@ -210,8 +196,9 @@ void jsmf_docreader_close(jsmf_docreader *r)
         return;
     if (r->docs)
         jsmf_docs_close(r->docs);
-    jsmf_wordmap_free(r->map);
-    free(r->uci_to_row);
+    docmap_free(&r->dm);
+    free(r->rows);
+    free(r->rcounts);
     free(r->count);
     free(r->touched);
     free(r);

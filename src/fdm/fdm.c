@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "fdm_internal.h"
+#include "core/durable.h"
+#include "core/grow.h"
+#include "core/hash.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
 #define CKPT_VERSION 2u
@@ -83,13 +86,6 @@ void fdm_state_free(fdm_state *st)
 {
     free(st->w), free(st->mw), free(st->vw), free(st->a), free(st->ma), free(st->va);
     memset(st, 0, sizeof *st);
-}
-
-double fdm_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Standard normal number `index` of the initialisation stream (Box-Muller). */
@@ -189,17 +185,10 @@ typedef struct run_log {
 static int log_push(run_log *g, uint64_t step, double train, double held)
 {
     if (g->n_curve == g->cap_curve) {
-        uint64_t cap = g->cap_curve ? 2 * g->cap_curve : 64;
-        uint64_t *s = realloc(g->c_step, cap * sizeof *s);
-        if (s)
-            g->c_step = s;
-        double *t = realloc(g->c_train, cap * sizeof *t);
-        if (t)
-            g->c_train = t;
-        double *h = realloc(g->c_held, cap * sizeof *h);
-        if (h)
-            g->c_held = h;
-        if (!s || !t || !h)
+        uint64_t cap = grow_capacity(g->cap_curve, g->n_curve + 1, 64);
+        if (grow_array(&g->c_step, cap, sizeof *g->c_step) ||
+            grow_array(&g->c_train, cap, sizeof *g->c_train) ||
+            grow_array(&g->c_held, cap, sizeof *g->c_held))
             return jsmf_error(JSMF_ENOMEM, "out of memory for the loss curve");
         g->cap_curve = cap;
     }
@@ -225,9 +214,7 @@ typedef struct ckpt_io {
 
 static void hash_bytes(ckpt_io *io, const void *p, size_t len)
 {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < len; i++)
-        io->hash = (io->hash ^ b[i]) * UINT64_C(0x100000001b3);
+    io->hash = hash_fnv1a(io->hash, p, len);
 }
 
 static void put(ckpt_io *io, const void *p, size_t len)
@@ -298,32 +285,14 @@ static void put_run(ckpt_io *io, const run_log *g)
     put(io, &g->n_curve, 8);
 }
 
-static int fsync_dir_of(const char *path)
-{
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st, const run_log *g)
 {
     char tmp[4200];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
         return jsmf_error(JSMF_EINVAL, "checkpoint path too long: %s", path);
-    ckpt_io io = {fopen(tmp, "wb"), UINT64_C(0xcbf29ce484222325), 0};
+    ckpt_io io = {fopen(tmp, "wb"), HASH_FNV1A_OFFSET, 0};
     if (!io.f)
-        return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "%s: %s", tmp, strerror(errno));
+        return jsmf_error(durable_errcode(errno), "%s: %s", tmp, strerror(errno));
     size_t nk = (size_t)st->n * st->k, kk = (size_t)st->k * st->k;
     put_header(&io, h);
     put_run(&io, g);
@@ -333,22 +302,7 @@ static int ckpt_save(const char *path, const ckpt_header *h, const fdm_state *st
     put(&io, g->c_held, g->n_curve * 8);
     uint64_t sum = io.hash;
     put(&io, &sum, 8);
-    int err = io.err;
-    if (!err && fflush(io.f))
-        err = errno;
-    if (!err && fsync(fileno(io.f)))
-        err = errno;
-    if (fclose(io.f) && !err)
-        err = errno;
-    if (!err && rename(tmp, path))
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        return jsmf_error(err == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "writing checkpoint %s: %s",
-                          path, strerror(err > 0 ? err : EIO));
-    }
-    fsync_dir_of(path);
-    return 0;
+    return durable_publish(io.f, io.err, tmp, path, "checkpoint");
 }
 
 /* Load `path` into st/g after checking it belongs to this run. JSMF_ENOTFOUND when absent. */
@@ -358,7 +312,7 @@ static int ckpt_load(const char *path, const ckpt_header *want, fdm_state *st, r
     if (!f)
         return errno == ENOENT ? JSMF_ENOTFOUND
                                : jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
-    ckpt_io io = {f, UINT64_C(0xcbf29ce484222325), 0};
+    ckpt_io io = {f, HASH_FNV1A_OFFSET, 0};
     ckpt_header h;
     int rc = 0;
     memset(&h, 0, sizeof h);
@@ -519,7 +473,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
                      jsmf_fdm_result *out)
 {
     int rc = 0;
-    double t_piece = fdm_now(), t_saved = t_piece;
+    double t_piece = clock_seconds(), t_saved = t_piece;
     while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
         double loss, held;
         s->lr = current_lr(p, g);
@@ -530,7 +484,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
         int eval_now = g->step % p->eval_every == 0 || g->step == p->steps;
         if (eval_now && (rc = evaluate(be, p, g, &held)))
             return rc;
-        double t = fdm_now();
+        double t = clock_seconds();
         g->seconds += t - t_piece, t_piece = t;
         if (p->time_limit > 0 && g->seconds >= p->time_limit) /* the one machine-dependent stop */
             g->stopped = 1, out->time_limited = 1;
@@ -542,7 +496,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
         if (save) {
             if ((rc = be->sync(be->ctx)) || (rc = ckpt_save(p->checkpoint, hdr, st, g)))
                 return rc;
-            t = fdm_now();
+            t = clock_seconds();
             g->seconds += t - t_piece, t_piece = t, t_saved = t;
         }
         if (killed)
@@ -664,11 +618,11 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
-    double t_start = fdm_now();
+    double t_start = clock_seconds();
     uint64_t first_step = g.step;
     if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out)))
         goto done;
-    double run_seconds = fdm_now() - t_start;
+    double run_seconds = clock_seconds() - t_start;
     out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
                                             : 0;
     if ((rc = be.sync(be.ctx)))

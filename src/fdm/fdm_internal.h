@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "jsmf_fdm.h"
+#include "core/clock.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,8 +45,6 @@ typedef struct fdm_state {
 int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k);
 void fdm_state_free(fdm_state *st);
 
-/* Seconds of the monotonic clock (fdm.c). */
-double fdm_now(void);
 
 /* Everything a back end needs besides the state. */
 typedef struct fdm_setup {

@@ -211,14 +211,14 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
         return JSMF_OK;
     if (strcmp(init, "auto"))
         return jsmf_fdm_init_model(init, in, p, m);
-    double t = fdm_now();
+    double t = clock_seconds();
     int rc = jsmf_fdm_init_spectral(in, p, m);
     if (!rc && !*m)
         tell_line(d->info, d->info_arg, "note: no warm start (%s); starting cold (--init none)",
                   jsmf_errmsg());
     else if (!rc)
         tell_line(d->info, d->info_arg, "warm start: spectral fit of %u topics (%.1f s)", p->k,
-                  fdm_now() - t);
+                  clock_seconds() - t);
     return rc;
 }
 
@@ -244,7 +244,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
                     const jsmf_fdm_params *params, jsmf_fdm_result *r)
 {
     static const jsmf_fdm_dir_opts defaults = {0};
-    double t0 = fdm_now();
+    double t0 = clock_seconds();
     d = d ? d : &defaults;
     memset(r, 0, sizeof *r);
     jsmf_fdm_params p = *params;
@@ -268,7 +268,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
         tell_line(d->info, d->info_arg, "interrupted; the same command resumes from %s", ckpt);
     const char *device = jsmf_fdm_device_name(p.device) ? jsmf_fdm_device_name(p.device) : "auto";
-    jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", fdm_now() - t0};
+    jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", clock_seconds() - t0};
     if (!rc)
         rc = jsmf_fdm_save(dir, d->force, &p, r, &run, &in);
     if (rc)

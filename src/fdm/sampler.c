@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdm_internal.h"
+#include "core/hash.h"
 
 struct jsmf_fdm_sampler {
     uint32_t n;
@@ -30,14 +31,6 @@ static int value_bin(double x)
 {
     int b = (int)floor(log2(x) * HIST_PER_OCTAVE) + HIST_BINS; /* x <= 1 for a normalised C */
     return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
-}
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-    return h;
 }
 
 /* Vose's alias method over w[0..n): prob[i] = chance to keep i, alias[i] otherwise. Zero weights
@@ -128,9 +121,9 @@ static int fill_row(void *arg, uint32_t row, const uint32_t *cols, const double 
         return jsmf_error(JSMF_EFORMAT, "rows out of order (%u after %u)", row, b->last_row - 1);
     while (b->last_row <= row)
         s->rowptr[b->last_row++] = b->fill;
-    b->fingerprint = fnv1a(b->fingerprint, &row, sizeof row);
-    b->fingerprint = fnv1a(b->fingerprint, cols, (size_t)len * sizeof *cols);
-    b->fingerprint = fnv1a(b->fingerprint, vals, (size_t)len * sizeof *vals);
+    b->fingerprint = hash_fnv1a(b->fingerprint, &row, sizeof row);
+    b->fingerprint = hash_fnv1a(b->fingerprint, cols, (size_t)len * sizeof *cols);
+    b->fingerprint = hash_fnv1a(b->fingerprint, vals, (size_t)len * sizeof *vals);
 
     double sum = 0, kept_sum = 0, best = 0;
     uint32_t nk = 0, best_j = 0;
@@ -192,7 +185,7 @@ void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s)
 
 int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
 {
-    double t0 = fdm_now();
+    double t0 = clock_seconds();
     *out = NULL;
     uint32_t n = src->n;
     if (n == 0)
@@ -226,7 +219,7 @@ int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm
     b.w = malloc(n * sizeof *b.w);
     b.work = malloc(n * sizeof *b.work);
     b.idx = malloc(2 * (size_t)n * sizeof *b.idx);
-    b.fingerprint = UINT64_C(0xcbf29ce484222325);
+    b.fingerprint = HASH_FNV1A_OFFSET;
     int rc = 0;
     if (!s->row_prob || !s->row_alias || !s->rowptr || !s->prob || !s->alias || !s->col ||
         !b.row_sum || !b.w || !b.work || !b.idx) {
@@ -270,7 +263,7 @@ int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm
     in->total_mass = total;
     in->bytes = row_bytes + (uint64_t)BYTES_PER_NZ * capacity;
     in->fingerprint = b.fingerprint;
-    in->build_seconds = fdm_now() - t0;
+    in->build_seconds = clock_seconds() - t0;
 done:
     free(b.hist), free(b.row_sum), free(b.w), free(b.work), free(b.idx);
     if (rc)

@@ -540,7 +540,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     int nt = call_threads();
     if (rep)
         memset(rep, 0, sizeof *rep);
-    double t0 = fit_now();
+    double t0 = clock_seconds();
     double *Ar = NULL;
     jsmf_model *top = NULL;
     rc = fit_one(C, vocab, o, nt, &top, rep, &Ar);
@@ -589,7 +589,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     }
     if (rep) {
         rep->levels = level;
-        rep->t_total = fit_now() - t0;
+        rep->t_total = clock_seconds() - t0;
         note_comm(rep, o->comm);
     }
     *out = top;
@@ -606,7 +606,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     unsigned char *cand = NULL;
     jsmf_model *m = NULL;
     int rc = JSMF_OK;
-    double t = fit_now();
+    double t = clock_seconds();
     uint64_t dense_bytes = 3ull * n * n * sizeof(double);
     /* auto: dense when small, or always (memory allowing) for a method with no other path */
     int dense = o->mode == JSMF_MODE_DENSE ||
@@ -630,7 +630,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             goto out;
         R.kind = FIT_DENSE, R.n = n;
         if (rep)
-            rep->t_load = fit_now() - t, rep->passes++;
+            rep->t_load = clock_seconds() - t, rep->passes++;
         if ((rc = rm->dense(R.X, n, o, rep)))
             goto out;
         if (rep && rep->n_trace) {
@@ -667,9 +667,9 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         note_final_clip(rep, n, nneg, negmass);
     }
     if (rep)
-        rep->t_rectify = fit_now() - t - rep->t_load;
+        rep->t_rectify = clock_seconds() - t - rep->t_load;
     /* step 2 */
-    t = fit_now();
+    t = clock_seconds();
     step(o, "anchors");
     uint64_t df_min = 0;
     if ((rc = anchor_threshold(vocab, c, n, k, o, &df_min)))
@@ -700,9 +700,9 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             goto out;
     }
     if (rep)
-        rep->t_anchors = fit_now() - t;
+        rep->t_anchors = clock_seconds() - t;
     /* step 3 */
-    t = fit_now();
+    t = clock_seconds();
     step(o, "topics");
     Yb = malloc(sizeof(double) * n * k), Css = malloc(sizeof(double) * k * k);
     if (!Yb || !Css) {
@@ -719,11 +719,11 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     if ((rc = fit_recover_b(&R, c, q2, pw, m->anchors, o, nt, m->B, Yb, Css, &rec_rect, rep)))
         goto out;
     if (rep) {
-        rep->t_recover_b = fit_now() - t;
+        rep->t_recover_b = clock_seconds() - t;
         rep->recovery_rect = rec_rect;
     }
     /* step 4 */
-    t = fit_now();
+    t = clock_seconds();
     step(o, "correlations");
     int am = o->recover_a;
     if (am == JSMF_A_AUTO)
@@ -745,14 +745,14 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     if (rep) {
         rep->a_raw_sum = asum;
         rep->alpha0 = a0;
-        rep->t_recover_a = fit_now() - t;
+        rep->t_recover_a = clock_seconds() - t;
     }
     rc = vocab ? jsmf_vocab_copy(vocab, 1, &m->vocab) : jsmf_vocab_labels(n, "w", &m->vocab);
     if (rc)
         goto out;
     /* metrics */
     if (rep) {
-        t = fit_now();
+        t = clock_seconds();
         step(o, "metrics");
         if ((rc = approx_rect(&R, q2, k, m->B, m->A, &rep->approximation_rect, rep)))
             goto out;
@@ -770,7 +770,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         }
         if (rc)
             goto out;
-        rep->t_metrics = fit_now() - t;
+        rep->t_metrics = clock_seconds() - t;
     }
     if (Arect) {
         *Arect = malloc(sizeof(double) * k * k);

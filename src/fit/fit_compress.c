@@ -535,7 +535,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
      * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
      * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
-    double t0 = fit_now();
+    double t0 = clock_seconds();
     int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
     if (rc)
         goto out;
@@ -559,7 +559,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     uint32_t iters = er.applies;
     if (rep)
-        rep->passes += fit_csrc_passes(src), rep->t_load = fit_now() - t0;
+        rep->passes += fit_csrc_passes(src), rep->t_load = clock_seconds() - t0;
     if (rep)
         fit_note_scans(rep, src, C);
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))

@@ -9,6 +9,7 @@
 #include "jsmf.h"
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
+#include "core/clock.h"
 
 /* Rows per chunk of every reduction over words: fixed, so sums never depend on thread count. */
 #define FIT_CHUNK 2048
@@ -186,7 +187,6 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S);
 int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned char *cand,
                      uint32_t k, uint32_t *S);
 
-double fit_now(void);
 
 /* Products C V with the original C (fit_source.c): cached in memory when it fits half of `mem`,
  * streamed from the source otherwise; float32 arithmetic when `single` and C does not fit in

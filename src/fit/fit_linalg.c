@@ -10,15 +10,9 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "core/hash.h"
 #include "core/threads.h"
 #include "fit_internal.h"
-
-double fit_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* C (p x q) = A^T B with A (n x p), B (n x q): partial products per chunk of FIT_CHUNK rows,
  * computed in parallel (single-threaded BLAS inside), summed in chunk order. */
@@ -279,10 +273,9 @@ int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 
 uint64_t fit_rng_next(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    uint64_t z = hash_mix64(*s);
+    *s += UINT64_C(0x9E3779B97F4A7C15); /* splitmix64: the state steps by the gamma */
+    return z;
 }
 
 double fit_rng_gauss(uint64_t *s)

@@ -229,7 +229,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     fit_eig_opts eo = {k, k + q1, 6, o->eig_maxit, NULL, 0, o->eig_tol, 0, o->seed, 0};
     fit_eig_result er;
     /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
-    double t0 = fit_now();
+    double t0 = clock_seconds();
     if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->comm, o->progress, o->progress_arg,
                             &src)))
         goto out;
@@ -237,7 +237,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     fit_part whole = fit_part_whole(n);
     rc = fit_eig_topk(fit_csrc_apply, src, &whole, &eo, U, lam, &er, NULL);
     if (rep)
-        rep->t_load = fit_now() - t0, fit_note_scans(rep, src, C);
+        rep->t_load = clock_seconds() - t0, fit_note_scans(rep, src, C);
     iters = er.applies;
     if (rc)
         goto out;
@@ -494,9 +494,9 @@ int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt
                             jsmf_fit_report *rep)
 {
     (void)o, (void)nt;
-    double t = fit_now();
+    double t = clock_seconds();
     int rc = fit_load_csr(C, F);
     if (!rc && rep)
-        rep->t_load = fit_now() - t, rep->passes++;
+        rep->t_load = clock_seconds() - t, rep->passes++;
     return rc;
 }

@@ -101,9 +101,9 @@ static int scan_range(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_f
 /* A scan of the source, timed: the rate C is read at is reported. */
 static int timed_scan(fit_csrc *s, jsmf_row_fn fn, void *arg)
 {
-    double t = fit_now();
+    double t = clock_seconds();
     int rc = scan_range(s->C, s->r0, s->r1, fn, arg);
-    s->scan_secs += fit_now() - t, s->scans++;
+    s->scan_secs += clock_seconds() - t, s->scans++;
     return rc;
 }
 

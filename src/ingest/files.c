@@ -3,6 +3,8 @@
  * vocabulary, and counting out-of-vocabulary tokens. */
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
+#include "core/grow.h"
+#include "io/docmap.h"
 #include "core/tell.h"
 
 #include <inttypes.h>
@@ -17,14 +19,12 @@ typedef struct run {
     const jsmf_ingest_opts *o;
     jsmf_ingest *g;
     jsmf_vocab *vocab;
-    jsmf_wordmap *map;
+    docmap dm;                /* words and file ids -> the store's rows */
     jsmf_store_params params;
     jsmf_store_input *recs;   /* the store's records, plus the ones started in this run */
     uint32_t nrecs;
     uint32_t *ids, *counts;
     size_t cap;
-    uint32_t *xlat;           /* UCI: file id -> store id (UINT32_MAX: not in the vocabulary) */
-    uint32_t nxlat;
     int vocab_checked;        /* the words text can never match were reported */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
@@ -85,16 +85,8 @@ static int reserve(run *r, size_t n)
 {
     if (n <= r->cap)
         return JSMF_OK;
-    size_t c = r->cap ? r->cap : 4096;
-    while (c < n)
-        c *= 2;
-    uint32_t *a = realloc(r->ids, c * sizeof *a);
-    if (a)
-        r->ids = a;
-    uint32_t *b = realloc(r->counts, c * sizeof *b);
-    if (b)
-        r->counts = b;
-    if (!a || !b)
+    size_t c = grow_capacity(r->cap, n, 4096);
+    if (grow_array(&r->ids, c, sizeof *r->ids) || grow_array(&r->counts, c, sizeof *r->counts))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->cap = c;
     return JSMF_OK;
@@ -154,60 +146,19 @@ static int remember_record(run *r, uint64_t fp, uint32_t occ, const jsmf_store_i
     return JSMF_OK;
 }
 
-/* UCI files carry their own vocabulary: translate by word. */
-static int build_xlat(run *r, jsmf_docs *d)
-{
-    const jsmf_vocab *fv = jsmf_docs_vocab(d);
-    free(r->xlat);
-    r->xlat = NULL, r->nxlat = 0;
-    if (!fv)
-        return JSMF_OK;
-    if (!(r->xlat = malloc((fv->n ? fv->n : 1) * sizeof *r->xlat)))
-        return jsmf_error(JSMF_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < fv->n; i++)
-        r->xlat[i] = jsmf_wordmap_find(r->map, fv->words[i], strlen(fv->words[i]));
-    r->nxlat = fv->n;
-    return JSMF_OK;
-}
-
 static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
 {
-    uint64_t oov = 0;
+    int text = jsmf_docs_format(d) == JSMF_FORMAT_TEXT;
     uint32_t k = 0;
-    if (jsmf_docs_format(d) == JSMF_FORMAT_TEXT) {
-        int rc = reserve(r, doc->ntokens);
-        if (rc)
-            return rc;
-        for (uint32_t i = 0; i < doc->ntokens; i++) {
-            uint32_t id = jsmf_wordmap_find(r->map, doc->tok[i], doc->toklen[i]);
-            if (id == UINT32_MAX)
-                oov++;
-            else
-                r->ids[k++] = id;
-        }
-        return jsmf_ingest_doc(r->g, r->ids, NULL, k, oov, doc->next_offset, doc->next_line,
-                               doc->index + 1);
-    }
-    int rc = reserve(r, doc->nids);
+    uint64_t oov = 0;
+    int rc = reserve(r, text ? doc->ntokens : doc->nids);
+    if (!rc)
+        rc = docmap_doc(&r->dm, d, doc, r->ids, r->counts, &k, &oov);
     if (rc)
         return rc;
-    for (uint32_t i = 0; i < doc->nids; i++) {
-        uint32_t id = doc->ids[i];
-        if (r->xlat)
-            id = id < r->nxlat ? r->xlat[id] : UINT32_MAX;
-        else if (id >= r->vocab->n)
-            return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": word id %u out of range: the store "
-                              "vocabulary has %u words", jsmf_docs_name(d), doc->line, id,
-                              r->vocab->n);
-        if (id == UINT32_MAX) {
-            oov += doc->counts[i];
-        } else {
-            r->ids[k] = id;
-            r->counts[k++] = doc->counts[i];
-        }
-    }
-    return jsmf_ingest_doc(r->g, r->ids, r->counts, k, oov, doc->next_offset, doc->next_line,
-                           doc->index + 1);
+    /* a text document's ids repeat with no counts: the ingest counts them */
+    return jsmf_ingest_doc(r->g, r->ids, text ? NULL : r->counts, k, oov, doc->next_offset,
+                           doc->next_line, doc->index + 1);
 }
 
 /* Stdin is fingerprinted at its end: its record, keyed (0, occurrence) while it was read, is
@@ -297,7 +248,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that
      * holds nothing of the inputs before it */
     int check_dup = is_stdin && !resumed && !r->o->force;
-    if ((rc = build_xlat(r, d)) || (check_dup && (rc = jsmf_ingest_checkpoint(r->g))) ||
+    if ((rc = docmap_input(&r->dm, d)) || (check_dup && (rc = jsmf_ingest_checkpoint(r->g))) ||
         (rc = jsmf_ingest_input(r->g, &rec))) {
         jsmf_docs_close(d);
         return rc;
@@ -373,7 +324,7 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     if (!rc)
         rc = jsmf_store_params_get(s, &r.params);
     if (!rc)
-        rc = jsmf_wordmap_new(r.vocab, &r.map);
+        rc = docmap_init(&r.dm, r.vocab);
     if (!rc)
         rc = jsmf_store_inputs(s, &r.recs, &r.nrecs);
     if (!rc)
@@ -407,9 +358,9 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     }
     if (sum)
         *sum = local;
-    jsmf_wordmap_free(r.map);
+    docmap_free(&r.dm);
     jsmf_vocab_free(r.vocab);
-    free(r.recs), free(r.ids), free(r.counts), free(r.xlat);
+    free(r.recs), free(r.ids), free(r.counts);
     return rc;
 }
 

@@ -10,6 +10,8 @@
 #include "accum.h"
 #include "docsum.h"
 #include "jsmf_io.h"
+#include "core/clock.h"
+#include "core/grow.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
@@ -51,7 +53,7 @@ struct jsmf_ingest {
     uint32_t *solo_cols;
     jsmf_sum *solo_vals;
     jsmf_ingest_summary sum;
-    struct timespec t0;
+    double t0;            /* clock_seconds() at jsmf_ingest_begin */
     double every, last_checkpoint;
 };
 
@@ -94,30 +96,15 @@ static int batch_reserve(doc_batch *b, int threads, uint32_t docs, uint64_t ids)
     if (!b->pairs && !(b->pairs = calloc((size_t)threads, sizeof *b->pairs)))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     if (docs + 1 > b->cap_docs) {
-        uint32_t c = b->cap_docs ? b->cap_docs * 2 : docs + 1;
-        while (c < docs + 1)
-            c *= 2;
-        uint64_t *s = realloc(b->start, (size_t)c * sizeof *s);
-        if (s)
-            b->start = s;
-        double *q = realloc(b->q, (size_t)c * sizeof *q);
-        if (q)
-            b->q = q;
-        if (!s || !q)
+        uint64_t c = grow_capacity(b->cap_docs, (uint64_t)docs + 1, (uint64_t)docs + 1);
+        if (c > UINT32_MAX || grow_array(&b->start, c, sizeof *b->start) ||
+            grow_array(&b->q, c, sizeof *b->q))
             return jsmf_error(JSMF_ENOMEM, "out of memory");
-        b->cap_docs = c;
+        b->cap_docs = (uint32_t)c;
     }
     if (ids > b->cap_ids) {
-        uint64_t c = b->cap_ids ? b->cap_ids * 2 : ids;
-        while (c < ids)
-            c *= 2;
-        uint32_t *i = realloc(b->ids, c * sizeof *i);
-        if (i)
-            b->ids = i;
-        uint32_t *n = realloc(b->counts, c * sizeof *n);
-        if (n)
-            b->counts = n;
-        if (!i || !n)
+        uint64_t c = grow_capacity(b->cap_ids, ids, ids);
+        if (grow_array(&b->ids, c, sizeof *b->ids) || grow_array(&b->counts, c, sizeof *b->counts))
             return jsmf_error(JSMF_ENOMEM, "out of memory");
         b->cap_ids = c;
     }
@@ -131,13 +118,6 @@ static void batch_reset(doc_batch *b, int threads)
         b->start[0] = 0;
     for (int t = 0; b->pairs && t < threads; t++)
         b->pairs[t] = 0;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* The room each thread's table has left, exact while no batch is being added. */
@@ -155,10 +135,10 @@ static int wait_batch(jsmf_ingest *g)
 {
     int rc = JSMF_OK;
     if (g->adding && g->acc) {
-        double t0 = now_s();
+        double t0 = clock_seconds();
         rc = accum_add_wait(g->acc);
         g->adding = 0;
-        g->sum.seconds_adding += now_s() - t0;
+        g->sum.seconds_adding += clock_seconds() - t0;
     }
     recount_room(g);
     return rc;
@@ -176,9 +156,9 @@ static int start_batch(jsmf_ingest *g)
     batch_reset(&g->b, g->threads);
     for (int t = 0; t < g->threads; t++)
         g->room[t] -= g->added.pairs[t] < g->room[t] ? g->added.pairs[t] : g->room[t];
-    double t0 = now_s();
+    double t0 = clock_seconds();
     rc = accum_add_start(g->acc, &g->added);
-    g->sum.seconds_adding += now_s() - t0;
+    g->sum.seconds_adding += clock_seconds() - t0;
     g->adding = !rc;
     return rc;
 }
@@ -250,14 +230,14 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     jsmf_ingest *g = calloc(1, sizeof *g);
     if (!g)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
-    clock_gettime(CLOCK_MONOTONIC, &g->t0);
+    g->t0 = clock_seconds();
     g->s = s;
     g->n_words = st.n_words;
     g->min_len = p.min_doc_len < 2 ? 2 : p.min_doc_len;
     g->threads = o && o->threads > 0 ? o->threads : omp_get_max_threads();
     g->cur = -1;
     g->every = o && o->checkpoint_secs ? o->checkpoint_secs : 300;
-    g->last_checkpoint = now_s();
+    g->last_checkpoint = clock_seconds();
     size_t N = g->n_words;
     g->add = calloc((size_t)g->threads, sizeof *g->add);
     g->room = calloc((size_t)g->threads, sizeof *g->room);
@@ -377,7 +357,7 @@ static int checkpoint(jsmf_ingest *g)
         return rc;
     if (!g->dirty && g->nrecs == 0 && !g->finishing)
         return JSMF_OK;
-    double t0 = now_s();
+    double t0 = clock_seconds();
     if ((rc = g->acc ? accum_prepare_rows(g->acc) : docsum_prepare_rows(g->ds)))
         return rc;
     jsmf_store_flush f = {0};
@@ -393,7 +373,7 @@ static int checkpoint(jsmf_ingest *g)
     f.exact_nnz = g->finishing;
     if ((rc = jsmf_store_commit(g->s, &f)))
         return rc;
-    g->sum.seconds_checkpoints += now_s() - t0;
+    g->sum.seconds_checkpoints += clock_seconds() - t0;
     g->sum.flushes++;
     g->solo_k = 0;
     clear_window(g);
@@ -402,7 +382,7 @@ static int checkpoint(jsmf_ingest *g)
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
     g->dirty = 0;
-    g->last_checkpoint = now_s();
+    g->last_checkpoint = clock_seconds();
     /* only the input in progress needs writing again */
     if (g->cur >= 0) {
         g->recs[0] = g->recs[g->cur];
@@ -547,7 +527,7 @@ static void count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t 
 static int keep_doc(jsmf_ingest *g, uint32_t k, uint64_t len, int *oversize)
 {
     int rc = JSMF_OK;
-    int old = g->every > 0 && now_s() - g->last_checkpoint > g->every;
+    int old = g->every > 0 && clock_seconds() - g->last_checkpoint > g->every;
     if ((old || !docsum_fits(g->ds, k)) && docsum_docs(g->ds) && (rc = checkpoint(g)))
         return rc;
     double q = doc_q(len);
@@ -585,14 +565,14 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
     } else {
         accum_doc_pairs(g->acc, g->uniq, k, g->add);
         /* a long run in a big budget still checkpoints now and then */
-        int over = g->every > 0 && now_s() - g->last_checkpoint > g->every;
+        int over = g->every > 0 && clock_seconds() - g->last_checkpoint > g->every;
         for (int t = 0; t < T; t++)
             over |= g->b.pairs[t] + g->add[t] > g->room[t];
         if (over) {
             int rc = run_batch(g);
             if (rc)
                 return rc;
-            over = now_s() - g->last_checkpoint > g->every && g->every > 0;
+            over = clock_seconds() - g->last_checkpoint > g->every && g->every > 0;
             for (int t = 0; t < T; t++)
                 over |= g->add[t] > g->room[t];
             if (over && (rc = checkpoint(g)))
@@ -649,9 +629,7 @@ int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
 {
     g->finishing = 1;
     int rc = checkpoint(g);
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    g->sum.seconds = (double)(t1.tv_sec - g->t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - g->t0.tv_nsec);
+    g->sum.seconds = clock_seconds() - g->t0;
     if (sum)
         *sum = g->sum;
     jsmf_ingest_abort(g);

@@ -8,6 +8,11 @@
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 #include "jsmf_io.h"
+#include "core/clock.h"
+#include "core/durable.h"
+#include "core/hash.h"
+#include "core/zstd_sniff.h"
+#include "io/docs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -73,32 +78,6 @@ typedef struct job {
     uint64_t bytes_received;
 } job;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-static void remove_store_files(const char *dir)
-{
-    static const char *const names[] = {"data.mdb", "lock.mdb", "writer.lock"};
-    char path[8300];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
 /* An earlier job with other inputs or ranks left shards here: they cannot resume this one
  * (with more ranks than this job has, nobody else would remove theirs). */
 static void remove_stale_shards(const job *j)
@@ -114,23 +93,12 @@ static void remove_stale_shards(const job *j)
         if (strstr(e->d_name, ".sums"))
             unlink(path);
         else
-            remove_store_files(path);
+            jsmf_store_files_remove(path, NULL, 1);
     }
     closedir(d);
 }
 
 /* ---- planning (rank 0) -------------------------------------------------------------------- */
-
-static int is_zstd(const char *path)
-{
-    unsigned char m[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t n = fread(m, 1, 4, f);
-    fclose(f);
-    return n == 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD;
-}
 
 static int sniff_format(const char *path, const jsmf_ingest_opts *o, uint32_t *fmt)
 {
@@ -159,7 +127,7 @@ static int add_piece(plan *p, uint32_t input, uint64_t start, uint64_t line, uin
     x->input = input;
     x->start_offset = start, x->start_line = line, x->start_doc = line - 1; /* a line a doc */
     x->end_offset = end, x->bytes = bytes;
-    x->key = mix64(in->fingerprint ^ mix64(in->occurrence ^ mix64(start + 1))) | 1;
+    x->key = hash_mix64(in->fingerprint ^ hash_mix64(in->occurrence ^ hash_mix64(start + 1))) | 1;
     return JSMF_OK;
 }
 
@@ -298,8 +266,9 @@ static int plan_pieces(job *j, uint64_t piece_bytes)
     int rc = JSMF_OK;
     for (uint32_t i = 0; i < p->h.n_inputs && !rc; i++) {
         const plan_input *in = &p->in[i];
-        int splittable = (in->format == JSMF_FORMAT_TEXT || in->format == JSMF_FORMAT_LDAC) &&
-                         !is_zstd(in->path) && in->size > target;
+        /* a format of one document a line, stored plain: cut at line starts */
+        const io_format *f = io_format_get((jsmf_format)in->format);
+        int splittable = f && f->line_per_doc && !zstd_sniff_file(in->path) && in->size > target;
         if (splittable)
             rc = split_file(p, i, (in->size + target - 1) / target);
         else
@@ -318,16 +287,13 @@ static int plan_write(const job *j)
     snprintf(tmp, sizeof tmp, "%s.tmp", j->plan_path);
     FILE *f = fopen(tmp, "wb");
     if (!f)
-        return jsmf_error(JSMF_EIO, "%s: %s", tmp, strerror(errno));
+        return jsmf_error(durable_errcode(errno), "%s: %s", tmp, strerror(errno));
     const plan *p = &j->p;
+    errno = 0;
     int ok = fwrite(&p->h, sizeof p->h, 1, f) == 1 &&
              fwrite(p->in, sizeof *p->in, p->h.n_inputs, f) == p->h.n_inputs &&
              fwrite(p->pc, sizeof *p->pc, p->h.n_pieces, f) == p->h.n_pieces;
-    ok = (fflush(f) == 0 && fsync(fileno(f)) == 0) & ok;
-    ok = (fclose(f) == 0) & ok;
-    if (!ok || rename(tmp, j->plan_path))
-        return jsmf_error(JSMF_EIO, "%s: %s", j->plan_path, strerror(errno));
-    return JSMF_OK;
+    return durable_publish(f, ok ? 0 : errno ? errno : EIO, tmp, j->plan_path, "MPI ingest plan");
 }
 
 /* 1 when the plan file there equals the one just made (fresh flag aside). */
@@ -455,7 +421,7 @@ done:
 static int open_shard(job *j)
 {
     if (j->p.h.fresh)
-        remove_store_files(j->shard);
+        jsmf_store_files_remove(j->shard, NULL, 1);
     jsmf_vocab *v = NULL;
     int rc = share_vocab(j, &v, &j->df);
     if (rc)
@@ -469,7 +435,7 @@ static int open_shard(job *j)
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     else if (!rc && !jsmf_store_has_vocab(j->sh)) {
         jsmf_store_close(j->sh), j->sh = NULL;
-        remove_store_files(j->shard);
+        jsmf_store_files_remove(j->shard, NULL, 1);
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     }
     jsmf_vocab_free(v);
@@ -936,7 +902,7 @@ static void job_free(job *j)
 static void cleanup(job *j)
 {
     jsmf_store_close(j->sh), j->sh = NULL;
-    remove_store_files(j->shard);
+    jsmf_store_files_remove(j->shard, NULL, 1);
     unlink(j->sums);
     jsmf_comm_barrier(j->c);
     if (j->rank == 0) {
@@ -964,7 +930,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     job j = {.c = c, .rank = jsmf_comm_rank(c), .size = jsmf_comm_size(c), .main = s,
              .store_path = store_path, .o = o};
     memset(sum, 0, sizeof *sum);
-    double t0 = now();
+    double t0 = clock_seconds();
     jsmf_comm_stats c0;
     jsmf_comm_stats_get(c, &c0);
     snprintf(j.dir, sizeof j.dir, "%s/mpi-ingest", store_path);
@@ -1005,7 +971,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     if (!(rc = jsmf_comm_agree(c, rc)))
         rc = ingest_my_pieces(&j, &sum->ingest);
     uint32_t skipped = j.p.h.skipped;
-    sum->seconds_ingest = now() - t0;
+    sum->seconds_ingest = clock_seconds() - t0;
     if ((rc = jsmf_comm_agree(c, rc))) {
         j.sums[0] = 0;
         goto out;
@@ -1013,17 +979,17 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     sum_summaries(&j, &sum->ingest);
     sum->ingest.inputs_skipped = skipped;
     sum->ingest.inputs_done = j.p.h.n_inputs;
-    double t1 = now();
+    double t1 = clock_seconds();
     uint64_t budget = o && o->mem ? o->mem / 8 : 64u << 20;
     rc = reduce_shards(&j, budget);
-    sum->seconds_exchange = now() - t1;
+    sum->seconds_exchange = clock_seconds() - t1;
     sum->rounds = j.rounds;
     sum->bytes_received = j.bytes_received;
     if (rc)
         goto out;
-    double t2 = now();
+    double t2 = clock_seconds();
     rc = commit_total(&j);
-    sum->seconds_commit = now() - t2;
+    sum->seconds_commit = clock_seconds() - t2;
     if (!rc) {
         fclose(j.sf), j.sf = NULL;
         unlink(j.sums), j.sums[0] = 0;
@@ -1033,7 +999,7 @@ out:
     jsmf_comm_stats_get(c, &sum->comm);
     sum->comm.bytes_sent -= c0.bytes_sent, sum->comm.seconds -= c0.seconds;
     sum->comm.calls -= c0.calls;
-    sum->ingest.seconds = now() - t0;
+    sum->ingest.seconds = clock_seconds() - t0;
     job_free(&j);
     return rc;
 }

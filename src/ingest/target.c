@@ -2,21 +2,14 @@
  * made when it fails before anything could be resumed (a failed first ingest leaves no trace). */
 #include "jsmf_ingest.h"
 
-#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char *const target_files[3] = {"data.mdb", "lock.mdb", "writer.lock"};
 
 void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t)
 {
     struct stat st;
-    char p[4096];
     t->existed[0] = stat(path, &st) == 0;
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/%s", path, target_files[i]);
-        t->existed[i + 1] = lstat(p, &st) == 0;
-    }
+    jsmf_store_files_exist(path, t->existed + 1);
 }
 
 int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s)
@@ -30,12 +23,7 @@ int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, js
                   (jsmf_store_stats_get(s, &st) == 0 && st.n_inputs == 0));
     if (remove) {
         /* unlinked while the writer lock is still held, so no other writer can be using them */
-        char p[4096];
-        for (int i = 2; i >= 0; i--) {
-            snprintf(p, sizeof p, "%s/%s", path, target_files[i]);
-            if (!t->existed[i + 1])
-                unlink(p);
-        }
+        jsmf_store_files_remove(path, t->existed + 1, 0);
     }
     jsmf_store_close(s);
     if ((remove || !s) && !t->existed[0] && rmdir(path) == 0) /* only if empty */

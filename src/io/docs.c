@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "io/docs.h"
 #include "io/stream.h"
 
 struct jsmf_docs {
@@ -44,24 +45,52 @@ struct jsmf_docs {
     uint64_t run;              /* documents the one being returned stands for */
 };
 
+/* ---- the formats ------------------------------------------------------------------------ */
+
+static int sniff_uci(const unsigned char *const *ls, const unsigned char *const *le, int nl);
+static int sniff_ldac(const unsigned char *const *ls, const unsigned char *const *le, int nl);
+static int open_uci(jsmf_docs *r, const char *path, const jsmf_read_opts *o);
+static int open_ldac(jsmf_docs *r, const char *path, const jsmf_read_opts *o);
+static int next_text(jsmf_docs *r, jsmf_doc *d);
+static int next_uci(jsmf_docs *r, jsmf_doc *d);
+static int next_ldac(jsmf_docs *r, jsmf_doc *d);
+
+/* Indexed by jsmf_format; auto-detection tries them in this order (UCI's header before LDA-C's
+ * pairs), text being what is neither. formats/inputs.md describes each. */
+static const io_format formats[] = {
+    /* one document a line, tokenised; what is neither of the others */
+    [JSMF_FORMAT_TEXT] = {JSMF_FORMAT_TEXT, "text", "text", NULL, NULL, NULL, next_text,
+                          .line_per_doc = 1},
+    /* a header of D, W, NNZ, then "doc word count" lines grouped by document, over the words of
+     * a vocabulary file that always comes with it */
+    [JSMF_FORMAT_UCI] = {JSMF_FORMAT_UCI, "uci", "UCI", NULL, sniff_uci, open_uci, next_uci,
+                         .line_per_doc = 0},
+    /* one document a line, "N id:count ..." with 0-based ids, bounded (ldac_vocab_size) or
+     * numbering a vocabulary file when one is given */
+    [JSMF_FORMAT_LDAC] = {JSMF_FORMAT_LDAC, "ldac", "LDA-C", "lda-c", sniff_ldac, open_ldac,
+                          next_ldac, .line_per_doc = 1},
+};
+
+const io_format *io_format_get(jsmf_format f)
+{
+    return f >= JSMF_FORMAT_TEXT && f <= JSMF_FORMAT_LDAC ? &formats[f] : NULL;
+}
+
 const char *jsmf_format_name(jsmf_format f)
 {
-    switch (f) {
-    case JSMF_FORMAT_TEXT: return "text";
-    case JSMF_FORMAT_UCI: return "uci";
-    case JSMF_FORMAT_LDAC: return "ldac";
-    default: return "auto";
-    }
+    const io_format *x = io_format_get(f);
+    return x ? x->name : f == JSMF_FORMAT_AUTO ? "auto" : NULL;
 }
 
 int jsmf_format_parse(const char *name)
 {
     if (!name)
         return -1;
-    if (!strcmp(name, "auto")) return JSMF_FORMAT_AUTO;
-    if (!strcmp(name, "text")) return JSMF_FORMAT_TEXT;
-    if (!strcmp(name, "uci")) return JSMF_FORMAT_UCI;
-    if (!strcmp(name, "ldac") || !strcmp(name, "lda-c")) return JSMF_FORMAT_LDAC;
+    if (!strcmp(name, "auto"))
+        return JSMF_FORMAT_AUTO;
+    for (jsmf_format f = JSMF_FORMAT_TEXT; f <= JSMF_FORMAT_LDAC; f++)
+        if (!strcmp(name, formats[f].name) || (formats[f].alias && !strcmp(name, formats[f].alias)))
+            return f;
     return -1;
 }
 
@@ -235,7 +264,31 @@ static long long line_ldac_pairs(const unsigned char *p, const unsigned char *e)
     }
 }
 
-/* Look at up to 64 KiB of complete lines from the start. */
+/* UCI: three lines of one integer (D, W, NNZ), then a "doc word count" line if any. */
+static int sniff_uci(const unsigned char *const *ls, const unsigned char *const *le, int nl)
+{
+    return nl >= 3 && line_is_integer(ls[0], le[0]) && line_is_integer(ls[1], le[1]) &&
+           line_is_integer(ls[2], le[2]) && (nl == 3 || line_is_triple(ls[3], le[3]));
+}
+
+/* LDA-C: every line "N id:count ..." or empty, and at least one pair among them. */
+static int sniff_ldac(const unsigned char *const *ls, const unsigned char *const *le, int nl)
+{
+    int with_pairs = 0;
+    for (int i = 0; i < nl; i++) {
+        long long k = line_ldac_pairs(ls[i], le[i]);
+        if (k < 0) {
+            if (skip_blanks(ls[i], le[i]) == le[i])
+                continue; /* an empty line is an empty document in either format */
+            return 0;
+        }
+        with_pairs |= k > 0;
+    }
+    return with_pairs;
+}
+
+/* Look at up to 64 KiB of complete lines from the start: the first format of the table whose
+ * sniff accepts them, else the fallback (text). */
 static jsmf_format sniff(const unsigned char *p, size_t n, int at_eof)
 {
     const unsigned char *ls[16], *le[16];
@@ -252,20 +305,14 @@ static jsmf_format sniff(const unsigned char *p, size_t n, int at_eof)
         nl++;
         q = x + 1;
     }
-    if (nl >= 3 && line_is_integer(ls[0], le[0]) && line_is_integer(ls[1], le[1]) &&
-        line_is_integer(ls[2], le[2]) && (nl == 3 || line_is_triple(ls[3], le[3])))
-        return JSMF_FORMAT_UCI;
-    int with_pairs = 0;
-    for (int i = 0; i < nl; i++) {
-        long long k = line_ldac_pairs(ls[i], le[i]);
-        if (k < 0) {
-            if (skip_blanks(ls[i], le[i]) == le[i])
-                continue; /* an empty line is an empty document in either format */
-            return JSMF_FORMAT_TEXT;
-        }
-        with_pairs |= k > 0;
+    jsmf_format fallback = JSMF_FORMAT_TEXT;
+    for (jsmf_format f = JSMF_FORMAT_TEXT; f <= JSMF_FORMAT_LDAC; f++) {
+        if (!formats[f].sniff)
+            fallback = f;
+        else if (formats[f].sniff(ls, le, nl))
+            return f;
     }
-    return with_pairs ? JSMF_FORMAT_LDAC : JSMF_FORMAT_TEXT;
+    return fallback;
 }
 
 /* ---- UCI header and vocabulary -------------------------------------------------------------- */
@@ -360,6 +407,39 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
     return rc;
 }
 
+/* UCI: the header and the vocabulary file, and a resume point past the header. */
+static int open_uci(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
+{
+    int rc = uci_open(r, path, o);
+    if (rc)
+        return rc;
+    uint64_t header_end = io_stream_offset(r->s);
+    r->check_nnz = o->start_offset <= header_end;
+    if (o->start_offset > 0 && o->start_offset < header_end)
+        return jsmf_error(JSMF_EINVAL, "%s: resume offset %" PRIu64
+                          " falls inside the UCI header (%" PRIu64 " bytes)",
+                          r->s->name, o->start_offset, header_end);
+    if (o->start_doc > r->D)
+        return jsmf_error(JSMF_EINVAL, "%s: resume at document %" PRIu64 " but D = %" PRIu64,
+                          r->s->name, o->start_doc, r->D);
+    return JSMF_OK;
+}
+
+/* LDA-C: the id bound, and the vocabulary file its ids number when one is given. */
+static int open_ldac(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
+{
+    (void)path;
+    r->id_bound = o->ldac_vocab_size;
+    if (o->uci_vocab) {
+        int rc = jsmf_vocab_read(o->uci_vocab, &r->vocab);
+        if (rc)
+            return rc;
+        if (!r->id_bound || r->id_bound > r->vocab->n)
+            r->id_bound = r->vocab->n;
+    }
+    return JSMF_OK;
+}
+
 /* ---- open / close ------------------------------------------------------------------------- */
 
 int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out)
@@ -367,7 +447,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     *out = NULL;
     jsmf_read_opts def = JSMF_READ_OPTS_DEFAULT;
     const jsmf_read_opts *o = opts ? opts : &def;
-    if (o->format < JSMF_FORMAT_AUTO || o->format > JSMF_FORMAT_LDAC)
+    if (o->format != JSMF_FORMAT_AUTO && !io_format_get(o->format))
         return jsmf_error(JSMF_EINVAL, "%s: unknown input format %d", path, (int)o->format);
     jsmf_docs *r = calloc(1, sizeof *r);
     if (!r)
@@ -395,31 +475,9 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
         r->fmt = sniff(p, (size_t)n, r->s->eof && r->s->len - r->s->pos == (size_t)n);
     }
     r->s->reject_nul = 1;
-    if (r->fmt == JSMF_FORMAT_UCI) {
-        if ((rc = uci_open(r, path, o)))
-            goto fail;
-        uint64_t header_end = io_stream_offset(r->s);
-        r->check_nnz = o->start_offset <= header_end;
-        if (o->start_offset > 0 && o->start_offset < header_end) {
-            rc = jsmf_error(JSMF_EINVAL, "%s: resume offset %" PRIu64
-                            " falls inside the UCI header (%" PRIu64 " bytes)",
-                            r->s->name, o->start_offset, header_end);
-            goto fail;
-        }
-        if (o->start_doc > r->D) {
-            rc = jsmf_error(JSMF_EINVAL, "%s: resume at document %" PRIu64 " but D = %" PRIu64,
-                            r->s->name, o->start_doc, r->D);
-            goto fail;
-        }
-    } else if (r->fmt == JSMF_FORMAT_LDAC) {
-        r->id_bound = o->ldac_vocab_size;
-        if (o->uci_vocab) {
-            if ((rc = jsmf_vocab_read(o->uci_vocab, &r->vocab)))
-                goto fail;
-            if (!r->id_bound || r->id_bound > r->vocab->n)
-                r->id_bound = r->vocab->n;
-        }
-    }
+    const io_format *fmt = &formats[r->fmt];
+    if (fmt->open && (rc = fmt->open(r, path, o)))
+        goto fail;
     /* A resume point names the line at its offset; reading from the start (a UCI file: from
      * the end of its header) keeps the lines counted so far, so messages give file lines. */
     uint64_t here = io_stream_offset(r->s);
@@ -431,9 +489,10 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
         r->s->line = o->start_line;
     }
     r->index = o->start_doc;
-    if (o->end_offset && r->fmt == JSMF_FORMAT_UCI) {
-        /* a UCI document spans lines: a byte range does not end at a document boundary */
-        rc = jsmf_error(JSMF_EINVAL, "%s: UCI input cannot be read in pieces", r->s->name);
+    if (o->end_offset && !fmt->line_per_doc) {
+        /* a document spans lines: a byte range does not end at a document boundary */
+        rc = jsmf_error(JSMF_EINVAL, "%s: %s input cannot be read in pieces", r->s->name,
+                        fmt->title);
         goto fail;
     }
     r->end_offset = o->end_offset;
@@ -723,15 +782,10 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
 int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
 {
     memset(d, 0, sizeof *d);
-    if (r->end_offset && r->fmt != JSMF_FORMAT_UCI && io_stream_offset(r->s) >= r->end_offset)
+    if (r->end_offset && formats[r->fmt].line_per_doc && io_stream_offset(r->s) >= r->end_offset)
         return 0; /* the end of this piece: the next document is another process's */
     r->run = 1;
-    int rc;
-    switch (r->fmt) {
-    case JSMF_FORMAT_UCI: rc = next_uci(r, d); break;
-    case JSMF_FORMAT_LDAC: rc = next_ldac(r, d); break;
-    default: rc = next_text(r, d); break;
-    }
+    int rc = formats[r->fmt].next(r, d);
     if (rc <= 0)
         return rc;
     d->index = r->index;

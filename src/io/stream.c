@@ -16,15 +16,8 @@
 
 #include "jsmf.h"
 #include "jsmf_io.h"
+#include "core/zstd_sniff.h"
 
-
-static int is_zstd_magic(const unsigned char *p, size_t n)
-{
-    if (n < 4)
-        return 0;
-    uint32_t m = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    return m == 0xFD2FB528u || (m & 0xFFFFFFF0u) == 0x184D2A50u;
-}
 
 static int read_error(io_stream *s)
 {
@@ -90,7 +83,7 @@ static int open_buffered(io_stream *s, const unsigned char *head, size_t nhead)
     if (!s->buf)
         return jsmf_error(JSMF_ENOMEM, "%s: out of memory for the read buffer", s->name);
     s->data = s->buf;
-    if (is_zstd_magic(head, nhead)) {
+    if (zstd_sniff(head, nhead)) {
         s->kind = IO_ZSTD;
         s->dctx = ZSTD_createDCtx();
         s->zin_cap = ZSTD_DStreamInSize();
@@ -161,7 +154,7 @@ int io_stream_open(const char *path, uint64_t max_line, int threads, io_stream *
             rc = read_error(s);
             goto fail;
         }
-        if (!is_zstd_magic(head, (size_t)nhead)) {
+        if (!zstd_sniff(head, (size_t)nhead)) {
             rc = open_mmap(s);
             if (rc)
                 goto fail;

@@ -2,6 +2,7 @@
  * per word in an open-addressing string table (memory ~ distinct words), then curation by
  * stopwords, min df, max df fraction and max size (formats/vocab.md). */
 #include "jsmf_io.h"
+#include "core/grow.h"
 
 #include <inttypes.h>
 #include <omp.h>
@@ -314,19 +315,10 @@ static int reserve_doc(word_table *c, size_t n)
 {
     if (n <= c->doc_cap)
         return 0;
-    size_t nc = c->doc_cap ? c->doc_cap : 1024;
-    while (nc < n)
-        nc *= 2;
-    uint32_t *d = realloc(c->doc, nc * sizeof *d);
-    if (d)
-        c->doc = d;
-    uint32_t *k = d ? realloc(c->doc_cnt, nc * sizeof *k) : NULL;
-    if (k)
-        c->doc_cnt = k;
-    uint64_t *h = k ? realloc(c->hv, nc * sizeof *h) : NULL;
-    if (!h)
+    size_t nc = grow_capacity(c->doc_cap, n, 1024);
+    if (grow_array(&c->doc, nc, sizeof *c->doc) || grow_array(&c->doc_cnt, nc, sizeof *c->doc_cnt) ||
+        grow_array(&c->hv, nc, sizeof *c->hv))
         return jsmf_error(JSMF_ENOMEM, "out of memory for a document of %zu words", n);
-    c->hv = h;
     c->doc_cap = nc;
     return 0;
 }

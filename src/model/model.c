@@ -2,7 +2,7 @@
  * directory, fsync, rename into place) and load with validation of every shape and invariant. */
 #define _GNU_SOURCE /* renameat2, mkdtemp */
 #include "jsmf_model.h"
-#include "model_util.h"
+#include "core/durable.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -164,7 +164,7 @@ static int close_written(FILE *f, const char *path, int ok)
     if (fclose(f) && ok)
         ok = 0, err = errno;
     if (!ok)
-        return jsmf_error(model_write_errcode(err), "%s: write error: %s", path,
+        return jsmf_error(durable_errcode(err), "%s: write error: %s", path,
                           strerror(err ? err : EIO));
     return JSMF_OK;
 }
@@ -173,7 +173,7 @@ static FILE *create_file(const char *path, int *rc)
 {
     FILE *f = fopen(path, "wb");
     if (!f)
-        *rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
+        *rc = jsmf_error(durable_errcode(errno), "%s: cannot create: %s", path,
                          strerror(errno));
     return f;
 }
@@ -286,19 +286,19 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vo
     view.vocab = (jsmf_vocab *)vocab;
     if (!(rc = path_join(path, sizeof path, dir, "vocab.txt")) &&
         !(rc = jsmf_vocab_write(path, view.vocab)))
-        rc = model_fsync_path(path);
+        rc = durable_sync_path(path);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
         !(rc = jsmf_npy_write_f64(path, m->B, m->n, m->k)))
-        rc = model_fsync_path(path);
+        rc = durable_sync_path(path);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy")) &&
         !(rc = jsmf_npy_write_f64(path, m->A, m->k, m->k)))
-        rc = model_fsync_path(path);
+        rc = durable_sync_path(path);
     if (!rc && m->anchors && !(rc = path_join(path, sizeof path, dir, "anchors.txt")) &&
         !(rc = write_anchors(path, &view)))
-        rc = model_fsync_path(path);
+        rc = durable_sync_path(path);
     if (!rc && m->alpha && !(rc = path_join(path, sizeof path, dir, "alpha.npy")) &&
         !(rc = jsmf_npy_write_f64(path, m->alpha, m->k, 0)))
-        rc = model_fsync_path(path);
+        rc = durable_sync_path(path);
     if (!rc) {
         char *own = NULL;
         const char *text = m->summary_json;
@@ -306,7 +306,7 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vo
             rc = JSMF_ENOMEM;
         if (!rc && !(rc = path_join(path, sizeof path, dir, "summary.json")) &&
             !(rc = write_text_file(path, text)))
-            rc = model_fsync_path(path);
+            rc = durable_sync_path(path);
         free(own);
     }
     return rc;
@@ -342,12 +342,12 @@ static int save_tree(const char *tmp, const jsmf_model *m)
             break;
         snprintf(name, sizeof name, "level%d", level);
         if (!(rc = path_join(sub, sizeof sub, tmp, name)) && mkdir(sub, 0777))
-            rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", sub,
+            rc = jsmf_error(durable_errcode(errno), "%s: cannot create: %s", sub,
                             strerror(errno));
         if (!rc)
             rc = save_level(sub, s, mine ? mine : s->vocab, level);
         if (!rc)
-            rc = model_fsync_path(sub);
+            rc = durable_sync_path(sub);
         jsmf_vocab_free(labels);
         labels = mine;
         below = s;
@@ -355,7 +355,7 @@ static int save_tree(const char *tmp, const jsmf_model *m)
     }
     jsmf_vocab_free(labels);
     if (!rc)
-        rc = model_fsync_path(tmp);
+        rc = durable_sync_path(tmp);
     return rc;
 }
 
@@ -378,7 +378,7 @@ static int publish(const char *tmp, const char *dir, int overwrite)
     if (stat(dir, &st) != 0) {
         if (rename(tmp, dir))
             return jsmf_error(errno == EEXIST || errno == ENOTEMPTY ? JSMF_EEXIST
-                                                                    : model_write_errcode(errno),
+                                                                    : durable_errcode(errno),
                               "%s: cannot rename %s into place: %s", dir, tmp, strerror(errno));
         return JSMF_OK;
     }
@@ -391,7 +391,7 @@ static int publish(const char *tmp, const char *dir, int overwrite)
                           "%s: exists and does not look like a model (no B.npy); not replacing it",
                           dir);
     if (stat(dir, &st) != 0) /* it was an empty directory and is gone now */
-        return rename(tmp, dir) ? jsmf_error(model_write_errcode(errno), "%s: rename: %s", dir,
+        return rename(tmp, dir) ? jsmf_error(durable_errcode(errno), "%s: rename: %s", dir,
                                              strerror(errno))
                                 : JSMF_OK;
     /* Swap old and new in one step; afterwards `tmp` holds the old model. */
@@ -400,7 +400,7 @@ static int publish(const char *tmp, const char *dir, int overwrite)
         return JSMF_OK;
     }
     if (errno != EINVAL && errno != ENOSYS)
-        return jsmf_error(model_write_errcode(errno), "%s: cannot swap in %s: %s", dir, tmp,
+        return jsmf_error(durable_errcode(errno), "%s: cannot swap in %s: %s", dir, tmp,
                           strerror(errno));
     /* No RENAME_EXCHANGE on this file system: old aside, new in, old removed. A reader may
      * find no model for an instant, but never half of one. */
@@ -411,10 +411,10 @@ static int publish(const char *tmp, const char *dir, int overwrite)
     snprintf(old, len, "%s.old-XXXXXX", dir);
     int rc = JSMF_OK;
     if (!mkdtemp(old) || rename(dir, old)) {
-        rc = jsmf_error(model_write_errcode(errno), "%s: cannot move the old model aside: %s",
+        rc = jsmf_error(durable_errcode(errno), "%s: cannot move the old model aside: %s",
                         dir, strerror(errno));
     } else if (rename(tmp, dir)) {
-        rc = jsmf_error(model_write_errcode(errno), "%s: rename: %s", dir, strerror(errno));
+        rc = jsmf_error(durable_errcode(errno), "%s: rename: %s", dir, strerror(errno));
         rename(old, dir);
     } else {
         remove_tree(old);
@@ -469,7 +469,7 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
     snprintf(tmp, len + 16, "%s.tmp-XXXXXX", dir);
     int rc;
     if (!mkdtemp(tmp)) {
-        rc = jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", dir,
+        rc = jsmf_error(durable_errcode(errno), "%s: cannot create: %s", dir,
                         strerror(errno));
     } else {
         chmod(tmp, 0777 & ~current_umask()); /* mkdtemp made it 0700 */
@@ -485,7 +485,7 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
         /* Make the rename itself durable. */
         char *parent_buf = strdup(dir);
         if (parent_buf) {
-            model_fsync_path(dirname(parent_buf));
+            durable_sync_path(dirname(parent_buf));
             free(parent_buf);
         }
     }

@@ -1,7 +1,7 @@
 /* npy.c — .npy files (NumPy format 1.0) for B, A and alpha: little-endian float64 or uint32 in C
  * order, header padded to 64 bytes as numpy.save does, so `numpy.load` reads them directly. */
 #include "jsmf_model.h"
-#include "model_util.h"
+#include "core/durable.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -58,7 +58,7 @@ static int npy_write(const char *path, const void *data, size_t elem, const char
     size_t count = (size_t)rows * (cols ? cols : 1);
     FILE *f = fopen(path, "wb");
     if (!f)
-        return jsmf_error(model_write_errcode(errno), "%s: cannot create: %s", path,
+        return jsmf_error(durable_errcode(errno), "%s: cannot create: %s", path,
                           strerror(errno));
     int ok = fwrite(header, 1, hlen, f) == hlen;
     if (ok && count)
@@ -70,7 +70,7 @@ static int npy_write(const char *path, const void *data, size_t elem, const char
         struct stat st; /* remove a partial regular file, never a device such as /dev/full */
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
             unlink(path);
-        return jsmf_error(model_write_errcode(err), "%s: write error: %s", path,
+        return jsmf_error(durable_errcode(err), "%s: write error: %s", path,
                           strerror(err ? err : EIO));
     }
     return JSMF_OK;

@@ -4,6 +4,7 @@
 #include "jsmf_comm.h"
 #include "comm_plugin.h"
 #include "core/plugin.h"
+#include "core/clock.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -27,13 +28,6 @@ static jsmf_comm self_comm = {0, 1, 0, 0, {0}, NULL, {0, 0, 0}};
 jsmf_comm *jsmf_comm_self(void)
 {
     return &self_comm;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* ---- finding the plugin -------------------------------------------------------------------- */
@@ -168,7 +162,7 @@ void jsmf_comm_stats_get(const jsmf_comm *c, jsmf_comm_stats *out)
 
 static int done(jsmf_comm *c, double t0, uint64_t sent, int rc, const char *what)
 {
-    c->st.seconds += now() - t0;
+    c->st.seconds += clock_seconds() - t0;
     c->st.bytes_sent += sent;
     c->st.calls++;
     return rc ? jsmf_error(rc, "MPI %s failed (rank %d of %d)", what, c->rank, c->size) : 0;
@@ -178,7 +172,7 @@ int jsmf_comm_barrier(jsmf_comm *c)
 {
     if (!c->is_mpi)
         return JSMF_OK;
-    double t0 = now();
+    double t0 = clock_seconds();
     return done(c, t0, 0, c->api.barrier(), "barrier");
 }
 
@@ -186,7 +180,7 @@ int jsmf_comm_bcast(jsmf_comm *c, void *buf, uint64_t bytes, int root)
 {
     if (!c->is_mpi || !bytes)
         return JSMF_OK;
-    double t0 = now();
+    double t0 = clock_seconds();
     return done(c, t0, c->rank == root ? bytes * (uint64_t)(c->size - 1) : 0,
                 c->api.bcast(buf, bytes, root), "broadcast");
 }
@@ -196,7 +190,7 @@ int jsmf_comm_allreduce(jsmf_comm *c, void *buf, uint64_t count, jsmf_comm_type 
 {
     if (!c->is_mpi || !count)
         return JSMF_OK;
-    double t0 = now();
+    double t0 = clock_seconds();
     /* a reduction moves about 2 (P-1)/P of the data per rank (reduce-scatter + allgather) */
     uint64_t sent = 2 * count * 8 * (uint64_t)(c->size - 1) / (uint64_t)c->size;
     return done(c, t0, sent, c->api.allreduce(buf, count, (int)type, (int)op), "allreduce");
@@ -210,7 +204,7 @@ int jsmf_comm_alltoallv(jsmf_comm *c, const void *send, const uint64_t *scounts,
             memcpy(recv, send, scounts[0]);
         return JSMF_OK;
     }
-    double t0 = now();
+    double t0 = clock_seconds();
     uint64_t sent = 0;
     for (int r = 0; r < c->size; r++)
         sent += r == c->rank ? 0 : scounts[r];
@@ -228,7 +222,7 @@ int jsmf_comm_allgatherv(jsmf_comm *c, const void *send, uint64_t bytes, void *r
         memmove((char *)recv + at, send, bytes);
     if (!c->is_mpi)
         return JSMF_OK;
-    double t0 = now();
+    double t0 = clock_seconds();
     int rc = 0;
     at = 0;
     for (int r = 0; r < c->size && !rc; r++) {
@@ -243,7 +237,7 @@ int jsmf_comm_send(jsmf_comm *c, const void *buf, uint64_t bytes, int dest, int 
 {
     if (!c->is_mpi)
         return jsmf_error(JSMF_EINVAL, "send on a one-process communicator");
-    double t0 = now();
+    double t0 = clock_seconds();
     return done(c, t0, bytes, c->api.send(buf, bytes, dest, tag), "send");
 }
 
@@ -251,7 +245,7 @@ int jsmf_comm_recv(jsmf_comm *c, void *buf, uint64_t bytes, int src, int tag)
 {
     if (!c->is_mpi)
         return jsmf_error(JSMF_EINVAL, "receive on a one-process communicator");
-    double t0 = now();
+    double t0 = clock_seconds();
     return done(c, t0, 0, c->api.recv(buf, bytes, src, tag), "receive");
 }
 

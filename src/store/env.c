@@ -4,6 +4,7 @@
 #include "env.h"
 
 #include "codec.h"
+#include "files.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +46,7 @@ static void find_map(jsmf_store *s, uint64_t mapsize)
 {
     char want[4096], real[PATH_MAX], line[4352];
     s->map_parts = 0, s->map_seen_size = mapsize;
-    snprintf(want, sizeof want, "%s/data.mdb", s->path);
+    store_file_path(want, sizeof want, s->path, STORE_FILE_DATA);
     if (!realpath(want, real))
         return;
     FILE *f = fopen("/proc/self/maps", "r");
@@ -132,18 +133,6 @@ int store_meta_add_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t add)
     uint64_t v;
     int rc = store_meta_get_u64(s, t, key, &v);
     return rc ? rc : store_meta_put_u64(s, t, key, v + add);
-}
-
-void store_discard(const char *path, int dir)
-{
-    static const char *const files[] = {"data.mdb", "lock.mdb", "writer.lock"};
-    char buf[4096];
-    for (int i = 0; i < 3; i++) {
-        snprintf(buf, sizeof buf, "%s/%s", path, files[i]);
-        unlink(buf);
-    }
-    if (dir)
-        rmdir(path);
 }
 
 /* LMDB reports a short write as EIO: tell a full disk apart by the free space left. */

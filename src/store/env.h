@@ -69,8 +69,5 @@ void store_drop_mapped(jsmf_store *s);
 #define MAP_FAULT_AROUND 4
 void store_mapped_read(jsmf_store *s, uint64_t bytes);
 
-/* Remove the files of a store this process created and could not complete, and its directory
- * too when `dir` (rmdir: only when nothing else is in it). */
-void store_discard(const char *path, int dir);
 
 #endif

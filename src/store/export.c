@@ -2,6 +2,7 @@
  * symmetric lower triangle) or a dense float64 .npy (small N, one row at a time), with its
  * vocabulary beside it. */
 #include "env.h"
+#include "core/durable.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +13,7 @@
 
 static int write_error(void)
 {
-    return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO, "export: write error: %s",
+    return jsmf_error(durable_errcode(errno), "export: write error: %s",
                       strerror(errno));
 }
 

@@ -2,6 +2,7 @@
  * added counters and word statistics, and the union of their input records, committed into a
  * new store as one checkpoint. */
 #include "env.h"
+#include "files.h"
 #include "rows.h"
 
 #include <stdlib.h>
@@ -90,7 +91,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         return jsmf_error(JSMF_EINVAL, "merge: no input stores");
     struct stat st;
     char data[4096];
-    snprintf(data, sizeof data, "%s/data.mdb", out);
+    store_file_path(data, sizeof data, out, STORE_FILE_DATA);
     if (stat(data, &st) == 0)
         return jsmf_error(JSMF_EEXIST, "%s: output store already exists", out);
     merge_ctx c = {calloc(n, sizeof(jsmf_store *)), calloc(n, sizeof(MDB_txn *)), n, 0};
@@ -146,7 +147,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
     }
     jsmf_store_close(o);
     if (rc && o)
-        store_discard(out, 1); /* no half-written output: a merge is one checkpoint or nothing */
+        jsmf_store_files_remove(out, NULL, 1); /* no half-written output: a merge is one checkpoint or nothing */
     for (uint32_t i = 0; i < n; i++) {
         jsmf_store_close(c.in[i]);
     }

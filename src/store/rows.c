@@ -4,6 +4,9 @@
 
 #include "codec.h"
 #include "registry.h"
+#include "core/clock.h"
+#include "core/grow.h"
+#include "core/hash.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -32,18 +35,10 @@ static int stream_room(row_stream *m, uint64_t n)
 {
     if (n <= m->cap)
         return JSMF_OK;
-    uint64_t cap = m->cap ? 2 * (uint64_t)m->cap : 1024;
-    while (cap < n)
-        cap *= 2;
-    if (cap > (uint64_t)m->s->n_words + 1)
+    uint64_t cap = grow_capacity(m->cap, n, 1024);
+    if (cap > (uint64_t)m->s->n_words + 1) /* a row never holds more than the words */
         cap = (uint64_t)m->s->n_words + 1 > n ? (uint64_t)m->s->n_words + 1 : n;
-    uint32_t *c = realloc(m->cols, cap * sizeof *c);
-    if (c)
-        m->cols = c;
-    jsmf_sum *v = realloc(m->vals, cap * sizeof *v);
-    if (v)
-        m->vals = v;
-    if (!c || !v)
+    if (grow_array(&m->cols, cap, sizeof *m->cols) || grow_array(&m->vals, cap, sizeof *m->vals))
         return jsmf_error(JSMF_ENOMEM, "out of memory for a row of C");
     m->cap = (uint32_t)cap;
     return JSMF_OK;
@@ -424,15 +419,6 @@ typedef struct check_ctx {
     double m;          /* documents: sums over M are C's entries */
 } check_ctx;
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    return x ^ (x >> 33);
-}
-
 static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_sum *sums,
                      uint32_t n)
 {
@@ -448,8 +434,8 @@ static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_s
                               c->s->path, row);
         part[i & 3] += sum_to_double(sums[i], c->m);
         unsigned __int128 u = (unsigned __int128)sums[i];
-        h = mix64(h ^ ((uint64_t)row << 32 | cols[i]));
-        h = mix64(h ^ (uint64_t)u) + (uint64_t)(u >> 64);
+        h = hash_fmix64(h ^ ((uint64_t)row << 32 | cols[i]));
+        h = hash_fmix64(h ^ (uint64_t)u) + (uint64_t)(u >> 64);
     }
     c->r->digest = h;
     c->r->sum += (part[0] + part[1]) + (part[2] + part[3]);
@@ -457,17 +443,10 @@ static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_s
     return 0;
 }
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
 {
     memset(out, 0, sizeof *out);
-    double t0 = seconds_now();
+    double t0 = clock_seconds();
     jsmf_source src;
     int rc = jsmf_store_source(s, &src); /* for C's bytes and its exact count of entries */
     if (rc)
@@ -483,7 +462,7 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     if (!rc && out->entries != nnz)
         rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
                         (unsigned long long)out->entries, (unsigned long long)nnz);
-    out->seconds = seconds_now() - t0;
+    out->seconds = clock_seconds() - t0;
     return rc;
 }
 

@@ -2,10 +2,13 @@
  * creation with a fixed vocabulary, counters, the vocabulary and the input records. */
 #include "codec.h"
 #include "env.h"
+#include "files.h"
 #include "registry.h"
 #include "runs.h"
 
 #include "core/bigmem.h"
+#include "core/durable.h"
+#include "core/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +71,7 @@ static long env_long(const char *name)
 static int take_writer_lock(jsmf_store *s)
 {
     char lock[4096];
-    snprintf(lock, sizeof lock, "%s/writer.lock", s->path);
+    store_file_path(lock, sizeof lock, s->path, STORE_FILE_WRITER_LOCK);
     s->lockfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (s->lockfd < 0)
         return jsmf_error(JSMF_EIO, "%s: cannot open lock file: %s", s->path, strerror(errno));
@@ -85,12 +88,12 @@ static int prepare_dir(const char *path, int flags)
 {
     struct stat st;
     char data[4096];
-    snprintf(data, sizeof data, "%s/data.mdb", path);
+    store_file_path(data, sizeof data, path, STORE_FILE_DATA);
     if (stat(path, &st) != 0) {
         if (!(flags & JSMF_STORE_CREATE))
             return jsmf_error(JSMF_ENOTFOUND, "%s: no such store", path);
         if (mkdir(path, 0755) != 0)
-            return jsmf_error(errno == ENOSPC ? JSMF_ENOSPC : JSMF_EIO,
+            return jsmf_error(durable_errcode(errno),
                               "%s: cannot create store directory: %s", path, strerror(errno));
         return JSMF_OK;
     }
@@ -328,7 +331,7 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
     *out = NULL;
     char data[4096];
     struct stat st;
-    snprintf(data, sizeof data, "%s/data.mdb", path);
+    store_file_path(data, sizeof data, path, STORE_FILE_DATA);
     int made_dir = stat(path, &st) != 0, made_env = stat(data, &st) != 0;
     jsmf_store *s;
     int rc = jsmf_store_open(path, JSMF_STORE_CREATE, &s);
@@ -342,7 +345,7 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
         int ours = !jsmf_store_has_vocab(s) && made_env;
         jsmf_store_close(s);
         if (ours)
-            store_discard(path, made_dir);
+            jsmf_store_files_remove(path, NULL, made_dir);
         return rc;
     }
     *out = s;
@@ -351,13 +354,9 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
+/* The store fingerprint's FNV-1a starts from FNV's offset basis short of its last digit: a slip
+ * kept, since fingerprints users have recorded must stay what they were. */
+#define STORE_FINGERPRINT_BASIS UINT64_C(1469598103934665603)
 
 static const char *const counter_names[] = {"docs", "docs_dropped", "tokens", "tokens_dropped",
                                             "oov_tokens", "nnz"};
@@ -382,8 +381,8 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
     out->min_doc_len = s->params.min_doc_len;
     out->format_version = s->version;
     /* fingerprint: the counters, the vocabulary and every input record */
-    uint64_t h = fnv(1469598103934665603ULL, c, sizeof c);
-    h = fnv(h, &s->n_words, 4);
+    uint64_t h = hash_fnv1a(STORE_FINGERPRINT_BASIS, c, sizeof c);
+    h = hash_fnv1a(h, &s->n_words, 4);
     MDB_cursor *cur;
     MDB_val k, v;
     const MDB_dbi dbs[2] = {s->vocab, s->inputs};
@@ -394,8 +393,8 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
         }
         for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0;
              r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            h = fnv(h, k.mv_data, k.mv_size);
-            h = fnv(h, v.mv_data, d == 0 ? v.mv_size : 8); /* an input's state, not its path */
+            h = hash_fnv1a(h, k.mv_data, k.mv_size);
+            h = hash_fnv1a(h, v.mv_data, d == 0 ? v.mv_size : 8); /* an input's state, not its path */
             if (d == 1)
                 out->n_inputs++;
         }
@@ -411,7 +410,7 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
     out->fingerprint = h;
     char data[4096];
     struct stat st;
-    snprintf(data, sizeof data, "%s/data.mdb", s->path);
+    store_file_path(data, sizeof data, s->path, STORE_FILE_DATA);
     if (stat(data, &st) == 0)
         out->bytes = (uint64_t)st.st_size;
     return rc;

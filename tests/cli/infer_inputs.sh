@@ -1,7 +1,9 @@
 #!/bin/sh
 # infer_inputs.sh — 'jsmf infer' over several inputs numbers documents continuously in the order
 # given; a malformed input fails with exit 1 and a message naming the file and line; the rows
-# already written stay on stdout (streamed), and no row is written for the bad document.
+# already written stay on stdout (streamed), and no row is written for the bad document. A bare
+# LDA-C id beyond the model's vocabulary is that error too, as ingest has it (formats/inputs.md),
+# not a word out of vocabulary.
 set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -27,4 +29,9 @@ printf '2 0:1 1:2\n2 0:1 x:2\n' >"$tmp/bad.ldac"
 [ $? -eq 1 ] || fail "malformed LDA-C: expected exit 1"
 grep -q "bad.ldac" "$tmp/err" && grep -q ":2" "$tmp/err" || fail "message does not name file and line: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || [ "$(wc -l <"$tmp/out")" -le 1 ] || fail "a row was written for the bad document"
+printf '2 0:1 1:2\n1 7:1\n' >"$tmp/range.ldac"
+"$JSMF" infer "$tmp/m" "$tmp/range.ldac" --format ldac >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] || fail "LDA-C id 7 of a 4-word model: expected exit 1, got $rc ($(cat "$tmp/err"))"
+grep -q "range.ldac:2: word id 7 out of range" "$tmp/err" || fail "range message: $(cat "$tmp/err")"
 echo ok
