@@ -356,8 +356,8 @@ static int ckpt_load(const char *path, const ckpt_header *want, fdm_state *st, r
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errno == ENOENT ? JSMF_ENOTFOUND
-                               : jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
+        return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: %s", path,
+                          strerror(errno));
     ckpt_io io = {f, UINT64_C(0xcbf29ce484222325), 0};
     ckpt_header h;
     int rc = 0;
@@ -426,14 +426,16 @@ static int backend_open(const jsmf_fdm_params *p, const fdm_setup *s, fdm_state 
         if (rc != JSMF_ENOMEM)
             return rc;
         char why[200];
-        snprintf(why, sizeof why, "%s", jsmf_errmsg());
+        snprintf(why, sizeof why, "%s", jsmf_errmsg_for(rc));
+        jsmf_error_clear(); /* handled: the note carries it */
         rc = fdm_cpu_backend_create(s, st, be);
         snprintf(be->note, sizeof be->note, "the GPU could not hold the model (%.100s); used the CPU",
                  why);
         return rc;
     }
     char why[160];
-    snprintf(why, sizeof why, "%s", jsmf_errmsg());
+    snprintf(why, sizeof why, "%s", jsmf_errmsg_for(probe));
+    jsmf_error_clear(); /* handled: the note carries it */
     int rc = fdm_cpu_backend_create(s, st, be);
     snprintf(be->note, sizeof be->note, "%.130s; using the CPU", why);
     return rc;
@@ -670,10 +672,12 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
         goto done;
     ckpt_header hdr;
     header_fill(&hdr, &s, p, out->sampler.fingerprint);
-    rc = p->checkpoint && !p->restart ? ckpt_load(p->checkpoint, &hdr, &st, &g) : JSMF_ENOTFOUND;
-    if (p->fresh_on_mismatch && (rc == JSMF_EMISMATCH || rc == JSMF_EFORMAT || rc == JSMF_EVERSION))
-        rc = JSMF_ENOTFOUND;
-    if (rc == JSMF_ENOTFOUND) {
+    rc = p->checkpoint && !p->restart ? ckpt_load(p->checkpoint, &hdr, &st, &g) : JSMF_OK;
+    int afresh = !p->checkpoint || p->restart || rc == JSMF_ENOTFOUND ||
+                 (p->fresh_on_mismatch &&
+                  (rc == JSMF_EMISMATCH || rc == JSMF_EFORMAT || rc == JSMF_EVERSION));
+    if (afresh) { /* no checkpoint to resume (or one to replace) */
+        jsmf_error_clear();
         g.step = 0, g.n_curve = 0, g.best = INFINITY, g.bad = 0, g.stopped = 0;
         g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
         rc = state_init(&st, p, smp, 0);

@@ -26,7 +26,7 @@ int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf
         return rc;
     if (rc) {
         *out = NULL;
-        return JSMF_OK; /* the reason stays in jsmf_errmsg() */
+        return JSMF_OK; /* the reason stays in jsmf_errmsg() for the caller's note */
     }
     p->init_B = (*out)->B;
     p->init_A = (*out)->A;
@@ -214,10 +214,11 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
         return jsmf_fdm_init_model(init, in, p, m);
     double t = fdm_now();
     int rc = jsmf_fdm_init_spectral(in, p, m);
-    if (!rc && !*m)
+    if (!rc && !*m) {
         tell_line(d->info, d->info_arg, "note: no warm start (%s); starting cold (--init none)",
                   jsmf_errmsg());
-    else if (!rc)
+        jsmf_error_clear(); /* handled: said in the note */
+    } else if (!rc)
         tell_line(d->info, d->info_arg, "warm start: spectral fit of %u topics (%.1f s)", p->k,
                   fdm_now() - t);
     return rc;
@@ -229,8 +230,10 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
 {
     int noted = 0;
     char gpu[128];
-    if (p->device == JSMF_FDM_DEVICE_AUTO && jsmf_fdm_cuda_probe(gpu, sizeof gpu)) {
-        tell_line(d->info, d->info_arg, "note: %s; using the CPU", jsmf_errmsg());
+    int probe = p->device == JSMF_FDM_DEVICE_AUTO ? jsmf_fdm_cuda_probe(gpu, sizeof gpu) : 0;
+    if (probe) {
+        tell_line(d->info, d->info_arg, "note: %s; using the CPU", jsmf_errmsg_for(probe));
+        jsmf_error_clear(); /* handled: the CPU runs it */
         noted = 1;
     }
     jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */

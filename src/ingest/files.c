@@ -386,7 +386,8 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
         rc = ingest_one(&r, piece ? piece->path : paths[i], piece, &local);
         if (rc == JSMF_EEXIST) {
             if (!local.inputs_skipped++)
-                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg());
+                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg_for(rc));
+            jsmf_error_clear(); /* handled: a complete input is skipped */
             rc = 0;
         }
     }

@@ -549,7 +549,7 @@ static int next_ldac(jsmf_docs *r, jsmf_doc *d)
                           name, lineno, FIELD_ARG(p, f), off + (uint64_t)(p - line));
     p += f;
     if (reserve_ids(r, N < n / 4 + 1 ? N + 1 : n / 4 + 1))
-        return JSMF_ENOMEM;
+        return oom(r);
     for (;;) {
         p = skip_blanks(p, e);
         if (p == e)
@@ -581,7 +581,7 @@ static int next_ldac(jsmf_docs *r, jsmf_doc *d)
             return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": count of word id %" PRIu64
                               " is 0; counts must be >= 1 (byte %" PRIu64 ")", name, lineno, id, at);
         if (reserve_ids(r, r->nids + 1))
-            return JSMF_ENOMEM;
+            return oom(r);
         r->ids[r->nids] = (uint32_t)id;
         r->counts[r->nids] = (uint32_t)cnt;
         r->nids++;
@@ -701,7 +701,7 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
     }
     for (;;) {
         if (reserve_ids(r, r->nids + 1))
-            return JSMF_ENOMEM;
+            return oom(r);
         r->ids[r->nids] = r->p_word;
         r->counts[r->nids] = r->p_count;
         r->nids++;
