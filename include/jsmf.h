@@ -4,7 +4,8 @@
  * jsmf learns topics and topic correlations from the word co-occurrence matrix C of a corpus
  * (Joint Stochastic Matrix Factorization, the Rectified Anchor Word algorithm) and fits the
  * Full Dependence Mixture model on pairs sampled from C. The library is split by pipeline stage;
- * each stage has its own header and they meet only in the store and the model directory:
+ * each stage has its own header and they meet in the store and the model directory (and fdm's
+ * warm start, which runs a fit):
  *
  *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer,
  *                  the vocabulary pass
@@ -16,9 +17,13 @@
  *   jsmf_eval.h    metrics, inference of topic mixtures, the HTML report
  *
  * CAVEATS
- *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code. The detailed
- *    message of the most recent failure in the calling thread (naming file, offset, problem) is
- *    returned by jsmf_errmsg(); the library itself never prints.
+ *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code, and nothing
+ *    else: what it counts or finds (documents read, iterations used, whether a next item came)
+ *    goes through an out-parameter (jsmf_docs_next's *got, jsmf_docreader_next's *ndocs,
+ *    jsmf_theta_fit's *iters). Only functions that cannot fail return a count or flag
+ *    (jsmf_tokenize, jsmf_model_top_words). The detailed message of a failure (naming file,
+ *    offset, problem) is jsmf_errmsg_for(code) in the calling thread; the library itself never
+ *    prints.
  *  - Handles are opaque and not safe for concurrent use from several threads unless a function
  *    says otherwise. The library uses OpenMP internally.
  *  - Matrices are dense row-major double arrays unless stated otherwise.

@@ -147,9 +147,10 @@ typedef struct jsmf_docs jsmf_docs;
  *  by its magic number. Validates the UCI header and loads its vocabulary file. */
 int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
 
-/** Next document: returns 1 and fills *doc, 0 at the end of input, or a negative JSMF_E* code
- *  (message names file, line, byte offset). Empty lines are documents with no tokens. */
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc);
+/** Next document: sets *got to 1 and fills *doc, or *got to 0 at the end of input; returns 0
+ *  or a negative JSMF_E* code (message names file, line, byte offset). Empty lines are
+ *  documents with no tokens. */
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
 
 /** The format actually being read (after sniffing). */
 jsmf_format jsmf_docs_format(const jsmf_docs *r);

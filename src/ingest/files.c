@@ -305,7 +305,8 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     uint64_t checkpoints = jsmf_ingest_checkpoints(r->g);
     jsmf_doc doc;
     uint64_t ndocs = 0;
-    while ((rc = jsmf_docs_next(d, &doc)) == 1) {
+    int got;
+    while (!(rc = jsmf_docs_next(d, &doc, &got)) && got) {
         if (doc.ndocs > 1)
             rc = jsmf_ingest_empty_docs(r->g, doc.ndocs, doc.next_offset, doc.next_line,
                                         doc.index + doc.ndocs);

@@ -720,7 +720,8 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
     return rc ? rc : 1;
 }
 
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
+/* The next document: 1, 0 at the end, or a negative code. */
+static int docs_next(jsmf_docs *r, jsmf_doc *d)
 {
     memset(d, 0, sizeof *d);
     if (r->end_offset && r->fmt != JSMF_FORMAT_UCI && io_stream_offset(r->s) >= r->end_offset)
@@ -755,6 +756,13 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
     if (r->fmt == JSMF_FORMAT_TEXT ? (r->raw ? d->text_len == 0 : d->ntokens == 0) : d->nids == 0)
         r->st.empty_docs += r->run;
     return 1;
+}
+
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d, int *got)
+{
+    int rc = docs_next(r, d);
+    *got = rc == 1;
+    return rc < 0 ? rc : JSMF_OK;
 }
 
 void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out) { *out = r->st; }
