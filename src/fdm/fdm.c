@@ -85,13 +85,6 @@ void fdm_state_free(fdm_state *st)
     memset(st, 0, sizeof *st);
 }
 
-double fdm_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Standard normal number `index` of the initialisation stream (Box-Muller). */
 static double init_normal(uint64_t seed, uint64_t index)
 {

@@ -6,7 +6,6 @@
 #include "registry.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 /* ---- one stream: the rows of one database in key order ----------------------------------- */
 
@@ -413,78 +412,6 @@ void jsmf_store_source_release(jsmf_store *s)
         mdb_txn_abort(s->src_txn);
         s->src_txn = NULL;
     }
-}
-
-/* ---- a full read, checked ----------------------------------------------------------------- */
-
-typedef struct check_ctx {
-    jsmf_store *s;
-    jsmf_store_check_result *r;
-    int64_t last_row;
-    double m;          /* documents: sums over M are C's entries */
-} check_ctx;
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xFF51AFD7ED558CCDull;
-    x ^= x >> 33;
-    x *= 0xC4CEB9FE1A85EC53ull;
-    return x ^ (x >> 33);
-}
-
-static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_sum *sums,
-                     uint32_t n)
-{
-    check_ctx *c = arg;
-    if ((int64_t)row <= c->last_row)
-        return jsmf_error(JSMF_ESTORE, "%s: row %u of C out of order", c->s->path, row);
-    c->last_row = row;
-    double part[4] = {0, 0, 0, 0}; /* four chains of additions, not one long dependent one */
-    uint64_t h = c->r->digest;
-    for (uint32_t i = 0; i < n; i++) {
-        if (i && cols[i] <= cols[i - 1])
-            return jsmf_error(JSMF_ESTORE, "%s: columns out of order in row %u of C",
-                              c->s->path, row);
-        part[i & 3] += sum_to_double(sums[i], c->m);
-        unsigned __int128 u = (unsigned __int128)sums[i];
-        h = mix64(h ^ ((uint64_t)row << 32 | cols[i]));
-        h = mix64(h ^ (uint64_t)u) + (uint64_t)(u >> 64);
-    }
-    c->r->digest = h;
-    c->r->sum += (part[0] + part[1]) + (part[2] + part[3]);
-    c->r->entries += n;
-    return 0;
-}
-
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
-{
-    memset(out, 0, sizeof *out);
-    double t0 = seconds_now();
-    jsmf_source src;
-    int rc = jsmf_store_source(s, &src); /* for C's bytes and its exact count of entries */
-    if (rc)
-        return rc;
-    uint64_t nnz = src.nnz;
-    out->bytes = src.bytes;
-    jsmf_store_source_release(s);
-    jsmf_store_stats st;
-    if ((rc = jsmf_store_stats_get(s, &st)))
-        return rc;
-    check_ctx c = {s, out, -1, (double)st.docs};
-    rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
-    if (!rc && out->entries != nnz)
-        rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
-                        (unsigned long long)out->entries, (unsigned long long)nnz);
-    out->seconds = seconds_now() - t0;
-    return rc;
 }
 
 /* ---- exact sums, for combining stores across processes ------------------------------------ */
