@@ -30,9 +30,7 @@ typedef enum jsmf_format {
     JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
 } jsmf_format;
 
-/** Name of a format ("text", "uci", "ldac", "auto"); jsmf_format_parse() is the inverse
- *  (returns -1 for an unknown name). */
-const char *jsmf_format_name(jsmf_format f);
+/** The format named "text", "uci", "ldac" or "auto"; -1 for an unknown name. */
 int jsmf_format_parse(const char *name);
 
 /** Tokeniser settings for text input. Tokens are maximal runs of ASCII letters (lowercased)
@@ -159,9 +157,7 @@ jsmf_format jsmf_docs_format(const jsmf_docs *r);
  *  NULL otherwise. Owned by the reader. */
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
 
-/** Decoded bytes consumed so far, and the input's size in bytes on disk (0 when unknown, e.g.
- *  stdin) — for progress. */
-uint64_t jsmf_docs_position(const jsmf_docs *r);
+/** The input's size in bytes on disk (0 when unknown, e.g. stdin) — for progress. */
 uint64_t jsmf_docs_size(const jsmf_docs *r);
 
 /** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with

@@ -242,10 +242,6 @@ static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t siz
         }
         sum->inputs_repeated++;
     }
-#ifndef JSMF_STORE_HAS_INPUT_REMOVE
-    if (stored) /* a stored record cannot be renamed by this store: it keeps fingerprint 0 */
-        fp = 0;
-#endif
     rec->state = JSMF_INPUT_COMPLETE;
     if (!fp) {
         if ((rc = jsmf_ingest_input_done(r->g)))

@@ -44,16 +44,6 @@ struct jsmf_docs {
     uint64_t run;              /* documents the one being returned stands for */
 };
 
-const char *jsmf_format_name(jsmf_format f)
-{
-    switch (f) {
-    case JSMF_FORMAT_TEXT: return "text";
-    case JSMF_FORMAT_UCI: return "uci";
-    case JSMF_FORMAT_LDAC: return "ldac";
-    default: return "auto";
-    }
-}
-
 int jsmf_format_parse(const char *name)
 {
     if (!name)
@@ -461,7 +451,6 @@ void jsmf_docs_close(jsmf_docs *r)
 
 jsmf_format jsmf_docs_format(const jsmf_docs *r) { return r->fmt; }
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r) { return r->vocab; }
-uint64_t jsmf_docs_position(const jsmf_docs *r) { return io_stream_offset(r->s); }
 uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
 uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
 const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }

@@ -1,5 +1,5 @@
-/* rows.c — reading the rows of C: the chunk codec, row streams over one database (the legacy C
- * or one run), their row-by-row sum, and the snapshot matrix source built on it. */
+/* rows.c — reading the rows of C: row streams over one database (the legacy C or one run),
+ * decoded with codec.c, their row-by-row sum, and the snapshot matrix source built on it. */
 #include "rows.h"
 
 #include "codec.h"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
+# io_input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
 # all empty, invalid UTF-8 (file and stdin; tokens dropped, the first named by file:line and
 # byte; in vocab, ingest, infer and eval --corpus), an input that adds nothing, vocabulary words text can never
 # match, and infer on text mostly outside the model's vocabulary each get a warning naming the

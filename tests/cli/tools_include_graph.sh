@@ -1,5 +1,5 @@
 #!/bin/sh
-# include_graph.sh — tools/include-graph.sh on this tree: the include graph of src/ has no
+# tools_include_graph.sh — tools/include-graph.sh on this tree: the include graph of src/ has no
 # cycle, between files or between folders, and every function a src/ header declares is defined
 # beside it (so the graph is what calls what), and no folder includes another's *_internal.h; on
 # small made-up trees it finds a cycle of files, one of folders, a misplaced declaration and an
@@ -84,5 +84,5 @@ printf 'int e(struct s *p) { return g_inner() + p->g_bare() + (int)sizeof "g_bar
     >>"$T/f/src/e/e.c"
 sh "$G" "$T/f" >"$T/out" 2>&1 || fail "a static namesake or a member taken for a call: $(cat "$T/out")"
 
-[ $fails -eq 0 ] && echo "include_graph: ok"
+[ $fails -eq 0 ] && echo "tools_include_graph: ok"
 exit $fails
