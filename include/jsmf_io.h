@@ -61,7 +61,7 @@ uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, ch
 
 /** What jsmf_tokenize_ex dropped that a user should hear about. */
 typedef struct jsmf_token_stats {
-    uint32_t bad_utf8;  /**< runs of a valid length dropped because they are not valid UTF-8 */
+    uint32_t bad_utf8;  /**< runs dropped that are not valid UTF-8, whatever their length */
     uint32_t first_bad; /**< byte of `text` where the first of them starts */
 } jsmf_token_stats;
 
