@@ -538,12 +538,37 @@ static void report_step(const jsmf_fdm_params *p, const run_log *g)
     p->progress(p->progress_arg, what, (double)g->step, (double)p->steps, "steps");
 }
 
+/* The steps this process trained and the seconds they took, the probes of the random starts
+ * included: pairs/s counts them all (when the probes use up --time, the run itself trains
+ * none, and its pairs/s would say 0). */
+typedef struct throughput {
+    uint64_t steps;
+    double seconds;
+} throughput;
+
+static int step_loop(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                           jsmf_fdm_result *out);
+
+/* step_loop, adding what it trained to `tp`. */
+static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                     jsmf_fdm_result *out, throughput *tp)
+{
+    double t0 = fdm_now();
+    uint64_t step0 = g->step;
+    int rc = step_loop(be, p, s, g, until, hdr, st, out);
+    tp->steps += g->step - step0;
+    tp->seconds += fdm_now() - t0;
+    return rc;
+}
+
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
-static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
-                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
-                     jsmf_fdm_result *out)
+static int step_loop(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                           jsmf_fdm_result *out)
 {
     int rc = 0;
     double t_piece = fdm_now(), t_saved = t_piece;
@@ -583,7 +608,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
  * best held-out loss goes on (the loss has local optima, and which one a start reaches shows
  * early). Deterministic: start r draws its logits from its own stretch of the init stream. */
 static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run_log *g,
-                      jsmf_fdm_result *out)
+                      jsmf_fdm_result *out, throughput *tp)
 {
     fdm_state best = {0};
     run_log keep = {0};
@@ -599,7 +624,7 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
         state_zero_moments(st);
         if (!(rc = state_init(st, p, s->sampler, r)) &&
             !(rc = backend_open(p, s, st, &be)) &&
-            !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
+            !(rc = run_steps(&be, p, s, &t, until, NULL, st, out, tp)))
             rc = be.sync(be.ctx);
         if (be.destroy)
             be.destroy(be.ctx);
@@ -642,6 +667,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     fdm_state st = {0};
     run_log g = {0};
     fdm_backend be = {0};
+    throughput tp = {0, 0};
     g.best = INFINITY;
     if ((rc = jsmf_fdm_sampler_build(src, p->mem_budget, &smp)))
         goto done;
@@ -675,7 +701,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
         g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
         rc = state_init(&st, p, smp, 0);
         if (!rc && !p->init_B && p->starts > 1)
-            rc = pick_start(p, &s, &st, &g, out);
+            rc = pick_start(p, &s, &st, &g, out, &tp);
     } else if (!rc) {
         out->resumed_from = g.step;
     }
@@ -690,13 +716,9 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
-    double t_start = fdm_now();
-    uint64_t first_step = g.step;
-    if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out)))
+    if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out, &tp)))
         goto done;
-    double run_seconds = fdm_now() - t_start;
-    out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
-                                            : 0;
+    out->pairs_per_second = tp.seconds > 0 ? (double)tp.steps * p->batch / tp.seconds : 0;
     if ((rc = be.sync(be.ctx)))
         goto done;
     /* Leave a checkpoint of the finished run, so a rerun after a crash while saving the model
