@@ -4,7 +4,8 @@
  * jsmf learns topics and topic correlations from the word co-occurrence matrix C of a corpus
  * (Joint Stochastic Matrix Factorization, the Rectified Anchor Word algorithm) and fits the
  * Full Dependence Mixture model on pairs sampled from C. The library is split by pipeline stage;
- * each stage has its own header and they meet only in the store and the model directory:
+ * each stage has its own header and they meet in the store and the model directory (and fdm's
+ * warm start, which runs a fit):
  *
  *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer,
  *                  the vocabulary pass
@@ -16,9 +17,13 @@
  *   jsmf_eval.h    metrics, inference of topic mixtures, the HTML report
  *
  * CAVEATS
- *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code. The detailed
- *    message of the most recent failure in the calling thread (naming file, offset, problem) is
- *    returned by jsmf_errmsg(); the library itself never prints.
+ *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code, and nothing
+ *    else: what it counts or finds (documents read, iterations used, whether a next item came)
+ *    goes through an out-parameter (jsmf_docs_next's *got, jsmf_docreader_next's *ndocs,
+ *    jsmf_theta_fit's *iters). Only functions that cannot fail return a count or flag
+ *    (jsmf_tokenize, jsmf_model_top_words). The detailed message of a failure (naming file,
+ *    offset, problem) is jsmf_errmsg_for(code) in the calling thread; the library itself never
+ *    prints.
  *  - Handles are opaque and not safe for concurrent use from several threads unless a function
  *    says otherwise. The library uses OpenMP internally.
  *  - Matrices are dense row-major double arrays unless stated otherwise.
@@ -61,12 +66,23 @@ enum {
 /** Short constant name of an error code, e.g. "invalid argument". Never NULL. */
 const char *jsmf_strerror(int code);
 
-/** The detailed message of the last error raised in this thread ("" if none). The buffer is
- *  thread-local and overwritten by the next error. */
+/** The detailed message of the last error raised in this thread ("" if none or cleared). The
+ *  buffer is thread-local and overwritten by the next error. It may be left over from a
+ *  failure the library handled itself; to explain a code a call returned, use jsmf_errmsg_for. */
 const char *jsmf_errmsg(void);
 
+/** The message explaining `code` as returned by the last failing call in this thread: the
+ *  detailed message when it was raised with that same code, else jsmf_strerror(code). So a
+ *  message left by an earlier, handled failure never explains a later, different one. */
+const char *jsmf_errmsg_for(int code);
+
+/** Forget this thread's message (jsmf_errmsg() becomes ""). Call it after handling a failure
+ *  and going on, as the library does where it falls back (e.g. from CUDA to the CPU). */
+void jsmf_error_clear(void);
+
 /** Record a detailed message for `code` in this thread's buffer and return `code`, so that a
- *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)`. */
+ *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)`. Every failing
+ *  library call records one (tests/unit/test_core_error.c checks the codes it provokes). */
 int jsmf_error(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -84,8 +100,8 @@ typedef struct jsmf_error_slot {
     char msg[1024];  /**< the first failing worker's message */
 } jsmf_error_slot;
 
-/** Thread-safe: record `code` with the calling thread's current message (jsmf_errmsg(), or
- *  the code's generic text when it has none) unless the slot already holds an error. Returns
+/** Thread-safe: record `code` with the calling thread's message for it (jsmf_errmsg_for(code):
+ *  the code's generic text when none was raised with it) unless the slot already holds an error. Returns
  *  `code`. A zero `code` records nothing. */
 int jsmf_error_capture(jsmf_error_slot *slot, int code);
 
@@ -97,7 +113,7 @@ int jsmf_error_pending(const jsmf_error_slot *slot);
 int jsmf_error_restore(const jsmf_error_slot *slot);
 
 /** Prefix the current thread's message with more context ("while merging X: <old message>"),
- *  returning `code` unchanged. */
+ *  returning `code` unchanged; the old message is jsmf_errmsg_for(code). */
 int jsmf_error_context(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

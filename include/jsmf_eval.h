@@ -72,9 +72,10 @@ typedef struct jsmf_docreader jsmf_docreader;
 
 int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
                         const jsmf_vocab *vocab, jsmf_docreader **out);
-/** Fill `b` with up to max_docs next documents; returns the number read (0 at the end of all
- *  inputs) or a negative JSMF_E* code. */
-int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs);
+/** Fill `b` with up to max_docs next documents; *ndocs gets the number read (0 at the end of
+ *  all inputs, as b->ndocs). Returns 0 or a negative JSMF_E* code. */
+int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs,
+                        uint32_t *ndocs);
 /** Documents read so far and tokens outside the vocabulary (for progress and messages). */
 uint64_t jsmf_docreader_docs(const jsmf_docreader *r);
 uint64_t jsmf_docreader_oov(const jsmf_docreader *r);
@@ -98,11 +99,13 @@ typedef struct jsmf_infer_opts {
 #define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5, 0}
 
 /** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
- *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
- *  with no tokens (or only words whose rows of B are zero) gets the uniform theta and 0.
- *  *gap (may be NULL) receives the final duality gap per token. */
+ *  of B (N x K row-major). Returns 0 or JSMF_ENOMEM; *iters (may be NULL) receives the EM
+ *  iterations used; a document with no tokens (or only words whose rows of B are zero) gets
+ *  the uniform theta and 0 iterations. *gap (may be NULL) receives the final duality gap per
+ *  token. */
 int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
-                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap);
+                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap,
+                   uint32_t *iters);
 
 /** theta for every document of a batch (OpenMP over documents, opts->threads): theta is
  *  ndocs x K row-major.

@@ -183,7 +183,8 @@ typedef struct jsmf_fdm_result {
     double *curve_heldout;     /**< held-out loss at that step */
     double best_heldout;
     double seconds_train;      /**< training wall time, summed over resumed pieces */
-    double pairs_per_second;   /**< training pairs per second (this process's steps) */
+    double pairs_per_second;   /**< training pairs per second of this process: its steps, the
+                                    random starts' probes included, over their time */
     jsmf_fdm_sampler_info sampler;
 } jsmf_fdm_result;
 

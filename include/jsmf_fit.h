@@ -4,7 +4,8 @@
  * Lee et al. JSMF Sec. 5.1 and Lee, Bindel & Mimno 2015 Sec. 4 for any model.
  *
  * CAVEATS
- *  - C is read only through a jsmf_source (the store, or an in-memory CSR). The streaming path
+ *  - C is read only through a jsmf_source (the store, or an in-memory CSR). The default
+ *    rectification is the compressed iterate (below); AP and DR are asked for. The streaming path
  *    never holds an N x N array: after the first projection each AP iterate is
  *    max(U diag(l) U^T + s 11^T, 0), kept as (U, l, s) and generated row block by row block.
  *    The dense path (N x N in memory, LAPACK dsyevr) is chosen automatically for small N and is
@@ -59,8 +60,8 @@ enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1
 
 typedef struct jsmf_fit_opts {
     uint32_t k;               /**< number of topics K (>= 2) */
-    int rectify;              /**< enum jsmf_rectify (default AP) */
-    uint32_t rectify_iters;   /**< AP/DR iterations (default 15); compressed: the cap (0: 100) */
+    int rectify;              /**< enum jsmf_rectify (default COMPRESSED) */
+    uint32_t rectify_iters;   /**< 0 (the default): 100 for compressed (a cap), 15 for AP/DR */
     double rectify_tol;       /**< compressed: stop when the estimated distance of the iterate to
                                    its fixed point is below this (relative; default 1e-3) */
     uint32_t compress_rows;   /**< compressed: rows/columns repaired, l (0: ceil(5 K ln K)) */

@@ -122,8 +122,8 @@ void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out);
 /** Like jsmf_ingest_input_done, but the record becomes complete under the key (fingerprint,
  *  occurrence) with `size`: for stdin, whose content is known only at its end. `stored` says
  *  that the record may already be in the store under its old key (it was resumed, or a
- *  checkpoint came while it was read); the completing checkpoint then removes it. That needs a
- *  store with JSMF_STORE_HAS_INPUT_REMOVE, else JSMF_ENOTSUP and nothing changes. */
+ *  checkpoint came while it was read); the completing checkpoint then removes it and writes
+ *  the record under its new key, in one commit (JSMF_INPUT_REMOVE). */
 int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
                               uint64_t size, int stored);
 

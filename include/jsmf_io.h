@@ -64,7 +64,7 @@ uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, ch
 
 /** What jsmf_tokenize_ex dropped that a user should hear about. */
 typedef struct jsmf_token_stats {
-    uint32_t bad_utf8;  /**< runs of a valid length dropped because they are not valid UTF-8 */
+    uint32_t bad_utf8;  /**< runs dropped that are not valid UTF-8, whatever their length */
     uint32_t first_bad; /**< byte of `text` where the first of them starts */
 } jsmf_token_stats;
 
@@ -148,9 +148,10 @@ typedef struct jsmf_docs jsmf_docs;
  *  by its magic number. Validates the UCI header and loads its vocabulary file. */
 int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
 
-/** Next document: returns 1 and fills *doc, 0 at the end of input, or a negative JSMF_E* code
- *  (message names file, line, byte offset). Empty lines are documents with no tokens. */
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc);
+/** Next document: sets *got to 1 and fills *doc, or *got to 0 at the end of input; returns 0
+ *  or a negative JSMF_E* code (message names file, line, byte offset). Empty lines are
+ *  documents with no tokens. */
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
 
 /** The format actually being read (after sniffing). */
 jsmf_format jsmf_docs_format(const jsmf_docs *r);
@@ -159,9 +160,7 @@ jsmf_format jsmf_docs_format(const jsmf_docs *r);
  *  NULL otherwise. Owned by the reader. */
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
 
-/** Decoded bytes consumed so far, and the input's size in bytes on disk (0 when unknown, e.g.
- *  stdin) — for progress. */
-uint64_t jsmf_docs_position(const jsmf_docs *r);
+/** The input's size in bytes on disk (0 when unknown, e.g. stdin) — for progress. */
 uint64_t jsmf_docs_size(const jsmf_docs *r);
 
 /** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with

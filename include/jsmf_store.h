@@ -144,7 +144,6 @@ const char *jsmf_store_path(const jsmf_store *s);
  *  the record with that key is deleted (nothing when there is none); records of a flush are
  *  applied in array order, so a removal followed by a write under another key renames one. */
 enum { JSMF_INPUT_PARTIAL = 0, JSMF_INPUT_COMPLETE = 1, JSMF_INPUT_REMOVE = 2 };
-#define JSMF_STORE_HAS_INPUT_REMOVE 1 /**< feature test for JSMF_INPUT_REMOVE */
 
 /** How far one input was consumed, and what it contributed (the checkpoint record). */
 typedef struct jsmf_store_input {

@@ -4,16 +4,19 @@
 # one node, so a cycle through headers is a cycle between the .c files that implement them. The
 # graph shows what calls what only if every function a header declares is defined beside it, so
 # that is checked too: a function declared in src/DIR/x.h must be defined in src/DIR/x.c; and a
-# folder's *_internal.h is included only by the files of that folder.
+# folder's *_internal.h is included only by the files of that folder. Includes do not show every
+# call (files that include a shared header call each other unseen), so tools/call-graph.sh
+# runs too: no cycle of calls within a folder, no call into another folder's internals.
 #   tools/include-graph.sh [ROOT]     (ROOT: the checkout, default .)
 # Output: "node -> dep dep ..." per node, then "folders:" and the same per folder (src/DIR, the
-# public header include/jsmf_DIR.h counted in DIR), then "no cycles" (exit 0), or the problems
-# (exit 1).
+# public header include/jsmf_DIR.h counted in DIR), then call-graph.sh's "calls: ..." lines,
+# then "no cycles" (exit 0), or the problems (exit 1).
 set -eu
 ROOT=${1:-.}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
 cd "$ROOT"
 tmp=$(mktemp)
-trap 'rm -f "$tmp" "$tmp.folders" "$tmp.internal"' EXIT
+trap 'rm -f "$tmp" "$tmp.folders" "$tmp.internal" "$tmp.calls"' EXIT
 
 # edges: "from to", resolving #include "x" beside the file, then in src/, then in include/
 for f in $(find src include -name '*.[ch]' | sort); do
@@ -97,5 +100,7 @@ awk '{ for (i = 2; i <= NF; i++) if ($i ~ /_internal$/) {
            if (from != to) print "internal header of " to " included by " $1 ": " $i ".h" } }' \
     "$tmp" >"$tmp.internal"
 [ -s "$tmp.internal" ] && cat "$tmp.internal" && status=1
+sh "$TOOLS/call-graph.sh" . >"$tmp.calls" || status=1
+grep -v '^no call cycles$' "$tmp.calls" || true
 [ $status -eq 0 ] && echo "no cycles"
 exit $status

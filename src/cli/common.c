@@ -18,8 +18,7 @@ int cli_fail(int rc)
 {
     if (cli_world && jsmf_comm_failed_elsewhere(cli_world))
         return rc == JSMF_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
-    const char *msg = jsmf_errmsg();
-    fprintf(stderr, "%s: %s\n", cli_prog, msg && *msg ? msg : jsmf_strerror(rc));
+    fprintf(stderr, "%s: %s\n", cli_prog, jsmf_errmsg_for(rc));
     return rc == JSMF_EINTR ? EXIT_INTERRUPTED : EXIT_FAIL;
 }
 

@@ -251,9 +251,10 @@ static int store_value(const cli_option *o, const char *v)
     case CLI_DOUBLE:
         return cli_parse_double(o->name, v, o->range, o->field);
     case CLI_MEM: /* at least JSMF_MEM_MIN, except in tests */
-        if (jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field))
-            return cli_usage_error("%s", jsmf_errmsg());
-        return 0;
+    {
+        int rc = jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field);
+        return rc ? cli_usage_error("%s", jsmf_errmsg_for(rc)) : 0;
+    }
     case CLI_CALL:
         return o->call(o, v);
     case CLI_CHOICE: {

@@ -1,5 +1,6 @@
 /* error.c — error codes, the thread-local detailed message, and the version string.
- * The library never prints: it records why a call failed here and returns a code. */
+ * The library never prints: it records why a call failed here, with the code it was raised
+ * with, and returns the code; a message is only ever shown for the code it was raised with. */
 #include "jsmf.h"
 
 #include <stdarg.h>
@@ -7,6 +8,9 @@
 #include <string.h>
 
 static _Thread_local char errbuf[1024];
+/* The code errbuf was raised with: a handled failure leaves its message behind, and a later
+ * failure that returned a different code must not be explained by it. */
+static _Thread_local int errcode;
 
 const char *jsmf_strerror(int code)
 {
@@ -35,12 +39,31 @@ const char *jsmf_errmsg(void)
     return errbuf;
 }
 
+/* The recorded message when it was raised with `code`, else NULL. */
+static const char *message_of(int code)
+{
+    return code && code == errcode && errbuf[0] ? errbuf : NULL;
+}
+
+const char *jsmf_errmsg_for(int code)
+{
+    const char *m = message_of(code);
+    return m ? m : jsmf_strerror(code);
+}
+
+void jsmf_error_clear(void)
+{
+    errbuf[0] = 0;
+    errcode = 0;
+}
+
 int jsmf_error(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(errbuf, sizeof errbuf, fmt, ap);
     va_end(ap);
+    errcode = code;
     return code;
 }
 
@@ -51,19 +74,21 @@ int jsmf_error_context(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    memcpy(old, errbuf, sizeof old);
+    const char *own = message_of(code);
+    snprintf(old, sizeof old, "%s", own ? own : jsmf_strerror(code));
     /* Truncation of an over-long message is acceptable; build it piecewise to say so. */
     size_t n = strlen(prefix);
     if (n > sizeof errbuf - 3)
         n = sizeof errbuf - 3;
     memcpy(errbuf, prefix, n);
     memcpy(errbuf + n, ": ", 3);
-    const char *tail = old[0] ? old : jsmf_strerror(code);
+    const char *tail = old;
     size_t room = sizeof errbuf - n - 3, t = strlen(tail);
     if (t > room)
         t = room;
     memcpy(errbuf + n + 2, tail, t);
     errbuf[n + 2 + t] = 0;
+    errcode = code;
     return code;
 }
 
@@ -71,7 +96,7 @@ int jsmf_error_capture(jsmf_error_slot *slot, int code)
 {
     if (!code)
         return code;
-    const char *m = errbuf[0] ? errbuf : jsmf_strerror(code);
+    const char *m = jsmf_errmsg_for(code);
     /* Not an OpenMP critical: callers may be plain threads too. The winner of the code writes
      * the message; readers wait for the region's end (its barrier orders the write). */
     int none = 0;
@@ -92,6 +117,7 @@ int jsmf_error_restore(const jsmf_error_slot *slot)
     if (!code)
         return JSMF_OK;
     snprintf(errbuf, sizeof errbuf, "%s", slot->msg);
+    errcode = code;
     return code;
 }
 

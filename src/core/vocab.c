@@ -38,6 +38,11 @@ static int find_duplicate(const jsmf_vocab *v, uint32_t *first, uint32_t *second
     return found;
 }
 
+static int vocab_oom(const jsmf_vocab *v)
+{
+    return jsmf_error(JSMF_ENOMEM, "out of memory for a vocabulary of %u words", v->n + 1);
+}
+
 static int vocab_push(jsmf_vocab *v, size_t *cap, const char *word, size_t len, uint64_t df,
                       uint64_t tf)
 {
@@ -45,21 +50,21 @@ static int vocab_push(jsmf_vocab *v, size_t *cap, const char *word, size_t len, 
         size_t nc = *cap ? *cap * 2 : 1024;
         char **w = realloc(v->words, nc * sizeof *w);
         if (!w)
-            return JSMF_ENOMEM;
+            return vocab_oom(v);
         v->words = w;
         uint64_t *d = realloc(v->df, nc * sizeof *d);
         if (!d)
-            return JSMF_ENOMEM;
+            return vocab_oom(v);
         v->df = d;
         uint64_t *t = realloc(v->tf, nc * sizeof *t);
         if (!t)
-            return JSMF_ENOMEM;
+            return vocab_oom(v);
         v->tf = t;
         *cap = nc;
     }
     char *copy = malloc(len + 1);
     if (!copy)
-        return JSMF_ENOMEM;
+        return vocab_oom(v);
     memcpy(copy, word, len);
     copy[len] = 0;
     v->words[v->n] = copy;
@@ -105,7 +110,7 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
     jsmf_vocab *v = calloc(1, sizeof *v);
     if (!v) {
         fclose(f);
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
     }
     char *line = NULL;
     size_t linecap = 0, cap = 0;

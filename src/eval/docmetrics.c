@@ -102,7 +102,7 @@ static int heldout_doc(const jsmf_docmetrics *acc, const uint32_t *ids, const ui
         if (to_fit)
             fit_ids[nfit] = ids[i], fit_cnt[nfit++] = to_fit;
     }
-    int rc = jsmf_theta_fit(m->B, m->k, fit_ids, fit_cnt, nfit, &acc->opts, theta, NULL);
+    int rc = jsmf_theta_fit(m->B, m->k, fit_ids, fit_cnt, nfit, &acc->opts, theta, NULL, NULL);
     if (rc < 0)
         return rc;
     double sum = 0;

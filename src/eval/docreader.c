@@ -150,8 +150,9 @@ static int append_doc(jsmf_docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
     return 0;
 }
 
-int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
+int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs, uint32_t *ndocs)
 {
+    *ndocs = 0;
     b->ndocs = 0;
     b->first_index = r->ndocs;
     int rc = batch_reserve(b, max_docs ? max_docs : 1, 0);
@@ -162,10 +163,10 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
         if (!r->docs && (rc = open_next_input(r)))
             return rc;
         jsmf_doc doc;
-        rc = jsmf_docs_next(r->docs, &doc);
-        if (rc < 0)
+        int got;
+        if ((rc = jsmf_docs_next(r->docs, &doc, &got)))
             return rc;
-        if (rc == 0) {
+        if (!got) {
             r->bytes_done += jsmf_docs_size(r->docs);
             jsmf_read_stats st;
             jsmf_docs_stats(r->docs, &st);
@@ -178,7 +179,8 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs)
         if ((rc = append_doc(r, &doc, b)))
             return rc;
     }
-    return (int)b->ndocs;
+    *ndocs = b->ndocs;
+    return JSMF_OK;
 }
 
 uint64_t jsmf_docreader_docs(const jsmf_docreader *r) { return r->ndocs; }

@@ -47,8 +47,8 @@ int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *co
     int rc = jsmf_docmetrics_new(m, e->top, e->eps, io, &e->acc);
     if (!rc)
         rc = jsmf_docreader_open(inputs, n, ro, m->vocab, &r);
-    int got = 0;
-    while (!rc && (got = jsmf_docreader_next(r, &b, 4096)) > 0) {
+    uint32_t got = 0;
+    while (!rc && !(rc = jsmf_docreader_next(r, &b, 4096, &got)) && got) {
         rc = jsmf_docmetrics_add(e->acc, &b);
         double done, total;
         jsmf_docreader_bytes(r, &done, &total);
@@ -57,8 +57,6 @@ int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *co
         else
             progress(e, "corpus", (double)jsmf_docreader_docs(r), 0, "documents");
     }
-    if (!rc && got < 0)
-        rc = got;
     if (!rc)
         rc = jsmf_docmetrics_result_get(e->acc, &e->corpus);
     if (!rc)

@@ -114,8 +114,11 @@ static int em_solve(const em_problem *P, const jsmf_infer_opts *o, double *theta
 }
 
 int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
-                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap)
+                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap,
+                   uint32_t *iters)
 {
+    if (iters)
+        *iters = 0;
     jsmf_infer_opts o = JSMF_INFER_OPTS_DEFAULT;
     if (opts)
         o = *opts;
@@ -146,7 +149,11 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
     em_problem P = {Bd, frac, rows, k, g};
     int it = rows ? em_solve(&P, &o, theta, buf, gap) : 0;
     free(Bd);
-    return it;
+    if (it < 0)
+        return it;
+    if (iters)
+        *iters = (uint32_t)it;
+    return JSMF_OK;
 }
 
 int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
@@ -172,7 +179,7 @@ int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_inf
                 cnt[i] = b->counts[s + i];
             if (!r)
                 r = jsmf_theta_fit(m->B, m->k, b->ids + s, cnt, (uint32_t)n, opts,
-                                   theta + (uint64_t)d * m->k, NULL);
+                                   theta + (uint64_t)d * m->k, NULL, NULL);
             if (r < 0)
                 jsmf_error_capture(&err, r);
         }

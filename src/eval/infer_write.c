@@ -62,8 +62,8 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
             fprintf(out, "\tt%u", t);
         fputc('\n', out);
     }
-    int got = 0;
-    while (!rc && (got = jsmf_docreader_next(r, &b, fmt->batch)) > 0) {
+    uint32_t got = 0;
+    while (!rc && !(rc = jsmf_docreader_next(r, &b, fmt->batch, &got)) && got) {
         if ((rc = jsmf_infer_batch(m, &b, io, theta)))
             break;
         for (uint32_t d = 0; d < b.ndocs; d++) {
@@ -81,8 +81,6 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
         if (ferror(out))
             break;
     }
-    if (!rc && got < 0)
-        rc = got;
     sum->oov = r ? jsmf_docreader_oov(r) : 0;
     free(theta);
     jsmf_docbatch_free(&b);

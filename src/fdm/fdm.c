@@ -310,8 +310,8 @@ static int ckpt_load(const char *path, const ckpt_header *want, fdm_state *st, r
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return errno == ENOENT ? JSMF_ENOTFOUND
-                               : jsmf_error(JSMF_EIO, "%s: %s", path, strerror(errno));
+        return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: %s", path,
+                          strerror(errno));
     ckpt_io io = {f, HASH_FNV1A_OFFSET, 0};
     ckpt_header h;
     int rc = 0;
@@ -465,12 +465,37 @@ static void report_step(const jsmf_fdm_params *p, const run_log *g)
     p->progress(p->progress_arg, what, (double)g->step, (double)p->steps, "steps");
 }
 
+/* The steps this process trained and the seconds they took, the probes of the random starts
+ * included: pairs/s counts them all (when the probes use up --time, the run itself trains
+ * none, and its pairs/s would say 0). */
+typedef struct throughput {
+    uint64_t steps;
+    double seconds;
+} throughput;
+
+static int step_loop(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                           jsmf_fdm_result *out);
+
+/* step_loop, adding what it trained to `tp`. */
+static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                     jsmf_fdm_result *out, throughput *tp)
+{
+    double t0 = clock_seconds();
+    uint64_t step0 = g->step;
+    int rc = step_loop(be, p, s, g, until, hdr, st, out);
+    tp->steps += g->step - step0;
+    tp->seconds += clock_seconds() - t0;
+    return rc;
+}
+
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
-static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
-                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
-                     jsmf_fdm_result *out)
+static int step_loop(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                           jsmf_fdm_result *out)
 {
     int rc = 0;
     double t_piece = clock_seconds(), t_saved = t_piece;
@@ -510,7 +535,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
  * best held-out loss goes on (the loss has local optima, and which one a start reaches shows
  * early). Deterministic: start r draws its logits from its own stretch of the init stream. */
 static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run_log *g,
-                      jsmf_fdm_result *out)
+                      jsmf_fdm_result *out, throughput *tp)
 {
     fdm_state best = {0};
     run_log keep = {0};
@@ -527,7 +552,7 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
         state_zero_moments(st);
         if (!(rc = state_init(st, p, s->sampler, r)) &&
             !(rc = fdm_device_open(p->device, s, st, &be, &used)) &&
-            !(rc = run_steps(&be, p, s, &t, until, NULL, st, out)))
+            !(rc = run_steps(&be, p, s, &t, until, NULL, st, out, tp)))
             rc = be.sync(be.ctx);
         if (be.destroy)
             be.destroy(be.ctx);
@@ -570,6 +595,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     fdm_state st = {0};
     run_log g = {0};
     fdm_backend be = {0};
+    throughput tp = {0, 0};
     g.best = INFINITY;
     if ((rc = jsmf_fdm_sampler_build(src, p->mem_budget, &smp)))
         goto done;
@@ -593,15 +619,17 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
         goto done;
     ckpt_header hdr;
     header_fill(&hdr, &s, p, out->sampler.fingerprint);
-    rc = p->checkpoint && !p->restart ? ckpt_load(p->checkpoint, &hdr, &st, &g) : JSMF_ENOTFOUND;
-    if (p->fresh_on_mismatch && (rc == JSMF_EMISMATCH || rc == JSMF_EFORMAT || rc == JSMF_EVERSION))
-        rc = JSMF_ENOTFOUND;
-    if (rc == JSMF_ENOTFOUND) {
+    rc = p->checkpoint && !p->restart ? ckpt_load(p->checkpoint, &hdr, &st, &g) : JSMF_OK;
+    int afresh = !p->checkpoint || p->restart || rc == JSMF_ENOTFOUND ||
+                 (p->fresh_on_mismatch &&
+                  (rc == JSMF_EMISMATCH || rc == JSMF_EFORMAT || rc == JSMF_EVERSION));
+    if (afresh) { /* no checkpoint to resume (or one to replace) */
+        jsmf_error_clear();
         g.step = 0, g.n_curve = 0, g.best = INFINITY, g.bad = 0, g.stopped = 0;
         g.train_acc = 0, g.train_cnt = 0, g.seconds = 0;
         rc = state_init(&st, p, smp, 0);
         if (!rc && !p->init_B && p->starts > 1)
-            rc = pick_start(p, &s, &st, &g, out);
+            rc = pick_start(p, &s, &st, &g, out, &tp);
     } else if (!rc) {
         out->resumed_from = g.step;
     }
@@ -618,13 +646,9 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_f
     snprintf(out->note, sizeof out->note, "%s", be.note);
     out->host_sampling = be.host_sampling;
 
-    double t_start = clock_seconds();
-    uint64_t first_step = g.step;
-    if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out)))
+    if ((rc = run_steps(&be, p, &s, &g, 0, &hdr, &st, out, &tp)))
         goto done;
-    double run_seconds = clock_seconds() - t_start;
-    out->pairs_per_second = run_seconds > 0 ? (double)(g.step - first_step) * p->batch / run_seconds
-                                            : 0;
+    out->pairs_per_second = tp.seconds > 0 ? (double)tp.steps * p->batch / tp.seconds : 0;
     if ((rc = be.sync(be.ctx)))
         goto done;
     /* Leave a checkpoint of the finished run, so a rerun after a crash while saving the model

@@ -135,6 +135,7 @@ int fdm_device_resolve(int asked, int *id, char *why, size_t len)
         }
         if (why && len)
             snprintf(why, len, "%s", jsmf_errmsg());
+        jsmf_error_clear(); /* handled: auto goes on to the next device or the fallback */
     }
     *id = fallback();
     return JSMF_OK;
@@ -157,7 +158,8 @@ int fdm_device_open(int asked, const fdm_setup *s, fdm_state *st, fdm_backend *b
         return rc;
     /* auto: an accelerator that cannot hold the model leaves it to the fallback */
     char full[200];
-    snprintf(full, sizeof full, "%s", jsmf_errmsg());
+    snprintf(full, sizeof full, "%s", jsmf_errmsg_for(rc));
+    jsmf_error_clear(); /* handled: the note carries it */
     *used = fallback();
     rc = create(*used, s, st, be);
     snprintf(be->note, sizeof be->note, "%s could not hold the model (%.100s); used %s",

@@ -5,6 +5,7 @@
 #define JSMF_FDM_INTERNAL_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "jsmf_fdm.h"
 #include "core/clock.h"

@@ -26,7 +26,7 @@ int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf
         return rc;
     if (rc) {
         *out = NULL;
-        return JSMF_OK; /* the reason stays in jsmf_errmsg() */
+        return JSMF_OK; /* the reason stays in jsmf_errmsg() for the caller's note */
     }
     p->init_B = (*out)->B;
     p->init_A = (*out)->A;
@@ -213,10 +213,11 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
         return jsmf_fdm_init_model(init, in, p, m);
     double t = clock_seconds();
     int rc = jsmf_fdm_init_spectral(in, p, m);
-    if (!rc && !*m)
+    if (!rc && !*m) {
         tell_line(d->info, d->info_arg, "note: no warm start (%s); starting cold (--init none)",
                   jsmf_errmsg());
-    else if (!rc)
+        jsmf_error_clear(); /* handled: said in the note */
+    } else if (!rc)
         tell_line(d->info, d->info_arg, "warm start: spectral fit of %u topics (%.1f s)", p->k,
                   clock_seconds() - t);
     return rc;
@@ -231,6 +232,7 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
     /* the device's errors are the run's to report: here only auto's fallback is said */
     if (!fdm_device_resolve(p->device, &id, why, sizeof why) && why[0]) {
         tell_line(d->info, d->info_arg, "note: %s; using %s", why, fdm_device_get(id)->title);
+        jsmf_error_clear(); /* handled: the note says it and the fallback runs */
         noted = 1;
     }
     jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */

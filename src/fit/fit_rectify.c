@@ -150,32 +150,6 @@ static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, cons
     free(ut1);
 }
 
-int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const double *g1,
-                     const double *W2, const double *g2, double *delta)
-{
-    double *H11 = malloc(sizeof(double) * r * r), *H22 = malloc(sizeof(double) * r * r);
-    double *H12 = malloc(sizeof(double) * r * r);
-    int rc = !H11 || !H22 || !H12 ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
-    rc = fit_part_agree(L, rc);
-    if (!rc && !(rc = fit_gemm_tn_part(L, r, r, W1, W1, H11)) &&
-        !(rc = fit_gemm_tn_part(L, r, r, W2, W2, H22)) &&
-        !(rc = fit_gemm_tn_part(L, r, r, W1, W2, H12))) {
-        double a = 0, b = 0, c = 0;
-        for (uint32_t i = 0; i < r; i++)
-            for (uint32_t j = 0; j < r; j++) {
-                double g1i = g1 ? g1[i] : 1, g1j = g1 ? g1[j] : 1;
-                double g2i = g2 ? g2[i] : 1, g2j = g2 ? g2[j] : 1;
-                a += g1i * H11[i * r + j] * g1j * H11[j * r + i];
-                c += g2i * H22[i * r + j] * g2j * H22[j * r + i];
-                b += g1i * H12[i * r + j] * g2j * H12[i * r + j];
-            }
-        double d2 = a - 2 * b + c;
-        *delta = sqrt(fmax(d2, 0)) / (a > 0 ? sqrt(a) : 1);
-    }
-    free(H11), free(H22), free(H12);
-    return rc;
-}
-
 static void rectify_progress(const jsmf_fit_opts *o, double done, double total)
 {
     if (o->progress)

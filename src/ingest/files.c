@@ -193,10 +193,6 @@ static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t siz
         }
         sum->inputs_repeated++;
     }
-#ifndef JSMF_STORE_HAS_INPUT_REMOVE
-    if (stored) /* a stored record cannot be renamed by this store: it keeps fingerprint 0 */
-        fp = 0;
-#endif
     rec->state = JSMF_INPUT_COMPLETE;
     if (!fp) {
         if ((rc = jsmf_ingest_input_done(r->g)))
@@ -256,7 +252,8 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     uint64_t checkpoints = jsmf_ingest_checkpoints(r->g);
     jsmf_doc doc;
     uint64_t ndocs = 0;
-    while ((rc = jsmf_docs_next(d, &doc)) == 1) {
+    int got;
+    while (!(rc = jsmf_docs_next(d, &doc, &got)) && got) {
         if (doc.ndocs > 1)
             rc = jsmf_ingest_empty_docs(r->g, doc.ndocs, doc.next_offset, doc.next_line,
                                         doc.index + doc.ndocs);
@@ -337,7 +334,8 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
         rc = ingest_one(&r, piece ? piece->path : paths[i], piece, &local);
         if (rc == JSMF_EEXIST) {
             if (!local.inputs_skipped++)
-                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg());
+                snprintf(first_skip, sizeof first_skip, "%s", jsmf_errmsg_for(rc));
+            jsmf_error_clear(); /* handled: a complete input is skipped */
             rc = 0;
         }
     }

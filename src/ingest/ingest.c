@@ -441,7 +441,6 @@ int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occ
     jsmf_store_input *r = &g->recs[g->cur];
     int rekey = r->fingerprint != fingerprint || r->occurrence != occurrence;
     if (rekey && stored) {
-#ifdef JSMF_STORE_HAS_INPUT_REMOVE
         /* the same commit deletes the record under its old key, then writes the new one */
         jsmf_store_input copy = *r;
         int rc = jsmf_ingest_input(g, &copy); /* appended: the copy becomes the current one */
@@ -449,10 +448,6 @@ int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occ
             return rc;
         g->recs[g->cur - 1].state = JSMF_INPUT_REMOVE;
         r = &g->recs[g->cur];
-#else
-        return jsmf_error(JSMF_ENOTSUP, "%s: this store cannot rename an input record",
-                          r->path);
-#endif
     }
     r->fingerprint = fingerprint, r->occurrence = occurrence, r->size = size;
     return jsmf_ingest_input_done(g);

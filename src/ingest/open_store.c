@@ -127,6 +127,8 @@ static int store_missing(const char *path)
 {
     jsmf_store *s;
     int rc = jsmf_store_open(path, 0, &s);
+    if (rc == JSMF_ENOTFOUND)
+        jsmf_error_clear(); /* handled: the store is created */
     if (rc)
         return rc == JSMF_ENOTFOUND; /* other errors: jsmf_ingest_open_store reports them */
     int missing = !jsmf_store_has_vocab(s);

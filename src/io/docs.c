@@ -520,7 +520,6 @@ void jsmf_docs_close(jsmf_docs *r)
 
 jsmf_format jsmf_docs_format(const jsmf_docs *r) { return r->fmt; }
 const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r) { return r->vocab; }
-uint64_t jsmf_docs_position(const jsmf_docs *r) { return io_stream_offset(r->s); }
 uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
 uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
 const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }
@@ -608,7 +607,7 @@ static int next_ldac(jsmf_docs *r, jsmf_doc *d)
                           name, lineno, FIELD_ARG(p, f), off + (uint64_t)(p - line));
     p += f;
     if (reserve_ids(r, N < n / 4 + 1 ? N + 1 : n / 4 + 1))
-        return JSMF_ENOMEM;
+        return oom(r);
     for (;;) {
         p = skip_blanks(p, e);
         if (p == e)
@@ -640,7 +639,7 @@ static int next_ldac(jsmf_docs *r, jsmf_doc *d)
             return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": count of word id %" PRIu64
                               " is 0; counts must be >= 1 (byte %" PRIu64 ")", name, lineno, id, at);
         if (reserve_ids(r, r->nids + 1))
-            return JSMF_ENOMEM;
+            return oom(r);
         r->ids[r->nids] = (uint32_t)id;
         r->counts[r->nids] = (uint32_t)cnt;
         r->nids++;
@@ -760,7 +759,7 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
     }
     for (;;) {
         if (reserve_ids(r, r->nids + 1))
-            return JSMF_ENOMEM;
+            return oom(r);
         r->ids[r->nids] = r->p_word;
         r->counts[r->nids] = r->p_count;
         r->nids++;
@@ -779,7 +778,8 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
     return rc ? rc : 1;
 }
 
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
+/* The next document: 1, 0 at the end, or a negative code. */
+static int docs_next(jsmf_docs *r, jsmf_doc *d)
 {
     memset(d, 0, sizeof *d);
     if (r->end_offset && formats[r->fmt].line_per_doc && io_stream_offset(r->s) >= r->end_offset)
@@ -809,6 +809,13 @@ int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d)
     if (r->fmt == JSMF_FORMAT_TEXT ? (r->raw ? d->text_len == 0 : d->ntokens == 0) : d->nids == 0)
         r->st.empty_docs += r->run;
     return 1;
+}
+
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d, int *got)
+{
+    int rc = docs_next(r, d);
+    *got = rc == 1;
+    return rc < 0 ? rc : JSMF_OK;
 }
 
 void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out) { *out = r->st; }

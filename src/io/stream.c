@@ -282,7 +282,7 @@ static void *decoder_main(void *arg)
         pthread_mutex_lock(&s->mu);
         if (got < 0) {
             s->prod_rc = (int)got;
-            snprintf(s->prod_msg, sizeof s->prod_msg, "%s", jsmf_errmsg());
+            snprintf(s->prod_msg, sizeof s->prod_msg, "%s", jsmf_errmsg_for((int)got));
         }
         if (len > 0) {
             s->chunk_len[slot] = len;

@@ -84,7 +84,9 @@ uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len,
             toklen[n] = (uint32_t)l;
             n++;
         } else {
-            if (l >= min_len && l <= max_len && st && !st->bad_utf8++)
+            /* counted whatever its length: a short or long run is as sure a sign of a text in
+             * another encoding as one of a word's length (kabazu \xff\xfe dumofe) */
+            if (st && (high & 0x80) && !utf8_valid(start, l) && !st->bad_utf8++)
                 st->first_bad = (uint32_t)(from - (const unsigned char *)text);
             o = start; /* dropped: reuse its bytes */
         }

@@ -519,8 +519,9 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
     while (more && !rc) {
         size_t n = 0, used = 0;
         while (n < BATCH_LINES && used < BATCH_BYTES) {
-            rc = jsmf_docs_next(r, &d);
-            if (rc <= 0) {
+            int got;
+            rc = jsmf_docs_next(r, &d, &got);
+            if (rc || !got) {
                 more = 0;
                 break;
             }
@@ -552,7 +553,6 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
             vc->line_pos[n] = d.offset;
             vc->line_off[n++] = used;
             used += d.text_len;
-            rc = 0;
         }
         if (rc < 0)
             break;
@@ -639,7 +639,8 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
         memset(vc->idmap, 0, vc->idmap_cap * sizeof *vc->idmap);
     word_table *c = vc->tabs[0];
     jsmf_doc d;
-    while ((rc = jsmf_docs_next(r, &d)) == 1) {
+    int got;
+    while (!(rc = jsmf_docs_next(r, &d, &got)) && got) {
         c->st.docs_read++;
         if (d.ndocs > 1) { /* empty documents, counted as count_doc would one by one */
             c->st.docs_read += d.ndocs - 1;

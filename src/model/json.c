@@ -317,16 +317,18 @@ int jsmf_json_get_number(const char *text, const char *path, double *out)
 {
     const char *p = json_find(text, path);
     if (!p)
-        return JSMF_ENOTFOUND;
+        return jsmf_error(JSMF_ENOTFOUND, "JSON: no value at %s", path);
     if (!strncmp(p, "null", 4)) {
         *out = NAN;
         return JSMF_OK;
     }
     if (*p != '-' && !isdigit((unsigned char)*p))
-        return JSMF_EFORMAT;
+        return jsmf_error(JSMF_EFORMAT, "JSON: the value at %s is not a number", path);
     char *end;
     *out = strtod(p, &end);
-    return end > p ? JSMF_OK : JSMF_EFORMAT;
+    if (end == p)
+        return jsmf_error(JSMF_EFORMAT, "JSON: the value at %s is not a number", path);
+    return JSMF_OK;
 }
 
 /* Decode the JSON string at p (its opening quote) into a fresh UTF-8 string. */
@@ -334,10 +336,10 @@ static int json_decode_string(const char *p, char **out)
 {
     const char *end = skip_string(p);
     if (!end)
-        return JSMF_EFORMAT;
+        return jsmf_error(JSMF_EFORMAT, "JSON: unterminated string");
     char *s = malloc((size_t)(end - p)), *o = s;
     if (!s)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "out of memory decoding a JSON string");
     for (p++; p < end - 1; p++) {
         if (*p != '\\') {
             *o++ = *p;
@@ -376,8 +378,8 @@ int jsmf_json_get_string(const char *text, const char *path, char **out)
 {
     const char *p = json_find(text, path);
     if (!p)
-        return JSMF_ENOTFOUND;
+        return jsmf_error(JSMF_ENOTFOUND, "JSON: no value at %s", path);
     if (*p != '"')
-        return JSMF_EFORMAT;
+        return jsmf_error(JSMF_EFORMAT, "JSON: the value at %s is not a string", path);
     return json_decode_string(p, out);
 }

@@ -26,7 +26,7 @@ int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out)
                           n, k);
     jsmf_model *m = calloc(1, sizeof *m);
     if (!m)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "out of memory for a %u x %u model", n, k);
     m->n = n, m->k = k;
     m->B = calloc((size_t)n * k, sizeof *m->B);
     m->A = calloc((size_t)k * k, sizeof *m->A);
@@ -230,11 +230,11 @@ static int level_vocab(const jsmf_model *below, const jsmf_vocab *below_vocab,
 {
     jsmf_vocab *v = calloc(1, sizeof *v);
     if (!v)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "out of memory for a level's vocabulary");
     v->words = calloc(below->k, sizeof *v->words);
     if (!v->words) {
         free(v);
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "out of memory for a level's vocabulary");
     }
     v->n = below->k;
     for (uint32_t t = 0; t < below->k; t++) {
@@ -244,7 +244,7 @@ static int level_vocab(const jsmf_model *below, const jsmf_vocab *below_vocab,
         size_t cap = 24 + (aw ? strlen(aw) : 0);
         if (!(v->words[t] = malloc(cap))) {
             jsmf_vocab_free(v);
-            return JSMF_ENOMEM;
+            return jsmf_error(JSMF_ENOMEM, "out of memory for a level's vocabulary");
         }
         if (aw)
             snprintf(v->words[t], cap, "t%" PRIu32 ":%s", t, aw);
@@ -303,7 +303,7 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vo
         char *own = NULL;
         const char *text = m->summary_json;
         if (!text && !(text = own = default_summary(m, level ? "level" : "unknown")))
-            rc = JSMF_ENOMEM;
+            rc = jsmf_error(JSMF_ENOMEM, "%s: out of memory for summary.json", dir);
         if (!rc && !(rc = path_join(path, sizeof path, dir, "summary.json")) &&
             !(rc = write_text_file(path, text)))
             rc = durable_sync_path(path);
@@ -407,7 +407,7 @@ static int publish(const char *tmp, const char *dir, int overwrite)
     size_t len = strlen(dir) + 16;
     char *old = malloc(len);
     if (!old)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", dir);
     snprintf(old, len, "%s.old-XXXXXX", dir);
     int rc = JSMF_OK;
     if (!mkdtemp(old) || rename(dir, old)) {
@@ -427,7 +427,7 @@ static int publish(const char *tmp, const char *dir, int overwrite)
  * for: "MODEL/B.npy: write error: ...", not "MODEL.tmp-x1Y2z3/B.npy". */
 static int name_model_in_message(int rc, const char *tmp, const char *dir)
 {
-    const char *msg = jsmf_errmsg();
+    const char *msg = jsmf_errmsg_for(rc);
     size_t n = strlen(tmp);
     if (!msg || strncmp(msg, tmp, n))
         return rc;
@@ -453,7 +453,7 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
     size_t len = strlen(dir_in);
     char *dir = strdup(dir_in);
     if (!dir)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", dir_in);
     while (len > 1 && dir[len - 1] == '/')
         dir[--len] = 0;
     struct stat st;
@@ -464,7 +464,7 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
     char *tmp = malloc(len + 16);
     if (!tmp) {
         free(dir);
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", dir_in);
     }
     snprintf(tmp, len + 16, "%s.tmp-XXXXXX", dir);
     int rc;
@@ -509,7 +509,7 @@ static int read_anchors(const char *path, jsmf_model *m)
     m->anchors = malloc(m->k * sizeof *m->anchors);
     if (!m->anchors) {
         fclose(f);
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory for %u anchors", path, m->k);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -613,7 +613,7 @@ static int check_matrices(const char *dir, const jsmf_model *m)
     /* One pass in memory order (B is row-major), summing all columns at once. */
     double *colsum = calloc(m->k, sizeof *colsum);
     if (!colsum)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory checking A", dir);
     for (uint32_t w = 0; w < m->n; w++) {
         const double *row = m->B + (size_t)w * m->k;
         for (uint32_t t = 0; t < m->k; t++) {
@@ -659,7 +659,7 @@ static int load_level(const char *dir, jsmf_model **out)
     char path[4096];
     jsmf_model *m = calloc(1, sizeof *m);
     if (!m)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", dir);
     uint32_t r, c;
     int rc = path_join(path, sizeof path, dir, "vocab.txt");
     if (!rc)
@@ -675,8 +675,10 @@ static int load_level(const char *dir, jsmf_model **out)
     }
     if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy"))) {
         rc = jsmf_npy_read_f64(path, &m->A, &r, &c);
-        if (rc == JSMF_ENOTFOUND && !has_file(dir, "summary.json"))
+        if (rc == JSMF_ENOTFOUND && !has_file(dir, "summary.json")) {
+            jsmf_error_clear();
             rc = uniform_a(m); /* B.npy + vocab.txt: topics from another tool */
+        }
         else if (!rc && (r != m->k || c != m->k))
             rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)",
                             path, r, c, m->k, m->k);
@@ -685,8 +687,10 @@ static int load_level(const char *dir, jsmf_model **out)
         rc = read_anchors(path, m);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "alpha.npy"))) {
         rc = jsmf_npy_read_f64(path, &m->alpha, &r, &c);
-        if (rc == JSMF_ENOTFOUND)
+        if (rc == JSMF_ENOTFOUND) {
+            jsmf_error_clear();
             rc = JSMF_OK; /* optional */
+        }
         else if (!rc && (r != m->k || c != 1))
             rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u values", path, r, c,
                             m->k);

@@ -160,7 +160,8 @@ static int npy_read_header(FILE *f, const char *path, uint64_t dims[2], int *ndi
         return jsmf_error(JSMF_EFORMAT, "%s: implausible .npy header length %zu", path, hlen);
     char *dict = malloc(hlen + 1);
     if (!dict)
-        return JSMF_ENOMEM;
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory for a .npy header of %zu bytes",
+                          path, hlen);
     int rc = JSMF_OK;
     if (fread(dict, 1, hlen, f) != hlen) {
         free(dict);

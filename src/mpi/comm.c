@@ -254,8 +254,9 @@ int jsmf_comm_agree(jsmf_comm *c, int rc)
     if (!c->is_mpi)
         return rc;
     int64_t v[2] = {rc, rc ? c->rank : c->size}; /* worst code, first failing rank */
-    if (jsmf_comm_allreduce(c, v, 2, JSMF_COMM_I64, JSMF_COMM_MIN))
-        return JSMF_EIO;
+    int agreed = jsmf_comm_allreduce(c, v, 2, JSMF_COMM_I64, JSMF_COMM_MIN);
+    if (agreed) /* its message says which call failed */
+        return agreed;
     if (v[0] && v[1] != c->rank) /* the first failing rank's message is the one printed */
         c->elsewhere = 1;
     if (rc)

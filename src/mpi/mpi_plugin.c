@@ -1,6 +1,7 @@
 /* mpi_plugin.c — libjsmf_mpi.so: the communicator's operations on Open MPI (MPI_COMM_WORLD).
  * Built with mpicc as a plugin so that jsmf itself never links libmpi. Messages are cut into
- * pieces of at most 1 GiB, so byte counts beyond MPI's int range work. */
+ * pieces of at most 1 GiB, so byte counts beyond MPI's int range work. The plugin does not link
+ * the library, so it returns bare codes; comm.c's wrappers give each its message. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* codec.h — the byte encodings of formats/store.md, below everything else in the store: keys and
- * values (big-endian keys, little-endian values), C chunks, input records and the fixed-point
- * sums as doubles. Pure functions of bytes: no handle, no transaction. */
+ * values (big-endian keys, little-endian values), C chunks (plain, packed, palette), input
+ * records and the fixed-point sums as doubles. Pure functions of bytes: no handle, no
+ * transaction. */
 #ifndef JSMF_STORE_CODEC_H
 #define JSMF_STORE_CODEC_H
 
@@ -11,8 +12,10 @@
 
 /* C chunks (formats/store.md): a chunk value stays within CHUNK_BYTES_MAX, below LMDB's in-page
  * node limit for 4 KiB pages, so no chunk lives in overflow pages. Version 2 chunks ("plain")
- * hold up to 96 entries of 20 bytes; writers now write "packed" chunks: a column in 1 to 5
- * bytes, a sum in 2 to 18, cut when the next entry would pass CHUNK_BYTES_MAX. */
+ * hold up to 96 entries of 20 bytes; writers now write "packed" chunks (a column in 1 to 5
+ * bytes, a sum in 2 to 18, cut when the next entry would pass CHUNK_BYTES_MAX) or, since
+ * version 4, "palette" chunks, whose sums are indices into the chunk's table of its distinct
+ * sums (at most 256): chunk_encode picks the form that holds more entries (fewer bytes). */
 #define CHUNK_BYTES_MAX 1922
 #define CHUNK_PLAIN_MAX 96
 #define CHUNK_PLAIN_ENTRY 20 /* u32 column + 16-byte sum */

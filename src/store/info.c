@@ -1,5 +1,5 @@
 /* info.c — what a store holds (jsmf info): sizes, counters, drift (out-of-vocabulary mass) and
- * each input with its checkpoint, as aligned text or one JSON object; what a check of C found. */
+ * each input with its checkpoint, as aligned text or one JSON object. */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -104,14 +104,4 @@ void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st
         write_json(f, path, st, in, n);
     else
         write_text(f, path, st, in, n);
-}
-
-void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
-                            const jsmf_store_check_result *r)
-{
-    double t = r->seconds;
-    jsmf_report_line(f, prefix, "%s: C read and checked: %" PRIu64 " entries summing to %.6f,",
-                     path, r->entries, r->sum);
-    jsmf_report_line(f, prefix, "  content digest %016" PRIx64 ", %.2f GB of store in %.2f s "
-                     "(%.2f GB/s)", r->digest, r->bytes / 1e9, t, t > 0 ? r->bytes / 1e9 / t : 0.0);
 }

@@ -1,5 +1,5 @@
-/* rows.c — reading the rows of C: the chunk codec, row streams over one database (the legacy C
- * or one run), their row-by-row sum, and the snapshot matrix source built on it. */
+/* rows.c — reading the rows of C: row streams over one database (the legacy C or one run),
+ * decoded with codec.c, their row-by-row sum, and the snapshot matrix source built on it. */
 #include "rows.h"
 
 #include "codec.h"
@@ -9,7 +9,6 @@
 #include "core/hash.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 /* ---- one stream: the rows of one database in key order ----------------------------------- */
 
@@ -408,62 +407,6 @@ void jsmf_store_source_release(jsmf_store *s)
         mdb_txn_abort(s->src_txn);
         s->src_txn = NULL;
     }
-}
-
-/* ---- a full read, checked ----------------------------------------------------------------- */
-
-typedef struct check_ctx {
-    jsmf_store *s;
-    jsmf_store_check_result *r;
-    int64_t last_row;
-    double m;          /* documents: sums over M are C's entries */
-} check_ctx;
-
-static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_sum *sums,
-                     uint32_t n)
-{
-    check_ctx *c = arg;
-    if ((int64_t)row <= c->last_row)
-        return jsmf_error(JSMF_ESTORE, "%s: row %u of C out of order", c->s->path, row);
-    c->last_row = row;
-    double part[4] = {0, 0, 0, 0}; /* four chains of additions, not one long dependent one */
-    uint64_t h = c->r->digest;
-    for (uint32_t i = 0; i < n; i++) {
-        if (i && cols[i] <= cols[i - 1])
-            return jsmf_error(JSMF_ESTORE, "%s: columns out of order in row %u of C",
-                              c->s->path, row);
-        part[i & 3] += sum_to_double(sums[i], c->m);
-        unsigned __int128 u = (unsigned __int128)sums[i];
-        h = hash_fmix64(h ^ ((uint64_t)row << 32 | cols[i]));
-        h = hash_fmix64(h ^ (uint64_t)u) + (uint64_t)(u >> 64);
-    }
-    c->r->digest = h;
-    c->r->sum += (part[0] + part[1]) + (part[2] + part[3]);
-    c->r->entries += n;
-    return 0;
-}
-
-int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
-{
-    memset(out, 0, sizeof *out);
-    double t0 = clock_seconds();
-    jsmf_source src;
-    int rc = jsmf_store_source(s, &src); /* for C's bytes and its exact count of entries */
-    if (rc)
-        return rc;
-    uint64_t nnz = src.nnz;
-    out->bytes = src.bytes;
-    jsmf_store_source_release(s);
-    jsmf_store_stats st;
-    if ((rc = jsmf_store_stats_get(s, &st)))
-        return rc;
-    check_ctx c = {s, out, -1, (double)st.docs};
-    rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
-    if (!rc && out->entries != nnz)
-        rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
-                        (unsigned long long)out->entries, (unsigned long long)nnz);
-    out->seconds = clock_seconds() - t0;
-    return rc;
 }
 
 /* ---- exact sums, for combining stores across processes ------------------------------------ */

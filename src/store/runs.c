@@ -219,7 +219,7 @@ static void *spill_main(void *arg)
     run_part part = {w->id, w->fresh, w->out, w->out_len};
     w->out_rc = in_write_txn(w->s, part_put, &part, 1);
     if (w->out_rc)
-        snprintf(w->out_err, sizeof w->out_err, "%s", jsmf_errmsg());
+        snprintf(w->out_err, sizeof w->out_err, "%s", jsmf_errmsg_for(w->out_rc));
     return NULL;
 }
 

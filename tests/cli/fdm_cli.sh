@@ -1,7 +1,8 @@
 #!/bin/sh
 # fdm_cli.sh — 'jsmf fdm' command-line manners: --help (exit 0), usage errors (exit 2), an
 # existing MODEL refused without --force, --device auto falling back to the CPU with a note when
-# no GPU answers, --device cuda failing clearly (exit 1) without a GPU or without CUDA.
+# no GPU answers, --device cuda failing clearly (exit 1) without a GPU or without CUDA; pairs/s
+# right when the random starts' probes use up --time.
 set -u
 JSMF=${JSMF:-build/jsmf}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -40,6 +41,17 @@ done
 expect 1 "existing model" "$JSMF" fdm "$in" -k 3 -o "$d/m" --device cpu $q
 grep -q "exists" "$d/err" || { echo "FAIL: no 'exists' message"; fail=1; }
 expect 0 "--force" "$JSMF" fdm "$in" -k 3 -o "$d/m" --device cpu $q --force
+
+# the random starts' probes use up --time: the run trains no step of its own, but pairs/s counts
+# the probes' pairs (it printed and recorded 0)
+expect 0 "probes use up --time" "$JSMF" fdm "$in" -k 3 -o "$d/t" --device cpu --init none \
+    --starts 4 --time 1e-9s --batch 256 --eval-every 10 --heldout 500 --threads 1
+grep -q " 0 pairs/s" "$d/err" && { echo "FAIL: 0 pairs/s printed"; cat "$d/err"; fail=1; }
+grep -q "[1-9][0-9]* pairs/s" "$d/err" || { echo "FAIL: no pairs/s line"; cat "$d/err"; fail=1; }
+"$PYTHON" -c "
+import json, sys; f = json.load(open('$d/t/summary.json'))['fdm']
+sys.exit(0 if f['pairs_per_second'] > 0 else 1)" ||
+    { echo "FAIL: summary.json pairs_per_second: $(grep -o '"pairs_per_second": [^,]*' "$d/t/summary.json")"; fail=1; }
 
 gpu=0
 "$JSMF" --version | grep -q cuda && [ -f "$ROOT/build/tests/test_fdm_cuda" ] &&

@@ -1,7 +1,7 @@
 #!/bin/sh
 # mpi_comm.sh — the communicator's collectives under 'mpirun -np 1, 2, 3' (oversubscribed),
 # with messages cut into 1000-byte pieces so that the cutting that carries counts beyond 2^31
-# is exercised on small data (test_comm checks values every rank can predict), the fit's
+# is exercised on small data (test_mpi_comm checks values every rank can predict), the fit's
 # row-split reductions (test_fit_part) and the fit as one call (test_fit_dir). Skips (77)
 # without mpirun or the MPI plugin.
 set -u
@@ -12,7 +12,7 @@ command -v mpirun >/dev/null 2>&1 || { echo "no mpirun (Debian openmpi-bin)"; ex
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 JSMF_MPI_PIECE_BYTES=1000
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 for np in 1 2 3; do
-    mpirun --oversubscribe -np $np "$BUILD/tests/test_comm" || { echo "test_comm failed at -np $np"; exit 1; }
+    mpirun --oversubscribe -np $np "$BUILD/tests/test_mpi_comm" || { echo "test_mpi_comm failed at -np $np"; exit 1; }
 done
 # the fit's reductions over rows split in chunks equal the one-process ones bit for bit
 for np in 2 3; do

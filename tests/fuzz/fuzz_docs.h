@@ -66,7 +66,8 @@ static uint64_t fuzz_docs_read(const char *path, const jsmf_read_opts *o, uint64
         return 0;
     uint64_t k = first;
     jsmf_doc d;
-    while (k < until && (*rc = jsmf_docs_next(r, &d)) == 1) {
+    int got;
+    while (k < until && !(*rc = jsmf_docs_next(r, &d, &got)) && got) {
         uint64_t h = fuzz_doc_check(r, &d, k, size);
         fuzz_doc_sig s = {d.line, d.offset, d.next_offset, d.next_line, h};
         if (record)
@@ -75,8 +76,6 @@ static uint64_t fuzz_docs_read(const char *path, const jsmf_read_opts *o, uint64
             FUZZ_CHECK(!memcmp(&fuzz_sig[k], &s, sizeof s));
         k++;
     }
-    if (*rc == 1)
-        *rc = 0;
     jsmf_docs_close(r);
     return k - first;
 }

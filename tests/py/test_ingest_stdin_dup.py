@@ -13,7 +13,6 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ingest_corpus import export_bytes, make_corpus, run, write_text  # noqa: E402
 
-ROOT = os.environ.get("ROOT", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 KEYS = ("docs", "docs_dropped", "tokens", "tokens_dropped", "oov_tokens", "nnz", "fingerprint")
 
 
@@ -111,12 +110,10 @@ def main():
     run("ingest", twice, a, *V)
     run("ingest", twice, a, "--force")
     assert export_bytes(r1, tmp) == export_bytes(twice, tmp)
-    renames = "JSMF_STORE_HAS_INPUT_REMOVE" in open(os.path.join(ROOT, "include", "jsmf_store.h")).read()
+    # the stored record is renamed from the stdin key to the content's (a removal and a write
+    # in one commit), so the store says which content it holds
     recs = sorted((r["fingerprint"], r["occurrence"], r["state"]) for r in info(r1)["inputs"])
-    if renames:
-        assert recs == [(want["fingerprint"], 0, "complete"), (want["fingerprint"], 1, "complete")], recs
-    else:  # the store cannot rename a stored record yet: it keeps the stdin key
-        assert recs == [("0" * 16, 0, "complete"), (want["fingerprint"], 0, "complete")], recs
+    assert recs == [(want["fingerprint"], 0, "complete"), (want["fingerprint"], 1, "complete")], recs
 
     # 7. kill after a checkpoint inside the stream, resume (also with another budget): the
     #    store of an uninterrupted run, records included
@@ -130,15 +127,13 @@ def main():
             part[0]["fingerprint"] == "0" * 16, part
         pipe(k, a, *resume)
         assert export_bytes(k, tmp) == export_bytes(sref, tmp), "resumed stdin differs"
-        if renames:
-            assert state(k) == state(sref), (state(k), state(sref))
-            assert info(k)["inputs"][0]["fingerprint"] == want["fingerprint"]
-        if renames:
-            pipe(k, a, ok=1)  # complete now: a repeat is refused before anything is stored
+        assert state(k) == state(sref), (state(k), state(sref))
+        assert info(k)["inputs"][0]["fingerprint"] == want["fingerprint"]
+        pipe(k, a, ok=1)  # complete now: a repeat is refused before anything is stored
     subprocess.run(["rm", "-rf", tmp])
     print("ok: stdin fingerprinted at its end; repeats refused (stdin, file, multi-input), "
-          "forced, completed as repeats past a checkpoint; resume identical%s"
-          % ("" if renames else " (records keep key 0 where stored: no store rename yet)"))
+          "forced, completed as repeats past a checkpoint; resume identical; stored records "
+          "renamed to the content's key")
 
 
 if __name__ == "__main__":

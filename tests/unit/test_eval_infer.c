@@ -82,7 +82,8 @@ int main(void)
             if (word_counts[w] > 0)
                 ids[n] = w, counts[n++] = word_counts[w];
         double gap;
-        int it = jsmf_theta_fit(B, K, ids, counts, n, &o, est, &gap);
+        uint32_t it = 0;
+        CHECK(jsmf_theta_fit(B, K, ids, counts, n, &o, est, &gap, &it) == 0);
         CHECK(it > 0);
         double l1 = 0, sum = 0;
         for (int t = 0; t < K; t++)
@@ -123,12 +124,13 @@ int main(void)
         if (p > 0)
             ids[n] = w, counts[n++] = 1e6 * p;
     }
-    jsmf_theta_fit(B, K, ids, counts, n, &o, est, NULL);
+    jsmf_theta_fit(B, K, ids, counts, n, &o, est, NULL, NULL);
     for (int t = 0; t < K; t++)
         CHECK_NEAR(est[t], theta[t], 1e-4);
 
     /* Empty document and a document of words no topic produces: uniform theta. */
-    CHECK(jsmf_theta_fit(B, K, ids, counts, 0, &o, est, NULL) == 0);
+    uint32_t none = 1;
+    CHECK(jsmf_theta_fit(B, K, ids, counts, 0, &o, est, NULL, &none) == 0 && none == 0);
     for (int t = 0; t < K; t++)
         CHECK_NEAR(est[t], 1.0 / K, 1e-15);
     CHECK_DONE();

@@ -167,6 +167,15 @@ int main(void)
         CHECK(b2 <= b3);
     }
     jsmf_fdm_result_free(&r2), jsmf_fdm_result_free(&r3);
+
+    /* the probes use up the time: the run trains no step of its own, yet pairs were trained,
+     * and pairs/s counts them (it said 0) */
+    p.starts = 4, p.time_limit = 1e-9;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
+    CHECK(r2.time_limited && r2.steps >= 1);
+    CHECK(r2.pairs_per_second > 0);
+    jsmf_fdm_result_free(&r2);
+    p.starts = 1, p.time_limit = 0;
     p.steps = 60;
 
     /* stopped after step 30 (checkpoint every 20: the stop writes one too) and resumed */

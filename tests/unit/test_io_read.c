@@ -15,6 +15,13 @@
 #include "check.h"
 #include "jsmf_io.h"
 
+/* jsmf_docs_next as one value: 1 (a document), 0 (the end) or a negative code. */
+static int next_doc(jsmf_docs *r, jsmf_doc *d)
+{
+    int got, rc = jsmf_docs_next(r, d, &got);
+    return rc ? rc : got;
+}
+
 static char dir[256];
 
 static char *path_in(const char *name)
@@ -83,7 +90,7 @@ static int read_all(const char *path, const jsmf_read_opts *o, sbuf *out, int wi
     if (rc)
         return rc;
     jsmf_doc d;
-    while ((rc = jsmf_docs_next(r, &d)) == 1) {
+    while ((rc = next_doc(r, &d)) == 1) {
         sb_add(out, "#%" PRIu64, d.index);
         if (with_offsets)
             sb_add(out, " @%" PRIu64 "-%" PRIu64 " L%" PRIu64 "-%" PRIu64, d.offset, d.next_offset,
@@ -192,7 +199,7 @@ static void text_as_ids(const char *path, sbuf *b)
     if (!r)
         return;
     jsmf_doc d;
-    while (jsmf_docs_next(r, &d) == 1) {
+    while (next_doc(r, &d) == 1) {
         int cnt[NWORDS] = {0};
         for (uint32_t i = 0; i < d.ntokens; i++)
             for (size_t w = 0; w < NWORDS; w++)
@@ -330,8 +337,8 @@ static void test_raw_text(void)
     jsmf_doc da, db;
     jsmf_tokenizer t = JSMF_TOKENIZER_DEFAULT;
     int n = 0;
-    while (jsmf_docs_next(a, &da) == 1) {
-        CHECK(jsmf_docs_next(b, &db) == 1);
+    while (next_doc(a, &da) == 1) {
+        CHECK(next_doc(b, &db) == 1);
         CHECK(db.ntokens == 0 && db.text && db.text_len == da.text_len);
         CHECK(!memchr(db.text, '\n', db.text_len) &&
               (db.text_len == 0 || db.text[db.text_len - 1] != '\r'));
@@ -346,7 +353,8 @@ static void test_raw_text(void)
         free(out), free(tok), free(len);
         n++;
     }
-    CHECK(n == NDOCS && jsmf_docs_next(b, &db) == 0);
+    int got = 1;
+    CHECK(n == NDOCS && jsmf_docs_next(b, &db, &got) == 0 && got == 0); /* the end: no error */
     jsmf_docs_close(a);
     jsmf_docs_close(b);
 }
@@ -437,7 +445,7 @@ static void fingerprint_after_read(const char *path, const char *as, uint64_t wa
     jsmf_doc d;
     uint64_t h = 0, n = 0;
     (void)path;
-    while (jsmf_docs_next(r, &d) == 1)
+    while (next_doc(r, &d) == 1)
         ;
     CHECK_OK(jsmf_docs_fingerprint(r, &h, &n));
     CHECK(h == want && n == wsize);
@@ -509,7 +517,7 @@ static void test_sources_and_resume(const char *plain, const jsmf_read_opts *bas
         jsmf_doc d;
         uint64_t offs[NDOCS + 2], docs[NDOCS + 2], lines[NDOCS + 2];
         int nb = 0;
-        while (jsmf_docs_next(r, &d) == 1 && nb < NDOCS + 2) {
+        while (next_doc(r, &d) == 1 && nb < NDOCS + 2) {
             offs[nb] = d.next_offset, docs[nb] = d.index + 1, lines[nb] = d.next_line;
             nb++;
         }

@@ -52,6 +52,15 @@ int main(void)
     CHECK(st.bad_utf8 == 2 && st.first_bad == 3);
     CHECK(jsmf_tokenize(&t, s, strlen(s), out, tok, len) == 1);
 
+    /* invalid runs shorter than a word, or longer, count too (an ASCII one does not) */
+    const char *shorts = "kabazu \xFF\xFE dumofe \xC3\x28 zumeka ok";
+    n = jsmf_tokenize_ex(&t, shorts, strlen(shorts), out, tok, len, &st);
+    CHECK(n == 3 && st.bad_utf8 == 2 && st.first_bad == 7);
+    jsmf_tokenizer narrow = {3, 8};
+    const char *longs = "word abcdefghij\xE9 abcdefghijkl";
+    n = jsmf_tokenize_ex(&narrow, longs, strlen(longs), out, tok, len, &st);
+    CHECK(n == 1 && st.bad_utf8 == 1 && st.first_bad == 5);
+
     CHECK(jsmf_token_problem(&t, "apple") == NULL);
     CHECK(jsmf_token_problem(&t, "caf\xC3\xA9") == NULL);
     CHECK(jsmf_token_problem(&t, "Apple") && strstr(jsmf_token_problem(&t, "Apple"), "uppercase"));

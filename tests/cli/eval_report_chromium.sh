@@ -1,5 +1,5 @@
 #!/bin/sh
-# report_chromium.sh — the HTML report renders in a real browser: headless Chromium loads the
+# eval_report_chromium.sh — the HTML report renders in a real browser: headless Chromium loads the
 # page of a model with a hierarchy (and of one with 120 topics, whose heatmap is a canvas), logs
 # no console message (no script error, no blocked request), draws the topic cards, the heatmap
 # and the word map, and keeps a screenshot in $BUILD/report-screenshot.png. In the rendered DOM:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# uci_lines.sh — UCI errors name the line of the file (header and blank lines counted), the same
+# io_uci_lines.sh — UCI errors name the line of the file (header and blank lines counted), the same
 # in `vocab` and `ingest` and for the zstd-compressed file, and an out-of-order docID names the
 # docID and line it follows; a failed first ingest leaves no store behind.
 . "$(dirname "$0")/common.inc"

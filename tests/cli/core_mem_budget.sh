@@ -1,5 +1,5 @@
 #!/bin/sh
-# mem_budget.sh — --mem has one parser and one minimum in every command: below 64M it is a usage
+# core_mem_budget.sh — --mem has one parser and one minimum in every command: below 64M it is a usage
 # error naming the minimum (exit 2, nothing created); at the minimum ingest keeps its peak RSS
 # (/usr/bin/time -f %M) within it; an ingest whose vocabulary needs more is refused up front
 # (exit 1, naming the need, no store left behind).
@@ -51,5 +51,5 @@ head -n 4000 "$T/big.txt" | paste -d ' ' - - - - - - - - - - >"$T/bigdocs.txt" #
 [ $rc -eq 1 ] && grep -q "needs" "$T/err" || fail "existing store at --mem 64M: exit $rc, $(cat "$T/err")"
 "$J" info "$T/b" --json | cmp -s - "$T/before.json" || fail "a refused ingest changed the store"
 
-[ $fails -eq 0 ] && echo "mem_budget: ok"
+[ $fails -eq 0 ] && echo "core_mem_budget: ok"
 exit $fails

@@ -1,4 +1,4 @@
-/* test_comm.c — the communicator: on one process every collective is a copy and the row split
+/* test_mpi_comm.c — the communicator: on one process every collective is a copy and the row split
  * covers all rows in balanced ranges; run under mpirun (tests/cli/mpi_comm.sh) the same binary
  * checks each collective against values every rank can compute, with messages cut small. */
 #include <inttypes.h>

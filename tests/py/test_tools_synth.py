@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_synth_corpus.py — tools/synth: document count and Poisson lengths, tokens the tokenizer
+"""test_tools_synth.py — tools/synth: document count and Poisson lengths, tokens the tokenizer
 keeps, empirical word and topic frequencies against the ground truth, E[theta theta^T] for the
 correlated mixture, identical bags of words in text / UCI / LDA-C (.zst too), the exact C,
 --from-model with planted anchors, determinism by seed, and truth models jsmf can read."""

@@ -1,5 +1,5 @@
 #!/bin/sh
-# input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
+# io_input_warnings.sh — inputs that are not errors but would surprise: an empty input, documents
 # all empty, invalid UTF-8 (file and stdin; tokens dropped, the first named by file:line and
 # byte; in vocab, ingest, infer and eval --corpus), an input that adds nothing, vocabulary words text can never
 # match, and infer on text mostly outside the model's vocabulary each get a warning naming the
@@ -15,7 +15,8 @@ printf 'alpha\nbeta\ngamma\ndelta\nepsilon\n' >"$T/v.txt"
 : >"$T/empty.txt"
 printf '\n  \n\t\n' >"$T/blank.txt"
 printf 'alpha beta gamma delta epsilon\n' >"$T/good.txt"
-# line 2: "caf\351" (Latin-1 café) starts at byte 45; \377\376 is too short to be a token anyway
+# line 2: "\377\376" (too short for a word, but invalid UTF-8 all the same) starts at byte 37,
+# "caf\351" (Latin-1 café) at byte 45
 printf 'alpha beta gamma delta epsilon\nalpha \377\376 beta caf\351 gamma delta\n' >"$T/latin1.txt"
 printf 'alpha beta\nbeta gamma\n' >"$T/short.txt"
 
@@ -28,17 +29,22 @@ cmp -s "$T/keep.txt" "$T/keep.orig" || fail "vocab with no words changed the exi
 expect 1 "warning: $T/blank.txt: all 3 documents are empty" "$J" vocab "$T/blank.txt" -o "$T/b.txt"
 [ ! -e "$T/b.txt" ] || fail "vocab wrote an empty vocabulary"
 for th in 1 4; do
-    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 45: 1 token with invalid UTF-8 dropped" \
+    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 37: 2 tokens with invalid UTF-8 dropped" \
         "$J" vocab "$T/latin1.txt" -o "$T/l.txt" --min-df 1 --max-df-frac 1 --min-doc-len 1 --threads $th
     grep -q "caf" "$T/l.txt" && fail "an invalid UTF-8 token entered the vocabulary (threads $th)"
     [ "$(wc -l <"$T/l.txt")" -eq 5 ] || fail "latin1: expected the 5 valid words: $(cat "$T/l.txt")"
 done
-expect 0 "warning: <stdin>:2: invalid UTF-8 at byte 45" \
+expect 0 "warning: <stdin>:2: invalid UTF-8 at byte 37" \
     sh -c "'$J' vocab - -o '$T/l.txt' --min-df 1 --min-doc-len 1 < '$T/latin1.txt'"
 expect 0 "warning: $T/short.txt: none of its 2 documents was counted" \
     "$J" vocab "$T/short.txt" "$T/good.txt" -o "$T/s.txt" --min-df 1 --max-df-frac 1 --min-doc-len 3
 expect 0 "" "$J" vocab "$T/good.txt" -o "$T/g.txt" --min-df 1 --max-df-frac 1 --min-doc-len 1
 nowarn "vocab of a plain corpus"
+# invalid UTF-8 only in runs shorter than a word is warned about all the same
+printf 'kabazu \377\376 dumofe \303\050 zumeka\nkabazu dumofe zumeka\n' >"$T/shortbad.txt"
+expect 0 "shortbad.txt:1: invalid UTF-8 at byte 7: 2 tokens with invalid UTF-8 dropped" \
+    "$J" vocab "$T/shortbad.txt" -o "$T/sb.txt" --min-df 1 --max-df-frac 1 --min-doc-len 1
+[ "$(wc -l <"$T/sb.txt")" -eq 3 ] || fail "shortbad: expected the 3 words: $(cat "$T/sb.txt")"
 # well-formed UTF-8 stays whole; overlong forms, surrogates and stray bytes are dropped
 printf 'caf\303\251 \360\237\230\200 ab\300\257cd xy\355\240\200z ok\n' >"$T/u8.txt"
 expect 0 "u8.txt:1: invalid UTF-8 at byte 11: 2 tokens with invalid UTF-8 dropped" \
@@ -66,7 +72,7 @@ expect 1 "$T/empty.txt: no words: the file is empty" "$J" ingest "$T/new" "$T/go
 printf '# words\n# none yet\n' >"$T/comments.txt"
 expect 1 "$T/comments.txt: no words: the file holds only comments" \
     "$J" vocab "$T/good.txt" -o "$T/c.txt" --stopwords "$T/comments.txt"
-expect 0 "warning: <stdin>:2: invalid UTF-8 at byte 45" \
+expect 0 "warning: <stdin>:2: invalid UTF-8 at byte 37" \
     sh -c "'$J' ingest '$T/u' - --vocab '$T/v.txt' --min-doc-len 2 < '$T/latin1.txt'"
 
 # --- ingest into an existing store: warnings, and failures leave data.mdb byte for byte --------
@@ -123,10 +129,10 @@ PY
     printf 'alpha zeta theta iota kappa\nlambda omicron sigma upsilon omega\n' >"$T/far.txt"
     expect 0 "warning: 90.0% of the tokens (9 of 10) are outside the vocabulary of $T/m (5 words)" \
         "$J" infer "$T/m" "$T/far.txt" -q
-    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 45: 1 token" "$J" infer "$T/m" "$T/latin1.txt"
+    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 37: 2 tokens" "$J" infer "$T/m" "$T/latin1.txt"
     grep -q "tokens (.*) are outside" "$T/err" && fail "infer warned at a low OOV share: $(cat "$T/err")"
     # eval --corpus reads documents as infer does, with the same warnings
-    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 45: 1 token" \
+    expect 0 "warning: $T/latin1.txt:2: invalid UTF-8 at byte 37: 2 tokens" \
         "$J" eval "$T/m" --corpus "$T/latin1.txt"
     expect 0 "warning: $T/blank.txt: all 3 documents are empty" "$J" eval "$T/m" --corpus "$T/blank.txt"
 else

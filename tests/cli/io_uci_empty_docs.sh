@@ -1,5 +1,5 @@
 #!/bin/sh
-# uci_empty_docs.sh — a UCI header's D counts documents that need no line: a 19-byte file saying
+# io_uci_empty_docs.sh — a UCI header's D counts documents that need no line: a 19-byte file saying
 # D = 10^12 ends at once (the empty documents are counted as a run, not read one by one) in
 # `ingest` and `vocab`, with the same counters as documents read one at a time would give.
 . "$(dirname "$0")/common.inc"

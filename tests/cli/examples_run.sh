@@ -1,5 +1,5 @@
 #!/bin/sh
-# report_example.sh — examples/run.sh runs end to end (vocab, ingest, fit, topics, infer, eval,
+# examples_run.sh — examples/run.sh runs end to end (vocab, ingest, fit, topics, infer, eval,
 # report) on the shipped corpus, with K=10 to keep the test short: every stage succeeds, the
 # topics are printed, metrics.json carries the metrics and the report page is written.
 set -u

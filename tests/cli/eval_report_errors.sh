@@ -1,5 +1,5 @@
 #!/bin/sh
-# report_errors.sh — 'jsmf report' manners: usage errors exit 2, a missing model exits 1 naming
+# eval_report_errors.sh — 'jsmf report' manners: usage errors exit 2, a missing model exits 1 naming
 # it, an unwritable destination exits 1 and leaves no partial page, '-o -' writes the page to
 # stdout, and the page is replaced atomically (no temporary file left behind).
 set -u

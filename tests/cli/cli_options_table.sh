@@ -1,5 +1,5 @@
 #!/bin/sh
-# options_table.sh — the option tables of src/cli/options.c: '--opt VALUE', '--opt=VALUE' and
+# cli_options_table.sh — the option tables of src/cli/options.c: '--opt VALUE', '--opt=VALUE' and
 # '-o VALUE' mean the same; '--' makes the rest arguments; usage errors (a missing value, a value
 # given to a flag, a number out of range, an unknown choice or option) exit 2 naming the option;
 # the table's positional arguments and required options: a missing or extra one, '-' twice, exit

@@ -1,5 +1,5 @@
 #!/bin/sh
-# help_doc_refs.sh — the files that the documents and comments point to exist: every path under
+# docs_refs.sh — the files that the documents and comments point to exist: every path under
 # formats/, src/, include/, tests/, tools/, examples/, man/ or notes/, and every bare file name
 # of two or more characters before its extension (fit_compress.c, fdm.md; not a script's b.h),
 # named in README.md, man/jsmf.1, include/, formats/, src/, tests/py/,

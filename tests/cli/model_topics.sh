@@ -1,5 +1,5 @@
 #!/bin/sh
-# topics_basic.sh — 'jsmf topics' on a synth ground-truth model: the planted anchors are printed
+# model_topics.sh — 'jsmf topics' on a synth ground-truth model: the planted anchors are printed
 # on their own topics in text, tsv and json; json carries A and alpha exactly; --matrix, --level,
 # usage errors (exit 2), bad models and a full stdout (exit 1).
 set -u

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vocab_kjv.sh — 'jsmf vocab' on the real kjv corpus with curation off agrees with its stats.txt
+# io_vocab_kjv.sh — 'jsmf vocab' on the real kjv corpus with curation off agrees with its stats.txt
 # (types and tokens of the raw text; vocabulary and tokens of the curated UCI files), and the
 # UCI df/tf of every word agree with counts taken from the docword file by awk.
 set -u

@@ -1,5 +1,5 @@
 #!/bin/sh
-# main_dispatch.sh — the program's own manners: --help/--version to stdout with exit 0,
+# cli_main_dispatch.sh — the program's own manners: --help/--version to stdout with exit 0,
 # no command or an unknown one to stderr with exit 2, a full stdout reported as an error.
 set -u
 fail=0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# infer_inputs.sh — 'jsmf infer' over several inputs numbers documents continuously in the order
+# eval_infer_inputs.sh — 'jsmf infer' over several inputs numbers documents continuously in the order
 # given; a malformed input fails with exit 1 and a message naming the file and line; the rows
 # already written stay on stdout (streamed), and no row is written for the bad document. A bare
 # LDA-C id beyond the model's vocabulary is that error too, as ingest has it (formats/inputs.md),

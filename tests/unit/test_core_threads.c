@@ -1,4 +1,4 @@
-/* test_threads_per_call.c — thread counts are options of a call, not process-wide state: a
+/* test_core_threads.c — thread counts are options of a call, not process-wide state: a
  * counting pass (jsmf_read_opts.threads: inline or threaded zstd decoding, serial or parallel
  * counting), topic mixtures and document metrics (jsmf_infer_opts.threads) give the same result
  * on 1, 2 and 3 threads and leave the caller's OpenMP default as it was. */

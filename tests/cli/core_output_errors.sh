@@ -1,5 +1,5 @@
 #!/bin/sh
-# output_errors.sh — every file a command writes for the user (vocab -o, report -o, export -o,
+# core_output_errors.sh — every file a command writes for the user (vocab -o, report -o, export -o,
 # a fitted model) fails with the path the user gave and the system's reason, exit 1: a full
 # device gives "write error: No space left on device"; an existing file is left byte for byte as
 # it was; a device reached through a symlink is never removed or replaced; a device or a pipe

@@ -1,5 +1,5 @@
 #!/bin/sh
-# source_inputs.sh — fit, eval and fdm read a store and what 'jsmf export' writes of it (the
+# store_source_inputs.sh — fit, eval and fdm read a store and what 'jsmf export' writes of it (the
 # default MatrixMarket .mtx, and .npy) alike, recognised by content (jsmf_source_open): B within
 # 1e-12, the same eval metrics; bad matrix files are named with their line, exit 1.
 . "$(dirname "$0")/common.inc"
@@ -75,5 +75,5 @@ sed '1s/.*/other/' "$T/C.mtx.vocab.txt" >"$T/o.vocab.txt" && cp "$T/C.mtx" "$T/o
 [ $? -eq 1 ] && grep -q "differ at word 1" "$T/err" || fail "eval of other words: $(cat "$T/err")"
 [ -e "$T/x" ] && fail "a failed fit left $T/x"
 
-[ $fails -eq 0 ] && echo "source_inputs: ok"
+[ $fails -eq 0 ] && echo "store_source_inputs: ok"
 exit $fails
