@@ -134,7 +134,7 @@ int jsmf_have_cuda(void);
 
 /** The default memory budget of fit and ingest (--mem): a quarter of the machine's physical
  *  memory, between 512 MiB and 4 GiB. */
-uint64_t jsmf_default_mem(void);
+uint64_t jsmf_mem_default(void);
 
 /** The smallest --mem of any command: a budget for the command's large buffers (C or its row
  *  blocks, the ingest's accumulator and batches, the pair sampler's tables). Below it the
@@ -202,11 +202,11 @@ void jsmf_vocab_free(jsmf_vocab *v);
 
 /** Read a vocabulary file (formats/vocab.md): "word", or "word<TAB>df<TAB>tf" per line, optional
  *  '#' header lines. Errors name the file and line (JSMF_EFORMAT on duplicates or empty words). */
-int jsmf_vocab_read(const char *path, jsmf_vocab **out);
+int jsmf_vocab_load(const char *path, jsmf_vocab **out);
 
 /** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
  *  all, errors naming `path` (jsmf_out_open). */
-int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
+int jsmf_vocab_save(const char *path, const jsmf_vocab *v);
 
 /** 0 when `a` and `b` hold the same words in the same order. Otherwise JSMF_EMISMATCH with a
  *  message naming both (by `a_name`, `b_name`) and the first differing word (1-based, the line
@@ -254,7 +254,7 @@ int jsmf_out_close(jsmf_out *o, int rc);
 
 /** The whole file `path` into *text (NUL-terminated, malloc'ed). JSMF_ENOTFOUND when there is
  *  no such file, JSMF_EIO, JSMF_ENOMEM, each naming the path with the system's reason. */
-int jsmf_read_file(const char *path, char **text);
+int jsmf_file_load(const char *path, char **text);
 
 /** One line of a report for people (the *_write functions of the other headers): "PREFIX: "
  *  (none when prefix is NULL), the formatted text, a newline. */

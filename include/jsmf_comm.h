@@ -35,7 +35,7 @@ typedef enum { JSMF_COMM_SUM = 1, JSMF_COMM_MIN, JSMF_COMM_MAX } jsmf_comm_op;
  *  JSMF_ENOTSUP, saying how to build the plugin, when mpirun started several ranks and the
  *  plugin cannot be loaded (JSMF_MPI_LIB overrides where it is looked for). Call once, from the
  *  main thread; jsmf_comm_close finalises MPI. */
-int jsmf_comm_world(jsmf_comm **out);
+int jsmf_comm_open(jsmf_comm **out);
 
 /** The number of ranks mpirun (or a PMI launcher) started, read from the environment without
  *  loading MPI: 0 when not started by one; and this process's rank among them (0 when unknown).

@@ -2,7 +2,7 @@
  * the document-based metrics (coherence, held-out log-likelihood), the l1 error against a
  * ground-truth model after optimal (Hungarian) matching, and the self-contained HTML report.
  * The store-based metrics (Recovery, Approximation, Dominancy, ...) are computed in jsmf_fit.h;
- * jsmf_evaluate_* (below) gathers all of them for a model, as jsmf eval prints them.
+ * jsmf_eval_* (below) gathers all of them for a model, as jsmf eval prints them.
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
@@ -110,7 +110,7 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 /** theta for every document of a batch (OpenMP over documents, opts->threads): theta is
  *  ndocs x K row-major.
  *  Documents without in-vocabulary tokens get the uniform theta. */
-int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
+int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta);
 
 /** How jsmf_infer_write prints theta (formats/outputs.md). */
@@ -188,7 +188,7 @@ void jsmf_docmetrics_free(jsmf_docmetrics *acc);
  * metrics and the l1 error against a ground truth, then printed as text or JSON.
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct jsmf_evaluation {
+typedef struct jsmf_eval {
     const char *model;           /**< the model's path as given (printed) */
     const char *store;           /**< the store or exported C evaluated against, as given */
     const char *truth;           /**< the ground truth's path */
@@ -200,7 +200,7 @@ typedef struct jsmf_evaluation {
     int store_is_matrix;         /**< `store` is an exported C, not a store */
     uint32_t top;                /**< coherence: top words per topic */
     double eps;                  /**< coherence: epsilon */
-    int threads;                 /**< of jsmf_evaluate_store and _truth (0: all cores; the
+    int threads;                 /**< of jsmf_eval_store and _truth (0: all cores; the
                                       corpus's are those of its jsmf_read_opts and
                                       jsmf_infer_opts); the caller's OpenMP and OpenBLAS
                                       settings are left as they were */
@@ -209,20 +209,20 @@ typedef struct jsmf_evaluation {
     uint32_t *match;             /**< K: the topic matched to true topic t */
     double *dist;                /**< K: its l1 distance */
     jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
-} jsmf_evaluation;
+} jsmf_eval;
 
 /** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
  *  model's words, row for row). */
-int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m);
+int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m);
 /** Coherence (e->top, e->eps) and held-out likelihood over the documents of `inputs`, in one
  *  streamed pass. */
-int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
+int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
                          uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
 /** The l1 error against the model directory e->truth. */
-int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m);
+int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m);
 /** What was evaluated, on `f`: aligned text, or one JSON object (`json`). */
-void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json);
-void jsmf_evaluation_free(jsmf_evaluation *e);
+void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json);
+void jsmf_eval_free(jsmf_eval *e);
 
 /* ---------------------------------------------------------------------------------------------
  * Report.

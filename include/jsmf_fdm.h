@@ -90,7 +90,7 @@ enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA =
  *  last: the list of devices is the names of 0, 1, ... up to the first NULL. */
 const char *jsmf_fdm_device_name(int device);
 
-typedef struct jsmf_fdm_params {
+typedef struct jsmf_fdm_opts {
     uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
     int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
     uint64_t seed;             /**< keys every random draw */
@@ -142,7 +142,7 @@ typedef struct jsmf_fdm_params {
      *  returns JSMF_EINTR. Set before training starts (during a warm-start fit), it stops
      *  after step 1. */
     const volatile sig_atomic_t *stop;
-} jsmf_fdm_params;
+} jsmf_fdm_opts;
 
 /** How a start without a warm-start model (init_B NULL) draws its topics. WORDS: topic t starts
  *  at p(. | w_t), the row of C of a word w_t drawn by its frequency (K distinct words), mixed
@@ -159,11 +159,11 @@ enum { JSMF_FDM_FP32 = 0, JSMF_FDM_TF32 = 1 };
 #define JSMF_FDM_AUTO UINT32_MAX
 
 /** Fill `p` with the defaults above (k = 0 must then be set). */
-void jsmf_fdm_params_default(jsmf_fdm_params *p);
+void jsmf_fdm_opts_init(jsmf_fdm_opts *p);
 /** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
  *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
  *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
-void jsmf_fdm_params_resolve(jsmf_fdm_params *p);
+void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p);
 
 typedef struct jsmf_fdm_result {
     uint32_t n, k;
@@ -190,7 +190,7 @@ typedef struct jsmf_fdm_result {
 
 /** Fit the FDM model to the C of `src`. On JSMF_EINTR (p->stop or stop_after) the
  *  checkpoint, when configured, holds the state and `out` is left empty. */
-int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out);
+int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p, jsmf_fdm_result *out);
 void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
 /* ---------------------------------------------------------------------------------------------
@@ -205,13 +205,13 @@ struct jsmf_model;        /* jsmf_model.h */
  *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
  *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
  *  I/O are returned. */
-int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_params *p,
+int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                            struct jsmf_model **out);
 
 /** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
  *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
  *  and p->init_A (into *out, freed by the caller after training). */
-int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_params *p,
+int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                         struct jsmf_model **out);
 
 /** What summary.json records of a run besides its parameters and its result. */
@@ -226,7 +226,7 @@ typedef struct jsmf_fdm_run {
  *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
  *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
  *  (when set) has done its job and is removed. */
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, struct jsmf_source_input *in);
 
 /** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
@@ -260,7 +260,7 @@ typedef struct jsmf_fdm_dir_opts {
  *  the checkpoint that the same call resumes from (none while a cold start compares its
  *  p->starts: info tells where it resumes from only when there is a checkpoint). */
 int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
-                    const jsmf_fdm_params *p, jsmf_fdm_result *r);
+                    const jsmf_fdm_opts *p, jsmf_fdm_result *r);
 
 /** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
  *  memory. */

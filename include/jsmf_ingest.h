@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 typedef struct jsmf_ingest_opts {
-    uint64_t mem;             /**< memory budget in bytes (0 = jsmf_default_mem()) */
+    uint64_t mem;             /**< memory budget in bytes (0 = jsmf_mem_default()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
     int force;                /**< ingest inputs already fully ingested again */
     int format;               /**< jsmf_format of the inputs (0 = sniff each) */
@@ -56,7 +56,7 @@ typedef struct jsmf_ingest_opts {
 
 /** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of
  *  `n_words` words (reading, the store's writes, the per-word arrays and the smallest
- *  accumulator): jsmf_ingest_begin's check, for callers that create a store first. */
+ *  accumulator): jsmf_ingest_new's check, for callers that create a store first. */
 int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
 
 /** What one ingest did (this run only). */
@@ -90,7 +90,7 @@ typedef struct jsmf_ingest_summary {
 typedef struct jsmf_ingest jsmf_ingest;
 
 /** Start a session on a store opened for writing (with its vocabulary set). */
-int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
+int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
 
 /** Start (or resume) an input. `rec` is its record: a fresh one (state partial, counters zero),
  *  or the partial record found in the store. Documents that follow belong to it. */
@@ -136,7 +136,7 @@ int jsmf_ingest_input_discard(jsmf_ingest *g);
 int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
 
 /** Free the session without committing: the store stays at its last checkpoint. */
-void jsmf_ingest_abort(jsmf_ingest *g);
+void jsmf_ingest_free(jsmf_ingest *g);
 
 /* ---- files ------------------------------------------------------------------------------- */
 

@@ -281,7 +281,7 @@ int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts
                      jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
- *  ("-": standard output; jsmf_vocab_write, whole or not at all). A pass that keeps no word is
+ *  ("-": standard output; jsmf_vocab_save, whole or not at all). A pass that keeps no word is
  *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
  *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
  *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error.

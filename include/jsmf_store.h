@@ -70,7 +70,7 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
 
 /** The vocabulary in row order, with per-word document and term frequencies counted over the
  *  documents ingested so far (df/tf arrays are always present). Caller frees. */
-int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out);
+int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
 
 /** A matrix source over the normalised C of this store. The source holds one read transaction
  *  from this call until jsmf_store_source_release() (or jsmf_store_close), so every scan sees
@@ -160,7 +160,7 @@ typedef struct jsmf_store_input {
 } jsmf_store_input;
 
 /** All input records in key order (fingerprint, occurrence). Caller frees *out. */
-int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
+int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
 /** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
  *  records `in`, on `f` as aligned text or as one JSON object (`json`); `path` names it. */

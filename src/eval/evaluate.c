@@ -7,7 +7,7 @@
 #include "jsmf_store.h"
 #include "core/threads.h"
 
-static void progress(const jsmf_evaluation *e, const char *what, double done, double total,
+static void progress(const jsmf_eval *e, const char *what, double done, double total,
                      const char *unit)
 {
     if (e->progress)
@@ -15,7 +15,7 @@ static void progress(const jsmf_evaluation *e, const char *what, double done, do
 }
 
 /* C's rows must be the model's words, row for row: C and B index the same words. */
-int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
+int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_source_input in;
     int rc = jsmf_source_open(e->store, 0, &in);
@@ -39,7 +39,7 @@ int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
     return rc;
 }
 
-int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
+int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
                          uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
 {
     jsmf_docreader *r = NULL;
@@ -66,7 +66,7 @@ int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *co
     return rc;
 }
 
-int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
+int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_model *t = NULL;
     int rc = jsmf_model_load(e->truth, &t);
@@ -86,14 +86,14 @@ int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
     return rc;
 }
 
-void jsmf_evaluation_free(jsmf_evaluation *e)
+void jsmf_eval_free(jsmf_eval *e)
 {
     jsmf_docmetrics_free(e->acc);
     free(e->match), free(e->dist);
     e->acc = NULL, e->match = NULL, e->dist = NULL;
 }
 
-static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+static void write_text(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 {
     fprintf(f, "model %s: %u topics over %u words\n", e->model, m->k, m->n);
     if (e->have_store) {
@@ -131,7 +131,7 @@ static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
                 "topics)\n", e->truth, "l1_error", e->l1, m->k);
 }
 
-static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+static void write_json(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_json j;
     jsmf_json_init(&j, f, 1);
@@ -180,7 +180,7 @@ static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
     fputc('\n', f);
 }
 
-void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json)
+void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json)
 {
     if (json)
         write_json(f, e, m);

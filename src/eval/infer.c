@@ -156,7 +156,7 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
     return JSMF_OK;
 }
 
-int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
+int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
                      double *theta)
 {
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */

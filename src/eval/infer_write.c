@@ -64,7 +64,7 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
     }
     uint32_t got = 0;
     while (!rc && !(rc = jsmf_docreader_next(r, &b, fmt->batch, &got)) && got) {
-        if ((rc = jsmf_infer_batch(m, &b, io, theta)))
+        if ((rc = jsmf_theta_fit_batch(m, &b, io, theta)))
             break;
         for (uint32_t d = 0; d < b.ndocs; d++) {
             uint64_t tokens = 0;

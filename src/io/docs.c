@@ -396,7 +396,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
                               r->s->name);
         vp = vpath;
     }
-    rc = jsmf_vocab_read(vp, &r->vocab);
+    rc = jsmf_vocab_load(vp, &r->vocab);
     if (rc == JSMF_ENOTFOUND && vpath)
         rc = jsmf_error(JSMF_ENOTFOUND, "%s: UCI vocabulary %s not found (give it with "
                         "--uci-vocab)", r->s->name, vpath);
@@ -431,7 +431,7 @@ static int open_ldac(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
     (void)path;
     r->id_bound = o->ldac_vocab_size;
     if (o->uci_vocab) {
-        int rc = jsmf_vocab_read(o->uci_vocab, &r->vocab);
+        int rc = jsmf_vocab_load(o->uci_vocab, &r->vocab);
         if (rc)
             return rc;
         if (!r->id_bound || r->id_bound > r->vocab->n)

@@ -37,7 +37,7 @@ static void every_failure_has_its_message(void)
     jsmf_error_clear();
     CHECK(explained(jsmf_json_get_string("{\"a\": 1}", "a", &s), JSMF_EFORMAT, "a"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_vocab_read("/nonexistent/vocab.txt", &v), JSMF_ENOTFOUND, "vocab.txt"));
+    CHECK(explained(jsmf_vocab_load("/nonexistent/vocab.txt", &v), JSMF_ENOTFOUND, "vocab.txt"));
     jsmf_error_clear();
     CHECK(explained(jsmf_model_load("/nonexistent/model", &m), JSMF_ENOTFOUND, "model"));
     jsmf_error_clear();
@@ -55,7 +55,7 @@ int main(void)
 {
     /* A handled failure (the caller goes on: an optional file is absent) ... */
     jsmf_vocab *v = NULL;
-    int rc = jsmf_vocab_read("/nonexistent/optional-vocab.txt", &v);
+    int rc = jsmf_vocab_load("/nonexistent/optional-vocab.txt", &v);
     CHECK(rc == JSMF_ENOTFOUND);
     /* ... then a different error: its own message, never the one left behind. */
     char *s = NULL;

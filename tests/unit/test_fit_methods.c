@@ -63,8 +63,8 @@ int main(void)
     CHECK(strstr(jsmf_errmsg(), "--mode dense needs --rectify ap, dr or none") != NULL);
 
     /* the devices: a run on the CPU draws its pairs on the host; no device 7 */
-    jsmf_fdm_params p;
-    jsmf_fdm_params_default(&p);
+    jsmf_fdm_opts p;
+    jsmf_fdm_opts_init(&p);
     p.k = k, p.device = JSMF_FDM_DEVICE_CPU, p.batch = 64, p.steps = 2, p.eval_every = 1;
     p.heldout = 50, p.patience = 0, p.starts = 1, p.threads = 1;
     jsmf_fdm_result r;
