@@ -73,36 +73,6 @@ int jsmf_error(int code, const char *fmt, ...)
 #endif
     ;
 
-/** A worker thread's error carried to the thread that returns it: the message buffer is
- *  per thread, so an error raised inside an OpenMP parallel region would otherwise reach the
- *  caller as the code's generic text only. Zero-initialise one per parallel region
- *  (`jsmf_error_slot err = {0};`); a worker whose call failed does
- *  `jsmf_error_capture(&err, rc)`, and after the region the calling thread does
- *  `return jsmf_error_restore(&err);` (or checks `err.code`). The first capture wins. */
-typedef struct jsmf_error_slot {
-    int code;        /**< 0 while no worker failed (read it after the region) */
-    char msg[1024];  /**< the first failing worker's message */
-} jsmf_error_slot;
-
-/** Thread-safe: record `code` with the calling thread's current message (jsmf_errmsg(), or
- *  the code's generic text when it has none) unless the slot already holds an error. Returns
- *  `code`. A zero `code` records nothing. */
-int jsmf_error_capture(jsmf_error_slot *slot, int code);
-
-/** For workers: non-zero once some worker captured an error (lets the others stop early). */
-int jsmf_error_pending(const jsmf_error_slot *slot);
-
-/** On the calling thread, after the parallel region: raise the captured error again (its
- *  message becomes this thread's jsmf_errmsg()) and return its code; 0 when none. */
-int jsmf_error_restore(const jsmf_error_slot *slot);
-
-/** Prefix the current thread's message with more context ("while merging X: <old message>"),
- *  returning `code` unchanged. */
-int jsmf_error_context(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /** Progress of a long call, the one callback type of the library: `what` (a step's name, or
  *  the path of the input being read), `done` of `total` (0: unknown) in `unit` ("MB", "steps",
@@ -192,18 +162,6 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out);
  *  all, errors naming `path` (jsmf_out_open). */
 int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
 
-/** 0 when `a` and `b` hold the same words in the same order. Otherwise JSMF_EMISMATCH with a
- *  message naming both (by `a_name`, `b_name`) and the first differing word (1-based, the line
- *  of vocab.txt), or their sizes when one is a prefix of the other. Counts are not compared. */
-int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
-                       const char *b_name);
-
-/** A copy of `v` (its df/tf too when `with_counts` and present). Caller frees. */
-int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out);
-
-/** A vocabulary of `n` generated labels "<prefix>0", "<prefix>1", ... (rows of a matrix whose
- *  words are unknown, or the topics of a level below). Caller frees. */
-int jsmf_vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out);
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
  *  eval to the model's). The map refers to `v`'s words without copying: `v` must outlive it. */
@@ -213,37 +171,11 @@ int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
 uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
 void jsmf_wordmap_free(jsmf_wordmap *m);
 
-/* ---------------------------------------------------------------------------------------------
- * Output files (a vocabulary, a report, an export): written whole or not at all.
- * ------------------------------------------------------------------------------------------- */
-
-typedef struct jsmf_out jsmf_out;
-
-/** Open `path` for writing; "-" is standard output. A regular file, or a new name, is written
- *  to a temporary file beside it ("PATH.tmp-PID-N") that jsmf_out_close renames over it, so a
- *  failed write leaves PATH as it was (a symlink keeps pointing at the file it names); a
- *  device, FIFO or other special file (/dev/null, /dev/stdout) is written in place and never
- *  replaced or removed. Errors name PATH, never the temporary, with the system's reason:
- *  JSMF_EIO, JSMF_ENOSPC, JSMF_EINVAL (a directory). */
-int jsmf_out_open(const char *path, jsmf_out **out);
-
-/** The stream to write to. */
-FILE *jsmf_out_file(jsmf_out *o);
-
-/** Finish and free `o`. `rc` is the caller's result of writing: when it and the stream are
- *  both good, the data is flushed, synced and renamed into place; otherwise the temporary is
- *  removed. A failed write on the stream replaces `rc` with "PATH: write error: <reason>"
- *  ("standard output" for "-", which is flushed but left open). Returns the final result. */
-int jsmf_out_close(jsmf_out *o, int rc);
 
 /** The whole file `path` into *text (NUL-terminated, malloc'ed). JSMF_ENOTFOUND when there is
  *  no such file, JSMF_EIO, JSMF_ENOMEM, each naming the path with the system's reason. */
 int jsmf_read_file(const char *path, char **text);
 
-/** One line of a report for people (the *_write functions of the other headers): "PREFIX: "
- *  (none when prefix is NULL), the formatted text, a newline. */
-void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 #ifdef __cplusplus
 }

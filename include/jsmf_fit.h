@@ -199,17 +199,6 @@ int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_rep
  *  report). */
 void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
 
-/** The rectified C of the dense path as an N x N array (tests compare it with a reference):
- *  runs only step 1 with the given options. Caller frees *X. */
-int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
-
-/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
- *  tests; N x N). */
-int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
-
-/** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
- *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
-int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
 
 /** Flags of jsmf_fit_to_dir. */
 enum {
@@ -230,15 +219,6 @@ enum {
 int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
                     struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
 
-/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
- *  the compressed iterate (which stops earlier when it has converged). */
-uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
-
-/** Name of an enum value for messages and summary.json ("ap", "admm", ...). */
-const char *jsmf_fit_rectify_name(int v);
-const char *jsmf_fit_anchors_name(int v);
-const char *jsmf_fit_recover_name(int v);
-const char *jsmf_fit_mode_name(int v);
 
 #ifdef __cplusplus
 }

@@ -50,9 +50,6 @@ void jsmf_model_free(jsmf_model *m);
  *  previous content of `dir`, if any, is untouched. */
 int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
 
-/** Before a long fit: JSMF_EEXIST ("DIR exists (use --force to replace it)") when something is
- *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
-int jsmf_model_check_new(const char *dir, int overwrite);
 
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
@@ -102,67 +99,6 @@ typedef struct jsmf_topics_opts {
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
 int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
 
-/* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes
- * a 1-D array of `rows` values. Writers check every write and the close: JSMF_ENOSPC / JSMF_EIO
- * with the path, and a failed write removes the partial file. */
-int jsmf_npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols);
-int jsmf_npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols);
-/** Read a float64 .npy with 1 or 2 dimensions (1-D gives cols = 1). Caller frees *data.
- *  Accepts what numpy.save writes for '<f8' C-order arrays (format 1.0, 2.0, 3.0); Fortran order
- *  and other dtypes are JSMF_EFORMAT with a message naming the file. */
-int jsmf_npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols);
-
-/* A small streaming JSON writer: enough for summary.json and --json outputs, with correct string
- * escaping and round-trippable numbers (%.17g; NaN/Inf written as null). */
-typedef struct jsmf_json {
-    FILE *f;
-    int depth;
-    int need_comma[32];
-    int pretty;
-} jsmf_json;
-
-/** Start writing to `f`; pretty = 1 indents by two spaces and ends each top-level value with a
- *  newline, 0 writes compact JSON. Several top-level values may follow each other (JSON lines:
- *  write '\n' after each in compact mode); they are not comma-separated. */
-void jsmf_json_init(jsmf_json *j, FILE *f, int pretty);
-void jsmf_json_begin_object(jsmf_json *j, const char *key); /* key NULL inside arrays/top */
-void jsmf_json_end_object(jsmf_json *j);
-void jsmf_json_begin_array(jsmf_json *j, const char *key);
-void jsmf_json_end_array(jsmf_json *j);
-void jsmf_json_string(jsmf_json *j, const char *key, const char *value);
-void jsmf_json_number(jsmf_json *j, const char *key, double value);
-void jsmf_json_int(jsmf_json *j, const char *key, int64_t value);
-void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value);
-void jsmf_json_bool(jsmf_json *j, const char *key, int value);
-void jsmf_json_null(jsmf_json *j, const char *key);
-/** An array of `n` numbers (or unsigned integers) under `key`. */
-void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
-void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
-
-/** The keys every summary.json starts with (inside an open object): format "jsmf-model",
- *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
-void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
-
-/** The text of `j`'s document written into memory: start with jsmf_model_summary_begin (an
- *  object is open), add keys, end with jsmf_model_summary_end, which closes the object and
- *  returns the text (caller frees; NULL when out of memory). */
-typedef struct jsmf_summary_buf {
-    jsmf_json j;
-    char *text;
-    size_t len;
-} jsmf_summary_buf;
-int jsmf_model_summary_begin(jsmf_summary_buf *b);
-char *jsmf_model_summary_end(jsmf_summary_buf *b);
-
-/* A minimal JSON reader for values in summary.json. `path` is dotted: "metrics.specificity",
- * array elements by index ("levels.0.k"); keys containing '.' cannot be addressed. */
-/** 1 if `text` is one well-formed JSON value (surrounding whitespace allowed), else 0. */
-int jsmf_json_valid(const char *text);
-/** The number at `path` (null reads as NaN). JSMF_ENOTFOUND if absent, JSMF_EFORMAT if the
- *  value is not a number. Sets no error message (absence is often expected). */
-int jsmf_json_get_number(const char *text, const char *path, double *out);
-/** The string at `path`, unescaped, newly allocated (caller frees). Errors as above. */
-int jsmf_json_get_string(const char *text, const char *path, char **out);
 
 #ifdef __cplusplus
 }

@@ -106,9 +106,6 @@ typedef struct jsmf_store_params {
     uint32_t tok_max_len;
 } jsmf_store_params;
 
-/** Set the vocabulary and parameters of a store just created with JSMF_STORE_CREATE (the store
- *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
-int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
 
 /** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
  *  JSMF_STORE_CREATE, then jsmf_store_init) and return it open for writing. `path` may be
@@ -118,8 +115,6 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
 int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
                       jsmf_store **out);
 
-/** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
-int jsmf_store_has_vocab(jsmf_store *s);
 
 /** The parameters fixed at creation. */
 int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
@@ -155,89 +150,12 @@ int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
                            const jsmf_store_input *in, uint32_t n, int json);
 
-#if defined(__SIZEOF_INT128__)
-typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
-
-/** Counter increments of one flush. */
-typedef struct jsmf_store_counts {
-    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
-} jsmf_store_counts;
-
-/** Delivers the C increments of one flush, row by row in strictly increasing row order, columns
- *  strictly increasing within a row (both triangles). Called as often as needed: each call must
- *  deliver the same rows (a flush is replayed when the map must grow). emit() returns 0 or an
- *  error that the producer must return. */
-typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols,
-                                const jsmf_sum *vals, uint32_t n);
-typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
-
-/** Rows encoded by their producer (jsmf_store_encode_row), so that producers with threads
- *  encode in parallel: emit() takes the records of one row, rows in strictly increasing order.
- *  Otherwise as jsmf_rows_fn. */
-typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned char *rec,
-                                    size_t len, uint32_t entries);
-typedef int (*jsmf_encoded_rows_fn)(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
-
-/** Bytes jsmf_store_encode_row may write for a row of n entries. */
-size_t jsmf_store_row_bytes(uint32_t n);
-/** Encode row `row` (n > 0 entries, columns strictly increasing) into buf, which must hold
- *  jsmf_store_row_bytes(n); returns the bytes written. Thread-safe. */
-size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
-                             const jsmf_sum *vals, uint32_t n);
-
-/** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
- *  NULL), and the input records to write (replacing the records with the same key). */
-typedef struct jsmf_store_flush {
-    jsmf_rows_fn rows;                 /**< NULL when there is nothing to add to C */
-    jsmf_encoded_rows_fn rows_encoded; /**< instead of rows: the rows already encoded */
-    void *rows_arg;                    /**< the argument of either */
-    jsmf_store_counts counts;
-    const uint64_t *df, *tf;
-    const jsmf_store_input *inputs;
-    uint32_t n_inputs;
-    int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
-                                            the last checkpoint of an ingest; other checkpoints
-                                            leave an upper bound */
-} jsmf_store_flush;
-
-/** Apply a flush: its C increments become a new run, written in transactions of bounded size
- *  (jsmf_store_set_write_budget) and registered, with the counters, word statistics and input
- *  records, by one last transaction that is synced: the checkpoint. Then the newest runs may be
- *  merged (compaction). On MDB_MAP_FULL the map is grown and the flush replayed. On any error
- *  the store stays at its previous checkpoint (JSMF_ENOSPC for a full disk). */
-int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
-
-/** A row of exact sums (formats/store.md: the stored fixed-point integers), columns increasing. */
-typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
-                               const jsmf_sum *sums, uint32_t n);
-/** Visit the non-empty rows in [r0, r1) of C as exact sums, in row order, in one snapshot: what
- *  processes that each ingested part of a corpus exchange to add their parts exactly. */
-int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
-/** count[i] = the entries of row i of C (N entries; one pass reading columns only). */
-int jsmf_store_row_entries(jsmf_store *s, uint64_t *count);
-
-/** Bytes a write transaction may hold (default 32 MiB). */
-void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
-
-/** The most memory a commit of this store takes with the current write budget: the staging
- *  buffer, LMDB's dirty pages of one transaction and the row buffers of its readers. */
-uint64_t jsmf_store_write_memory(const jsmf_store *s);
-/** The same for a store of `n_words` words with write budget `txn_bytes`, before it exists. */
-uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes);
-#endif
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must
  *  not exist): C sums, counters, word statistics and input records add. JSMF_EMISMATCH names the
  *  first differing word. */
 int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
 
-/** Write the normalised C as MatrixMarket coordinate real symmetric (lower triangle, 1-based),
- *  streamed to `f`. */
-int jsmf_store_export_mm(jsmf_store *s, FILE *f);
-
-/** Write the normalised C as a dense N x N float64 .npy (C order), one row at a time.
- *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
-int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
 
 /** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
  *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
@@ -290,15 +208,6 @@ int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
 /** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
 void jsmf_source_close(jsmf_source_input *in);
 
-/** "store", "npy" or "mtx". */
-const char *jsmf_source_kind_name(jsmf_source_kind kind);
-
-struct jsmf_json; /* jsmf_model.h */
-
-/** The provenance of a model fitted from `in` (opened from `path`), into summary.json
- *  (formats/model.md) inside an open object: for a store the object "store" (path,
- *  fingerprint, docs, tokens), for a matrix file "input" (path, kind "npy" or "mtx"). */
-void jsmf_source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "out.h"
+#include "vocab.h"
 
 void jsmf_vocab_free(jsmf_vocab *v)
 {

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 
 #include "jsmf_eval.h"
+#include "eval_internal.h"
+#include "io/docs.h"
 
 struct jsmf_docreader {
     const char *const *paths;

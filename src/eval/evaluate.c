@@ -6,6 +6,10 @@
 #include "jsmf_eval.h"
 #include "jsmf_store.h"
 #include "core/threads.h"
+#include "core/error.h"
+#include "core/vocab.h"
+#include "eval_internal.h"
+#include "model/json.h"
 
 static void progress(const jsmf_evaluation *e, const char *what, double done, double total,
                      const char *unit)

@@ -7,6 +7,7 @@
 
 #include "jsmf_eval.h"
 #include "eval_util.h"
+#include "core/error.h"
 
 /* One EM step at theta on the document's rows of B gathered densely (rows x k): the
  * log-likelihood per token, the gradient per token g (sum_k theta_k g_k = 1, so the Frank-Wolfe

@@ -12,6 +12,9 @@
 #include "jsmf_eval.h"
 #include "eval_util.h"
 #include "report_page.h"
+#include "core/out.h"
+#include "eval_internal.h"
+#include "model/json.h"
 
 /* p(z) = row sums of A; uniform when A carries no mass. */
 static void topic_sizes(const jsmf_model *m, double *p)

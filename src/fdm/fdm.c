@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fdm_internal.h"
+#include "core/error.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
 #define CKPT_VERSION 2u

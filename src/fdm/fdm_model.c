@@ -12,6 +12,13 @@
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
+#include "core/error.h"
+#include "core/out.h"
+#include "core/vocab.h"
+#include "model/json.h"
+#include "model/model.h"
+#include "model/summary.h"
+#include "store/source_open.h"
 
 int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf_model **out)
 {

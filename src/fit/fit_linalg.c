@@ -12,6 +12,7 @@
 
 #include "core/threads.h"
 #include "fit_internal.h"
+#include "mpi/comm.h"
 
 double fit_now(void)
 {

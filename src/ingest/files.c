@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ingest_internal.h"
+#include "io/docs.h"
+#include "io/hash.h"
+#include "io/tokenize.h"
 
 /* ---- one run ----------------------------------------------------------------------------- */
 

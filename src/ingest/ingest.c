@@ -10,6 +10,10 @@
 #include "accum.h"
 #include "docsum.h"
 #include "jsmf_io.h"
+#include "ingest_internal.h"
+#include "store/commit.h"
+#include "store/flush.h"
+#include "store/store.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,

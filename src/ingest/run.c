@@ -9,6 +9,8 @@
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 #include "core/tell.h"
+#include "core/out.h"
+#include "ingest_internal.h"
 
 static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
 {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "ingest_internal.h"
+#include "store/store.h"
 
 static const char *const target_files[3] = {"data.mdb", "lock.mdb", "writer.lock"};
 

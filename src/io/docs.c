@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include "io/stream.h"
+#include "docs.h"
+#include "tokenize.h"
 
 struct jsmf_docs {
     io_stream *s;

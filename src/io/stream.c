@@ -16,6 +16,7 @@
 
 #include "jsmf.h"
 #include "jsmf_io.h"
+#include "hash.h"
 
 
 static int is_zstd_magic(const unsigned char *p, size_t n)

@@ -8,6 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/error.h"
+#include "core/out.h"
+#include "docs.h"
+#include "tokenize.h"
+#include "vocab_build.h"
 
 /* One cache line per word: a lookup touches its slot and this line, and the arena only for
  * words longer than the inline key. */

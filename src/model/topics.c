@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jsmf_model.h"
+#include "json.h"
 
 static const char *anchor_word(const jsmf_model *m, uint32_t t)
 {

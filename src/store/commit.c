@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include "commit.h"
+#include "flush.h"
 
 typedef struct emit_ctx {
     jsmf_store *s;

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/vocab.h"
+#include "commit.h"
+#include "flush.h"
 
 typedef struct merge_ctx {
     jsmf_store **in;

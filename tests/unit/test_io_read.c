@@ -14,6 +14,8 @@
 
 #include "check.h"
 #include "jsmf_io.h"
+#include "io/docs.h"
+#include "io/hash.h"
 
 static char dir[256];
 
