@@ -34,6 +34,14 @@
 extern "C" {
 #endif
 
+/** What libjsmf.so exports: the library is built with -fvisibility=hidden, so a function
+ *  declared without JSMF_API stays inside it (tests/cli/api_exports.sh compares the two). */
+#if defined(__GNUC__)
+#define JSMF_API __attribute__((visibility("default")))
+#else
+#define JSMF_API
+#endif
+
 #define JSMF_VERSION_MAJOR 0
 #define JSMF_VERSION_MINOR 1
 #define JSMF_VERSION_PATCH 0
@@ -59,15 +67,15 @@ enum {
 };
 
 /** Short constant name of an error code, e.g. "invalid argument". Never NULL. */
-const char *jsmf_strerror(int code);
+JSMF_API const char *jsmf_strerror(int code);
 
 /** The detailed message of the last error raised in this thread ("" if none). The buffer is
  *  thread-local and overwritten by the next error. */
-const char *jsmf_errmsg(void);
+JSMF_API const char *jsmf_errmsg(void);
 
 /** Record a detailed message for `code` in this thread's buffer and return `code`, so that a
  *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)`. */
-int jsmf_error(int code, const char *fmt, ...)
+JSMF_API int jsmf_error(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -81,14 +89,14 @@ typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, 
                                       const char *unit);
 
 /** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)". */
-const char *jsmf_version(void);
+JSMF_API const char *jsmf_version(void);
 
 /** 1 if the CUDA back end was compiled in, 0 otherwise. */
-int jsmf_have_cuda(void);
+JSMF_API int jsmf_have_cuda(void);
 
 /** The default memory budget of fit and ingest (--mem): a quarter of the machine's physical
  *  memory, between 512 MiB and 4 GiB. */
-uint64_t jsmf_default_mem(void);
+JSMF_API uint64_t jsmf_mem_default(void);
 
 /** The smallest --mem of any command: a budget for the command's large buffers (C or its row
  *  blocks, the ingest's accumulator and batches, the pair sampler's tables). Below it the
@@ -100,7 +108,7 @@ uint64_t jsmf_default_mem(void);
 /** Parse a memory size ("512M", "2G", "1.5g", "4096" bytes; K, M, G, T are powers of 1024, an
  *  optional "B" or "iB" follows) into *out. JSMF_EINVAL (with a message naming `opt` and the
  *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set. */
-int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
+JSMF_API int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
@@ -138,7 +146,7 @@ typedef struct jsmf_csr {
 } jsmf_csr;
 
 /** Make `out` a source that scans `csr`. */
-void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
+JSMF_API void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Vocabulary: words in row order, shared by the store and the model directory.
@@ -152,29 +160,29 @@ typedef struct jsmf_vocab {
 } jsmf_vocab;
 
 /** Free a vocabulary and everything it owns (NULL is fine). */
-void jsmf_vocab_free(jsmf_vocab *v);
+JSMF_API void jsmf_vocab_free(jsmf_vocab *v);
 
 /** Read a vocabulary file (formats/vocab.md): "word", or "word<TAB>df<TAB>tf" per line, optional
  *  '#' header lines. Errors name the file and line (JSMF_EFORMAT on duplicates or empty words). */
-int jsmf_vocab_read(const char *path, jsmf_vocab **out);
+JSMF_API int jsmf_vocab_load(const char *path, jsmf_vocab **out);
 
 /** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
  *  all, errors naming `path` (jsmf_out_open). */
-int jsmf_vocab_write(const char *path, const jsmf_vocab *v);
+JSMF_API int jsmf_vocab_save(const char *path, const jsmf_vocab *v);
 
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
  *  eval to the model's). The map refers to `v`'s words without copying: `v` must outlive it. */
 typedef struct jsmf_wordmap jsmf_wordmap;
-int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
+JSMF_API int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
 /** Row of the word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
-uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
-void jsmf_wordmap_free(jsmf_wordmap *m);
+JSMF_API uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
+JSMF_API void jsmf_wordmap_free(jsmf_wordmap *m);
 
 
 /** The whole file `path` into *text (NUL-terminated, malloc'ed). JSMF_ENOTFOUND when there is
  *  no such file, JSMF_EIO, JSMF_ENOMEM, each naming the path with the system's reason. */
-int jsmf_read_file(const char *path, char **text);
+JSMF_API int jsmf_file_load(const char *path, char **text);
 
 
 #ifdef __cplusplus

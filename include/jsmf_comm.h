@@ -32,27 +32,27 @@ typedef struct jsmf_comm jsmf_comm;
  *  JSMF_ENOTSUP, saying how to build the plugin, when mpirun started several ranks and the
  *  plugin cannot be loaded (JSMF_MPI_LIB overrides where it is looked for). Call once, from the
  *  main thread; jsmf_comm_close finalises MPI. */
-int jsmf_comm_world(jsmf_comm **out);
+JSMF_API int jsmf_comm_open(jsmf_comm **out);
 
 /** The number of ranks mpirun (or a PMI launcher) started, read from the environment without
  *  loading MPI: 0 when not started by one; and this process's rank among them (0 when unknown).
  *  For programs that must refuse to run a command on several ranks that it does not share. */
-int jsmf_comm_launched(int *rank);
+JSMF_API int jsmf_comm_launched(int *rank);
 
 /** The one-process communicator (never fails; a static object: closing it does nothing). */
-jsmf_comm *jsmf_comm_self(void);
+JSMF_API jsmf_comm *jsmf_comm_self(void);
 
-void jsmf_comm_close(jsmf_comm *c);
+JSMF_API void jsmf_comm_close(jsmf_comm *c);
 
-int jsmf_comm_rank(const jsmf_comm *c);
-int jsmf_comm_size(const jsmf_comm *c);
+JSMF_API int jsmf_comm_rank(const jsmf_comm *c);
+JSMF_API int jsmf_comm_size(const jsmf_comm *c);
 /** "mpi" or "self". */
-const char *jsmf_comm_kind(const jsmf_comm *c);
+JSMF_API const char *jsmf_comm_kind(const jsmf_comm *c);
 
 /** 1 when an agreement failed and this rank is not the first (lowest) rank that failed: that
  *  rank's message is the one to print (ranks often fail alike: the same bad option), so
  *  programs print nothing on this one. */
-int jsmf_comm_failed_elsewhere(const jsmf_comm *c);
+JSMF_API int jsmf_comm_failed_elsewhere(const jsmf_comm *c);
 
 
 /** What this rank's collectives moved so far: bytes it sent to other ranks, and the seconds

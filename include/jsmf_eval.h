@@ -2,7 +2,7 @@
  * the document-based metrics (coherence, held-out log-likelihood), the l1 error against a
  * ground-truth model after optimal (Hungarian) matching, and the self-contained HTML report.
  * The store-based metrics (Recovery, Approximation, Dominancy, ...) are computed in jsmf_fit.h;
- * jsmf_evaluate_* (below) gathers all of them for a model, as jsmf eval prints them.
+ * jsmf_eval_* (below) gathers all of them for a model, as jsmf eval prints them.
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
@@ -41,8 +41,8 @@ extern "C" {
  *  probability 0 there). Both models need the same K (else JSMF_EMISMATCH). match[t] (K
  *  entries, may be NULL) gets the estimated topic matched to true topic t, and dist[t] (may be
  *  NULL) its l1 distance. */
-int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
-                       uint32_t *match, double *dist);
+JSMF_API int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
+                                uint32_t *match, double *dist);
 
 /* ---------------------------------------------------------------------------------------------
  * Documents in batches, in the model's vocabulary.
@@ -60,7 +60,7 @@ typedef struct jsmf_docbatch {
     uint64_t cap_docs, cap_ids; /* allocated sizes (internal) */
 } jsmf_docbatch;
 
-void jsmf_docbatch_free(jsmf_docbatch *b);
+JSMF_API void jsmf_docbatch_free(jsmf_docbatch *b);
 
 /* ---------------------------------------------------------------------------------------------
  * Topic mixtures (Fisher et al. 2020 App. E).
@@ -79,14 +79,14 @@ typedef struct jsmf_infer_opts {
  *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
  *  with no tokens (or only words whose rows of B are zero) gets the uniform theta and 0.
  *  *gap (may be NULL) receives the final duality gap per token. */
-int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
-                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap);
+JSMF_API int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
+                            uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap);
 
 /** theta for every document of a batch (OpenMP over documents, opts->threads): theta is
  *  ndocs x K row-major.
  *  Documents without in-vocabulary tokens get the uniform theta. */
-int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
-                     double *theta);
+JSMF_API int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
+                                  double *theta);
 
 /** How jsmf_infer_write prints theta (formats/outputs.md). */
 typedef struct jsmf_theta_format {
@@ -107,20 +107,20 @@ typedef struct jsmf_infer_summary {
 /** theta of every document of `inputs` (jsmf_docreader, in the model's vocabulary), one line
  *  per document on `out`, in input order; weights below 1e-7 print as 0. Stops early when `out`
  *  has a write error (the caller checks ferror). */
-int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, uint32_t n,
-                     const jsmf_read_opts *ro, const jsmf_infer_opts *io,
-                     const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
-                     jsmf_infer_summary *sum);
+JSMF_API int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, uint32_t n,
+                              const jsmf_read_opts *ro, const jsmf_infer_opts *io,
+                              const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
+                              jsmf_infer_summary *sum);
 /** The summary of a run as lines of at most 80 columns for typical counts, each "PREFIX: ..."
  *  (prefix NULL: none). */
-void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
+JSMF_API void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
 /** Above JSMF_INFER_OOV_WARN of the tokens outside the vocabulary of `model` (`n_words` words),
  *  theta rests on too little of the text to pass in silence: the warning into msg, and 1; else
  *  0. A model's own corpus is typically 40-65% out of its vocabulary, stopwords included (61%
  *  for examples/), so only a mismatch goes above it. */
 #define JSMF_INFER_OOV_WARN 0.8
-int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,
-                           char *msg, size_t size);
+JSMF_API int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,
+                                    char *msg, size_t size);
 
 /* ---------------------------------------------------------------------------------------------
  * Document-based metrics: one streamed pass accumulates both.
@@ -150,20 +150,20 @@ typedef struct jsmf_docmetrics_result {
 } jsmf_docmetrics_result;
 
 /** Accumulator for the model `m` (kept by reference), `top` words per topic, epsilon `eps`. */
-int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
-                        const jsmf_infer_opts *opts, jsmf_docmetrics **out);
+JSMF_API int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
+                                 const jsmf_infer_opts *opts, jsmf_docmetrics **out);
 /** Add a batch (OpenMP over documents, on the threads of the accumulator's opts). */
-int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
+JSMF_API int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
 /** The metrics over everything added so far; `out` stays valid until the accumulator is freed. */
-int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
-void jsmf_docmetrics_free(jsmf_docmetrics *acc);
+JSMF_API int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
+JSMF_API void jsmf_docmetrics_free(jsmf_docmetrics *acc);
 
 /* ---------------------------------------------------------------------------------------------
  * Evaluation of a model (jsmf eval, src/eval/evaluate.c): any of the store metrics, the corpus
  * metrics and the l1 error against a ground truth, then printed as text or JSON.
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct jsmf_evaluation {
+typedef struct jsmf_eval {
     const char *model;           /**< the model's path as given (printed) */
     const char *store;           /**< the store or exported C evaluated against, as given */
     const char *truth;           /**< the ground truth's path */
@@ -175,7 +175,7 @@ typedef struct jsmf_evaluation {
     int store_is_matrix;         /**< `store` is an exported C, not a store */
     uint32_t top;                /**< coherence: top words per topic */
     double eps;                  /**< coherence: epsilon */
-    int threads;                 /**< of jsmf_evaluate_store and _truth (0: all cores; the
+    int threads;                 /**< of jsmf_eval_store and _truth (0: all cores; the
                                       corpus's are those of its jsmf_read_opts and
                                       jsmf_infer_opts); the caller's OpenMP and OpenBLAS
                                       settings are left as they were */
@@ -184,20 +184,20 @@ typedef struct jsmf_evaluation {
     uint32_t *match;             /**< K: the topic matched to true topic t */
     double *dist;                /**< K: its l1 distance */
     jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
-} jsmf_evaluation;
+} jsmf_eval;
 
 /** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
  *  model's words, row for row). */
-int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m);
+JSMF_API int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m);
 /** Coherence (e->top, e->eps) and held-out likelihood over the documents of `inputs`, in one
  *  streamed pass. */
-int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
-                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
+JSMF_API int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
+                              uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
 /** The l1 error against the model directory e->truth. */
-int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m);
+JSMF_API int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m);
 /** What was evaluated, on `f`: aligned text, or one JSON object (`json`). */
-void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json);
-void jsmf_evaluation_free(jsmf_evaluation *e);
+JSMF_API void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json);
+JSMF_API void jsmf_eval_free(jsmf_eval *e);
 
 /* ---------------------------------------------------------------------------------------------
  * Report.
@@ -217,11 +217,11 @@ typedef struct jsmf_report_opts {
 
 
 /** Write the self-contained HTML report of `m` (all levels) to `f`. */
-int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
+JSMF_API int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
 
 /** jsmf_report_write into the file `path` ("-": standard output), whole or not at all
  *  (jsmf_out_open): a reader never sees half a page. */
-int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
+JSMF_API int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -59,7 +59,7 @@ typedef struct jsmf_fdm_sampler_info {
 
 enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA = 2 };
 
-typedef struct jsmf_fdm_params {
+typedef struct jsmf_fdm_opts {
     uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
     int device;                /**< JSMF_FDM_DEVICE_*; AUTO = CUDA when compiled in and a GPU is present */
     uint64_t seed;             /**< keys every random draw */
@@ -111,7 +111,7 @@ typedef struct jsmf_fdm_params {
      *  returns JSMF_EINTR. Set before training starts (during a warm-start fit), it stops
      *  after step 1. */
     const volatile sig_atomic_t *stop;
-} jsmf_fdm_params;
+} jsmf_fdm_opts;
 
 /** How a start without a warm-start model (init_B NULL) draws its topics. WORDS: topic t starts
  *  at p(. | w_t), the row of C of a word w_t drawn by its frequency (K distinct words), mixed
@@ -128,7 +128,7 @@ enum { JSMF_FDM_FP32 = 0, JSMF_FDM_TF32 = 1 };
 #define JSMF_FDM_AUTO UINT32_MAX
 
 /** Fill `p` with the defaults above (k = 0 must then be set). */
-void jsmf_fdm_params_default(jsmf_fdm_params *p);
+JSMF_API void jsmf_fdm_opts_init(jsmf_fdm_opts *p);
 
 typedef struct jsmf_fdm_result {
     uint32_t n, k;
@@ -153,8 +153,8 @@ typedef struct jsmf_fdm_result {
 
 /** Fit the FDM model to the C of `src`. On JSMF_EINTR (p->stop or stop_after) the
  *  checkpoint, when configured, holds the state and `out` is left empty. */
-int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *p, jsmf_fdm_result *out);
-void jsmf_fdm_result_free(jsmf_fdm_result *r);
+JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p, jsmf_fdm_result *out);
+JSMF_API void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
 /* ---------------------------------------------------------------------------------------------
  * A run as a MODEL directory (src/fdm/fdm_model.c): its start, its summary.json, its checkpoint.
@@ -164,8 +164,8 @@ void jsmf_fdm_result_free(jsmf_fdm_result *r);
 /** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
  *  loss, rate and `seconds`; the directory `dir` written. Lines of at most 80 columns for
  *  typical values, each "PREFIX: ..." (prefix NULL: none). */
-void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
-                           const char *dir);
+JSMF_API void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
+                                    const char *dir);
 
 /** How jsmf_fdm_to_dir starts and what it tells. */
 typedef struct jsmf_fdm_dir_opts {
@@ -191,8 +191,8 @@ typedef struct jsmf_fdm_dir_opts {
  *  it holds nothing to free, and JSMF_EINTR (p->stop was set, or stop_after) leaves
  *  the checkpoint that the same call resumes from (none while a cold start compares its
  *  p->starts: info tells where it resumes from only when there is a checkpoint). */
-int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
-                    const jsmf_fdm_params *p, jsmf_fdm_result *r);
+JSMF_API int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
+                             const jsmf_fdm_opts *p, jsmf_fdm_result *r);
 
 
 #ifdef __cplusplus

@@ -107,7 +107,7 @@ typedef struct jsmf_fit_opts {
 } jsmf_fit_opts;
 
 /** Fill `o` with the defaults above for K topics. */
-void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
+JSMF_API void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
 
 /** Quality metrics (Lee et al. JSMF Sec. 5.1, Lee, Bindel & Mimno 2015 Sec. 4). NaN where
  *  undefined. */
@@ -124,7 +124,7 @@ typedef struct jsmf_metrics {
 /** Metrics of any model against any co-occurrence source C of the same N (the unigram p(x) and
  *  Cbar come from C; p(z|x) from B and the topic marginal A 1 by Bayes' rule). Recovery needs
  *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest. */
-int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
+JSMF_API int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
 
 typedef struct jsmf_fit_trace {
     double delta;       /**< relative Frobenius change of the iterate (stream: of its factored part) */
@@ -180,8 +180,8 @@ typedef struct jsmf_fit_report {
  *  holds the super-topic levels; `rep` (may be NULL) is filled. summary_json is left NULL.
  *  Errors: JSMF_EINVAL (K < 2 or K >= N, bad options), JSMF_ENOMEM (budget too small for a
  *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN). */
-int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
-             jsmf_model **out, jsmf_fit_report *rep);
+JSMF_API int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+                      jsmf_model **out, jsmf_fit_report *rep);
 
 struct jsmf_source_input; /* jsmf_store.h */
 
@@ -189,15 +189,15 @@ struct jsmf_source_input; /* jsmf_store.h */
  *  the `input` path and, at the top level, the input's provenance (`in`, as jsmf_source_open
  *  opened it; NULL: none) and everything `r` reports. Sets (replaces) summary_json of each
  *  level; JSMF_ENOMEM when a text cannot be built. */
-int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
-                       const char *input, const struct jsmf_source_input *in);
+JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
+                                const char *input, const struct jsmf_source_input *in);
 
 /** What a fit reports, for people: lines of at most 80 columns for typical values, each
  *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
  *  candidates, a warning when words hit the solver's iteration cap; for an MPI job the rows
  *  each rank holds and, last, what the collectives moved ("rank 0 sent ...": write rank 0's
  *  report). */
-void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
+JSMF_API void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
 
 
 /** Flags of jsmf_fit_to_dir. */
@@ -216,8 +216,8 @@ enum {
  *  an error on any rank is returned on every rank. `rep` (may be NULL) is the report, every
  *  rank's; on success *out (`out` may be NULL) is the model, the same on every rank and with
  *  its summary_json on rank 0 (free it with jsmf_model_free); on error NULL. */
-int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
-                    struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
+JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
+                             struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
 
 
 #ifdef __cplusplus

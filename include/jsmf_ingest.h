@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 typedef struct jsmf_ingest_opts {
-    uint64_t mem;             /**< memory budget in bytes (0 = jsmf_default_mem()) */
+    uint64_t mem;             /**< memory budget in bytes (0 = jsmf_mem_default()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
     int force;                /**< ingest inputs already fully ingested again */
     int format;               /**< jsmf_format of the inputs (0 = sniff each) */
@@ -86,30 +86,30 @@ typedef struct jsmf_ingest_summary {
 typedef struct jsmf_ingest jsmf_ingest;
 
 /** Start a session on a store opened for writing (with its vocabulary set). */
-int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
+JSMF_API int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
 
 /** Start (or resume) an input. `rec` is its record: a fresh one (state partial, counters zero),
  *  or the partial record found in the store. Documents that follow belong to it. */
-int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
+JSMF_API int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 
 /** One document as word ids of the store's vocabulary with counts (any order, repeats allowed),
  *  plus its out-of-vocabulary token count and the resume point just after it. */
-int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
-                    uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
+JSMF_API int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
+                             uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
 
 
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
-int jsmf_ingest_input_done(jsmf_ingest *g);
+JSMF_API int jsmf_ingest_input_done(jsmf_ingest *g);
 
 /** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). */
-int jsmf_ingest_checkpoint(jsmf_ingest *g);
+JSMF_API int jsmf_ingest_checkpoint(jsmf_ingest *g);
 
 
 /** Commit what is buffered (the final checkpoint) and free the session. */
-int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
+JSMF_API int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
 
 /** Free the session without committing: the store stays at its last checkpoint. */
-void jsmf_ingest_abort(jsmf_ingest *g);
+JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
 
 /* ---- files ------------------------------------------------------------------------------- */
 
@@ -121,8 +121,8 @@ void jsmf_ingest_abort(jsmf_ingest *g);
  *  document to C (empty inputs, or every document dropped) fails with JSMF_EFORMAT before its
  *  final checkpoint, so the store is left as it was. On error the store is at its last
  *  checkpoint. */
-int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
-                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
+                               const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
 
 /* ---- several processes: an MPI job ------------------------------------------------------- */
@@ -187,19 +187,19 @@ typedef struct jsmf_ingest_run_summary {
  *  an existing store stays at its last checkpoint. Surprises go to o->ingest.warn, also stdin
  *  that repeated content the store held completely (r->ingest.inputs_repeated). *r is filled
  *  as far as the run got. */
-int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
-                    const jsmf_ingest_run_opts *o, struct jsmf_comm *c,
-                    jsmf_ingest_run_summary *r);
+JSMF_API int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
+                             const jsmf_ingest_run_opts *o, struct jsmf_comm *c,
+                             jsmf_ingest_run_summary *r);
 
 /** The line of a counting pass (nothing when it kept no word): "PREFIX: vocabulary: W words
  *  kept of S seen in D documents". */
-void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+JSMF_API void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
 /** What a run did, for people: on several ranks a note when the shards of an earlier job were
  *  dropped; jsmf_ingest_summary_write of r->ingest (`store` and `mem` as there); on several
  *  ranks the job's times, pieces, rounds and rank 0's traffic, in two lines. */
-void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
-                           const jsmf_ingest_run_summary *r);
+JSMF_API void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+                                    const jsmf_ingest_run_summary *r);
 
 #ifdef __cplusplus
 }

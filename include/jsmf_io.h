@@ -32,8 +32,8 @@ typedef enum jsmf_format {
 
 /** Name of a format ("text", "uci", "ldac", "auto"); jsmf_format_parse() is the inverse
  *  (returns -1 for an unknown name). */
-const char *jsmf_format_name(jsmf_format f);
-int jsmf_format_parse(const char *name);
+JSMF_API const char *jsmf_format_name(jsmf_format f);
+JSMF_API int jsmf_format_parse(const char *name);
 
 /** Tokeniser settings for text input. Tokens are maximal runs of ASCII letters (lowercased)
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
@@ -58,8 +58,8 @@ typedef struct jsmf_tokenizer {
  *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
  *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. A run
  *  that is not well-formed UTF-8 is dropped like one of the wrong length (formats/inputs.md). */
-uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
-                       const char **tok, uint32_t *toklen);
+JSMF_API uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
+                                const char **tok, uint32_t *toklen);
 
 
 /** A warning for the user, one line without the program's name (e.g. "FILE:LINE: ..."); the
@@ -140,28 +140,28 @@ typedef struct jsmf_vocab_stats {
 /** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
  *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` (or NULL) is told
  *  how far each input is read, as by jsmf_vocab_counter_add (what = the input's path; MB). */
-int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
-                     jsmf_vocab **out, jsmf_vocab_stats *st);
+JSMF_API int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                              const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
+                              jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
- *  ("-": standard output; jsmf_vocab_write, whole or not at all). A pass that keeps no word is
+ *  ("-": standard output; jsmf_vocab_save, whole or not at all). A pass that keeps no word is
  *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
  *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
  *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error.
  *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). */
-int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, const char *output,
-                     jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
+JSMF_API int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                              const jsmf_vocab_opts *vo, const char *output,
+                              jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
 
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
  *  values, each "PREFIX: ..." (prefix NULL: none). */
-void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+JSMF_API void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
 /** The stopwords `spec` names: "en" (jsmf_stopwords_en), "none" (*out NULL) or a vocabulary
  *  file (formats/vocab.md). */
-int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
+JSMF_API int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
 
 #ifdef __cplusplus
 }

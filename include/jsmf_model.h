@@ -39,8 +39,8 @@ typedef struct jsmf_model {
 #define JSMF_MODEL_VERSION 1
 
 /** Allocate a model with zeroed B (N x K) and A (K x K); vocab, anchors, alpha unset. */
-int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out);
-void jsmf_model_free(jsmf_model *m);
+JSMF_API int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out);
+JSMF_API void jsmf_model_free(jsmf_model *m);
 
 /** Write `m` (and its sub-levels as level1/, level2/, ...) to directory `dir`.
  *  A sub-level with vocab NULL gets labels for the topics below it ("t3:anchorword" or "t3").
@@ -48,33 +48,33 @@ void jsmf_model_free(jsmf_model *m);
  *  Errors: JSMF_EEXIST (dir exists and !overwrite, or exists and is not a model),
  *  JSMF_ENOSPC / JSMF_EIO (naming the file), JSMF_EINVAL (inconsistent model). On error the
  *  previous content of `dir`, if any, is untouched. */
-int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
+JSMF_API int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
 
 
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
  *  (within 1e-6). Errors name the file: JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
-int jsmf_model_load(const char *dir, jsmf_model **out);
+JSMF_API int jsmf_model_load(const char *dir, jsmf_model **out);
 
 /** p(z) = A 1: the topic sizes, K values into `pz`. */
-void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);
+JSMF_API void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);
 
 /** The ids of the `top` most probable words of `topic` (by B column, decreasing; ties by lower
  *  id), into `ids` (room for `top`). Returns how many were written (min(top, N)). */
-uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids);
+JSMF_API uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids);
 
 /** p(w) = sum_z B_wz p(z): the model's own unigram, N values into `pw`. */
-void jsmf_model_word_marginal(const jsmf_model *m, double *pw);
+JSMF_API void jsmf_model_word_marginal(const jsmf_model *m, double *pw);
 
 /** The `top` words of `topic` ranked by relevance (Sievert & Shirley 2014):
  *  lambda log p(w|z) + (1 - lambda) log(p(w|z) / p(w)), with pw from jsmf_model_word_marginal.
  *  lambda >= 1 (or pw NULL) ranks by p(w|z) alone, as jsmf_model_top_words. Smaller lambda
  *  favours words distinctive of the topic over words frequent everywhere. */
-uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t top,
-                                   double lambda, const double *pw, uint32_t *ids);
+JSMF_API uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t top,
+                                            double lambda, const double *pw, uint32_t *ids);
 
 /** The relevance of every word for every topic (N x K, as B), for ranking them. */
-void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, double *out);
+JSMF_API void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, double *out);
 
 /** The display default of jsmf topics: relevance with this lambda (tools/bench/e2e measures it). */
 #define JSMF_TOPWORDS_LAMBDA 0.7
@@ -97,7 +97,7 @@ typedef struct jsmf_topics_opts {
 
 /** Print the topics of `m` (its level o->level) on `f` (formats/outputs.md). JSMF_ENOTFOUND
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
-int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
+JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
 
 
 #ifdef __cplusplus

@@ -31,8 +31,8 @@ enum {
 };
 
 /** Open a store directory. Errors: JSMF_ENOTFOUND, JSMF_EVERSION, JSMF_EBUSY, JSMF_ESTORE. */
-int jsmf_store_open(const char *path, int flags, jsmf_store **out);
-void jsmf_store_close(jsmf_store *s);
+JSMF_API int jsmf_store_open(const char *path, int flags, jsmf_store **out);
+JSMF_API void jsmf_store_close(jsmf_store *s);
 
 /** Counters of the whole store (one consistent snapshot). */
 typedef struct jsmf_store_stats {
@@ -53,18 +53,18 @@ typedef struct jsmf_store_stats {
                                   last checkpoint recounted); jsmf_store_source counts exactly */
 } jsmf_store_stats;
 
-int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
+JSMF_API int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
 
 /** The vocabulary in row order, with per-word document and term frequencies counted over the
  *  documents ingested so far (df/tf arrays are always present). Caller frees. */
-int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out);
+JSMF_API int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
 
 /** A matrix source over the normalised C of this store. The source holds one read transaction
  *  from this call until jsmf_store_source_release() (or jsmf_store_close), so every scan sees
  *  the same snapshot even while an ingest commits; release it when the passes over C are done,
  *  since an open reader keeps LMDB from reusing pages. */
-int jsmf_store_source(jsmf_store *s, jsmf_source *out);
-void jsmf_store_source_release(jsmf_store *s);
+JSMF_API int jsmf_store_source(jsmf_store *s, jsmf_source *out);
+JSMF_API void jsmf_store_source_release(jsmf_store *s);
 
 /** What one read of all of C found (jsmf_store_check). */
 typedef struct jsmf_store_check_result {
@@ -79,13 +79,13 @@ typedef struct jsmf_store_check_result {
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
  *  increasing within a row. JSMF_ESTORE names the first corrupt row; a count other than the
  *  store's nnz is JSMF_ESTORE too. */
-int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
+JSMF_API int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
 
 /** What jsmf_store_check found in the store at `path`, for people: two lines, each
  *  "PREFIX: ..." (prefix NULL: none) — the entries and their sum, then the content digest and
  *  the bytes read in how long. */
-void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
-                            const jsmf_store_check_result *r);
+JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
+                                     const jsmf_store_check_result *r);
 
 
 /* ---------------------------------------------------------------------------------------------
@@ -112,15 +112,15 @@ typedef struct jsmf_store_params {
  *  missing, an empty directory or a store never initialised; one with a vocabulary is
  *  JSMF_EEXIST. On error nothing this call made is left behind (the environment's files, and
  *  the directory when it made it); an environment that was there is left as it was. */
-int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
-                      jsmf_store **out);
+JSMF_API int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                               jsmf_store **out);
 
 
 /** The parameters fixed at creation. */
-int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
+JSMF_API int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 
 /** The directory a store was opened from (for messages). */
-const char *jsmf_store_path(const jsmf_store *s);
+JSMF_API const char *jsmf_store_path(const jsmf_store *s);
 
 /** Input record states. JSMF_INPUT_REMOVE appears only in a flush (jsmf_store_flush.inputs):
  *  the record with that key is deleted (nothing when there is none); records of a flush are
@@ -143,18 +143,18 @@ typedef struct jsmf_store_input {
 } jsmf_store_input;
 
 /** All input records in key order (fingerprint, occurrence). Caller frees *out. */
-int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
+JSMF_API int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
 /** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
  *  records `in`, on `f` as aligned text or as one JSON object (`json`); `path` names it. */
-void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
-                           const jsmf_store_input *in, uint32_t n, int json);
+JSMF_API void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
+                                    const jsmf_store_input *in, uint32_t n, int json);
 
 
 /** Combine stores with identical vocabularies and parameters into a new store `out` (which must
  *  not exist): C sums, counters, word statistics and input records add. JSMF_EMISMATCH names the
  *  first differing word. */
-int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
+JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
 
 
 /** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
@@ -162,7 +162,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
  *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
  *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
  *  existing OUT as it was. */
-int jsmf_store_export(jsmf_store *s, const char *out, int npy);
+JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
 
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).
@@ -203,10 +203,10 @@ enum {
  *  have N words (JSMF_EMISMATCH); when absent vocab is NULL, or JSMF_ENOTFOUND with
  *  JSMF_SOURCE_NEED_VOCAB.
  *  JSMF_ENOTFOUND when nothing is at `path`. On error *out holds nothing to close. */
-int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
+JSMF_API int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
 
 /** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
-void jsmf_source_close(jsmf_source_input *in);
+JSMF_API void jsmf_source_close(jsmf_source_input *in);
 
 
 #ifdef __cplusplus

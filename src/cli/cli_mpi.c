@@ -12,7 +12,7 @@ jsmf_comm *cli_world = NULL;
 int cli_comm(jsmf_comm **out)
 {
     if (!cli_world) {
-        int rc = jsmf_comm_world(&cli_world);
+        int rc = jsmf_comm_open(&cli_world);
         if (rc) {
             cli_world = NULL;
             return cli_fail(rc);

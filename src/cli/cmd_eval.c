@@ -1,4 +1,4 @@
-/* cmd_eval.c — 'jsmf eval': every quality metric of a model (jsmf_evaluate_*, jsmf_eval.h):
+/* cmd_eval.c — 'jsmf eval': every quality metric of a model (jsmf_eval_*, jsmf_eval.h):
  * against a store's C, over a corpus, against a ground truth; text or JSON on stdout. */
 #include <stdlib.h>
 
@@ -55,21 +55,21 @@ int cmd_eval(int argc, char **argv)
     }
     a.read.threads = a.infer.threads;
     jsmf_model *m = NULL;
-    jsmf_evaluation e = {.model = a.model, .store = a.store, .truth = a.truth,
+    jsmf_eval e = {.model = a.model, .store = a.store, .truth = a.truth,
                          .progress = cli_step_progress, .top = a.top, .eps = a.eps,
                          .threads = a.infer.threads};
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.store)
-        rc = jsmf_evaluate_store(&e, m);
+        rc = jsmf_eval_store(&e, m);
     cli_progress_done();
     if (!rc && a.corpus.n)
-        rc = jsmf_evaluate_corpus(&e, m, a.corpus.items, a.corpus.n, &a.read, &a.infer);
+        rc = jsmf_eval_corpus(&e, m, a.corpus.items, a.corpus.n, &a.read, &a.infer);
     cli_progress_done();
     if (!rc && a.truth)
-        rc = jsmf_evaluate_truth(&e, m);
+        rc = jsmf_eval_truth(&e, m);
     if (!rc)
-        jsmf_evaluation_write(stdout, &e, m, a.json);
-    jsmf_evaluation_free(&e);
+        jsmf_eval_write(stdout, &e, m, a.json);
+    jsmf_eval_free(&e);
     free(a.corpus.items);
     jsmf_model_free(m);
     return rc ? cli_fail(rc) : cli_finish_stdout();

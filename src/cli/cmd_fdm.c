@@ -19,7 +19,7 @@ static void on_signal(int sig)
 typedef struct fdm_opts {
     const char *input, *output;
     jsmf_fdm_dir_opts d;
-    jsmf_fdm_params p;
+    jsmf_fdm_opts p;
 } fdm_opts;
 
 /* The run's lines for the user (jsmf_fdm_dir_opts.info), below a progress line. */
@@ -51,7 +51,7 @@ static int duration_option(const cli_option *o, const char *v)
 /* --checkpoint-every: a step count (digits alone), a duration (with a unit), or 0 (none). */
 static int checkpoint_option(const cli_option *o, const char *v)
 {
-    jsmf_fdm_params *p = o->field;
+    jsmf_fdm_opts *p = o->field;
     size_t digits = strspn(v, "0123456789");
     p->checkpoint_every = 0, p->checkpoint_seconds = 0;
     if (digits && !v[digits])
@@ -61,8 +61,8 @@ static int checkpoint_option(const cli_option *o, const char *v)
 
 static int parse(int argc, char **argv, fdm_opts *o)
 {
-    jsmf_fdm_params *p = &o->p;
-    jsmf_fdm_params_default(p);
+    jsmf_fdm_opts *p = &o->p;
+    jsmf_fdm_opts_init(p);
     p->k = 0;
     o->d = (jsmf_fdm_dir_opts){"auto", 0, on_info, NULL};
     const cli_option options[] = {

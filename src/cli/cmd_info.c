@@ -26,7 +26,7 @@ int cmd_info(int argc, char **argv)
     if (rc)
         return cli_fail(rc);
     if (!(rc = jsmf_store_stats_get(s, &st)))
-        rc = jsmf_store_inputs(s, &in, &n);
+        rc = jsmf_store_inputs_get(s, &in, &n);
     jsmf_store_check_result cr;
     if (!rc && check && !(rc = jsmf_store_check(s, &cr)) && !cli_quiet)
         jsmf_store_check_write(stderr, cli_prog, jsmf_store_path(s), &cr);

@@ -19,7 +19,7 @@ int cmd_ingest(int argc, char **argv)
     const char *store = NULL, **inputs = NULL;
     uint32_t n = 0;
     jsmf_ingest_run_opts o = {
-        .ingest = {.mem = jsmf_default_mem(), .progress = cli_step_progress, .warn = cli_warn,
+        .ingest = {.mem = jsmf_mem_default(), .progress = cli_step_progress, .warn = cli_warn,
                    .mem_below_need = cli_mem_below_min()},
         .min_doc_len = 5, .dist = {.piece_bytes = cli_test_piece_bytes()}, .counted = on_counted};
     jsmf_ingest_opts *io = &o.ingest;

@@ -36,7 +36,7 @@ int cmd_report(int argc, char **argv)
     char *metrics = NULL;
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.metrics)
-        rc = jsmf_read_file(a.metrics, &metrics);
+        rc = jsmf_file_load(a.metrics, &metrics);
     if (!rc) {
         a.opts.metrics_json = metrics;
         a.opts.title = a.title;

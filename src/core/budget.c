@@ -13,7 +13,7 @@
 #define BUDGET_MIN (512ull << 20)
 #define BUDGET_MAX (4ull << 30)
 
-uint64_t jsmf_default_mem(void)
+uint64_t jsmf_mem_default(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
     uint64_t m = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / BUDGET_SHARE

@@ -208,7 +208,7 @@ void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
     va_end(ap);
 }
 
-int jsmf_read_file(const char *path, char **text)
+int jsmf_file_load(const char *path, char **text)
 {
     *text = NULL;
     FILE *f = fopen(path, "rb");

@@ -1,4 +1,4 @@
-/* threads.h — the thread count of one library call (jsmf_fit, jsmf_evaluate_*), for the loops
+/* threads.h — the thread count of one library call (jsmf_fit, jsmf_eval_*), for the loops
  * deep inside it that no parameter reaches, and BLAS held to one thread during the call. */
 #ifndef JSMF_THREADS_H
 #define JSMF_THREADS_H

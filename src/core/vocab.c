@@ -98,7 +98,7 @@ static int parse_line(char *line, size_t *wlen, uint64_t *df, uint64_t *tf, int 
     return 1;
 }
 
-int jsmf_vocab_read(const char *path, jsmf_vocab **out)
+int jsmf_vocab_load(const char *path, jsmf_vocab **out)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -177,7 +177,7 @@ int jsmf_vocab_read(const char *path, jsmf_vocab **out)
     return JSMF_OK;
 }
 
-int jsmf_vocab_write(const char *path, const jsmf_vocab *v)
+int jsmf_vocab_save(const char *path, const jsmf_vocab *v)
 {
     jsmf_out *o;
     int rc = jsmf_out_open(path, &o);

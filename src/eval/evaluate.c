@@ -11,7 +11,7 @@
 #include "eval_internal.h"
 #include "model/json.h"
 
-static void progress(const jsmf_evaluation *e, const char *what, double done, double total,
+static void progress(const jsmf_eval *e, const char *what, double done, double total,
                      const char *unit)
 {
     if (e->progress)
@@ -19,7 +19,7 @@ static void progress(const jsmf_evaluation *e, const char *what, double done, do
 }
 
 /* C's rows must be the model's words, row for row: C and B index the same words. */
-int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
+int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_source_input in;
     int rc = jsmf_source_open(e->store, 0, &in);
@@ -43,8 +43,8 @@ int jsmf_evaluate_store(jsmf_evaluation *e, const jsmf_model *m)
     return rc;
 }
 
-int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *const *inputs,
-                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
+int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
+                     uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
 {
     jsmf_docreader *r = NULL;
     jsmf_docbatch b = {0};
@@ -72,7 +72,7 @@ int jsmf_evaluate_corpus(jsmf_evaluation *e, const jsmf_model *m, const char *co
     return rc;
 }
 
-int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
+int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_model *t = NULL;
     int rc = jsmf_model_load(e->truth, &t);
@@ -92,14 +92,14 @@ int jsmf_evaluate_truth(jsmf_evaluation *e, const jsmf_model *m)
     return rc;
 }
 
-void jsmf_evaluation_free(jsmf_evaluation *e)
+void jsmf_eval_free(jsmf_eval *e)
 {
     jsmf_docmetrics_free(e->acc);
     free(e->match), free(e->dist);
     e->acc = NULL, e->match = NULL, e->dist = NULL;
 }
 
-static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+static void write_text(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 {
     fprintf(f, "model %s: %u topics over %u words\n", e->model, m->k, m->n);
     if (e->have_store) {
@@ -137,7 +137,7 @@ static void write_text(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
                 "topics)\n", e->truth, "l1_error", e->l1, m->k);
 }
 
-static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
+static void write_json(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_json j;
     jsmf_json_init(&j, f, 1);
@@ -186,7 +186,7 @@ static void write_json(FILE *f, const jsmf_evaluation *e, const jsmf_model *m)
     fputc('\n', f);
 }
 
-void jsmf_evaluation_write(FILE *f, const jsmf_evaluation *e, const jsmf_model *m, int json)
+void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json)
 {
     if (json)
         write_json(f, e, m);

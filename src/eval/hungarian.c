@@ -96,7 +96,7 @@ static int topic_l1_costs(const jsmf_model *truth, const jsmf_model *est, double
             seen[to_est[w]] = 1;
     }
     /* Each true topic's row of costs is independent: parallel over t, words in order; on the
-     * threads of the jsmf_evaluate_truth call around it (call_threads), if any. */
+     * threads of the jsmf_eval_truth call around it (call_threads), if any. */
     #pragma omp parallel for schedule(dynamic) num_threads(call_threads())
     for (uint32_t t = 0; t < k; t++) {
         double *row = cost + (uint64_t)t * k;

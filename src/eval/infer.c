@@ -150,8 +150,8 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
     return it;
 }
 
-int jsmf_infer_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
-                     double *theta)
+int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
+                         double *theta)
 {
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
     #pragma omp parallel num_threads(eval_threads(opts ? opts->threads : 0))

@@ -66,7 +66,7 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
     }
     int got = 0;
     while (!rc && (got = jsmf_docreader_next(r, &b, fmt->batch)) > 0) {
-        if ((rc = jsmf_infer_batch(m, &b, io, theta)))
+        if ((rc = jsmf_theta_fit_batch(m, &b, io, theta)))
             break;
         for (uint32_t d = 0; d < b.ndocs; d++) {
             uint64_t tokens = 0;

@@ -16,10 +16,10 @@
 
 #define CKPT_MAGIC "JSMFFDMC"
 #define CKPT_VERSION 2u
-/* Evaluations each random start trains before the best goes on (jsmf_fdm_params.starts). */
+/* Evaluations each random start trains before the best goes on (jsmf_fdm_opts.starts). */
 #define PROBE_EVALS 20
 
-void jsmf_fdm_params_default(jsmf_fdm_params *p)
+void jsmf_fdm_opts_init(jsmf_fdm_opts *p)
 {
     memset(p, 0, sizeof *p);
     p->device = JSMF_FDM_DEVICE_AUTO;
@@ -38,7 +38,7 @@ void jsmf_fdm_params_default(jsmf_fdm_params *p)
     p->checkpoint_seconds = 60;
 }
 
-void jsmf_fdm_params_resolve(jsmf_fdm_params *p)
+void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p)
 {
     if (p->patience == JSMF_FDM_AUTO)
         p->patience = p->init_B ? 5 : 10;
@@ -104,7 +104,7 @@ static double init_normal(uint64_t seed, uint64_t index)
 
 /* Random start r, WORDS: K distinct words drawn by frequency (the first word of pairs of the
  * seed stream, from index r * 2^32 on), topic t = p(. | w_t). */
-static int init_from_words(fdm_state *st, const jsmf_fdm_params *p, const jsmf_fdm_sampler *smp,
+static int init_from_words(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm_sampler *smp,
                            uint32_t start)
 {
     uint32_t n = st->n, k = st->k;
@@ -136,7 +136,7 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_params *p, const jsmf_f
     return 0;
 }
 
-static int state_init(fdm_state *st, const jsmf_fdm_params *p, const jsmf_fdm_sampler *smp,
+static int state_init(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm_sampler *smp,
                       uint32_t start)
 {
     uint32_t n = st->n, k = st->k;
@@ -260,7 +260,7 @@ typedef struct ckpt_header {
     double lr, beta1, beta2, eps, tol;
 } ckpt_header;
 
-static void header_fill(ckpt_header *h, const fdm_setup *s, const jsmf_fdm_params *p,
+static void header_fill(ckpt_header *h, const fdm_setup *s, const jsmf_fdm_opts *p,
                         uint64_t fingerprint)
 {
     memset(h, 0, sizeof *h);
@@ -410,7 +410,7 @@ out:
 
 /* ---- back end choice ---- */
 
-static int backend_open(const jsmf_fdm_params *p, const fdm_setup *s, fdm_state *st,
+static int backend_open(const jsmf_fdm_opts *p, const fdm_setup *s, fdm_state *st,
                         fdm_backend *be)
 {
     char gpu[128] = "";
@@ -442,7 +442,7 @@ static int backend_open(const jsmf_fdm_params *p, const fdm_setup *s, fdm_state 
 
 /* ---- the training loop ---- */
 
-static int check_params(const jsmf_source *src, const jsmf_fdm_params *p)
+static int check_params(const jsmf_source *src, const jsmf_fdm_opts *p)
 {
     if (p->k < 1)
         return jsmf_error(JSMF_EINVAL, "the number of topics must be at least 1");
@@ -493,7 +493,7 @@ static int finish_result(const fdm_state *st, const run_log *g, jsmf_fdm_result 
 }
 
 /* The learning rate after g->halvings halvings. */
-static double current_lr(const jsmf_fdm_params *p, const run_log *g)
+static double current_lr(const jsmf_fdm_opts *p, const run_log *g)
 {
     return ldexp(p->lr, -(int)g->halvings);
 }
@@ -502,7 +502,7 @@ static double current_lr(const jsmf_fdm_params *p, const run_log *g)
  * relative improvement of tol the learning rate halves; after lr_halvings halvings the run
  * stops (reduce on plateau: large steps while they pay, small ones to settle). Counted in
  * steps, so a resumed run takes the same decisions. */
-static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, double *held)
+static int evaluate(fdm_backend *be, const jsmf_fdm_opts *p, run_log *g, double *held)
 {
     int rc = be->heldout_loss(be->ctx, held);
     if (rc)
@@ -531,7 +531,7 @@ static int evaluate(fdm_backend *be, const jsmf_fdm_params *p, run_log *g, doubl
 }
 
 /* p->progress after a step, named by the run's last held-out loss once it has one. */
-static void report_step(const jsmf_fdm_params *p, const run_log *g)
+static void report_step(const jsmf_fdm_opts *p, const run_log *g)
 {
     if (!p->progress)
         return;
@@ -547,7 +547,7 @@ static void report_step(const jsmf_fdm_params *p, const run_log *g)
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
-static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, run_log *g,
+static int run_steps(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_log *g,
                      uint64_t until, const ckpt_header *hdr, const fdm_state *st,
                      jsmf_fdm_result *out)
 {
@@ -588,7 +588,7 @@ static int run_steps(fdm_backend *be, const jsmf_fdm_params *p, fdm_setup *s, ru
 /* A random start: `starts` of them, each trained for PROBE_EVALS evaluations; the one with the
  * best held-out loss goes on (the loss has local optima, and which one a start reaches shows
  * early). Deterministic: start r draws its logits from its own stretch of the init stream. */
-static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run_log *g,
+static int pick_start(const jsmf_fdm_opts *p, fdm_setup *s, fdm_state *st, run_log *g,
                       jsmf_fdm_result *out)
 {
     fdm_state best = {0};
@@ -632,12 +632,12 @@ static int pick_start(const jsmf_fdm_params *p, fdm_setup *s, fdm_state *st, run
     return rc;
 }
 
-int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_params *params, jsmf_fdm_result *out)
+int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm_result *out)
 {
     memset(out, 0, sizeof *out);
-    jsmf_fdm_params resolved = *params;
-    jsmf_fdm_params_resolve(&resolved);
-    const jsmf_fdm_params *p = &resolved;
+    jsmf_fdm_opts resolved = *params;
+    jsmf_fdm_opts_resolve(&resolved);
+    const jsmf_fdm_opts *p = &resolved;
     int rc = check_params(src, p);
     if (rc)
         return rc;

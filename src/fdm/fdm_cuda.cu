@@ -615,7 +615,7 @@ static int gpu_alloc_model(fdm_gpu *g)
         return jsmf_error(JSMF_EIO, "cuBLAS: cannot create a handle");
     g->have_blas = 1;
     /* TF32 tensor cores for the pair products: inputs rounded to a 10-bit mantissa, sums in
-     * FP32 (jsmf_fdm_params.precision) */
+     * FP32 (jsmf_fdm_opts.precision) */
     if (g->setup && g->setup->precision == JSMF_FDM_TF32)
         CUBLAS(cublasSetMathMode(g->blas, CUBLAS_TF32_TENSOR_OP_MATH));
     return 0;

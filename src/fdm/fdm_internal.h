@@ -44,7 +44,7 @@ void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tab
 /** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
  *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
  *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
-void jsmf_fdm_params_resolve(jsmf_fdm_params *p);
+void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p);
 
 struct jsmf_source_input; /* jsmf_store.h */
 struct jsmf_model;        /* jsmf_model.h */
@@ -54,13 +54,13 @@ struct jsmf_model;        /* jsmf_model.h */
  *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
  *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
  *  I/O are returned. */
-int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_params *p,
+int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                            struct jsmf_model **out);
 
 /** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
  *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
  *  and p->init_A (into *out, freed by the caller after training). */
-int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_params *p,
+int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                         struct jsmf_model **out);
 
 /** What summary.json records of a run besides its parameters and its result. */
@@ -75,7 +75,7 @@ typedef struct jsmf_fdm_run {
  *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
  *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
  *  (when set) has done its job and is removed. */
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, struct jsmf_source_input *in);
 
 /** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of

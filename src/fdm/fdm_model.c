@@ -20,7 +20,7 @@
 #include "model/summary.h"
 #include "store/source_open.h"
 
-int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf_model **out)
+int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_model **out)
 {
     *out = NULL;
     jsmf_fit_opts fo;
@@ -40,7 +40,7 @@ int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_params *p, jsmf
     return JSMF_OK;
 }
 
-int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_params *p,
+int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_opts *p,
                         jsmf_model **out)
 {
     int rc = jsmf_model_load(dir, out);
@@ -64,7 +64,7 @@ int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_p
 
 /* ---- summary.json ---- */
 
-static void json_parameters(jsmf_json *j, const jsmf_fdm_params *p, const jsmf_fdm_run *run)
+static void json_parameters(jsmf_json *j, const jsmf_fdm_opts *p, const jsmf_fdm_run *run)
 {
     jsmf_json_begin_object(j, "parameters");
     jsmf_json_string(j, "device", run->device);
@@ -127,7 +127,7 @@ static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
     jsmf_json_end_object(j);
 }
 
-static char *summary_text(const jsmf_model *m, const jsmf_fdm_params *p,
+static char *summary_text(const jsmf_model *m, const jsmf_fdm_opts *p,
                           const jsmf_fdm_result *r, const jsmf_fdm_run *run,
                           const jsmf_source_input *in)
 {
@@ -160,7 +160,7 @@ static char *summary_text(const jsmf_model *m, const jsmf_fdm_params *p,
     return jsmf_model_summary_end(&b);
 }
 
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_params *p, const jsmf_fdm_result *r,
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, jsmf_source_input *in)
 {
     jsmf_model *m = NULL;
@@ -210,7 +210,7 @@ char *jsmf_fdm_checkpoint_path(const char *dir)
 
 /* The start d->init asks for: p->init_B and p->init_A into *m, or a cold start (*m NULL). */
 static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
-                        jsmf_fdm_params *p, jsmf_model **m)
+                        jsmf_fdm_opts *p, jsmf_model **m)
 {
     const char *init = d->init ? d->init : "auto";
     if (!strcmp(init, "random"))
@@ -231,7 +231,7 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
 }
 
 /* Training, with what the device choice means said before it starts, not after the run. */
-static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_params *p,
+static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_opts *p,
                  jsmf_fdm_result *r)
 {
     int noted = 0;
@@ -240,7 +240,7 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
         tell_line(d->info, d->info_arg, "note: %s; using the CPU", jsmf_errmsg());
         noted = 1;
     }
-    jsmf_fdm_params_resolve(p); /* summary.json records what the start chose */
+    jsmf_fdm_opts_resolve(p); /* summary.json records what the start chose */
     int rc = jsmf_fdm_train(&in->src, p, r);
     if (!rc && r->note[0] && !noted)
         tell_line(d->info, d->info_arg, "note: %s", r->note);
@@ -248,14 +248,14 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
 }
 
 int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
-                    const jsmf_fdm_params *params, jsmf_fdm_result *r)
+                    const jsmf_fdm_opts *params, jsmf_fdm_result *r)
 {
     static const jsmf_fdm_dir_opts defaults = {0};
     static const char *const devices[] = {"auto", "cpu", "cuda"}; /* JSMF_FDM_DEVICE_* */
     double t0 = fdm_now();
     d = d ? d : &defaults;
     memset(r, 0, sizeof *r);
-    jsmf_fdm_params p = *params;
+    jsmf_fdm_opts p = *params;
     p.fresh_on_mismatch |= d->force; /* a new run: another run's checkpoint goes too */
     jsmf_source_input in;
     memset(&in, 0, sizeof in);

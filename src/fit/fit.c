@@ -38,7 +38,7 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->seed = 1;
     o->min_anchor_df = JSMF_FIT_DF_AUTO;
     o->mode = JSMF_MODE_AUTO;
-    o->mem_bytes = jsmf_default_mem();
+    o->mem_bytes = jsmf_mem_default();
     o->dense_max_n = FIT_DENSE_MAX_N;
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;

@@ -373,15 +373,15 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     jsmf_ingest_summary local = {0};
     jsmf_ingest_opts defaults = {0};
     run r = {.s = s, .o = o ? o : &defaults};
-    int rc = jsmf_store_vocab(s, &r.vocab);
+    int rc = jsmf_store_vocab_get(s, &r.vocab);
     if (!rc)
         rc = jsmf_store_params_get(s, &r.params);
     if (!rc)
         rc = jsmf_wordmap_new(r.vocab, &r.map);
     if (!rc)
-        rc = jsmf_store_inputs(s, &r.recs, &r.nrecs);
+        rc = jsmf_store_inputs_get(s, &r.recs, &r.nrecs);
     if (!rc)
-        rc = jsmf_ingest_begin(s, r.o, &r.g);
+        rc = jsmf_ingest_new(s, r.o, &r.g);
     /* complete inputs are skipped, so that rerunning an interrupted command over several
      * inputs resumes it; only when nothing is left to do is that an error */
     char first_skip[1024] = "";
@@ -403,7 +403,7 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
         uint32_t repeated = local.inputs_repeated;
         if (rc)
-            jsmf_ingest_abort(r.g); /* the store stays at its last checkpoint */
+            jsmf_ingest_free(r.g); /* the store stays at its last checkpoint */
         else
             rc = jsmf_ingest_finish(r.g, &local);
         local.inputs_resumed = resumed, local.inputs_skipped = skipped;

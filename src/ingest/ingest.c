@@ -15,7 +15,7 @@
 #include "store/flush.h"
 #include "store/store.h"
 
-/* A batch of documents takes about this share of --mem (see jsmf_ingest_begin), between these
+/* A batch of documents takes about this share of --mem (see jsmf_ingest_new), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
  * q, the accumulator's table of small products and per-thread prefix lengths. */
 #define BATCH_SHARE 32
@@ -23,7 +23,7 @@
 #define BATCH_MAX_BYTES (32u << 20)
 #define BATCH_ID_BYTES 16
 #define BATCH_DOC_BYTES(T) (280 + 4 * (T))
-/* The largest dense triangle of C the automatic choice takes (jsmf_ingest_begin). */
+/* The largest dense triangle of C the automatic choice takes (jsmf_ingest_new). */
 #define DENSE_MAX_BYTES (256ull << 20)
 
 struct jsmf_ingest {
@@ -241,7 +241,7 @@ int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem)
                       (unsigned long long)((need + (1u << 20) - 1) >> 20));
 }
 
-int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
+int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
 {
     *out = NULL;
     if (!jsmf_store_has_vocab(s))
@@ -275,14 +275,14 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->solo_vals = malloc(N * sizeof *g->solo_vals);
     if (!g->add || !g->room || !g->stamp || !g->cnt || !g->uniq || !g->ucnt || !g->df || !g->tf ||
         !g->solo_cols || !g->solo_vals) {
-        jsmf_ingest_abort(g);
+        jsmf_ingest_free(g);
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
     /* the budget: tables get what reading, the batch buffers, the per-word arrays and the
      * store's checkpoints (staging buffer, LMDB dirty pages, row readers) leave */
-    uint64_t mem = o && o->mem ? o->mem : jsmf_default_mem();
+    uint64_t mem = o && o->mem ? o->mem : jsmf_mem_default();
     if (!(o && o->mem_below_need) && (rc = jsmf_ingest_mem_check(g->n_words, mem))) {
-        jsmf_ingest_abort(g);
+        jsmf_ingest_free(g);
         return rc;
     }
     jsmf_store_set_write_budget(s, txn_budget(mem));
@@ -293,8 +293,8 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     g->sum.mem_needed = fixed + (1u << 20);
     jsmf_vocab *v = NULL;
-    if ((rc = jsmf_store_vocab(s, &v))) {
-        jsmf_ingest_abort(g);
+    if ((rc = jsmf_store_vocab_get(s, &v))) {
+        jsmf_ingest_free(g);
         return rc;
     }
     /* a dense triangle only while it is small: zeroing and scanning it costs more than
@@ -317,7 +317,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     g->sum.doc_buffer = g->ds != NULL;
     if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids)) ||
         (rc = batch_reserve(&g->added, g->threads, g->batch_docs, g->batch_ids))) {
-        jsmf_ingest_abort(g);
+        jsmf_ingest_free(g);
         return rc;
     }
     batch_reset(&g->b, g->threads);
@@ -327,7 +327,7 @@ int jsmf_ingest_begin(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **ou
     return JSMF_OK;
 }
 
-void jsmf_ingest_abort(jsmf_ingest *g)
+void jsmf_ingest_free(jsmf_ingest *g)
 {
     if (!g)
         return;
@@ -658,6 +658,6 @@ int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
     g->sum.seconds = (double)(t1.tv_sec - g->t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - g->t0.tv_nsec);
     if (sum)
         *sum = g->sum;
-    jsmf_ingest_abort(g);
+    jsmf_ingest_free(g);
     return rc;
 }

@@ -244,7 +244,7 @@ static int plan_inputs(job *j, const char *const *paths, uint32_t n)
     plan *p = &j->p;
     jsmf_store_input *recs = NULL;
     uint32_t nrecs = 0;
-    int rc = jsmf_store_inputs(j->main, &recs, &nrecs);
+    int rc = jsmf_store_inputs_get(j->main, &recs, &nrecs);
     if (rc)
         return rc;
     if (!(p->in = calloc(n ? n : 1, sizeof *p->in))) {
@@ -412,7 +412,7 @@ static int share_vocab(job *j, jsmf_vocab **out, uint64_t **df)
     jsmf_vocab *v = NULL;
     uint64_t len = 0;
     char *buf = NULL;
-    int rc = j->rank == 0 ? jsmf_store_vocab(j->main, &v) : JSMF_OK;
+    int rc = j->rank == 0 ? jsmf_store_vocab_get(j->main, &v) : JSMF_OK;
     if (!rc && j->rank == 0)
         for (uint32_t i = 0; i < v->n; i++)
             len += strlen(v->words[i]) + 1;
@@ -861,7 +861,7 @@ static int gather_totals(job *j, jsmf_store_counts *counts, uint64_t *dftf,
     jsmf_vocab *v = NULL;
     int rc = jsmf_store_stats_get(j->sh, &st);
     if (!rc)
-        rc = jsmf_store_vocab(j->sh, &v);
+        rc = jsmf_store_vocab_get(j->sh, &v);
     if (!rc)
         for (uint32_t i = 0; i < j->n_words; i++)
             dftf[i] = v->df ? v->df[i] : 0, dftf[j->n_words + i] = v->tf ? v->tf[i] : 0;
@@ -876,7 +876,7 @@ static int gather_totals(job *j, jsmf_store_counts *counts, uint64_t *dftf,
     /* the pieces' records: a few per rank */
     jsmf_store_input *mine = NULL, *all = NULL;
     uint32_t nmine = 0;
-    rc = jsmf_store_inputs(j->sh, &mine, &nmine);
+    rc = jsmf_store_inputs_get(j->sh, &mine, &nmine);
     uint64_t *counts_b = calloc((size_t)j->size, 8);
     uint64_t my = (uint64_t)nmine * sizeof *mine, total = 0;
     if (!rc && !counts_b)

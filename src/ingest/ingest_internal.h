@@ -9,7 +9,7 @@
 
 /** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of
  *  `n_words` words (reading, the store's writes, the per-word arrays and the smallest
- *  accumulator): jsmf_ingest_begin's check, for callers that create a store first. */
+ *  accumulator): jsmf_ingest_new's check, for callers that create a store first. */
 int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
 
 /** `n` documents without words (all dropped), at once: the same as n calls of jsmf_ingest_doc

@@ -51,7 +51,7 @@ static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_inge
                           jsmf_vocab **out, jsmf_vocab_stats *st)
 {
     if (o->vocab)
-        return jsmf_vocab_read(o->vocab, out);
+        return jsmf_vocab_load(o->vocab, out);
     int rc = o->counted ? jsmf_vocab_copy(o->counted, 1, out)
                         : count_vocabulary(NULL, inputs, n, o, out, st);
     if (!rc && (*out)->n == 0) {
@@ -74,8 +74,8 @@ static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_sto
     if (!o->vocab)
         return JSMF_OK;
     jsmf_vocab *want = NULL, *have = NULL;
-    int rc = jsmf_vocab_read(o->vocab, &want);
-    if (!rc && !(rc = jsmf_store_vocab(s, &have)))
+    int rc = jsmf_vocab_load(o->vocab, &want);
+    if (!rc && !(rc = jsmf_store_vocab_get(s, &have)))
         rc = jsmf_vocab_compare(want, o->vocab, have, path);
     jsmf_vocab_free(want);
     jsmf_vocab_free(have);

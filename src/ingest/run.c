@@ -20,7 +20,7 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.min_doc_len_given = o->min_doc_len_given;
     so.format = (jsmf_format)o->ingest.format;
     so.uci_vocab = o->ingest.uci_vocab;
-    so.mem = o->ingest.mem ? o->ingest.mem : jsmf_default_mem();
+    so.mem = o->ingest.mem ? o->ingest.mem : jsmf_mem_default();
     so.mem_below_need = o->ingest.mem_below_need;
     so.progress = o->ingest.progress;
     so.progress_arg = o->ingest.progress_arg;

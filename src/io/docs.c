@@ -351,7 +351,7 @@ static int uci_open(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
                               r->s->name);
         vp = vpath;
     }
-    rc = jsmf_vocab_read(vp, &r->vocab);
+    rc = jsmf_vocab_load(vp, &r->vocab);
     if (rc == JSMF_ENOTFOUND && vpath)
         rc = jsmf_error(JSMF_ENOTFOUND, "%s: UCI vocabulary %s not found (give it with "
                         "--uci-vocab)", r->s->name, vpath);
@@ -416,7 +416,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     } else if (r->fmt == JSMF_FORMAT_LDAC) {
         r->id_bound = o->ldac_vocab_size;
         if (o->uci_vocab) {
-            if ((rc = jsmf_vocab_read(o->uci_vocab, &r->vocab)))
+            if ((rc = jsmf_vocab_load(o->uci_vocab, &r->vocab)))
                 goto fail;
             if (!r->id_bound || r->id_bound > r->vocab->n)
                 r->id_bound = r->vocab->n;

@@ -73,5 +73,5 @@ int jsmf_stopwords_load(const char *spec, jsmf_vocab **out)
         return JSMF_OK;
     if (!strcmp(spec, "en"))
         return jsmf_stopwords_en(out);
-    return jsmf_vocab_read(spec, out);
+    return jsmf_vocab_load(spec, out);
 }

@@ -885,7 +885,7 @@ int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts
                         st->dropped_max_df, o->max_df_frac, to_stdout ? "nothing" : output,
                         to_stdout ? "" : " not");
     if (!rc)
-        rc = jsmf_vocab_write(output, v);
+        rc = jsmf_vocab_save(output, v);
     jsmf_vocab_free(v);
     return rc;
 }

@@ -289,7 +289,7 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vo
     jsmf_model view = *m;
     view.vocab = (jsmf_vocab *)vocab;
     if (!(rc = path_join(path, sizeof path, dir, "vocab.txt")) &&
-        !(rc = jsmf_vocab_write(path, view.vocab)))
+        !(rc = jsmf_vocab_save(path, view.vocab)))
         rc = model_fsync_path(path);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
         !(rc = jsmf_npy_write_f64(path, m->B, m->n, m->k)))
@@ -591,7 +591,7 @@ static int read_summary(const char *path, jsmf_model *m)
     if (access(path, F_OK) != 0 && errno == ENOENT)
         return JSMF_OK; /* summary.json is optional */
     char *buf;
-    int rc = jsmf_read_file(path, &buf);
+    int rc = jsmf_file_load(path, &buf);
     if (rc)
         return rc;
     double version;
@@ -667,7 +667,7 @@ static int load_level(const char *dir, jsmf_model **out)
     uint32_t r, c;
     int rc = path_join(path, sizeof path, dir, "vocab.txt");
     if (!rc)
-        rc = jsmf_vocab_read(path, &m->vocab);
+        rc = jsmf_vocab_load(path, &m->vocab);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
         !(rc = jsmf_npy_read_f64(path, &m->B, &r, &c))) {
         m->n = r, m->k = c;

@@ -108,7 +108,7 @@ int jsmf_comm_launched(int *rank)
     return size > 0 && size < (1L << 30) ? (int)size : 0;
 }
 
-int jsmf_comm_world(jsmf_comm **out)
+int jsmf_comm_open(jsmf_comm **out)
 {
     *out = &self_comm;
     long size = launcher_size();

@@ -127,7 +127,7 @@ int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes)
 static int write_vocab(jsmf_store *s, const char *out)
 {
     jsmf_vocab *v;
-    int rc = jsmf_store_vocab(s, &v);
+    int rc = jsmf_store_vocab_get(s, &v);
     if (rc)
         return rc;
     size_t len = strlen(out) + 16;
@@ -140,7 +140,7 @@ static int write_vocab(jsmf_store *s, const char *out)
     /* plain words: the file is row labels, not a vocabulary with counts */
     free(v->df), free(v->tf);
     v->df = v->tf = NULL;
-    rc = jsmf_vocab_write(path, v);
+    rc = jsmf_vocab_save(path, v);
     free(path);
     jsmf_vocab_free(v);
     return rc;

@@ -58,7 +58,7 @@ static int collect_inputs(merge_ctx *c, jsmf_store_input **out, uint32_t *nout)
     for (uint32_t i = 0; i < c->k; i++) {
         jsmf_store_input *a;
         uint32_t n;
-        int rc = jsmf_store_inputs(c->in[i], &a, &n);
+        int rc = jsmf_store_inputs_get(c->in[i], &a, &n);
         if (rc) {
             free(all);
             return rc;
@@ -112,7 +112,7 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         if ((rc = jsmf_store_open(paths[i], JSMF_STORE_RDONLY, &c.in[i])))
             break;
         jsmf_vocab *v;
-        if ((rc = jsmf_store_vocab(c.in[i], &v)))
+        if ((rc = jsmf_store_vocab_get(c.in[i], &v)))
             break;
         if (i == 0) {
             v0 = v;

@@ -96,7 +96,7 @@ static int read_side_vocab(const char *path, uint32_t n, int need, jsmf_vocab **
     int rc = JSMF_OK;
     if (access(vp, F_OK) && !need)
         ; /* a matrix of another tool: its rows stay unnamed */
-    else if ((rc = jsmf_vocab_read(vp, out)))
+    else if ((rc = jsmf_vocab_load(vp, out)))
         rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
     else if ((*out)->n != n)
         rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, (*out)->n, path,
@@ -112,7 +112,7 @@ static int open_store(const char *path, jsmf_source_input *in)
     if (!rc)
         rc = jsmf_store_stats_get(in->store, &in->stats);
     if (!rc)
-        rc = jsmf_store_vocab(in->store, &in->vocab);
+        rc = jsmf_store_vocab_get(in->store, &in->vocab);
     if (!rc)
         rc = jsmf_store_source(in->store, &in->src);
     return rc;

@@ -418,7 +418,7 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
     return rc;
 }
 
-int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out)
+int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
 {
     *out = NULL;
     jsmf_vocab *v = calloc(1, sizeof *v);
@@ -486,7 +486,7 @@ int jsmf_store_vocab(jsmf_store *s, jsmf_vocab **out)
 
 /* ---- input records ---------------------------------------------------------------------- */
 
-int jsmf_store_inputs(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
+int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
 {
     *out = NULL, *n = 0;
     MDB_txn *t;

@@ -9,13 +9,13 @@
 #include "jsmf.h"
 
 static fuzz_file input;
-static char copy_path[64]; /* a real file: jsmf_vocab_write replaces its target by rename */
+static char copy_path[64]; /* a real file: jsmf_vocab_save replaces its target by rename */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_file_set(&input, data, size);
     jsmf_vocab *v;
-    if (jsmf_vocab_read(input.path, &v))
+    if (jsmf_vocab_load(input.path, &v))
         return 0;
     FUZZ_CHECK(v->n >= 1 && (!v->df) == (!v->tf));
     for (uint32_t i = 0; i < v->n; i++)
@@ -25,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(mkdtemp(dir) != NULL);
         snprintf(copy_path, sizeof copy_path, "%s/v.txt", dir);
     }
-    FUZZ_CHECK(jsmf_vocab_write(copy_path, v) == 0);
+    FUZZ_CHECK(jsmf_vocab_save(copy_path, v) == 0);
     jsmf_vocab *w;
-    FUZZ_CHECK(jsmf_vocab_read(copy_path, &w) == 0);
+    FUZZ_CHECK(jsmf_vocab_load(copy_path, &w) == 0);
     FUZZ_CHECK(w->n == v->n && (!w->df) == (!v->df));
     for (uint32_t i = 0; i < v->n; i++) {
         FUZZ_CHECK(!strcmp(w->words[i], v->words[i]));

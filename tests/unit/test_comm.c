@@ -125,7 +125,7 @@ int main(void)
     test_split();
     test_self();
     jsmf_comm *c;
-    CHECK_OK(jsmf_comm_world(&c));
+    CHECK_OK(jsmf_comm_open(&c));
     if (jsmf_comm_size(c) > 1) {
         CHECK(!strcmp(jsmf_comm_kind(c), "mpi"));
         test_world(c);

@@ -20,7 +20,7 @@ static unsigned long long mem_total_bytes(void)
 
 int main(void)
 {
-    uint64_t m = jsmf_default_mem(), lo = 512ull << 20, hi = 4ull << 30;
+    uint64_t m = jsmf_mem_default(), lo = 512ull << 20, hi = 4ull << 30;
     CHECK(m >= lo && m <= hi);
     unsigned long long total = mem_total_bytes();
     if (total) { /* MemTotal leaves out what the kernel reserved: within 5% of sysconf's */

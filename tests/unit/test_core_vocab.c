@@ -19,15 +19,15 @@ static void test_round_trip(const char *dir)
     snprintf(path, sizeof path, "%s/v.txt", dir);
     write_file(path, "# comment\nalpha\t3\t10\nbeta\t2\t4\r\ngamma\t1\t1\n");
     jsmf_vocab *v = NULL;
-    CHECK_OK(jsmf_vocab_read(path, &v));
+    CHECK_OK(jsmf_vocab_load(path, &v));
     CHECK(v && v->n == 3);
     CHECK(v && !strcmp(v->words[1], "beta"));
     CHECK(v && v->df && v->df[0] == 3 && v->tf[2] == 1);
     char out[512];
     snprintf(out, sizeof out, "%s/w.txt", dir);
-    CHECK_OK(jsmf_vocab_write(out, v));
+    CHECK_OK(jsmf_vocab_save(out, v));
     jsmf_vocab *w = NULL;
-    CHECK_OK(jsmf_vocab_read(out, &w));
+    CHECK_OK(jsmf_vocab_load(out, &w));
     CHECK(w && w->n == 3 && !strcmp(w->words[2], "gamma") && w->tf[0] == 10);
     jsmf_vocab_free(v);
     jsmf_vocab_free(w);
@@ -39,7 +39,7 @@ static void test_plain_words(const char *dir)
     snprintf(path, sizeof path, "%s/plain.txt", dir);
     write_file(path, "one\ntwo\nthree");
     jsmf_vocab *v = NULL;
-    CHECK_OK(jsmf_vocab_read(path, &v));
+    CHECK_OK(jsmf_vocab_load(path, &v));
     CHECK(v && v->n == 3 && v->df == NULL && !strcmp(v->words[2], "three"));
     jsmf_vocab_free(v);
 }
@@ -51,7 +51,7 @@ static void expect_error(const char *dir, const char *name, const char *text, in
     snprintf(path, sizeof path, "%s/%s", dir, name);
     write_file(path, text);
     jsmf_vocab *v = NULL;
-    int rc = jsmf_vocab_read(path, &v);
+    int rc = jsmf_vocab_load(path, &v);
     CHECK(rc == code);
     CHECK(v == NULL);
     CHECK(strstr(jsmf_errmsg(), needle) != NULL);
@@ -74,7 +74,7 @@ int main(void)
      * counts, read back as "a" */
     expect_error(dir, "cr.txt", "b\na\r\t1\t2\n", JSMF_EFORMAT, "cr.txt:2: word ends in a CR");
     jsmf_vocab *v = NULL;
-    CHECK(jsmf_vocab_read("/nonexistent/v.txt", &v) == JSMF_ENOTFOUND);
+    CHECK(jsmf_vocab_load("/nonexistent/v.txt", &v) == JSMF_ENOTFOUND);
     CHECK(jsmf_error_context(JSMF_EIO, "while testing") == JSMF_EIO);
     CHECK(!strncmp(jsmf_errmsg(), "while testing: ", 15));
     CHECK(strstr(jsmf_version(), JSMF_VERSION_STRING) != NULL);

@@ -81,9 +81,9 @@ int main(void)
     jsmf_csr m = {n, rowptr, cols, vals};
     jsmf_source src;
     jsmf_csr_source(&m, &src);
-    jsmf_fdm_params p;
+    jsmf_fdm_opts p;
     jsmf_fdm_result r;
-    jsmf_fdm_params_default(&p);
+    jsmf_fdm_opts_init(&p);
     p.k = 7, p.device = JSMF_FDM_DEVICE_CUDA, p.steps = 300, p.lr = 0.02, p.batch = 1024;
     p.eval_every = 50, p.heldout = 5000, p.patience = 0, p.init_kind = JSMF_FDM_INIT_GAUSSIAN;
     CHECK_OK(jsmf_fdm_train(&src, &p, &r));

@@ -67,9 +67,9 @@ static void write_input(const char *dir, char *input, size_t len)
         fclose(f);
 }
 
-static void small_params(jsmf_fdm_params *p)
+static void small_params(jsmf_fdm_opts *p)
 {
-    jsmf_fdm_params_default(p);
+    jsmf_fdm_opts_init(p);
     p->k = K;
     p->device = JSMF_FDM_DEVICE_CPU;
     p->threads = 1;
@@ -91,7 +91,7 @@ int main(void)
     snprintf(s, sizeof s, "%s/s", dir);
     snprintf(x, sizeof x, "%s/x", dir);
     jsmf_fdm_dir_opts d = {"none", 0, on_info, NULL};
-    jsmf_fdm_params p;
+    jsmf_fdm_opts p;
     jsmf_fdm_result r;
     char before[16384], after[16384];
 

@@ -132,9 +132,9 @@ static void adam_ref(double *x, double *m, double *v, const double *g, size_t le
     }
 }
 
-static void params(jsmf_fdm_params *p, const double *B, const double *A, int threads)
+static void params(jsmf_fdm_opts *p, const double *B, const double *A, int threads)
 {
-    jsmf_fdm_params_default(p);
+    jsmf_fdm_opts_init(p);
     p->k = K, p->device = JSMF_FDM_DEVICE_CPU, p->seed = 9, p->batch = BATCH, p->lr = 0.02;
     p->steps = STEPS, p->eval_every = 1000, p->heldout = 100, p->patience = 0;
     p->threads = threads, p->init_B = B, p->init_A = A;
@@ -178,7 +178,7 @@ int main(void)
     softmax_params(w, a, N, K, mu, alpha);
 
     /* the library's fused steps, on 1 and 2 threads */
-    jsmf_fdm_params p;
+    jsmf_fdm_opts p;
     jsmf_fdm_result r1, r2;
     params(&p, B, A, 1);
     CHECK_OK(jsmf_fdm_train(&src, &p, &r1));

@@ -89,9 +89,9 @@ static void record(void *arg, const char *what, double done, double total, const
         g->stop = 1; /* as a signal handler would, between two steps */
 }
 
-static void small_params(jsmf_fdm_params *p)
+static void small_params(jsmf_fdm_opts *p)
 {
-    jsmf_fdm_params_default(p);
+    jsmf_fdm_opts_init(p);
     p->k = K, p->device = JSMF_FDM_DEVICE_CPU, p->seed = 5, p->batch = 256, p->lr = 0.05;
     p->steps = 60, p->eval_every = 10, p->heldout = 2000, p->patience = 0, p->threads = 2;
     p->starts = 1; /* the mechanics of one run; the starts have their own check */
@@ -109,7 +109,7 @@ int main(void)
     snprintf(ck2, sizeof ck2, "%s/b.ckpt", dir);
 
     /* loss decreases; B and A are distributions */
-    jsmf_fdm_params p;
+    jsmf_fdm_opts p;
     jsmf_fdm_result r1, r2, r3;
     small_params(&p);
     step_log told = {0};

@@ -52,7 +52,7 @@ static int report_says(const jsmf_fit_report *rep, const char *what)
 int main(void)
 {
     jsmf_comm *c;
-    CHECK_OK(jsmf_comm_world(&c));
+    CHECK_OK(jsmf_comm_open(&c));
     int rank = jsmf_comm_rank(c), size = jsmf_comm_size(c);
     char dir[256] = "/tmp/test_fit_dir.XXXXXX";
     if (rank == 0) {

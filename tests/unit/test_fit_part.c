@@ -92,7 +92,7 @@ static void test_part(jsmf_comm *c)
 int main(void)
 {
     jsmf_comm *c;
-    CHECK_OK(jsmf_comm_world(&c));
+    CHECK_OK(jsmf_comm_open(&c));
     test_part(c);
     jsmf_comm_close(c);
     CHECK_DONE();

@@ -58,8 +58,8 @@ int main(void)
     CHECK(jsmf_fit(&src, NULL, &o, &(jsmf_model *){NULL}, NULL) == JSMF_EINVAL);
     check_unchanged("a refused jsmf_fit", blas);
 
-    jsmf_fdm_params p;
-    jsmf_fdm_params_default(&p);
+    jsmf_fdm_opts p;
+    jsmf_fdm_opts_init(&p);
     p.k = k, p.device = JSMF_FDM_DEVICE_CPU, p.batch = 64, p.steps = 4, p.eval_every = 2;
     p.heldout = 100, p.patience = 0, p.starts = 1, p.threads = 2;
     jsmf_fdm_result r;

@@ -87,13 +87,13 @@ static void compare(jsmf_store *a, jsmf_store *b)
     CHECK(sa.oov_tokens == sb.oov_tokens && sa.nnz == sb.nnz && sa.docs > 0);
     CHECK(sa.fingerprint == sb.fingerprint); /* counters, vocabulary and every input record */
     jsmf_vocab *va, *vb;
-    CHECK_OK(jsmf_store_vocab(a, &va));
-    CHECK_OK(jsmf_store_vocab(b, &vb));
+    CHECK_OK(jsmf_store_vocab_get(a, &va));
+    CHECK_OK(jsmf_store_vocab_get(b, &vb));
     CHECK(!memcmp(va->df, vb->df, NW * 8) && !memcmp(va->tf, vb->tf, NW * 8));
     jsmf_store_input *ia, *ib;
     uint32_t na, nb;
-    CHECK_OK(jsmf_store_inputs(a, &ia, &na));
-    CHECK_OK(jsmf_store_inputs(b, &ib, &nb));
+    CHECK_OK(jsmf_store_inputs_get(a, &ia, &na));
+    CHECK_OK(jsmf_store_inputs_get(b, &ib, &nb));
     CHECK(na == 2 && nb == 2);
     for (uint32_t i = 0; i < na && i < nb; i++)
         CHECK(!memcmp(&ia[i], &ib[i], sizeof ia[i]));

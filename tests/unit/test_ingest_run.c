@@ -150,7 +150,7 @@ static void test_vocab_build_empty(void)
              "0 below --min-df 5, 0 above --max-df-frac 0.5; %s not written", at("old.txt"));
     CHECK(!strcmp(jsmf_errmsg(), want));
     char *text = NULL;
-    CHECK_OK(jsmf_read_file(at("old.txt"), &text));
+    CHECK_OK(jsmf_file_load(at("old.txt"), &text));
     CHECK(text && !strcmp(text, "old\n"));
     free(text);
 }

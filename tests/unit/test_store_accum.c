@@ -85,7 +85,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
     /* find this input's record (fingerprint = from) to resume */
     jsmf_store_input *recs, rec = {0};
     uint32_t nrec;
-    jsmf_store_inputs(s, &recs, &nrec);
+    jsmf_store_inputs_get(s, &recs, &nrec);
     rec.fingerprint = (uint64_t)from + 1;
     snprintf(rec.path, sizeof rec.path, "docs-%d-%d", from, to);
     for (uint32_t i = 0; i < nrec; i++)
@@ -99,7 +99,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
     jsmf_ingest_opts o = {.mem = mem, .threads = threads, .accumulator = test_mode,
                           .checkpoint_secs = test_every, .mem_below_need = 1 /* windows */};
     jsmf_ingest *g;
-    if ((rc = jsmf_ingest_begin(s, &o, &g))) {
+    if ((rc = jsmf_ingest_new(s, &o, &g))) {
         jsmf_store_close(s);
         return rc;
     }
@@ -109,7 +109,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
         rc = jsmf_ingest_doc(g, doc_ids[d], doc_cnt[d], doc_len[d], (uint64_t)d % 3,
                              (uint64_t)d * 100, (uint64_t)d + 2, (uint64_t)(d - from + 1));
         if (stop_after && ++done == stop_after) {
-            jsmf_ingest_abort(g);
+            jsmf_ingest_free(g);
             jsmf_store_close(s);
             return 1;
         }
@@ -119,7 +119,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
     if (!rc)
         rc = jsmf_ingest_finish(g, NULL);
     else
-        jsmf_ingest_abort(g);
+        jsmf_ingest_free(g);
     jsmf_store_close(s);
     return rc;
 }
@@ -296,7 +296,7 @@ static void test_exact_and_invariant(void)
     CHECK_OK(jsmf_store_open(store_path("merged"), JSMF_STORE_RDONLY, &s));
     jsmf_store_input *in;
     uint32_t nin = 0;
-    CHECK_OK(jsmf_store_inputs(s, &in, &nin));
+    CHECK_OK(jsmf_store_inputs_get(s, &in, &nin));
     CHECK(nin == 2 && in[0].state == JSMF_INPUT_COMPLETE && in[1].state == JSMF_INPUT_COMPLETE);
     free(in);
     jsmf_store_close(s);

@@ -68,7 +68,7 @@ static void test_create(const char *dir)
     CHECK(strstr(jsmf_errmsg(), "a store already exists") != NULL);
     CHECK_OK(jsmf_store_open(path, JSMF_STORE_RDONLY, &s));
     jsmf_vocab *back = NULL;
-    CHECK_OK(jsmf_store_vocab(s, &back));
+    CHECK_OK(jsmf_store_vocab_get(s, &back));
     CHECK(back && jsmf_vocab_compare(back, "store", v, "given") == JSMF_OK);
     jsmf_vocab_free(back);
     /* a store without documents checks as empty, and the check is timed */

@@ -127,7 +127,7 @@ static void test_infer_and_metrics(void)
     for (int t = 0; t < 2; t++) {
         jsmf_infer_opts io = JSMF_INFER_OPTS_DEFAULT;
         io.threads = t + 1;
-        CHECK_OK(jsmf_infer_batch(m, &b, &io, theta[t]));
+        CHECK_OK(jsmf_theta_fit_batch(m, &b, &io, theta[t]));
         CHECK(omp_get_max_threads() == before);
         CHECK_OK(jsmf_docmetrics_new(m, 5, 0.01, &io, &acc[t]));
         CHECK_OK(jsmf_docmetrics_add(acc[t], &b));

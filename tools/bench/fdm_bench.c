@@ -122,8 +122,8 @@ static uint64_t steps_for(uint32_t t, uint32_t batch, int device, uint64_t fixed
 
 static void run(const jsmf_source *src, uint32_t t, uint32_t batch, int device, uint64_t steps)
 {
-    jsmf_fdm_params p;
-    jsmf_fdm_params_default(&p);
+    jsmf_fdm_opts p;
+    jsmf_fdm_opts_init(&p);
     p.k = t, p.device = device, p.steps = steps, p.batch = batch, p.lr = 0.01;
     p.eval_every = steps, p.heldout = 1000, p.patience = 0, p.seed = 1, p.starts = 1;
     jsmf_fdm_result r;
