@@ -74,6 +74,8 @@ typedef struct jsmf_infer_opts {
 } jsmf_infer_opts;
 
 #define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5, 0}
+/** Fill `o` with the defaults above (the same as JSMF_INFER_OPTS_DEFAULT). */
+JSMF_API void jsmf_infer_opts_init(jsmf_infer_opts *o);
 
 /** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
  *  of B (N x K row-major). Returns the EM iterations used (>= 0), or JSMF_ENOMEM; a document
@@ -214,6 +216,8 @@ typedef struct jsmf_report_opts {
 } jsmf_report_opts;
 
 #define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL, NULL}
+/** Fill `o` with the defaults above (the same as JSMF_REPORT_OPTS_DEFAULT). */
+JSMF_API void jsmf_report_opts_init(jsmf_report_opts *o);
 
 
 /** Write the self-contained HTML report of `m` (all levels) to `f`. */

@@ -182,6 +182,9 @@ typedef struct jsmf_fdm_dir_opts {
     void *info_arg;
 } jsmf_fdm_dir_opts;
 
+/** Fill `d` with the defaults: init "auto", no force, silent. */
+JSMF_API void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d);
+
 /** 'jsmf fdm' as one call: refuse an existing `dir` unless d->force (JSMF_EEXIST, before any
  *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
  *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and

@@ -54,6 +54,10 @@ typedef struct jsmf_ingest_opts {
     void *warn_arg;
 } jsmf_ingest_opts;
 
+/** Fill `o` with the defaults: every field 0 or NULL (the budget jsmf_mem_default(), the
+ *  OpenMP default of threads, formats sniffed, checkpoints every 300 s, silent). */
+JSMF_API void jsmf_ingest_opts_init(jsmf_ingest_opts *o);
+
 
 /** What one ingest did (this run only). */
 typedef struct jsmf_ingest_summary {
@@ -168,6 +172,10 @@ typedef struct jsmf_ingest_run_opts {
     void (*counted)(void *arg, const jsmf_vocab_stats *st);
     void *counted_arg;
 } jsmf_ingest_run_opts;
+
+/** Fill `o` with the defaults of 'jsmf ingest': jsmf_ingest_opts_init's ingest, min_doc_len 5,
+ *  everything else 0 or NULL. */
+JSMF_API void jsmf_ingest_run_opts_init(jsmf_ingest_run_opts *o);
 
 /** What jsmf_ingest_run did. */
 typedef struct jsmf_ingest_run_summary {

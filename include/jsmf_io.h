@@ -99,6 +99,8 @@ typedef struct jsmf_read_opts {
 /** Defaults: AUTO format, default tokenizer, no resume, default limits, all cores. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
                                 NULL, NULL, 0, 0, 0}
+/** Fill `o` with those defaults (the static initialiser JSMF_READ_OPTS_DEFAULT is the same). */
+JSMF_API void jsmf_read_opts_init(jsmf_read_opts *o);
 
 
 /* ---------------------------------------------------------------------------------------------
@@ -124,6 +126,8 @@ typedef struct jsmf_vocab_opts {
 } jsmf_vocab_opts;
 
 #define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5, NULL, NULL}
+/** Fill `o` with the defaults above (the same as JSMF_VOCAB_OPTS_DEFAULT). */
+JSMF_API void jsmf_vocab_opts_init(jsmf_vocab_opts *o);
 
 typedef struct jsmf_vocab_stats {
     uint64_t docs_read;          /**< documents read from all inputs */

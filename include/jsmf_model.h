@@ -95,6 +95,10 @@ typedef struct jsmf_topics_opts {
     int matrix;       /**< text and TSV: the topic-topic matrix A instead (K rows of K) */
 } jsmf_topics_opts;
 
+/** Fill `o` with the defaults of 'jsmf topics': 10 words ranked with JSMF_TOPWORDS_LAMBDA, text,
+ *  the model itself (level 0), name NULL. */
+JSMF_API void jsmf_topics_opts_init(jsmf_topics_opts *o);
+
 /** Print the topics of `m` (its level o->level) on `f` (formats/outputs.md). JSMF_ENOTFOUND
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
 JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);

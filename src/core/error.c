@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
 #include "error.h"
 
 static _Thread_local char errbuf[1024];

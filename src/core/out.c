@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "out.h"
 
 enum { OUT_STDOUT, OUT_DIRECT, OUT_REPLACE };

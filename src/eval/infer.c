@@ -181,3 +181,8 @@ int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf
     }
     return jsmf_error_restore(&err);
 }
+
+void jsmf_infer_opts_init(jsmf_infer_opts *o)
+{
+    *o = (jsmf_infer_opts)JSMF_INFER_OPTS_DEFAULT;
+}

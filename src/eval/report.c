@@ -500,3 +500,8 @@ int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_op
         return rc;
     return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, opts));
 }
+
+void jsmf_report_opts_init(jsmf_report_opts *o)
+{
+    *o = (jsmf_report_opts)JSMF_REPORT_OPTS_DEFAULT;
+}

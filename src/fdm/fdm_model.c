@@ -286,3 +286,8 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     free(ckpt);
     return rc;
 }
+
+void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d)
+{
+    *d = (jsmf_fdm_dir_opts){.init = "auto"};
+}

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "store/flush.h"
 
 #define EMPTY 0 /* keys are stored plus one, so fresh (zero) memory is empty */

@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "store/flush.h"
 #include "store/runs.h"
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "ingest_internal.h"
 #include "io/docs.h"
 #include "io/hash.h"

@@ -661,3 +661,8 @@ int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
     jsmf_ingest_free(g);
     return rc;
 }
+
+void jsmf_ingest_opts_init(jsmf_ingest_opts *o)
+{
+    *o = (jsmf_ingest_opts){0};
+}

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
 #include "ingest_internal.h"
 #include "io/docs.h"
 #include "io/hash.h"

@@ -5,6 +5,7 @@
 #define JSMF_INGEST_INTERNAL_H
 
 #include <stdio.h>
+
 #include "jsmf_ingest.h"
 
 /** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of

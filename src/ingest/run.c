@@ -88,3 +88,9 @@ void jsmf_ingest_run_write(FILE *f, const char *p, const char *store, uint64_t m
     jsmf_report_line(f, p, "  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s",
                      d->comm.bytes_sent / 1e6, d->comm.seconds, d->seconds_commit);
 }
+
+void jsmf_ingest_run_opts_init(jsmf_ingest_run_opts *o)
+{
+    *o = (jsmf_ingest_run_opts){.min_doc_len = 5};
+    jsmf_ingest_opts_init(&o->ingest);
+}

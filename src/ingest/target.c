@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "ingest_internal.h"
 #include "store/store.h"
 

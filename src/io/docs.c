@@ -783,3 +783,8 @@ void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn
         warn(arg, msg);
     }
 }
+
+void jsmf_read_opts_init(jsmf_read_opts *o)
+{
+    *o = (jsmf_read_opts)JSMF_READ_OPTS_DEFAULT;
+}

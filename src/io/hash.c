@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "hash.h"
 
 #define P1 0x9E3779B185EBCA87ULL

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+
 #include "stopwords_en.h"
 
 static const char *const english[] = {

@@ -4,6 +4,7 @@
 #include "jsmf_io.h"
 
 #include <string.h>
+
 #include "tokenize.h"
 
 /* Byte -> its lowercase token byte, or 0 for a separator (NUL included). */

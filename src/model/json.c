@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "json.h"
 
 #define JSON_MAX_DEPTH ((int)(sizeof(((jsmf_json *)0)->need_comma) / sizeof(int)))

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+
 #include "jsmf.h"
 
 /* A small streaming JSON writer: enough for summary.json and --json outputs, with correct string

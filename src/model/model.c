@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "json.h"
 #include "model.h"
 #include "npy.h"

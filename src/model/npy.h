@@ -3,6 +3,7 @@
 #define JSMF_MODEL_NPY_H
 
 #include <stdint.h>
+
 #include "jsmf.h"
 
 /* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes

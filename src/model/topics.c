@@ -189,3 +189,8 @@ int jsmf_model_topics_write(FILE *f, const jsmf_model *model, const jsmf_topics_
     free(pz), free(pw);
     return JSMF_OK;
 }
+
+void jsmf_topics_opts_init(jsmf_topics_opts *o)
+{
+    *o = (jsmf_topics_opts){.top = 10, .lambda = JSMF_TOPWORDS_LAMBDA, .format = JSMF_TOPICS_TEXT};
+}

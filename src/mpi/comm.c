@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
 #include "comm.h"
 
 #define PLUGIN "libjsmf_mpi.so"

@@ -4,6 +4,7 @@
 #define JSMF_MPI_COMM_H
 
 #include <stdint.h>
+
 #include "jsmf_comm.h"
 
 /** Element types and operations of jsmf_comm_allreduce. */

@@ -3,6 +3,7 @@
 #include "codec.h"
 
 #include <stdlib.h>
+
 #include "flush.h"
 
 /* ---- the chunk codec (formats/store.md, "C runs") ----------------------------------------- */

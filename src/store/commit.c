@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
 #include "commit.h"
 #include "flush.h"
 

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+
 #include "core/out.h"
 #include "export.h"
 

@@ -3,6 +3,7 @@
 #define JSMF_STORE_EXPORT_H
 
 #include <stdio.h>
+
 #include "jsmf_store.h"
 
 /** Write the normalised C as MatrixMarket coordinate real symmetric (lower triangle, 1-based),

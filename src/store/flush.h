@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include "jsmf_store.h"
 
 #if defined(__SIZEOF_INT128__)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "core/vocab.h"
 #include "commit.h"
 #include "flush.h"

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <time.h>
+
 #include "flush.h"
 
 /* ---- one stream: the rows of one database in key order ----------------------------------- */

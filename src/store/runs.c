@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
 #include "flush.h"
 
 /* Run the write transaction body fn, then commit; the transaction is aborted on error. */

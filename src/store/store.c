@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include "store.h"
 
 #define DEFAULT_MAPSIZE (1ULL << 40) /* 1 TiB: only address space */
