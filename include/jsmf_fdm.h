@@ -30,16 +30,16 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Pair sampler: a two-stage alias table built by one streaming pass over a source: a table over
- * the N row marginals, then one table per row over that row's non-zeros. Memory: 16 bytes per
- * row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
+ * Pairs are drawn from a two-stage alias table built by one streaming pass over the source: a
+ * table over the N row marginals, then one table per row over that row's non-zeros. Memory: 16
+ * bytes per row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
  * When that exceeds the memory budget the sampler is *thinned*: a first pass histograms the
  * values, a second keeps per row only the entries above a global threshold chosen to fit (each
  * row keeps at least its largest entry). Row marginals stay exact; within a row the kept entries
- * are renormalised. The mass dropped is reported.
+ * are renormalised. The mass dropped is reported (jsmf_fdm_result.sampler).
  * ------------------------------------------------------------------------------------------- */
 
-
+/** What the pair sampler of a run holds. */
 typedef struct jsmf_fdm_sampler_info {
     uint32_t n;            /**< rows (vocabulary size) */
     uint64_t nnz;          /**< non-zeros seen in the source */
@@ -51,7 +51,6 @@ typedef struct jsmf_fdm_sampler_info {
     double build_seconds;  /**< wall time of the build (all passes) */
     uint64_t fingerprint;  /**< hash of the source content (rows, columns, values) */
 } jsmf_fdm_sampler_info;
-
 
 /* ---------------------------------------------------------------------------------------------
  * Training.
@@ -151,29 +150,36 @@ typedef struct jsmf_fdm_result {
     jsmf_fdm_sampler_info sampler;
 } jsmf_fdm_result;
 
-/** Fit the FDM model to the C of `src`. On JSMF_EINTR (p->stop or stop_after) the
- *  checkpoint, when configured, holds the state and `out` is left empty. */
-JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p, jsmf_fdm_result *out);
+/** Fit the FDM model to the C of `src` (only read) with `p` (p->k set; init_B and init_A
+ *  borrowed). On success *out is the result, its arrays owned by it (free with
+ *  jsmf_fdm_result_free). On JSMF_EINTR (p->stop or stop_after) the checkpoint, when
+ *  configured, holds the state and `out` is left empty. Errors: JSMF_EINVAL (bad parameters,
+ *  K < 2, a source with no positive mass), JSMF_EFORMAT (negative or non-finite values in C),
+ *  JSMF_ENOTSUP (device CUDA without one), JSMF_EMISMATCH, JSMF_EFORMAT or JSMF_EVERSION (a
+ *  checkpoint of another run, corrupt or newer, unless p->fresh_on_mismatch), JSMF_ENUMERIC,
+ *  JSMF_ENOMEM, and the checkpoint's JSMF_EIO and JSMF_ENOSPC. */
+JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p,
+                            jsmf_fdm_result *out);
+/** Free what a result owns and zero it (a zeroed result is fine). */
 JSMF_API void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
 /* ---------------------------------------------------------------------------------------------
- * A run as a MODEL directory (src/fdm/fdm_model.c): its start, its summary.json, its checkpoint.
+ * A run as a MODEL directory (src/fdm/fdm_model.c), as 'jsmf fdm' makes it.
  * ------------------------------------------------------------------------------------------- */
-
 
 /** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
  *  loss, rate and `seconds`; the directory `dir` written. Lines of at most 80 columns for
  *  typical values, each "PREFIX: ..." (prefix NULL: none). */
-JSMF_API void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
-                                    const char *dir);
+JSMF_API void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r,
+                                    double seconds, const char *dir);
 
 /** How jsmf_fdm_to_dir starts and what it tells. */
 typedef struct jsmf_fdm_dir_opts {
     const char *init;  /**< the start: "auto" (NULL too): the spectral fit of the input
-                            (jsmf_fdm_init_spectral), or a cold start, said in a note, when that
-                            gives no model; "none": cold (p->init_kind); "random": Gaussian
-                            logits (JSMF_FDM_INIT_GAUSSIAN); else a MODEL directory
-                            (jsmf_fdm_init_model) */
+                            ('jsmf fit' defaults, p->k topics), or a cold start, said in a
+                            note, when that gives no model; "none": cold (p->init_kind);
+                            "random": Gaussian logits (JSMF_FDM_INIT_GAUSSIAN); else a MODEL
+                            directory with the input's words (and K = p->k unless that is 0) */
     int force;         /**< replace what is at `dir` */
     /** Told each line for the user as it happens, without the program's name or a newline:
      *  the warm start and its time or why there is none, that auto runs on the CPU (before
@@ -186,17 +192,19 @@ typedef struct jsmf_fdm_dir_opts {
 JSMF_API void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d);
 
 /** 'jsmf fdm' as one call: refuse an existing `dir` unless d->force (JSMF_EEXIST, before any
- *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
+ *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open
+ *  `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
  *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and
  *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
- *  steps or seconds or for stop_after) and write `dir` (jsmf_fdm_save). `d` may be NULL (auto,
- *  no force, silent). On success `r` is the result (free with jsmf_fdm_result_free); on error
- *  it holds nothing to free, and JSMF_EINTR (p->stop was set, or stop_after) leaves
- *  the checkpoint that the same call resumes from (none while a cold start compares its
- *  p->starts: info tells where it resumes from only when there is a checkpoint). */
+ *  steps or seconds or for stop_after) and write `dir` (jsmf_model_save, with summary.json of
+ *  kind "fdm"). `d` may be NULL (auto, no force, silent). On success `r` is the result (free
+ *  with jsmf_fdm_result_free); on error it holds nothing to free, and JSMF_EINTR (p->stop was
+ *  set, or stop_after) leaves the checkpoint that the same call resumes from (none while a
+ *  cold start compares its p->starts: info tells where it resumes from only when there is a
+ *  checkpoint). Errors also those of jsmf_source_open, jsmf_fdm_train and jsmf_model_save;
+ *  JSMF_EMISMATCH when an --init model's words differ from the input's. */
 JSMF_API int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
                              const jsmf_fdm_opts *p, jsmf_fdm_result *r);
-
 
 #ifdef __cplusplus
 }

@@ -106,7 +106,7 @@ typedef struct jsmf_fit_opts {
                                    process alone */
 } jsmf_fit_opts;
 
-/** Fill `o` with the defaults above for K topics. */
+/** Fill `o` with the defaults above for K topics (fit has no default K). */
 JSMF_API void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
 
 /** Quality metrics (Lee et al. JSMF Sec. 5.1, Lee, Bindel & Mimno 2015 Sec. 4). NaN where
@@ -123,7 +123,8 @@ typedef struct jsmf_metrics {
 
 /** Metrics of any model against any co-occurrence source C of the same N (the unigram p(x) and
  *  Cbar come from C; p(z|x) from B and the topic marginal A 1 by Bayes' rule). Recovery needs
- *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest. */
+ *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest.
+ *  Errors: JSMF_EMISMATCH (N differs), the source's scan errors, JSMF_ENOMEM. */
 JSMF_API int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
 
 typedef struct jsmf_fit_trace {
@@ -179,7 +180,8 @@ typedef struct jsmf_fit_report {
  *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain
  *  holds the super-topic levels; `rep` (may be NULL) is filled. summary_json is left NULL.
  *  Errors: JSMF_EINVAL (K < 2 or K >= N, bad options), JSMF_ENOMEM (budget too small for a
- *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN). */
+ *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN), and
+ *  the source's scan errors (a store's JSMF_ESTORE). C and `vocab` are only read. */
 JSMF_API int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
                       jsmf_model **out, jsmf_fit_report *rep);
 
@@ -188,9 +190,11 @@ struct jsmf_source_input; /* jsmf_store.h */
 /** summary.json of every level of a model jsmf_fit made (formats/model.md): the options `o`,
  *  the `input` path and, at the top level, the input's provenance (`in`, as jsmf_source_open
  *  opened it; NULL: none) and everything `r` reports. Sets (replaces) summary_json of each
- *  level; JSMF_ENOMEM when a text cannot be built. */
-JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
-                                const char *input, const struct jsmf_source_input *in);
+ *  level (the model owns the texts; jsmf_model_save writes them); JSMF_ENOMEM when a text
+ *  cannot be built. */
+JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o,
+                                const jsmf_fit_report *r, const char *input,
+                                const struct jsmf_source_input *in);
 
 /** What a fit reports, for people: lines of at most 80 columns for typical values, each
  *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
@@ -199,11 +203,11 @@ JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsm
  *  report). */
 JSMF_API void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
 
-
 /** Flags of jsmf_fit_to_dir. */
 enum {
     JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
-    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy (jsmf_fit_save_rectified) */
+    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy: the dense path's rectified
+                                     C, N x N (for inspection and reference tests) */
 };
 
 /** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with
@@ -212,13 +216,14 @@ enum {
  *  every rank reads its rows of C and fits (jsmf_fit_opts.comm), rank 0 alone writes. First,
  *  before any work, `dir` is checked (JSMF_EEXIST when something is there and not
  *  JSMF_FIT_FORCE: it is left as it was), the input is opened and a store without documents
- *  refused (jsmf_fit_input_check); each step, and the end, is an agreement (jsmf_comm_agree):
- *  an error on any rank is returned on every rank. `rep` (may be NULL) is the report, every
- *  rank's; on success *out (`out` may be NULL) is the model, the same on every rank and with
- *  its summary_json on rank 0 (free it with jsmf_model_free); on error NULL. */
-JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
-                             struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
-
+ *  refused (JSMF_EINVAL); each step, and the end, is an agreement: an error on any rank is
+ *  returned on every rank. `rep` (may be NULL) is the report, every rank's; on success *out
+ *  (`out` may be NULL) is the model, the same on every rank and with its summary_json on rank
+ *  0 (free it with jsmf_model_free); on error NULL. Errors also those of jsmf_source_open,
+ *  jsmf_fit and jsmf_model_save. */
+JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags,
+                             const jsmf_fit_opts *o, struct jsmf_comm *c, jsmf_model **out,
+                             jsmf_fit_report *rep);
 
 #ifdef __cplusplus
 }

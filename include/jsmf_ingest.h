@@ -25,6 +25,7 @@
 extern "C" {
 #endif
 
+/** How documents are ingested (fill with jsmf_ingest_opts_init). */
 typedef struct jsmf_ingest_opts {
     uint64_t mem;             /**< memory budget in bytes (0 = jsmf_mem_default()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
@@ -58,7 +59,6 @@ typedef struct jsmf_ingest_opts {
  *  OpenMP default of threads, formats sniffed, checkpoints every 300 s, silent). */
 JSMF_API void jsmf_ingest_opts_init(jsmf_ingest_opts *o);
 
-
 /** What one ingest did (this run only). */
 typedef struct jsmf_ingest_summary {
     uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
@@ -85,34 +85,50 @@ typedef struct jsmf_ingest_summary {
                                    commit (the rest is reading, tokenising, word lookup) */
 } jsmf_ingest_summary;
 
-/* ---- feeding documents directly (tests, extractors linking the library) ------------------ */
+/* ---- documents handed over in memory ----------------------------------------------------------
+ * A session adds documents that the caller has already turned into word ids of the store's
+ * vocabulary: text through jsmf_tokenize and a jsmf_wordmap of jsmf_store_vocab_get's words,
+ * or ids of its own. Documents belong to an input (its record in the store, with the position
+ * after the last document: what a resumed run starts from), and are committed at checkpoints.
+ *   jsmf_ingest_new -> (jsmf_ingest_input -> jsmf_ingest_doc ... -> jsmf_ingest_input_done) ...
+ *   -> jsmf_ingest_finish (or jsmf_ingest_free to drop what the last checkpoint does not hold)
+ * ------------------------------------------------------------------------------------------- */
 
 typedef struct jsmf_ingest jsmf_ingest;
 
-/** Start a session on a store opened for writing (with its vocabulary set). */
+/** Start a session on `s`, a store opened for writing (with its vocabulary set), into *out:
+ *  ended by jsmf_ingest_finish or jsmf_ingest_free; `s` must stay open until then. `o` is
+ *  copied (NULL: jsmf_ingest_opts_init's). Errors: JSMF_EINVAL (no vocabulary), JSMF_ENOMEM
+ *  (o->mem below what the session needs, naming the least). */
 JSMF_API int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
 
-/** Start (or resume) an input. `rec` is its record: a fresh one (state partial, counters zero),
- *  or the partial record found in the store. Documents that follow belong to it. */
+/** Start (or resume) an input. `rec` is its record, copied: a fresh one (state
+ *  JSMF_INPUT_PARTIAL, counters zero, a fingerprint and path naming the input), or the partial
+ *  record jsmf_store_inputs_get found. Documents that follow belong to it. JSMF_ENOMEM only. */
 JSMF_API int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 
-/** One document as word ids of the store's vocabulary with counts (any order, repeats allowed),
- *  plus its out-of-vocabulary token count and the resume point just after it. */
-JSMF_API int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
-                             uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
-
+/** One document as `n` word ids of the store's vocabulary with counts (any order, repeats
+ *  allowed; both arrays borrowed), plus its out-of-vocabulary token count and the resume point
+ *  just after it (decoded byte offset, 1-based line, 0-based document index of the next
+ *  document). May commit a checkpoint. Errors: JSMF_EINVAL (no input started), JSMF_EFORMAT
+ *  (an id outside the vocabulary), and a checkpoint's (jsmf_ingest_checkpoint). */
+JSMF_API int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
+                             uint32_t n, uint64_t oov, uint64_t next_offset, uint64_t next_line,
+                             uint64_t next_doc);
 
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
 JSMF_API int jsmf_ingest_input_done(jsmf_ingest *g);
 
-/** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). */
+/** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). Errors: those
+ *  of the store's write: JSMF_ENOSPC (the store stays at its last checkpoint), JSMF_ESTORE,
+ *  JSMF_EIO, JSMF_ENOMEM. */
 JSMF_API int jsmf_ingest_checkpoint(jsmf_ingest *g);
 
-
-/** Commit what is buffered (the final checkpoint) and free the session. */
+/** Commit what is buffered (the final checkpoint) and free the session, also on error. *sum
+ *  (may be NULL) gets what the session did. Errors: jsmf_ingest_checkpoint's. */
 JSMF_API int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
 
-/** Free the session without committing: the store stays at its last checkpoint. */
+/** Free the session without committing (NULL is fine): the store stays at its last checkpoint. */
 JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
 
 /* ---- files ------------------------------------------------------------------------------- */
@@ -128,11 +144,11 @@ JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
 JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                                const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
-
-/* ---- several processes: an MPI job ------------------------------------------------------- */
+/* ---- an ingest on the ranks of an MPI job (jsmf_ingest_run with a communicator) -------------- */
 
 struct jsmf_comm;
 
+/** How a job cuts and exchanges its work. */
 typedef struct jsmf_ingest_dist_opts {
     const char *shard_dir;    /**< where each rank keeps its shard store and reduced rows (a
                                    node-local disk, say); NULL: STORE/mpi-ingest */
@@ -140,6 +156,7 @@ typedef struct jsmf_ingest_dist_opts {
                                    of the inputs' bytes per rank, at least 1 MiB */
 } jsmf_ingest_dist_opts;
 
+/** What a job did. */
 typedef struct jsmf_ingest_dist_summary {
     jsmf_ingest_summary ingest; /**< the job's totals (inputs_skipped: inputs complete already) */
     uint32_t pieces;            /**< pieces the inputs were cut into */
@@ -150,7 +167,6 @@ typedef struct jsmf_ingest_dist_summary {
     double seconds_ingest, seconds_exchange, seconds_commit;
     struct jsmf_comm_stats comm;/**< this rank's communication: bytes sent, calls, seconds */
 } jsmf_ingest_dist_summary;
-
 
 /* ---- one ingest, as `jsmf ingest` runs it (src/ingest/run.c) ----------------------------- */
 

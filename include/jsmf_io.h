@@ -1,13 +1,14 @@
-/* jsmf_io.h — reading corpora: byte streams (memory-mapped files, zstd frames decoded in
- * streaming chunks, stdin) and the three document formats (formats/inputs.md), yielding one
- * document at a time with the byte offset needed to resume after it.
+/* jsmf_io.h — reading corpora: the three document formats (formats/inputs.md) in files,
+ * zstd-compressed files or stdin, how text is cut into tokens, and the vocabulary pass that
+ * counts words over inputs ('jsmf vocab'). Every stage that reads documents (ingest, infer,
+ * eval) takes a jsmf_read_opts; the reader itself, one document at a time with the offset to
+ * resume after it, is internal (src/io/docs.h).
  *
  * CAVEATS
  *  - Offsets are positions in the *decoded* byte stream (the text a user would see after
  *    `zstd -dc`), so a checkpoint is the same whether the file is compressed or not.
  *  - Resuming a compressed input decodes and discards the bytes before the offset (zstd frames
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
- *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
  *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when the reader
  *    may use more than one (jsmf_read_opts.threads); stdin is always decoded inline.
@@ -30,8 +31,8 @@ typedef enum jsmf_format {
     JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
 } jsmf_format;
 
-/** Name of a format ("text", "uci", "ldac", "auto"); jsmf_format_parse() is the inverse
- *  (returns -1 for an unknown name). */
+/** Name of a format ("text", "uci", "ldac", "auto"), a static string; jsmf_format_parse() is
+ *  the inverse (returns -1 for an unknown name; never sets an error). */
 JSMF_API const char *jsmf_format_name(jsmf_format f);
 JSMF_API int jsmf_format_parse(const char *name);
 
@@ -58,14 +59,14 @@ typedef struct jsmf_tokenizer {
  *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
  *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. A run
  *  that is not well-formed UTF-8 is dropped like one of the wrong length (formats/inputs.md). */
-JSMF_API uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
-                                const char **tok, uint32_t *toklen);
-
+JSMF_API uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len,
+                                char *out, const char **tok, uint32_t *toklen);
 
 /** A warning for the user, one line without the program's name (e.g. "FILE:LINE: ..."); the
  *  library never prints, it hands warnings to such a callback. */
 typedef void (*jsmf_warn_fn)(void *arg, const char *msg);
 
+/** How inputs are read (fill with jsmf_read_opts_init). */
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
     jsmf_tokenizer tok;       /**< text only */
@@ -101,7 +102,6 @@ typedef struct jsmf_read_opts {
                                 NULL, NULL, 0, 0, 0}
 /** Fill `o` with those defaults (the static initialiser JSMF_READ_OPTS_DEFAULT is the same). */
 JSMF_API void jsmf_read_opts_init(jsmf_read_opts *o);
-
 
 /* ---------------------------------------------------------------------------------------------
  * Vocabulary pass: one streaming pass over inputs counting, per word, its document frequency
@@ -140,20 +140,25 @@ typedef struct jsmf_vocab_stats {
     uint64_t words_kept;         /**< size of the curated vocabulary */
 } jsmf_vocab_stats;
 
-
-/** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
- *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` (or NULL) is told
- *  how far each input is read, as by jsmf_vocab_counter_add (what = the input's path; MB). */
+/** One counting pass over the `n` inputs (paths, "-" = stdin) and the curated vocabulary (jsmf
+ *  vocab, and a new store's) into *out: words with df and tf, sorted by df descending, ties by
+ *  word bytes ascending (free with jsmf_vocab_free; an empty vocabulary is no error). UCI words
+ *  come from its vocabulary file, LDA-C words from ro->uci_vocab when given, else the decimal
+ *  ids. The result does not depend on ro->threads. `progress` (or NULL) is told how far each
+ *  input is read (what = the input's path; MB). *st (may be NULL) gets what was counted.
+ *  Errors: those of reading the inputs (JSMF_ENOTFOUND, JSMF_EFORMAT naming file and line,
+ *  JSMF_EIO). */
 JSMF_API int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                              const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
-                              jsmf_vocab **out, jsmf_vocab_stats *st);
+                              const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress,
+                              void *arg, jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
  *  ("-": standard output; jsmf_vocab_save, whole or not at all). A pass that keeps no word is
  *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
  *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
  *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error.
- *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). */
+ *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). Errors also
+ *  those of jsmf_vocab_count and jsmf_vocab_save. */
 JSMF_API int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                               const jsmf_vocab_opts *vo, const char *output,
                               jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
@@ -163,8 +168,9 @@ JSMF_API int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_
  *  values, each "PREFIX: ..." (prefix NULL: none). */
 JSMF_API void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
-/** The stopwords `spec` names: "en" (jsmf_stopwords_en), "none" (*out NULL) or a vocabulary
- *  file (formats/vocab.md). */
+/** The stopwords `spec` names into *out (free with jsmf_vocab_free): "en" (the English list
+ *  compiled in, ~340 words), "none" (*out NULL) or a vocabulary file (formats/vocab.md; errors
+ *  those of jsmf_vocab_load). */
 JSMF_API int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
 
 #ifdef __cplusplus

@@ -7,7 +7,8 @@
  *    both float64 row-major in memory and C-order in the .npy files.
  *  - Saving writes into a temporary sibling directory and renames it into place, so a reader
  *    never sees half a model; an existing MODEL is replaced only when `overwrite` is set.
- *  - summary.json is written from a JSON text the caller builds with jsmf_json (below).
+ *  - summary.json is the text m->summary_json (jsmf_fit_summarize makes a fit's), or a minimal
+ *    one when that is NULL.
  */
 #ifndef JSMF_MODEL_H
 #define JSMF_MODEL_H
@@ -38,8 +39,12 @@ typedef struct jsmf_model {
  *  (new keys, new files) do not change it. */
 #define JSMF_MODEL_VERSION 1
 
-/** Allocate a model with zeroed B (N x K) and A (K x K); vocab, anchors, alpha unset. */
+/** A model in memory with zeroed B (N x K) and A (K x K), vocab, anchors, alpha and sub NULL,
+ *  into *out (free with jsmf_model_free). The fields are the caller's to fill: whatever it sets
+ *  must be malloc'ed, since jsmf_model_free frees it. Errors: JSMF_EINVAL (N or K 0),
+ *  JSMF_ENOMEM. */
 JSMF_API int jsmf_model_new(uint32_t n, uint32_t k, jsmf_model **out);
+/** Free a model, everything it owns and its levels (NULL is fine). */
 JSMF_API void jsmf_model_free(jsmf_model *m);
 
 /** Write `m` (and its sub-levels as level1/, level2/, ...) to directory `dir`.
@@ -47,34 +52,39 @@ JSMF_API void jsmf_model_free(jsmf_model *m);
  *  summary_json NULL writes a minimal summary (format, version, kind, k, n_words).
  *  Errors: JSMF_EEXIST (dir exists and !overwrite, or exists and is not a model),
  *  JSMF_ENOSPC / JSMF_EIO (naming the file), JSMF_EINVAL (inconsistent model). On error the
- *  previous content of `dir`, if any, is untouched. */
+ *  previous content of `dir`, if any, is untouched. `m` is only read. */
 JSMF_API int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite);
-
 
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
- *  (within 1e-6). Errors name the file: JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
+ *  (within 1e-6), into *out (free with jsmf_model_free). Errors name the file:
+ *  JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
 JSMF_API int jsmf_model_load(const char *dir, jsmf_model **out);
 
-/** p(z) = A 1: the topic sizes, K values into `pz`. */
+/** p(z) = A 1: the topic sizes, K values into `pz` (the caller's array). Never fails. */
 JSMF_API void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);
 
 /** The ids of the `top` most probable words of `topic` (by B column, decreasing; ties by lower
- *  id), into `ids` (room for `top`). Returns how many were written (min(top, N)). */
-JSMF_API uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids);
+ *  id), into `ids` (the caller's, room for `top`): their words are m->vocab->words[ids[i]].
+ *  Returns how many were written (min(top, N)). Never fails. */
+JSMF_API uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top,
+                                       uint32_t *ids);
 
-/** p(w) = sum_z B_wz p(z): the model's own unigram, N values into `pw`. */
+/** p(w) = sum_z B_wz p(z): the model's own unigram, N values into `pw` (the caller's). */
 JSMF_API void jsmf_model_word_marginal(const jsmf_model *m, double *pw);
 
 /** The `top` words of `topic` ranked by relevance (Sievert & Shirley 2014):
  *  lambda log p(w|z) + (1 - lambda) log(p(w|z) / p(w)), with pw from jsmf_model_word_marginal.
  *  lambda >= 1 (or pw NULL) ranks by p(w|z) alone, as jsmf_model_top_words. Smaller lambda
- *  favours words distinctive of the topic over words frequent everywhere. */
+ *  favours words distinctive of the topic over words frequent everywhere. As
+ *  jsmf_model_top_words: the caller's `ids`, the count returned, never fails. */
 JSMF_API uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t top,
                                             double lambda, const double *pw, uint32_t *ids);
 
-/** The relevance of every word for every topic (N x K, as B), for ranking them. */
-JSMF_API void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw, double *out);
+/** The relevance of every word for every topic into `out` (the caller's N x K, as B), for
+ *  ranking them. Never fails. */
+JSMF_API void jsmf_model_relevance(const jsmf_model *m, double lambda, const double *pw,
+                                   double *out);
 
 /** The display default of jsmf topics: relevance with this lambda (tools/bench/e2e measures it). */
 #define JSMF_TOPWORDS_LAMBDA 0.7
@@ -86,6 +96,7 @@ typedef enum jsmf_topics_format {
     JSMF_TOPICS_JSON  /**< topics with word probabilities, the A matrix and alpha */
 } jsmf_topics_format;
 
+/** How jsmf_model_topics_write prints (fill with jsmf_topics_opts_init). */
 typedef struct jsmf_topics_opts {
     const char *name; /**< the model's name in the output (its path) */
     uint32_t top;     /**< words per topic (at most N are shown) */
@@ -102,7 +113,6 @@ JSMF_API void jsmf_topics_opts_init(jsmf_topics_opts *o);
 /** Print the topics of `m` (its level o->level) on `f` (formats/outputs.md). JSMF_ENOTFOUND
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
 JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
-
 
 #ifdef __cplusplus
 }

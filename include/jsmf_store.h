@@ -1,6 +1,7 @@
 /* jsmf_store.h — the LMDB store (formats/store.md): the fixed vocabulary, the rows of the
  * co-occurrence sum, document/token counters and per-input checkpoints, in one environment.
- * The fit, fdm and eval stages read the store only through this header.
+ * The fit, fdm and eval stages read the store only through this header; ingest (jsmf_ingest.h)
+ * writes it, merge and export (below) make new files of it.
  *
  * CAVEATS
  *  - One writer at a time across processes (a second gets JSMF_EBUSY); any number of readers,
@@ -27,11 +28,17 @@ typedef struct jsmf_store jsmf_store;
 enum {
     JSMF_STORE_RDONLY = 0, /**< read only; the store must exist */
     JSMF_STORE_WRITE = 1,  /**< open for writing (takes the writer lock); must exist */
-    JSMF_STORE_CREATE = 2  /**< with WRITE: create if missing (then the vocabulary must be set) */
+    JSMF_STORE_CREATE = 2  /**< with WRITE: make the environment when missing; it is a store
+                                only once an ingest sets its vocabulary (jsmf_store_create
+                                makes one with its vocabulary at once) */
 };
 
-/** Open a store directory. Errors: JSMF_ENOTFOUND, JSMF_EVERSION, JSMF_EBUSY, JSMF_ESTORE. */
+/** Open the store directory `path` (flags JSMF_STORE_*) into *out (end with jsmf_store_close).
+ *  Errors: JSMF_ENOTFOUND (no store there), JSMF_EVERSION (a newer format), JSMF_EBUSY (WRITE
+ *  while another process writes), JSMF_ESTORE (LMDB), JSMF_EIO. */
 JSMF_API int jsmf_store_open(const char *path, int flags, jsmf_store **out);
+/** Close a store (NULL is fine): its source's read transaction ends, a writer's lock is
+ *  released. What an ingest committed stays; nothing else is written. */
 JSMF_API void jsmf_store_close(jsmf_store *s);
 
 /** Counters of the whole store (one consistent snapshot). */
@@ -53,17 +60,21 @@ typedef struct jsmf_store_stats {
                                   last checkpoint recounted); jsmf_store_source counts exactly */
 } jsmf_store_stats;
 
+/** The store's counters into *out. Errors: JSMF_ESTORE. */
 JSMF_API int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
 
 /** The vocabulary in row order, with per-word document and term frequencies counted over the
- *  documents ingested so far (df/tf arrays are always present). Caller frees. */
+ *  documents ingested so far (df/tf arrays are always present), into *out: the caller frees it
+ *  with jsmf_vocab_free. Errors: JSMF_ESTORE, JSMF_ENOMEM. */
 JSMF_API int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
 
 /** A matrix source over the normalised C of this store. The source holds one read transaction
  *  from this call until jsmf_store_source_release() (or jsmf_store_close), so every scan sees
  *  the same snapshot even while an ingest commits; release it when the passes over C are done,
- *  since an open reader keeps LMDB from reusing pages. */
+ *  since an open reader keeps LMDB from reusing pages. `out` is valid until then; a second
+ *  call before the release gives the same snapshot. Errors: JSMF_ESTORE. */
 JSMF_API int jsmf_store_source(jsmf_store *s, jsmf_source *out);
+/** End the read transaction of jsmf_store_source (nothing when there is none). */
 JSMF_API void jsmf_store_source_release(jsmf_store *s);
 
 /** What one read of all of C found (jsmf_store_check). */
@@ -87,10 +98,9 @@ JSMF_API int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
 JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
                                      const jsmf_store_check_result *r);
 
-
 /* ---------------------------------------------------------------------------------------------
- * Write side: used by ingest and merge. A write handle (JSMF_STORE_WRITE) holds the store's
- * writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
+ * Creating a store, and what it records. A write handle (JSMF_STORE_WRITE, jsmf_store_create)
+ * holds the store's writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
@@ -106,20 +116,19 @@ typedef struct jsmf_store_params {
     uint32_t tok_max_len;
 } jsmf_store_params;
 
-
 /** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
- *  JSMF_STORE_CREATE, then jsmf_store_init) and return it open for writing. `path` may be
- *  missing, an empty directory or a store never initialised; one with a vocabulary is
- *  JSMF_EEXIST. On error nothing this call made is left behind (the environment's files, and
- *  the directory when it made it); an environment that was there is left as it was. */
-JSMF_API int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
-                               jsmf_store **out);
+ *  JSMF_STORE_CREATE, setting the vocabulary) and return it in *out, open for writing (end with
+ *  jsmf_store_close; `v` is copied). `path` may be missing, an empty directory or a store never
+ *  initialised; one with a vocabulary is JSMF_EEXIST, another writer JSMF_EBUSY. On error
+ *  nothing this call made is left behind (the environment's files, and the directory when it
+ *  made it); an environment that was there is left as it was. */
+JSMF_API int jsmf_store_create(const char *path, const jsmf_vocab *v,
+                               const jsmf_store_params *p, jsmf_store **out);
 
-
-/** The parameters fixed at creation. */
+/** The parameters fixed at creation into *out. Errors: JSMF_ESTORE. */
 JSMF_API int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 
-/** The directory a store was opened from (for messages). */
+/** The directory a store was opened from (for messages), owned by the store. */
 JSMF_API const char *jsmf_store_path(const jsmf_store *s);
 
 /** Input record states. JSMF_INPUT_REMOVE appears only in a flush (jsmf_store_flush.inputs):
@@ -142,7 +151,8 @@ typedef struct jsmf_store_input {
     char path[1024];         /**< the path as given ("-" for stdin), for messages */
 } jsmf_store_input;
 
-/** All input records in key order (fingerprint, occurrence). Caller frees *out. */
+/** All input records in key order (fingerprint, occurrence): *n records in *out, an array the
+ *  caller frees with free() (NULL when there are none). Errors: JSMF_ESTORE, JSMF_ENOMEM. */
 JSMF_API int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
 /** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
@@ -150,18 +160,18 @@ JSMF_API int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32
 JSMF_API void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
                                     const jsmf_store_input *in, uint32_t n, int json);
 
-
-/** Combine stores with identical vocabularies and parameters into a new store `out` (which must
- *  not exist): C sums, counters, word statistics and input records add. JSMF_EMISMATCH names the
- *  first differing word. */
+/** Combine the `n` stores at `paths`, with identical vocabularies and parameters, into a new
+ *  store `out`: C sums, counters, word statistics and input records add. Errors: JSMF_EEXIST
+ *  (`out` exists), JSMF_EMISMATCH (names the first differing word or parameter), and those of
+ *  jsmf_store_open for the inputs. */
 JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
-
 
 /** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
  *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
  *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
  *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
- *  existing OUT as it was. */
+ *  existing OUT as it was. Errors: JSMF_EINVAL (.npy above 4 GiB),
+ *  JSMF_EIO and JSMF_ENOSPC naming the file, JSMF_ESTORE. */
 JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
 
 /* ---------------------------------------------------------------------------------------------
@@ -176,7 +186,8 @@ typedef enum jsmf_source_kind {
                                 export writes it) or 'general'; duplicate entries add up */
 } jsmf_source_kind;
 
-/** An opened input: C as a source, its vocabulary and, for a store, the store. */
+/** An opened input: C as a source, its vocabulary and, for a store, the store. The input owns
+ *  all of them until jsmf_source_close. */
 typedef struct jsmf_source_input {
     jsmf_source_kind kind;
     jsmf_source src;        /**< C; scans see one snapshot (a store's read transaction) */
@@ -207,7 +218,6 @@ JSMF_API int jsmf_source_open(const char *path, int flags, jsmf_source_input *ou
 
 /** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
 JSMF_API void jsmf_source_close(jsmf_source_input *in);
-
 
 #ifdef __cplusplus
 }
