@@ -1,4 +1,5 @@
-# jsmf — build the library (build/libjsmf.a), the program (build/jsmf), tests and man page.
+# jsmf — build the library (build/libjsmf.so and build/libjsmf.a), the program (build/jsmf),
+# tests and man page.
 #   make                 library + program        make test        every test (installs deps)
 #   make check-asan      tests under ASan+UBSan   make example     the example end to end
 #   make check-fuzz      libFuzzer targets (clang), FUZZ_SECONDS each (default 20)
@@ -96,6 +97,18 @@ endif
 CUDA_STAMP := $(BUILD)/.cuda-$(CUDA_ON)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+# The library's objects serve both libjsmf.so and libjsmf.a: position independent, and hidden
+# unless include/ declares them JSMF_API, so the shared library exports exactly the public API
+# (tests/cli/api_exports.sh) while tests, linked with the static one, still reach internal
+# functions. -fno-semantic-interposition lets the library call its public functions directly.
+$(LIB_OBJ): LIB_CFLAGS := -fPIC -fvisibility=hidden -fno-semantic-interposition
+# libjsmf.so.MAJOR.MINOR.PATCH from include/jsmf.h, soname libjsmf.so.MAJOR (README, "Library
+# versions": MAJOR changes with every ABI break).
+VERSION  := $(shell sed -n 's/^\#define JSMF_VERSION_STRING "\(.*\)"/\1/p' include/jsmf.h)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+SONAME   := libjsmf.so.$(SOMAJOR)
+SO_FILE  := $(BUILD)/libjsmf.so.$(VERSION)
+SO_LINKS := $(BUILD)/$(SONAME) $(BUILD)/libjsmf.so
 # --help shows the manual: tools/man2help.awk turns man/jsmf.1 into the C table cli_docs.
 CLI_DOC  := $(BUILD)/gen/cli_doc.c
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o) $(CLI_DOC:%.c=%.o)
@@ -105,7 +118,7 @@ DEPS_OK  := $(BUILD)/.deps-ok
 
 .PHONY: all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
         features bench
-all: features $(BUILD)/jsmf $(TEST_BIN) $(CUDA_SO) $(MPI_SO)
+all: features $(BUILD)/jsmf $(BUILD)/libjsmf.a $(TEST_BIN) $(CUDA_SO) $(MPI_SO)
 
 features:
 	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON) mpi=$(MPI_ON)"
@@ -122,7 +135,7 @@ $(CUDA_STAMP):
 $(BUILD)/obj/%.o: %.c $(DEPS_OK) $(CUDA_STAMP) $(wildcard include/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(FINAL_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(FINAL_CFLAGS) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
 $(CLI_DOC): man/jsmf.1 tools/man2help.awk
 	@mkdir -p $(dir $@)
@@ -142,7 +155,7 @@ $(CUDA_SO): $(CU_OBJ)
 	@$(if $(Q),echo "  NVCC-LD $@")
 	$(Q)$(NVCC) -shared -o $@ $(CU_OBJ) $(CUDA_LIBS)
 
-$(MPI_SO): src/mpi/mpi_plugin.c src/mpi/comm_plugin.h include/jsmf_comm.h $(DEPS_OK)
+$(MPI_SO): src/mpi/mpi_plugin.c src/mpi/comm_plugin.h src/mpi/comm.h include/jsmf_comm.h $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
 	$(Q)OMPI_CC=$(CC) $(MPICC) -std=gnu11 $(OPT) -Wall -Wextra -fPIC -shared -Iinclude -Isrc $(CFLAGS) \
@@ -152,11 +165,26 @@ $(BUILD)/libjsmf.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The shared library: its soname names the ABI (libjsmf.so.MAJOR), the file its version; the
+# two links are what the dynamic linker (the soname) and 'cc -ljsmf' (libjsmf.so) look for.
+# -z defs: every symbol it needs is resolved by the libraries named here.
+$(SO_FILE): $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) $(if $(SAN),,-Wl,-z,defs) $(FINAL_LDFLAGS) -o $@ \
+	    $(LIB_OBJ) $(LIBS)
+$(SO_LINKS): $(SO_FILE)
+	$(Q)ln -sf $(notdir $(SO_FILE)) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/libjsmf.so
+
+# The program links the shared library, as any user of it does: the linker then refuses a call
+# into the library that include/ does not declare. It finds the library beside itself (this
+# build directory) or in ../lib of itself (PREFIX/bin and PREFIX/lib after 'make install',
+# wherever PREFIX or DESTDIR put them), else in $(LIBDIR).
 # Linked, then checked: every command's --help fails, naming the option, when man/jsmf.1 leaves
 # out an option of its table (or shows a value an option does not take, or none it takes).
-$(BUILD)/jsmf: $(CLI_OBJ) $(BUILD)/libjsmf.a
+$(BUILD)/jsmf: $(CLI_OBJ) $(SO_LINKS)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libjsmf.a $(LIBS)
+	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/$(SONAME) \
+	    -Wl,-rpath,'$$ORIGIN:$$ORIGIN/../lib:$(LIBDIR)' $(LIBS)
 	$(Q)for c in $$($@ --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $$1}'); do \
 	    $@ $$c --help >/dev/null || { rm -f $@; exit 1; }; done
 
@@ -199,12 +227,17 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(BUILD)/jsmf $(DESTDIR)$(BINDIR)/jsmf
 	install -m 644 $(BUILD)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf.a
+	install -m 755 $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(notdir $(SO_FILE))
+	ln -sf $(notdir $(SO_FILE)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libjsmf.so
 	$(if $(CUDA_SO),install -m 755 $(CUDA_SO) $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so)
 	$(if $(MPI_SO),install -m 755 $(MPI_SO) $(DESTDIR)$(LIBDIR)/libjsmf_mpi.so)
 	install -m 644 include/jsmf*.h $(DESTDIR)$(INCDIR)/
 	install -m 644 man/jsmf.1 $(DESTDIR)$(MANDIR)/man1/jsmf.1
 
 uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libjsmf.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	    $(DESTDIR)$(LIBDIR)/$(notdir $(SO_FILE))
 	rm -f $(DESTDIR)$(BINDIR)/jsmf $(DESTDIR)$(LIBDIR)/libjsmf.a $(DESTDIR)$(LIBDIR)/libjsmf_cuda.so $(DESTDIR)$(LIBDIR)/libjsmf_mpi.so $(DESTDIR)$(MANDIR)/man1/jsmf.1
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
 

@@ -1,31 +1,60 @@
-/* jsmf.h — the core of the jsmf library: error codes, version, and the matrix-source contract
- * through which every stage reads the co-occurrence matrix C.
+/* jsmf.h — the jsmf library's manual starts here: its conventions, error codes, version, the
+ * matrix-source contract through which every stage reads the co-occurrence matrix C, and the
+ * vocabulary.
  *
  * jsmf learns topics and topic correlations from the word co-occurrence matrix C of a corpus
  * (Joint Stochastic Matrix Factorization, the Rectified Anchor Word algorithm) and fits the
- * Full Dependence Mixture model on pairs sampled from C. The library is split by pipeline stage;
- * each stage has its own header and they meet in the store and the model directory (and fdm's
- * warm start, which runs a fit):
+ * Full Dependence Mixture model on pairs sampled from C. The headers follow the pipeline, one
+ * per stage, each readable alone (a program that fits includes jsmf_fit.h and what it names):
  *
- *   jsmf_io.h      input readers (mmap, zstd, stdin), text / UCI / LDA-C parsers, tokenizer,
- *                  the vocabulary pass
- *   jsmf_store.h   the LMDB store: vocabulary, C rows, counters, input checkpoints
- *   jsmf_ingest.h  co-occurrence accumulation into the store
- *   jsmf_model.h   the MODEL directory: npy arrays, vocab.txt, summary.json
- *   jsmf_fit.h     rectification, anchors, recovery of B, A, alpha, hierarchy
+ *   jsmf.h         this: conventions, errors, version, memory sizes, sources, vocabularies
+ *   jsmf_io.h      input formats, the tokenizer, the vocabulary pass ('jsmf vocab')
+ *   jsmf_store.h   the store: open, create, read C and its counters, check, merge, export
+ *   jsmf_ingest.h  documents into a store: files, or documents handed over in memory
+ *   jsmf_model.h   the MODEL directory: load, save, topics and their top words
+ *   jsmf_fit.h     the spectral fit: rectification, anchors, B, A, alpha, hierarchy
  *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)
- *   jsmf_eval.h    metrics, inference of topic mixtures, the HTML report
+ *   jsmf_eval.h    topic mixtures (theta) of documents, metrics, the HTML report
+ *   jsmf_comm.h    the MPI job that ingest and fit may run on
  *
- * CAVEATS
- *  - Every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code, and nothing
- *    else: what it counts or finds (documents read, iterations used, whether a next item came)
- *    goes through an out-parameter (jsmf_docs_next's *got, jsmf_docreader_next's *ndocs,
- *    jsmf_theta_fit's *iters). Only functions that cannot fail return a count or flag
- *    (jsmf_tokenize, jsmf_model_top_words). The detailed message of a failure (naming file,
- *    offset, problem) is jsmf_errmsg_for(code) in the calling thread; the library itself never
- *    prints.
- *  - Handles are opaque and not safe for concurrent use from several threads unless a function
- *    says otherwise. The library uses OpenMP internally.
+ * Only what these headers declare is the library's interface: libjsmf.so exports exactly these
+ * functions (JSMF_API). Its soname changes with every ABI break (README, "Library versions").
+ *
+ * CONVENTIONS
+ *  - Names: jsmf_<object>_<verb>, e.g. jsmf_store_open, jsmf_model_top_words. Library-wide
+ *    calls have no object: jsmf_version, jsmf_strerror, jsmf_errmsg, jsmf_error, jsmf_fit,
+ *    jsmf_tokenize.
+ *  - Handles: jsmf_<obj>_create makes a new thing on disk, jsmf_<obj>_open opens one that
+ *    exists; both are ended by jsmf_<obj>_close. jsmf_<obj>_new makes one in memory, ended by
+ *    jsmf_<obj>_free. Closing or freeing NULL does nothing. A constructor's handle is its last
+ *    argument (`&out`), set only on success. A result struct the caller owns (jsmf_fdm_result,
+ *    jsmf_eval, jsmf_docbatch) has a jsmf_<obj>_free too: it frees what the struct holds.
+ *  - Files by path: jsmf_<obj>_load reads a whole object (free it with jsmf_<obj>_free),
+ *    jsmf_<obj>_save writes one whole or not at all; jsmf_<obj>_write(FILE *f, ...) prints to
+ *    an open stream, for people unless it says otherwise.
+ *  - Getters: jsmf_<obj>_<noun>_get(h, &out) fills a struct or hands over a new allocation and
+ *    returns 0 or an error (`_get` because the bare name is often the type of `out`, e.g.
+ *    jsmf_store_stats). A property that cannot fail is returned directly: jsmf_<obj>_<noun>(h)
+ *    (jsmf_store_path, jsmf_comm_rank).
+ *  - Options: each options struct jsmf_<obj>_opts has jsmf_<obj>_opts_init(&o) that fills it
+ *    with the defaults the documentation of its fields names (fit's also takes K); set what
+ *    differs, then pass &o. C code may use the static initialisers JSMF_*_OPTS_DEFAULT where
+ *    a header defines one: they equal what _opts_init sets.
+ *  - Errors: every function that can fail returns 0 (JSMF_OK) or a negative JSMF_E* code and
+ *    nothing else: what it counts or finds (iterations used, whether a next item came) goes
+ *    through an out-parameter (jsmf_theta_fit's *iters). Only functions that cannot fail return
+ *    a count or flag (jsmf_tokenize, jsmf_model_top_words). Its comment lists the codes
+ *    particular to it. Besides those, any call that allocates may return JSMF_ENOMEM and any
+ *    that reads or writes files JSMF_EIO (JSMF_ENOSPC when the disk is full or over quota).
+ *    Every failing call records a message (naming the file, line or offset and the problem);
+ *    jsmf_errmsg_for(code) gives it for the code a call returned; the library never prints.
+ *  - Ownership: what a call returns through a pointer argument belongs to the caller, who
+ *    frees it with the function the comment names (free() for plain arrays and strings);
+ *    pointers the caller passes in are only borrowed, for the call unless a comment says the
+ *    object keeps them ("kept by reference": they must outlive it).
+ *  - Threads: a handle is used by one thread at a time unless a function says otherwise; the
+ *    library runs OpenMP inside its calls (their `threads` option, 0: the OpenMP default) and
+ *    leaves the caller's OpenMP and OpenBLAS settings as they were.
  *  - Matrices are dense row-major double arrays unless stated otherwise.
  */
 #ifndef JSMF_H
@@ -39,12 +68,20 @@
 extern "C" {
 #endif
 
+/** What libjsmf.so exports: the library is built with -fvisibility=hidden, so a function
+ *  declared without JSMF_API stays inside it (tests/cli/api_exports.sh compares the two). */
+#if defined(__GNUC__)
+#define JSMF_API __attribute__((visibility("default")))
+#else
+#define JSMF_API
+#endif
+
 #define JSMF_VERSION_MAJOR 0
 #define JSMF_VERSION_MINOR 1
 #define JSMF_VERSION_PATCH 0
 #define JSMF_VERSION_STRING "0.1.0"
 
-/** Error codes. Every library call returns 0 or one of these (negative). */
+/** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {
     JSMF_OK        = 0,
     JSMF_EINVAL    = -1,  /**< invalid argument or option value */
@@ -64,57 +101,29 @@ enum {
 };
 
 /** Short constant name of an error code, e.g. "invalid argument". Never NULL. */
-const char *jsmf_strerror(int code);
+JSMF_API const char *jsmf_strerror(int code);
 
 /** The detailed message of the last error raised in this thread ("" if none or cleared). The
- *  buffer is thread-local and overwritten by the next error. It may be left over from a
- *  failure the library handled itself; to explain a code a call returned, use jsmf_errmsg_for. */
-const char *jsmf_errmsg(void);
+ *  buffer is thread-local, owned by the library and overwritten by the next error: copy it to
+ *  keep it. It may be left over from a failure the library handled itself; to explain a code a
+ *  call returned, use jsmf_errmsg_for. */
+JSMF_API const char *jsmf_errmsg(void);
 
 /** The message explaining `code` as returned by the last failing call in this thread: the
  *  detailed message when it was raised with that same code, else jsmf_strerror(code). So a
- *  message left by an earlier, handled failure never explains a later, different one. */
-const char *jsmf_errmsg_for(int code);
+ *  message left by an earlier, handled failure never explains a later, different one. Never
+ *  NULL; the same buffer as jsmf_errmsg's. */
+JSMF_API const char *jsmf_errmsg_for(int code);
 
 /** Forget this thread's message (jsmf_errmsg() becomes ""). Call it after handling a failure
  *  and going on, as the library does where it falls back (e.g. from CUDA to the CPU). */
-void jsmf_error_clear(void);
+JSMF_API void jsmf_error_clear(void);
 
 /** Record a detailed message for `code` in this thread's buffer and return `code`, so that a
- *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)`. Every failing
- *  library call records one (tests/unit/test_core_error.c checks the codes it provokes). */
-int jsmf_error(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/** A worker thread's error carried to the thread that returns it: the message buffer is
- *  per thread, so an error raised inside an OpenMP parallel region would otherwise reach the
- *  caller as the code's generic text only. Zero-initialise one per parallel region
- *  (`jsmf_error_slot err = {0};`); a worker whose call failed does
- *  `jsmf_error_capture(&err, rc)`, and after the region the calling thread does
- *  `return jsmf_error_restore(&err);` (or checks `err.code`). The first capture wins. */
-typedef struct jsmf_error_slot {
-    int code;        /**< 0 while no worker failed (read it after the region) */
-    char msg[1024];  /**< the first failing worker's message */
-} jsmf_error_slot;
-
-/** Thread-safe: record `code` with the calling thread's message for it (jsmf_errmsg_for(code):
- *  the code's generic text when none was raised with it) unless the slot already holds an error. Returns
- *  `code`. A zero `code` records nothing. */
-int jsmf_error_capture(jsmf_error_slot *slot, int code);
-
-/** For workers: non-zero once some worker captured an error (lets the others stop early). */
-int jsmf_error_pending(const jsmf_error_slot *slot);
-
-/** On the calling thread, after the parallel region: raise the captured error again (its
- *  message becomes this thread's jsmf_errmsg()) and return its code; 0 when none. */
-int jsmf_error_restore(const jsmf_error_slot *slot);
-
-/** Prefix the current thread's message with more context ("while merging X: <old message>"),
- *  returning `code` unchanged; the old message is jsmf_errmsg_for(code). */
-int jsmf_error_context(int code, const char *fmt, ...)
+ *  failing function can `return jsmf_error(JSMF_EFORMAT, "%s:%llu: ...", ...)` (a program
+ *  reports its own errors the way the library does). Never fails. Every failing library call
+ *  records one (tests/unit/test_core_errmsg.c checks the codes it provokes). */
+JSMF_API int jsmf_error(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -126,15 +135,16 @@ int jsmf_error_context(int code, const char *fmt, ...)
 typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
                                       const char *unit);
 
-/** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)". */
-const char *jsmf_version(void);
+/** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)": a
+ *  static string. Compare JSMF_VERSION_STRING (what a program was compiled with). */
+JSMF_API const char *jsmf_version(void);
 
 /** 1 if the CUDA back end was compiled in, 0 otherwise. */
-int jsmf_have_cuda(void);
+JSMF_API int jsmf_have_cuda(void);
 
 /** The default memory budget of fit and ingest (--mem): a quarter of the machine's physical
  *  memory, between 512 MiB and 4 GiB. */
-uint64_t jsmf_mem_default(void);
+JSMF_API uint64_t jsmf_mem_default(void);
 
 /** The smallest --mem of any command: a budget for the command's large buffers (C or its row
  *  blocks, the ingest's accumulator and batches, the pair sampler's tables). Below it the
@@ -145,8 +155,9 @@ uint64_t jsmf_mem_default(void);
 
 /** Parse a memory size ("512M", "2G", "1.5g", "4096" bytes; K, M, G, T are powers of 1024, an
  *  optional "B" or "iB" follows) into *out. JSMF_EINVAL (with a message naming `opt` and the
- *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set. */
-int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
+ *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set.
+ *  `opt` names the setting in the message ("--mem"). */
+JSMF_API int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
@@ -183,8 +194,10 @@ typedef struct jsmf_csr {
     const double *vals;
 } jsmf_csr;
 
-/** Make `out` a source that scans `csr`. */
-void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
+/** Make `out` a source that scans `csr` (for jsmf_fit, jsmf_fdm_train, jsmf_model_metrics on a
+ *  matrix in memory). `csr` and its arrays are kept by reference: they must outlive `out`,
+ *  which needs no release. Never fails. */
+JSMF_API void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
 
 /* ---------------------------------------------------------------------------------------------
  * Vocabulary: words in row order, shared by the store and the model directory.
@@ -197,69 +210,36 @@ typedef struct jsmf_vocab {
     uint64_t *tf;      /**< term frequency per word, or NULL when unknown */
 } jsmf_vocab;
 
-/** Free a vocabulary and everything it owns (NULL is fine). */
-void jsmf_vocab_free(jsmf_vocab *v);
+/** Free a vocabulary and everything it owns (NULL is fine). Vocabularies are plain structs: a
+ *  caller may also build one with malloc'ed words, arrays and struct, and free it here. */
+JSMF_API void jsmf_vocab_free(jsmf_vocab *v);
 
 /** Read a vocabulary file (formats/vocab.md): "word", or "word<TAB>df<TAB>tf" per line, optional
- *  '#' header lines. Errors name the file and line (JSMF_EFORMAT on duplicates or empty words). */
-int jsmf_vocab_load(const char *path, jsmf_vocab **out);
+ *  '#' header lines, into *out (free with jsmf_vocab_free). Errors name the file and line:
+ *  JSMF_ENOTFOUND, JSMF_EFORMAT (duplicates, empty words, a bad count). */
+JSMF_API int jsmf_vocab_load(const char *path, jsmf_vocab **out);
 
 /** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
- *  all, errors naming `path` (jsmf_out_open). */
-int jsmf_vocab_save(const char *path, const jsmf_vocab *v);
-
-/** 0 when `a` and `b` hold the same words in the same order. Otherwise JSMF_EMISMATCH with a
- *  message naming both (by `a_name`, `b_name`) and the first differing word (1-based, the line
- *  of vocab.txt), or their sizes when one is a prefix of the other. Counts are not compared. */
-int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
-                       const char *b_name);
-
-/** A copy of `v` (its df/tf too when `with_counts` and present). Caller frees. */
-int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out);
-
-/** A vocabulary of `n` generated labels "<prefix>0", "<prefix>1", ... (rows of a matrix whose
- *  words are unknown, or the topics of a level below). Caller frees. */
-int jsmf_vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out);
+ *  all (an existing file stays as it was on error). Errors name `path`: JSMF_EIO, JSMF_ENOSPC,
+ *  JSMF_EINVAL (a directory). */
+JSMF_API int jsmf_vocab_save(const char *path, const jsmf_vocab *v);
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and
- *  eval to the model's). The map refers to `v`'s words without copying: `v` must outlive it. */
+ *  eval to the model's); with jsmf_tokenize, the way to turn a string into the word ids that
+ *  jsmf_ingest_doc and jsmf_theta_fit take. */
 typedef struct jsmf_wordmap jsmf_wordmap;
-int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
+/** A map of the words of `v` into *out (free with jsmf_wordmap_free). The map refers to `v`'s
+ *  words without copying: `v` must outlive it. JSMF_ENOMEM only. */
+JSMF_API int jsmf_wordmap_new(const jsmf_vocab *v, jsmf_wordmap **out);
 /** Row of the word (s, len), or UINT32_MAX when absent. Safe to call from several threads. */
-uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
-void jsmf_wordmap_free(jsmf_wordmap *m);
+JSMF_API uint32_t jsmf_wordmap_find(const jsmf_wordmap *m, const char *s, size_t len);
+/** Free a map (NULL is fine); its vocabulary is not touched. */
+JSMF_API void jsmf_wordmap_free(jsmf_wordmap *m);
 
-/* ---------------------------------------------------------------------------------------------
- * Output files (a vocabulary, a report, an export): written whole or not at all.
- * ------------------------------------------------------------------------------------------- */
-
-typedef struct jsmf_out jsmf_out;
-
-/** Open `path` for writing; "-" is standard output. A regular file, or a new name, is written
- *  to a temporary file beside it ("PATH.tmp-PID-N") that jsmf_out_close renames over it, so a
- *  failed write leaves PATH as it was (a symlink keeps pointing at the file it names); a
- *  device, FIFO or other special file (/dev/null, /dev/stdout) is written in place and never
- *  replaced or removed. Errors name PATH, never the temporary, with the system's reason:
- *  JSMF_EIO, JSMF_ENOSPC, JSMF_EINVAL (a directory). */
-int jsmf_out_open(const char *path, jsmf_out **out);
-
-/** The stream to write to. */
-FILE *jsmf_out_file(jsmf_out *o);
-
-/** Finish and free `o`. `rc` is the caller's result of writing: when it and the stream are
- *  both good, the data is flushed, synced and renamed into place; otherwise the temporary is
- *  removed. A failed write on the stream replaces `rc` with "PATH: write error: <reason>"
- *  ("standard output" for "-", which is flushed but left open). Returns the final result. */
-int jsmf_out_close(jsmf_out *o, int rc);
-
-/** The whole file `path` into *text (NUL-terminated, malloc'ed). JSMF_ENOTFOUND when there is
- *  no such file, JSMF_EIO, JSMF_ENOMEM, each naming the path with the system's reason. */
-int jsmf_file_load(const char *path, char **text);
-
-/** One line of a report for people (the *_write functions of the other headers): "PREFIX: "
- *  (none when prefix is NULL), the formatted text, a newline. */
-void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/** The whole file `path` into *text (NUL-terminated, malloc'ed: the caller frees it with
+ *  free()). JSMF_ENOTFOUND when there is no such file, JSMF_EIO, JSMF_ENOMEM, each naming the
+ *  path with the system's reason. */
+JSMF_API int jsmf_file_load(const char *path, char **text);
 
 #ifdef __cplusplus
 }

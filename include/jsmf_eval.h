@@ -6,7 +6,9 @@
  *
  * CAVEATS
  *  - Documents reach these functions already mapped to the model's vocabulary: ids are rows of
- *    B, counts are positive. jsmf_docreader does that mapping for any input jsmf_io.h reads.
+ *    B, counts are positive. jsmf_infer_write and jsmf_eval_corpus do that mapping for any
+ *    input jsmf_io.h reads; for text in memory, jsmf_tokenize and a jsmf_wordmap of the
+ *    model's vocabulary do it.
  *  - theta is fitted by the EM fixed point (accelerated by SQUAREM) for Fisher et al. 2020 App. E
  *    (maximise sum_w n_w log sum_k theta_k B_wk over the simplex); convergence is certified by
  *    the Frank-Wolfe duality gap
@@ -31,30 +33,26 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Optimal assignment.
+ * A model against a ground truth.
  * ------------------------------------------------------------------------------------------- */
-
-/** Minimum-cost perfect matching of an n x n cost matrix (row-major, finite values): the
- *  O(n^3) Hungarian algorithm (shortest augmenting paths with potentials). On return
- *  assign[i] is the column matched to row i, and *total (if not NULL) the cost of the matching.
- *  Errors: JSMF_EINVAL (n == 0 or a non-finite cost), JSMF_ENOMEM. */
-int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
 
 /** l1 error of `est` against ground truth `truth` after optimal matching of topics (Fisher et
  *  al. 2020 Eq. 14): err = (1/K) min_tau sum_t || mu_t - nu_tau(t) ||_1. Words are aligned by
  *  their text, so the two vocabularies may differ (a word missing from one model has
  *  probability 0 there). Both models need the same K (else JSMF_EMISMATCH). match[t] (K
  *  entries, may be NULL) gets the estimated topic matched to true topic t, and dist[t] (may be
- *  NULL) its l1 distance. */
-int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
-                       uint32_t *match, double *dist);
+ *  NULL) its l1 distance: the caller's arrays. Errors also JSMF_EINVAL (a model without a
+ *  vocabulary), JSMF_ENOMEM. */
+JSMF_API int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *err,
+                                uint32_t *match, double *dist);
 
 /* ---------------------------------------------------------------------------------------------
  * Documents in batches, in the model's vocabulary.
  * ------------------------------------------------------------------------------------------- */
 
 /** A batch of documents as sparse count vectors over model rows (ids unique and increasing
- *  within a document). Document d has ids/counts [start[d], start[d+1]). */
+ *  within a document). Document d has ids/counts [start[d], start[d+1]). A caller may fill one
+ *  with arrays of its own (cap_* 0); jsmf_docbatch_free frees them with free(). */
 typedef struct jsmf_docbatch {
     uint32_t ndocs;        /**< documents in this batch */
     uint64_t first_index;  /**< running index (over all inputs) of the batch's first document */
@@ -65,30 +63,14 @@ typedef struct jsmf_docbatch {
     uint64_t cap_docs, cap_ids; /* allocated sizes (internal) */
 } jsmf_docbatch;
 
-/** Reads the documents of one or more inputs in order and maps their words to a vocabulary.
- *  Text tokens are looked up by text; UCI ids through the file's own vocabulary file; LDA-C ids
- *  are taken to be rows of the model (ids >= N count as out-of-vocabulary). */
-typedef struct jsmf_docreader jsmf_docreader;
-
-int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
-                        const jsmf_vocab *vocab, jsmf_docreader **out);
-/** Fill `b` with up to max_docs next documents; *ndocs gets the number read (0 at the end of
- *  all inputs, as b->ndocs). Returns 0 or a negative JSMF_E* code. */
-int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs,
-                        uint32_t *ndocs);
-/** Documents read so far and tokens outside the vocabulary (for progress and messages). */
-uint64_t jsmf_docreader_docs(const jsmf_docreader *r);
-uint64_t jsmf_docreader_oov(const jsmf_docreader *r);
-/** Bytes of the inputs consumed as stored on disk (compressed bytes for zstd) and their total
- *  size; total is 0 when unknown (stdin among the inputs). */
-void jsmf_docreader_bytes(const jsmf_docreader *r, double *done, double *total);
-void jsmf_docreader_close(jsmf_docreader *r);
-void jsmf_docbatch_free(jsmf_docbatch *b);
+/** Free the arrays of `b` and zero it (the struct itself is the caller's). */
+JSMF_API void jsmf_docbatch_free(jsmf_docbatch *b);
 
 /* ---------------------------------------------------------------------------------------------
  * Topic mixtures (Fisher et al. 2020 App. E).
  * ------------------------------------------------------------------------------------------- */
 
+/** How theta is fitted (fill with jsmf_infer_opts_init). */
 typedef struct jsmf_infer_opts {
     uint32_t max_iters;   /**< EM steps per document at most (default 1000) */
     double tol;           /**< stop when the duality gap per token is below (default 1e-5) */
@@ -97,21 +79,24 @@ typedef struct jsmf_infer_opts {
 } jsmf_infer_opts;
 
 #define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5, 0}
+/** Fill `o` with the defaults above (the same as JSMF_INFER_OPTS_DEFAULT). */
+JSMF_API void jsmf_infer_opts_init(jsmf_infer_opts *o);
 
 /** Fit theta (K entries, on the simplex) for one document given as (ids, counts) over the rows
  *  of B (N x K row-major). Returns 0 or JSMF_ENOMEM; *iters (may be NULL) receives the EM
  *  iterations used; a document with no tokens (or only words whose rows of B are zero) gets
  *  the uniform theta and 0 iterations. *gap (may be NULL) receives the final duality gap per
- *  token. */
-int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const double *counts,
-                   uint32_t nids, const jsmf_infer_opts *opts, double *theta, double *gap,
-                   uint32_t *iters);
+ *  token. `theta` is the caller's; B, ids and counts are only read (B is a model's m->B, k its
+ *  m->k). */
+JSMF_API int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids,
+                            const double *counts, uint32_t nids, const jsmf_infer_opts *opts,
+                            double *theta, double *gap, uint32_t *iters);
 
-/** theta for every document of a batch (OpenMP over documents, opts->threads): theta is
- *  ndocs x K row-major.
- *  Documents without in-vocabulary tokens get the uniform theta. */
-int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
-                     double *theta);
+/** theta for every document of a batch (OpenMP over documents, opts->threads) into `theta`,
+ *  the caller's ndocs x K row-major array. Documents without in-vocabulary tokens get the
+ *  uniform theta. Ids must be rows of the model. JSMF_ENOMEM only. */
+JSMF_API int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b,
+                                  const jsmf_infer_opts *opts, double *theta);
 
 /** How jsmf_infer_write prints theta (formats/outputs.md). */
 typedef struct jsmf_theta_format {
@@ -129,23 +114,25 @@ typedef struct jsmf_infer_summary {
     uint64_t oov;      /**< tokens outside the vocabulary, ignored */
 } jsmf_infer_summary;
 
-/** theta of every document of `inputs` (jsmf_docreader, in the model's vocabulary), one line
- *  per document on `out`, in input order; weights below 1e-7 print as 0. Stops early when `out`
- *  has a write error (the caller checks ferror). */
-int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, uint32_t n,
-                     const jsmf_read_opts *ro, const jsmf_infer_opts *io,
-                     const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
-                     jsmf_infer_summary *sum);
+/** theta of every document of the `n` `inputs` (paths, "-" = stdin; their words mapped to the
+ *  model's vocabulary), one line per document on `out`, in input order; weights below 1e-7
+ *  print as 0. Stops early when `out` has a write error (the caller checks ferror). *sum gets
+ *  what was read. Errors: those of reading the inputs (JSMF_ENOTFOUND, JSMF_EFORMAT naming
+ *  file and line, JSMF_EIO), JSMF_ENOMEM. */
+JSMF_API int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs,
+                              uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io,
+                              const jsmf_theta_format *fmt, jsmf_step_progress_fn progress,
+                              void *arg, jsmf_infer_summary *sum);
 /** The summary of a run as lines of at most 80 columns for typical counts, each "PREFIX: ..."
  *  (prefix NULL: none). */
-void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
+JSMF_API void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s);
 /** Above JSMF_INFER_OOV_WARN of the tokens outside the vocabulary of `model` (`n_words` words),
- *  theta rests on too little of the text to pass in silence: the warning into msg, and 1; else
- *  0. A model's own corpus is typically 40-65% out of its vocabulary, stopwords included (61%
- *  for examples/), so only a mismatch goes above it. */
+ *  theta rests on too little of the text to pass in silence: the warning into `msg` (the
+ *  caller's, `size` bytes), and 1; else 0. A model's own corpus is typically 40-65% out of its
+ *  vocabulary, stopwords included (61% for examples/), so only a mismatch goes above it. */
 #define JSMF_INFER_OOV_WARN 0.8
-int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model, uint32_t n_words,
-                           char *msg, size_t size);
+JSMF_API int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *model,
+                                    uint32_t n_words, char *msg, size_t size);
 
 /* ---------------------------------------------------------------------------------------------
  * Document-based metrics: one streamed pass accumulates both.
@@ -174,20 +161,28 @@ typedef struct jsmf_docmetrics_result {
     uint64_t oov_tokens;         /**< tokens of the corpus outside the model's vocabulary */
 } jsmf_docmetrics_result;
 
-/** Accumulator for the model `m` (kept by reference), `top` words per topic, epsilon `eps`. */
-int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
-                        const jsmf_infer_opts *opts, jsmf_docmetrics **out);
-/** Add a batch (OpenMP over documents, on the threads of the accumulator's opts). */
-int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
-/** The metrics over everything added so far; `out` stays valid until the accumulator is freed. */
-int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
-void jsmf_docmetrics_free(jsmf_docmetrics *acc);
+/** Accumulator for the model `m` (kept by reference: it must outlive the accumulator), `top`
+ *  words per topic, epsilon `eps`, into *out (free with jsmf_docmetrics_free). `opts` is
+ *  copied (NULL: jsmf_infer_opts_init's). JSMF_ENOMEM only. */
+JSMF_API int jsmf_docmetrics_new(const jsmf_model *m, uint32_t top, double eps,
+                                 const jsmf_infer_opts *opts, jsmf_docmetrics **out);
+/** Add a batch (only read; OpenMP over documents, on the threads of the accumulator's opts).
+ *  Ids must be rows of the model. JSMF_ENOMEM only. */
+JSMF_API int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b);
+/** The metrics over everything added so far into *out; its coherence_topic array belongs to
+ *  the accumulator and stays valid until it is freed. Never fails (returns 0). */
+JSMF_API int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out);
+/** Free an accumulator (NULL is fine). */
+JSMF_API void jsmf_docmetrics_free(jsmf_docmetrics *acc);
 
 /* ---------------------------------------------------------------------------------------------
  * Evaluation of a model (jsmf eval, src/eval/evaluate.c): any of the store metrics, the corpus
  * metrics and the l1 error against a ground truth, then printed as text or JSON.
  * ------------------------------------------------------------------------------------------- */
 
+/** One evaluation: zero it, set the paths and settings of the groups wanted, call their
+ *  jsmf_eval_* functions, print with jsmf_eval_write, release with jsmf_eval_free. The paths
+ *  are borrowed. */
 typedef struct jsmf_eval {
     const char *model;           /**< the model's path as given (printed) */
     const char *store;           /**< the store or exported C evaluated against, as given */
@@ -212,22 +207,26 @@ typedef struct jsmf_eval {
 } jsmf_eval;
 
 /** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
- *  model's words, row for row). */
-int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m);
+ *  model's words, row for row: JSMF_EMISMATCH otherwise). Errors also jsmf_source_open's and
+ *  jsmf_model_metrics'. */
+JSMF_API int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m);
 /** Coherence (e->top, e->eps) and held-out likelihood over the documents of `inputs`, in one
- *  streamed pass. */
-int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
-                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
-/** The l1 error against the model directory e->truth. */
-int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m);
+ *  streamed pass. Errors: those of reading the inputs, JSMF_ENOMEM. */
+JSMF_API int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
+                              uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io);
+/** The l1 error against the model directory e->truth (e->match and e->dist, owned by `e`).
+ *  Errors: jsmf_model_load's, JSMF_EMISMATCH (another K). */
+JSMF_API int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m);
 /** What was evaluated, on `f`: aligned text, or one JSON object (`json`). */
-void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json);
-void jsmf_eval_free(jsmf_eval *e);
+JSMF_API void jsmf_eval_write(FILE *f, const jsmf_eval *e, const jsmf_model *m, int json);
+/** Free what `e` owns (the struct itself is the caller's). */
+JSMF_API void jsmf_eval_free(jsmf_eval *e);
 
 /* ---------------------------------------------------------------------------------------------
  * Report.
  * ------------------------------------------------------------------------------------------- */
 
+/** How the report looks (fill with jsmf_report_opts_init). */
 typedef struct jsmf_report_opts {
     uint32_t top;          /**< top words per topic shown (default 12) */
     uint32_t max_points;   /**< most frequent words drawn in the 2-D projection (default 1500) */
@@ -239,18 +238,17 @@ typedef struct jsmf_report_opts {
 } jsmf_report_opts;
 
 #define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL, NULL}
+/** Fill `o` with the defaults above (the same as JSMF_REPORT_OPTS_DEFAULT). */
+JSMF_API void jsmf_report_opts_init(jsmf_report_opts *o);
 
-/** 2-D principal-component projection of the rows of B-breve (p(topic | word), rows of B
- *  weighted by topic size p(z) = A 1 and normalised): xy is N x 2. Anchors sit at the corners
- *  of the simplex these rows fill (Lee, Bindel & Mimno 2015 Fig. 1). */
-int jsmf_report_projection(const jsmf_model *m, double *xy);
-
-/** Write the self-contained HTML report of `m` (all levels) to `f`. */
-int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
+/** Write the self-contained HTML report of `m` (all levels) to `f`. Errors: JSMF_EINVAL (a
+ *  model without its vocabulary), JSMF_ENUMERIC (the projection), JSMF_EIO (a write error),
+ *  JSMF_ENOMEM. */
+JSMF_API int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
 
 /** jsmf_report_write into the file `path` ("-": standard output), whole or not at all
  *  (jsmf_out_open): a reader never sees half a page. */
-int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
+JSMF_API int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -30,17 +30,16 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Pair sampler: a two-stage alias table built by one streaming pass over a source: a table over
- * the N row marginals, then one table per row over that row's non-zeros. Memory: 16 bytes per
- * row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
+ * Pairs are drawn from a two-stage alias table built by one streaming pass over the source: a
+ * table over the N row marginals, then one table per row over that row's non-zeros. Memory: 16
+ * bytes per row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
  * When that exceeds the memory budget the sampler is *thinned*: a first pass histograms the
  * values, a second keeps per row only the entries above a global threshold chosen to fit (each
  * row keeps at least its largest entry). Row marginals stay exact; within a row the kept entries
- * are renormalised. The mass dropped is reported.
+ * are renormalised. The mass dropped is reported (jsmf_fdm_result.sampler).
  * ------------------------------------------------------------------------------------------- */
 
-typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
-
+/** What the pair sampler of a run holds. */
 typedef struct jsmf_fdm_sampler_info {
     uint32_t n;            /**< rows (vocabulary size) */
     uint64_t nnz;          /**< non-zeros seen in the source */
@@ -53,42 +52,14 @@ typedef struct jsmf_fdm_sampler_info {
     uint64_t fingerprint;  /**< hash of the source content (rows, columns, values) */
 } jsmf_fdm_sampler_info;
 
-/** Build a sampler from `src` within `mem_budget` bytes (0 = no limit). Values must be finite
- *  and non-negative (JSMF_EFORMAT otherwise); a source with no positive mass is JSMF_EINVAL. */
-int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
-void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s);
-void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
-
-/** Draw pairs number first .. first+count-1 of the stream (seed, stream) into u[], v[]. Each
- *  pair is a pure function of (seed, stream, index). Thread safe (read only). */
-void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
-                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
-
-/** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
- *  out[N], zero outside the row's columns; recovered exactly from its alias table. */
-void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
-
-/** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler. */
-typedef struct jsmf_fdm_sampler_tables {
-    uint32_t n;
-    uint64_t kept;
-    const float *row_prob;     /**< N: alias probability of each row */
-    const uint32_t *row_alias; /**< N */
-    const uint64_t *rowptr;    /**< N+1: start of each row's entries */
-    const float *prob;         /**< kept: alias probability within the row */
-    const uint32_t *alias;     /**< kept: alias, as an index within the row */
-    const uint32_t *col;       /**< kept: column (the second word of the pair) */
-} jsmf_fdm_sampler_tables;
-void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
-
 /* ---------------------------------------------------------------------------------------------
  * Training.
  * ------------------------------------------------------------------------------------------- */
 
 enum { JSMF_FDM_DEVICE_AUTO = 0, JSMF_FDM_DEVICE_CPU = 1, JSMF_FDM_DEVICE_CUDA = 2 };
 /** Name of device `device` ("auto", "cpu", "cuda": --device and summary.json), NULL past the
- *  last: the list of devices is the names of 0, 1, ... up to the first NULL. */
-const char *jsmf_fdm_device_name(int device);
+ *  last: the list of devices is the names of 0, 1, ... up to the first NULL. A static string. */
+JSMF_API const char *jsmf_fdm_device_name(int device);
 
 typedef struct jsmf_fdm_opts {
     uint32_t k;                /**< topics K (T in Fisher et al. 2020) */
@@ -159,11 +130,7 @@ enum { JSMF_FDM_FP32 = 0, JSMF_FDM_TF32 = 1 };
 #define JSMF_FDM_AUTO UINT32_MAX
 
 /** Fill `p` with the defaults above (k = 0 must then be set). */
-void jsmf_fdm_opts_init(jsmf_fdm_opts *p);
-/** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
- *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
- *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
-void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p);
+JSMF_API void jsmf_fdm_opts_init(jsmf_fdm_opts *p);
 
 typedef struct jsmf_fdm_result {
     uint32_t n, k;
@@ -188,60 +155,36 @@ typedef struct jsmf_fdm_result {
     jsmf_fdm_sampler_info sampler;
 } jsmf_fdm_result;
 
-/** Fit the FDM model to the C of `src`. On JSMF_EINTR (p->stop or stop_after) the
- *  checkpoint, when configured, holds the state and `out` is left empty. */
-int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p, jsmf_fdm_result *out);
-void jsmf_fdm_result_free(jsmf_fdm_result *r);
+/** Fit the FDM model to the C of `src` (only read) with `p` (p->k set; init_B and init_A
+ *  borrowed). On success *out is the result, its arrays owned by it (free with
+ *  jsmf_fdm_result_free). On JSMF_EINTR (p->stop or stop_after) the checkpoint, when
+ *  configured, holds the state and `out` is left empty. Errors: JSMF_EINVAL (bad parameters,
+ *  K < 2, a source with no positive mass), JSMF_EFORMAT (negative or non-finite values in C),
+ *  JSMF_ENOTSUP (device CUDA without one), JSMF_EMISMATCH, JSMF_EFORMAT or JSMF_EVERSION (a
+ *  checkpoint of another run, corrupt or newer, unless p->fresh_on_mismatch), JSMF_ENUMERIC,
+ *  JSMF_ENOMEM, and the checkpoint's JSMF_EIO and JSMF_ENOSPC. */
+JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p,
+                            jsmf_fdm_result *out);
+/** Free what a result owns and zero it (a zeroed result is fine). */
+JSMF_API void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
 /* ---------------------------------------------------------------------------------------------
- * A run as a MODEL directory (src/fdm/fdm_model.c): its start, its summary.json, its checkpoint.
+ * A run as a MODEL directory (src/fdm/fdm_model.c), as 'jsmf fdm' makes it.
  * ------------------------------------------------------------------------------------------- */
-
-struct jsmf_source_input; /* jsmf_store.h */
-struct jsmf_model;        /* jsmf_model.h */
-
-/** --init auto: the spectral fit of `in` ('jsmf fit' defaults, p->k topics, p->threads) as the
- *  start: p->init_B and p->init_A point into *out, which the caller frees after training. When
- *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
- *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
- *  I/O are returned. */
-int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
-                           struct jsmf_model **out);
-
-/** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
- *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
- *  and p->init_A (into *out, freed by the caller after training). */
-int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
-                        struct jsmf_model **out);
-
-/** What summary.json records of a run besides its parameters and its result. */
-typedef struct jsmf_fdm_run {
-    const char *input;  /**< INPUT as given */
-    const char *device; /**< the device asked for: "auto", "cpu" or "cuda" */
-    const char *init;   /**< the start asked for: "auto", "none", "random" or a MODEL */
-    double seconds;     /**< the run's wall time so far */
-} jsmf_fdm_run;
-
-/** Write `r` as the model directory `dir` (jsmf_model_save; an existing one is replaced only
- *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
- *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
- *  (when set) has done its job and is removed. */
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
-                  const jsmf_fdm_run *run, struct jsmf_source_input *in);
 
 /** What a finished run did, for people: topics, device, steps and why it stopped; the held-out
  *  loss, rate and `seconds`; the directory `dir` written. Lines of at most 80 columns for
  *  typical values, each "PREFIX: ..." (prefix NULL: none). */
-void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
-                           const char *dir);
+JSMF_API void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r,
+                                    double seconds, const char *dir);
 
 /** How jsmf_fdm_to_dir starts and what it tells. */
 typedef struct jsmf_fdm_dir_opts {
     const char *init;  /**< the start: "auto" (NULL too): the spectral fit of the input
-                            (jsmf_fdm_init_spectral), or a cold start, said in a note, when that
-                            gives no model; "none": cold (p->init_kind); "random": Gaussian
-                            logits (JSMF_FDM_INIT_GAUSSIAN); else a MODEL directory
-                            (jsmf_fdm_init_model) */
+                            ('jsmf fit' defaults, p->k topics), or a cold start, said in a
+                            note, when that gives no model; "none": cold (p->init_kind);
+                            "random": Gaussian logits (JSMF_FDM_INIT_GAUSSIAN); else a MODEL
+                            directory with the input's words (and K = p->k unless that is 0) */
     int force;         /**< replace what is at `dir` */
     /** Told each line for the user as it happens, without the program's name or a newline:
      *  the warm start and its time or why there is none, that auto runs on the CPU (before
@@ -250,35 +193,23 @@ typedef struct jsmf_fdm_dir_opts {
     void *info_arg;
 } jsmf_fdm_dir_opts;
 
+/** Fill `d` with the defaults: init "auto", no force, silent. */
+JSMF_API void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d);
+
 /** 'jsmf fdm' as one call: refuse an existing `dir` unless d->force (JSMF_EEXIST, before any
- *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
+ *  work; with it a checkpoint of another run is replaced too: p->fresh_on_mismatch), open
+ *  `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
  *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and
  *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
- *  steps or seconds or for stop_after) and write `dir` (jsmf_fdm_save). `d` may be NULL (auto,
- *  no force, silent). On success `r` is the result (free with jsmf_fdm_result_free); on error
- *  it holds nothing to free, and JSMF_EINTR (p->stop was set, or stop_after) leaves
- *  the checkpoint that the same call resumes from (none while a cold start compares its
- *  p->starts: info tells where it resumes from only when there is a checkpoint). */
-int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
-                    const jsmf_fdm_opts *p, jsmf_fdm_result *r);
-
-/** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
- *  memory. */
-char *jsmf_fdm_checkpoint_path(const char *dir);
-
-/** 0 when the CUDA back end is compiled in and a GPU answers (its name copied to `name`);
- *  JSMF_ENOTSUP with a message otherwise. */
-int jsmf_fdm_cuda_probe(char *name, size_t len);
-
-/** Loss of one batch and gradients with respect to the logits (wmu N x K, walpha K x K), in
- *  double on the CPU. Outputs gmu/galpha may be NULL to get the loss only. */
-int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
-                           const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
-                           double *gmu, double *galpha);
-/** The same computed by the CUDA back end (float on the device); JSMF_ENOTSUP without one. */
-int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
-                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
-                            double *gmu, double *galpha);
+ *  steps or seconds or for stop_after) and write `dir` (jsmf_model_save, with summary.json of
+ *  kind "fdm"). `d` may be NULL (auto, no force, silent). On success `r` is the result (free
+ *  with jsmf_fdm_result_free); on error it holds nothing to free, and JSMF_EINTR (p->stop was
+ *  set, or stop_after) leaves the checkpoint that the same call resumes from (none while a
+ *  cold start compares its p->starts: info tells where it resumes from only when there is a
+ *  checkpoint). Errors also those of jsmf_source_open, jsmf_fdm_train and jsmf_model_save;
+ *  JSMF_EMISMATCH when an --init model's words differ from the input's. */
+JSMF_API int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts *d,
+                             const jsmf_fdm_opts *p, jsmf_fdm_result *r);
 
 #ifdef __cplusplus
 }

@@ -107,8 +107,8 @@ typedef struct jsmf_fit_opts {
                                    process alone */
 } jsmf_fit_opts;
 
-/** Fill `o` with the defaults above for K topics. */
-void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
+/** Fill `o` with the defaults above for K topics (fit has no default K). */
+JSMF_API void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k);
 
 /** Quality metrics (Lee et al. JSMF Sec. 5.1, Lee, Bindel & Mimno 2015 Sec. 4). NaN where
  *  undefined. */
@@ -124,8 +124,9 @@ typedef struct jsmf_metrics {
 
 /** Metrics of any model against any co-occurrence source C of the same N (the unigram p(x) and
  *  Cbar come from C; p(z|x) from B and the topic marginal A 1 by Bayes' rule). Recovery needs
- *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest. */
-int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
+ *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest.
+ *  Errors: JSMF_EMISMATCH (N differs), the source's scan errors, JSMF_ENOMEM. */
+JSMF_API int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
 
 typedef struct jsmf_fit_trace {
     double delta;       /**< relative Frobenius change of the iterate (stream: of its factored part) */
@@ -180,42 +181,34 @@ typedef struct jsmf_fit_report {
  *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain
  *  holds the super-topic levels; `rep` (may be NULL) is filled. summary_json is left NULL.
  *  Errors: JSMF_EINVAL (K < 2 or K >= N, bad options), JSMF_ENOMEM (budget too small for a
- *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN). */
-int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
-             jsmf_model **out, jsmf_fit_report *rep);
+ *  dense request), JSMF_ENOTSUP (DR in streaming mode), JSMF_ENUMERIC (eigensolver/NaN), and
+ *  the source's scan errors (a store's JSMF_ESTORE). C and `vocab` are only read. */
+JSMF_API int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
+                      jsmf_model **out, jsmf_fit_report *rep);
 
 struct jsmf_source_input; /* jsmf_store.h */
 
 /** summary.json of every level of a model jsmf_fit made (formats/model.md): the options `o`,
  *  the `input` path and, at the top level, the input's provenance (`in`, as jsmf_source_open
  *  opened it; NULL: none) and everything `r` reports. Sets (replaces) summary_json of each
- *  level; JSMF_ENOMEM when a text cannot be built. */
-int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
-                       const char *input, const struct jsmf_source_input *in);
+ *  level (the model owns the texts; jsmf_model_save writes them); JSMF_ENOMEM when a text
+ *  cannot be built. */
+JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o,
+                                const jsmf_fit_report *r, const char *input,
+                                const struct jsmf_source_input *in);
 
 /** What a fit reports, for people: lines of at most 80 columns for typical values, each
  *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor
  *  candidates, a warning when words hit the solver's iteration cap; for an MPI job the rows
  *  each rank holds and, last, what the collectives moved ("rank 0 sent ...": write rank 0's
  *  report). */
-void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
-
-/** The rectified C of the dense path as an N x N array (tests compare it with a reference):
- *  runs only step 1 with the given options. Caller frees *X. */
-int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
-
-/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
- *  tests; N x N). */
-int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
-
-/** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
- *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
-int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
+JSMF_API void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_report *r);
 
 /** Flags of jsmf_fit_to_dir. */
 enum {
     JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
-    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy (jsmf_fit_save_rectified) */
+    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy: the dense path's rectified
+                                     C, N x N (for inspection and reference tests) */
 };
 
 /** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with
@@ -224,25 +217,22 @@ enum {
  *  every rank reads its rows of C and fits (jsmf_fit_opts.comm), rank 0 alone writes. First,
  *  before any work, `dir` is checked (JSMF_EEXIST when something is there and not
  *  JSMF_FIT_FORCE: it is left as it was), the input is opened and a store without documents
- *  refused (jsmf_fit_input_check); each step, and the end, is an agreement (jsmf_comm_agree):
- *  an error on any rank is returned on every rank. `rep` (may be NULL) is the report, every
- *  rank's; on success *out (`out` may be NULL) is the model, the same on every rank and with
- *  its summary_json on rank 0 (free it with jsmf_model_free); on error NULL. */
-int jsmf_fit_to_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
-                    struct jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep);
+ *  refused (JSMF_EINVAL); each step, and the end, is an agreement: an error on any rank is
+ *  returned on every rank. `rep` (may be NULL) is the report, every rank's; on success *out
+ *  (`out` may be NULL) is the model, the same on every rank and with its summary_json on rank
+ *  0 (free it with jsmf_model_free); on error NULL. Errors also those of jsmf_source_open,
+ *  jsmf_fit and jsmf_model_save. */
+JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags,
+                             const jsmf_fit_opts *o, struct jsmf_comm *c, jsmf_model **out,
+                             jsmf_fit_report *rep);
 
-/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
- *  the compressed iterate (which stops earlier when it has converged). */
-uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
-
-/** Name of an enum value for messages and summary.json ("ap", "admm", ...). The rectify,
- *  anchors and recover names are those of the library's method tables and NULL past the last
- *  method: the choices are the names of 0, 1, ... up to the first NULL (jsmf_fit refuses
- *  JSMF_EINVAL a value with no name). */
-const char *jsmf_fit_rectify_name(int v);
-const char *jsmf_fit_anchors_name(int v);
-const char *jsmf_fit_recover_name(int v);
-const char *jsmf_fit_mode_name(int v);
+/** Names of the methods (--rectify, --anchors, --recover; messages and summary.json: "ap",
+ *  "qr", "admm", ...), from the library's method tables: the choices are the names of 0, 1, ...
+ *  up to the first NULL, and jsmf_fit refuses with JSMF_EINVAL a value that has no name. A
+ *  static string, or NULL. */
+JSMF_API const char *jsmf_fit_rectify_name(int v);
+JSMF_API const char *jsmf_fit_anchors_name(int v);
+JSMF_API const char *jsmf_fit_recover_name(int v);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@
 extern "C" {
 #endif
 
+/** How documents are ingested (fill with jsmf_ingest_opts_init). */
 typedef struct jsmf_ingest_opts {
     uint64_t mem;             /**< memory budget in bytes (0 = jsmf_mem_default()) */
     int threads;              /**< worker threads (0 = OpenMP default) */
@@ -54,10 +55,9 @@ typedef struct jsmf_ingest_opts {
     void *warn_arg;
 } jsmf_ingest_opts;
 
-/** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of
- *  `n_words` words (reading, the store's writes, the per-word arrays and the smallest
- *  accumulator): jsmf_ingest_new's check, for callers that create a store first. */
-int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
+/** Fill `o` with the defaults: every field 0 or NULL (the budget jsmf_mem_default(), the
+ *  OpenMP default of threads, formats sniffed, checkpoints every 300 s, silent). */
+JSMF_API void jsmf_ingest_opts_init(jsmf_ingest_opts *o);
 
 /** What one ingest did (this run only). */
 typedef struct jsmf_ingest_summary {
@@ -85,58 +85,51 @@ typedef struct jsmf_ingest_summary {
                                    commit (the rest is reading, tokenising, word lookup) */
 } jsmf_ingest_summary;
 
-/* ---- feeding documents directly (tests, extractors linking the library) ------------------ */
+/* ---- documents handed over in memory ----------------------------------------------------------
+ * A session adds documents that the caller has already turned into word ids of the store's
+ * vocabulary: text through jsmf_tokenize and a jsmf_wordmap of jsmf_store_vocab_get's words,
+ * or ids of its own. Documents belong to an input (its record in the store, with the position
+ * after the last document: what a resumed run starts from), and are committed at checkpoints.
+ *   jsmf_ingest_new -> (jsmf_ingest_input -> jsmf_ingest_doc ... -> jsmf_ingest_input_done) ...
+ *   -> jsmf_ingest_finish (or jsmf_ingest_free to drop what the last checkpoint does not hold)
+ * ------------------------------------------------------------------------------------------- */
 
 typedef struct jsmf_ingest jsmf_ingest;
 
-/** Start a session on a store opened for writing (with its vocabulary set). */
-int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
+/** Start a session on `s`, a store opened for writing (with its vocabulary set), into *out:
+ *  ended by jsmf_ingest_finish or jsmf_ingest_free; `s` must stay open until then. `o` is
+ *  copied (NULL: jsmf_ingest_opts_init's). Errors: JSMF_EINVAL (no vocabulary), JSMF_ENOMEM
+ *  (o->mem below what the session needs, naming the least). */
+JSMF_API int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out);
 
-/** Start (or resume) an input. `rec` is its record: a fresh one (state partial, counters zero),
- *  or the partial record found in the store. Documents that follow belong to it. */
-int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
+/** Start (or resume) an input. `rec` is its record, copied: a fresh one (state
+ *  JSMF_INPUT_PARTIAL, counters zero, a fingerprint and path naming the input), or the partial
+ *  record jsmf_store_inputs_get found. Documents that follow belong to it. JSMF_ENOMEM only. */
+JSMF_API int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 
-/** One document as word ids of the store's vocabulary with counts (any order, repeats allowed),
- *  plus its out-of-vocabulary token count and the resume point just after it. */
-int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
-                    uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
-
-/** `n` documents without words (all dropped), at once: the same as n calls of jsmf_ingest_doc
- *  with n = 0 and oov = 0, the last with this resume point. */
-int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
-                           uint64_t next_doc);
+/** One document as `n` word ids of the store's vocabulary with counts (any order, repeats
+ *  allowed; both arrays borrowed), plus its out-of-vocabulary token count and the resume point
+ *  just after it (decoded byte offset, 1-based line, 0-based document index of the next
+ *  document). May commit a checkpoint. Errors: JSMF_EINVAL (no input started), JSMF_EFORMAT
+ *  (an id outside the vocabulary), and a checkpoint's (jsmf_ingest_checkpoint). */
+JSMF_API int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
+                             uint32_t n, uint64_t oov, uint64_t next_offset, uint64_t next_line,
+                             uint64_t next_doc);
 
 /** The current input was read to its end (its record becomes complete at the next checkpoint). */
-int jsmf_ingest_input_done(jsmf_ingest *g);
+JSMF_API int jsmf_ingest_input_done(jsmf_ingest *g);
 
-/** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). */
-int jsmf_ingest_checkpoint(jsmf_ingest *g);
+/** Commit what is buffered now (a checkpoint; nothing when nothing is buffered). Errors: those
+ *  of the store's write: JSMF_ENOSPC (the store stays at its last checkpoint), JSMF_ESTORE,
+ *  JSMF_EIO, JSMF_ENOMEM. */
+JSMF_API int jsmf_ingest_checkpoint(jsmf_ingest *g);
 
-/** Checkpoints committed by this session so far. */
-uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
+/** Commit what is buffered (the final checkpoint) and free the session, also on error. *sum
+ *  (may be NULL) gets what the session did. Errors: jsmf_ingest_checkpoint's. */
+JSMF_API int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
 
-/** What this session has counted so far: documents, dropped documents, tokens, OOV tokens
- *  (the timing fields are those of the last finish, zero before). */
-void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out);
-
-/** Like jsmf_ingest_input_done, but the record becomes complete under the key (fingerprint,
- *  occurrence) with `size`: for stdin, whose content is known only at its end. `stored` says
- *  that the record may already be in the store under its old key (it was resumed, or a
- *  checkpoint came while it was read); the completing checkpoint then removes it and writes
- *  the record under its new key, in one commit (JSMF_INPUT_REMOVE). */
-int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
-                              uint64_t size, int stored);
-
-/** Drop the current input and all that was buffered since the last checkpoint, which must be
- *  this input's only (take a checkpoint before starting it): it adds nothing to the store.
- *  JSMF_EINVAL when other inputs' progress is buffered too. */
-int jsmf_ingest_input_discard(jsmf_ingest *g);
-
-/** Commit what is buffered (the final checkpoint) and free the session. */
-int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum);
-
-/** Free the session without committing: the store stays at its last checkpoint. */
-void jsmf_ingest_free(jsmf_ingest *g);
+/** Free the session without committing (NULL is fine): the store stays at its last checkpoint. */
+JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
 
 /* ---- files ------------------------------------------------------------------------------- */
 
@@ -148,30 +141,14 @@ void jsmf_ingest_free(jsmf_ingest *g);
  *  document to C (empty inputs, or every document dropped) fails with JSMF_EFORMAT before its
  *  final checkpoint, so the store is left as it was. On error the store is at its last
  *  checkpoint. */
-int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
-                      const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
+JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
+                               const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
-/** A piece of an input: the documents starting in [start_offset, end_offset) of a file, which
- *  for a split must be plain (not compressed) text or LDA-C, one document per line; start_offset
- *  is the start of a line, start_line its 1-based number, start_doc its document index. */
-typedef struct jsmf_ingest_piece {
-    const char *path;
-    uint64_t key;             /**< the fingerprint its record gets in the store ingested into */
-    uint64_t start_offset, start_line, start_doc;
-    uint64_t end_offset;      /**< 0: to the end of the file */
-} jsmf_ingest_piece;
-
-/** Ingest pieces as jsmf_ingest_files ingests files, each recorded under (key, 0): a piece
- *  already complete is skipped, a partial one resumed. Unlike jsmf_ingest_files, neither all
- *  pieces skipped nor pieces that add no document is an error: pieces are one process's share of
- *  a job (jsmf_ingest_dist), which judges the whole. */
-int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
-                       const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
-
-/* ---- several processes: an MPI job ------------------------------------------------------- */
+/* ---- an ingest on the ranks of an MPI job (jsmf_ingest_run with a communicator) -------------- */
 
 struct jsmf_comm;
 
+/** How a job cuts and exchanges its work. */
 typedef struct jsmf_ingest_dist_opts {
     const char *shard_dir;    /**< where each rank keeps its shard store and reduced rows (a
                                    node-local disk, say); NULL: STORE/mpi-ingest */
@@ -179,6 +156,7 @@ typedef struct jsmf_ingest_dist_opts {
                                    of the inputs' bytes per rank, at least 1 MiB */
 } jsmf_ingest_dist_opts;
 
+/** What a job did. */
 typedef struct jsmf_ingest_dist_summary {
     jsmf_ingest_summary ingest; /**< the job's totals (inputs_skipped: inputs complete already) */
     uint32_t pieces;            /**< pieces the inputs were cut into */
@@ -189,94 +167,6 @@ typedef struct jsmf_ingest_dist_summary {
     double seconds_ingest, seconds_exchange, seconds_commit;
     struct jsmf_comm_stats comm;/**< this rank's communication: bytes sent, calls, seconds */
 } jsmf_ingest_dist_summary;
-
-/** Ingest `paths` (files, no stdin) into one store with all ranks of `c`; every rank calls it
- *  with the same arguments, and rank 0 passes the store, opened for writing with its
- *  vocabulary (other ranks pass NULL; `store_path` names it on all). Rank 0 cuts the inputs into
- *  pieces (whole files; plain text and LDA-C files larger than a piece at line starts), each
- *  rank ingests its pieces into its own shard store with checkpoints, the shards' exact sums are
- *  added by row ranges (all-to-all rounds of about o->mem / 8 bytes a rank) and rank 0 commits
- *  the total as one checkpoint with one complete record per input. The store equals the one
- *  jsmf_ingest_files writes from the same inputs (C's sums, counters, word statistics and
- *  records), for any number of ranks. A job killed before that commit leaves the store as it
- *  was; run again with the same inputs and ranks, it resumes each shard from its checkpoint
- *  (with others, it starts over). o->mem is each rank's budget. Inputs the store holds completely
- *  are skipped unless o->force; all skipped is JSMF_EEXIST. An error on any rank is an error on
- *  all (jsmf_comm_agree). */
-int jsmf_ingest_dist(struct jsmf_comm *c, jsmf_store *s, const char *store_path,
-                     const char *const *paths, uint32_t n, const jsmf_ingest_opts *o,
-                     const jsmf_ingest_dist_opts *d, jsmf_ingest_dist_summary *sum);
-
-/* ---- the store an ingest writes (src/ingest/open_store.c) ----------------------------------- */
-
-/** How jsmf_ingest_open_store finds or makes the store. */
-typedef struct jsmf_ingest_store_opts {
-    const char *vocab;        /**< vocabulary file of a new store (formats/vocab.md); an
-                                   existing store must have the same. NULL: a new store counts
-                                   its inputs once with 'jsmf vocab' defaults (not stdin) */
-    uint32_t min_doc_len;     /**< of a new store */
-    int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
-    jsmf_format format;       /**< of the inputs, for the counting pass */
-    const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
-    uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */
-    int mem_below_need;       /**< as in jsmf_ingest_opts: skip that check */
-    jsmf_step_progress_fn progress; /**< of the counting pass on one process (what =
-                                   "vocabulary"; MB of the input being read), or NULL */
-    void *progress_arg;
-    const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
-                                   MPI job: jsmf_ingest_open_store_dist); NULL: as above */
-    int threads;              /**< of the counting pass (jsmf_read_opts.threads; 0: all cores) */
-} jsmf_ingest_store_opts;
-
-/** Open the store at `path` for writing, or create it when there is none (or one never
- *  initialised), its vocabulary from o->vocab or one counting pass over the `n` `inputs`. A new
- *  store is made only once its vocabulary is known, so a failed counting pass leaves nothing.
- *  *df gets the new vocabulary's document frequencies when it has them (for
- *  jsmf_ingest_opts.df; caller frees; NULL otherwise) and *counted what the counting pass
- *  counted (zero when none ran). */
-int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
-                           const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
-                           jsmf_vocab_stats *counted);
-
-/** jsmf_ingest_open_store for the ranks of an MPI job, all of which call it: when the store has
- *  to be created and o->vocab is NULL, the counting pass is shared among the ranks
- *  (jsmf_vocab_count_dist), then rank 0 opens or creates the store (*out; NULL on the other
- *  ranks). An error on any rank is an error on all. */
-int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
-                                uint32_t n, const jsmf_ingest_store_opts *o, jsmf_store **out,
-                                uint64_t **df, jsmf_vocab_stats *counted);
-
-/** One counting pass over `inputs` shared by the ranks of `c`, cut into pieces as
- *  jsmf_ingest_dist cuts them (`piece_bytes` 0: its default); the counts are added on rank 0,
- *  which curates them (*out, *st): the vocabulary one process would count. Other ranks get
- *  *out NULL. Stdin is refused. */
-int jsmf_vocab_count_dist(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
-                          const jsmf_read_opts *ro, const jsmf_vocab_opts *vo,
-                          uint64_t piece_bytes, jsmf_vocab **out, jsmf_vocab_stats *st);
-
-/** What an ingest did, for people: notes (a budget below what it needed, documents
- *  checkpointed alone, inputs skipped) and its summary, in lines of at most 80 columns for
- *  typical values, each "PREFIX: ..." (prefix NULL: none). `store` names the store, `mem` is
- *  the budget it was given. */
-void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
-                               const jsmf_ingest_summary *r);
-
-/* ---- a store this run creates ------------------------------------------------------------ */
-
-/** What a store's directory held before an ingest opened it (jsmf_ingest_target_note), so that
- *  a first ingest that fails before its first checkpoint leaves nothing behind. */
-typedef struct jsmf_ingest_target {
-    unsigned char existed[1 + JSMF_STORE_NFILES]; /**< the directory, then each store file */
-} jsmf_ingest_target;
-
-/** Note what exists at `path`; call before jsmf_store_open(path, JSMF_STORE_CREATE). */
-void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t);
-
-/** After a failed ingest: close `s` (NULL when the open itself failed) and, when the store
- *  holds no input record (no checkpoint was ever committed, so nothing can be resumed) and its
- *  data file is new, remove the files and directory that did not exist before. A store that
- *  existed is only closed, never changed. Returns 1 when something was removed. */
-int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s);
 
 /* ---- one ingest, as `jsmf ingest` runs it (src/ingest/run.c) ----------------------------- */
 
@@ -299,6 +189,10 @@ typedef struct jsmf_ingest_run_opts {
     void *counted_arg;
 } jsmf_ingest_run_opts;
 
+/** Fill `o` with the defaults of 'jsmf ingest': jsmf_ingest_opts_init's ingest, min_doc_len 5,
+ *  everything else 0 or NULL. */
+JSMF_API void jsmf_ingest_run_opts_init(jsmf_ingest_run_opts *o);
+
 /** What jsmf_ingest_run did. */
 typedef struct jsmf_ingest_run_summary {
     jsmf_vocab_stats vocab;   /**< the counting pass of a new store (zero when none ran) */
@@ -317,19 +211,19 @@ typedef struct jsmf_ingest_run_summary {
  *  an existing store stays at its last checkpoint. Surprises go to o->ingest.warn, also stdin
  *  that repeated content the store held completely (r->ingest.inputs_repeated). *r is filled
  *  as far as the run got. */
-int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
-                    const jsmf_ingest_run_opts *o, struct jsmf_comm *c,
-                    jsmf_ingest_run_summary *r);
+JSMF_API int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
+                             const jsmf_ingest_run_opts *o, struct jsmf_comm *c,
+                             jsmf_ingest_run_summary *r);
 
 /** The line of a counting pass (nothing when it kept no word): "PREFIX: vocabulary: W words
  *  kept of S seen in D documents". */
-void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+JSMF_API void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
 /** What a run did, for people: on several ranks a note when the shards of an earlier job were
  *  dropped; jsmf_ingest_summary_write of r->ingest (`store` and `mem` as there); on several
  *  ranks the job's times, pieces, rounds and rank 0's traffic, in two lines. */
-void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
-                           const jsmf_ingest_run_summary *r);
+JSMF_API void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+                                    const jsmf_ingest_run_summary *r);
 
 #ifdef __cplusplus
 }

@@ -1,13 +1,14 @@
-/* jsmf_io.h — reading corpora: byte streams (memory-mapped files, zstd frames decoded in
- * streaming chunks, stdin) and the three document formats (formats/inputs.md), yielding one
- * document at a time with the byte offset needed to resume after it.
+/* jsmf_io.h — reading corpora: the three document formats (formats/inputs.md) in files,
+ * zstd-compressed files or stdin, how text is cut into tokens, and the vocabulary pass that
+ * counts words over inputs ('jsmf vocab'). Every stage that reads documents (ingest, infer,
+ * eval) takes a jsmf_read_opts; the reader itself, one document at a time with the offset to
+ * resume after it, is internal (src/io/docs.h).
  *
  * CAVEATS
  *  - Offsets are positions in the *decoded* byte stream (the text a user would see after
  *    `zstd -dc`), so a checkpoint is the same whether the file is compressed or not.
  *  - Resuming a compressed input decodes and discards the bytes before the offset (zstd frames
  *    cannot be entered in the middle); resuming stdin needs the same stream piped again.
- *  - A document returned by jsmf_docs_next() is valid until the next call on the same reader.
  *  - Errors name the file (path, or "<stdin>"), the line and the byte offset.
  *  - A zstd *file* is decoded on a second thread (a ring of 4 x 4 MiB chunks) when the reader
  *    may use more than one (jsmf_read_opts.threads); stdin is always decoded inline.
@@ -30,11 +31,12 @@ typedef enum jsmf_format {
     JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
 } jsmf_format;
 
-/** Name of a format ("text", "uci", "ldac", "auto"), NULL for a value that is none, so that a
- *  front end lists the formats from JSMF_FORMAT_TEXT on until NULL; jsmf_format_parse() is the
- *  inverse (also taking "lda-c"; returns -1 for an unknown name). */
-const char *jsmf_format_name(jsmf_format f);
-int jsmf_format_parse(const char *name);
+/** Name of a format ("text", "uci", "ldac", "auto"), a static string, NULL for a value that is
+ *  none, so that a front end lists the formats from JSMF_FORMAT_TEXT on until NULL;
+ *  jsmf_format_parse() is the inverse (also taking "lda-c"; returns -1 for an unknown name;
+ *  never sets an error). */
+JSMF_API const char *jsmf_format_name(jsmf_format f);
+JSMF_API int jsmf_format_parse(const char *name);
 
 /** Tokeniser settings for text input. Tokens are maximal runs of ASCII letters (lowercased)
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
@@ -59,28 +61,14 @@ typedef struct jsmf_tokenizer {
  *  `out` (room for `len` bytes), and token i is (tok[i], toklen[i]) pointing into `out` (room for
  *  JSMF_TOKENS_MAX(len, t->min_len) entries). Returns the number of tokens. Never fails. A run
  *  that is not well-formed UTF-8 is dropped like one of the wrong length (formats/inputs.md). */
-uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
-                       const char **tok, uint32_t *toklen);
-
-/** What jsmf_tokenize_ex dropped that a user should hear about. */
-typedef struct jsmf_token_stats {
-    uint32_t bad_utf8;  /**< runs dropped that are not valid UTF-8, whatever their length */
-    uint32_t first_bad; /**< byte of `text` where the first of them starts */
-} jsmf_token_stats;
-
-/** jsmf_tokenize, also counting the tokens dropped as invalid UTF-8 (`st` may be NULL). */
-uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
-                          const char **tok, uint32_t *toklen, jsmf_token_stats *st);
-
-/** Why the tokenizer `t` can never produce `word` (so text input never matches that word of a
- *  vocabulary: "has an uppercase letter", "has a character that separates tokens", "is not
- *  valid UTF-8", "is shorter than 3 bytes", ...), or NULL when it can. */
-const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word);
+JSMF_API uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len,
+                                char *out, const char **tok, uint32_t *toklen);
 
 /** A warning for the user, one line without the program's name (e.g. "FILE:LINE: ..."); the
  *  library never prints, it hands warnings to such a callback. */
 typedef void (*jsmf_warn_fn)(void *arg, const char *msg);
 
+/** How inputs are read (fill with jsmf_read_opts_init). */
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
     jsmf_tokenizer tok;       /**< text only */
@@ -114,100 +102,8 @@ typedef struct jsmf_read_opts {
 /** Defaults: AUTO format, default tokenizer, no resume, default limits, all cores. */
 #define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
                                 NULL, NULL, 0, 0, 0}
-
-/** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
- *  8-byte words (masking off what lies beyond its length). */
-#define JSMF_TOKEN_PAD 32
-
-/** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
- *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes.
- *  For UCI and LDA-C, ids/counts are the file's own word ids
- *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
-typedef struct jsmf_doc {
-    uint64_t index;         /**< 0-based document number within the input */
-    uint64_t line;          /**< 1-based line where the document starts */
-    uint64_t offset;        /**< decoded byte offset where it starts */
-    uint64_t next_offset;   /**< decoded byte offset just after it: the resume point */
-    uint64_t next_line;     /**< line number at next_offset */
-    uint32_t ntokens;       /**< text: number of tokens */
-    const char *const *tok; /**< text: token starts */
-    const uint32_t *toklen; /**< text: token lengths */
-    uint32_t nids;          /**< uci/ldac: number of distinct ids */
-    const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
-    const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
-    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
-                                 NUL-terminated; NULL for other formats */
-    size_t text_len;        /**< text: its length in bytes */
-    uint64_t ndocs;         /**< documents it stands for: 1, or (jsmf_read_opts.empty_runs) a
-                                 run of that many empty ones, numbered index .. index+ndocs-1 */
-} jsmf_doc;
-
-typedef struct jsmf_docs jsmf_docs;
-
-/** Open `path` ("-" = stdin, refused if stdin is a terminal) for reading documents. Detects zstd
- *  by its magic number. Validates the UCI header and loads its vocabulary file. */
-int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
-
-/** Next document: sets *got to 1 and fills *doc, or *got to 0 at the end of input; returns 0
- *  or a negative JSMF_E* code (message names file, line, byte offset). Empty lines are
- *  documents with no tokens. */
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
-
-/** The format actually being read (after sniffing). */
-jsmf_format jsmf_docs_format(const jsmf_docs *r);
-
-/** UCI (and LDA-C opened with a vocabulary): the words of the file's vocabulary (row i = id i);
- *  NULL otherwise. Owned by the reader. */
-const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
-
-/** The input's size in bytes on disk (0 when unknown, e.g. stdin) — for progress. */
-uint64_t jsmf_docs_size(const jsmf_docs *r);
-
-/** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with
- *  jsmf_docs_size() this gives a progress fraction also for compressed input. */
-uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
-
-/** A name for messages: the path, or "<stdin>". */
-const char *jsmf_docs_name(const jsmf_docs *r);
-
-/** Tell `progress` (NULL: nothing) how far `r` has read: what = jsmf_docs_name, done =
- *  jsmf_docs_disk_position and total = jsmf_docs_size (0 unknown), both in "MB" (1e6 bytes). */
-void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg);
-
-void jsmf_docs_close(jsmf_docs *r);
-
-/** What a reader met that is not an error but may surprise (formats/inputs.md, "Warnings"). */
-typedef struct jsmf_read_stats {
-    uint64_t docs;            /**< documents returned */
-    uint64_t empty_docs;      /**< of them, without a token (text) or a word (UCI, LDA-C); with
-                                   raw_text, those of no bytes */
-    uint64_t bad_utf8;        /**< text, not raw: tokens dropped as invalid UTF-8 */
-    uint64_t bad_utf8_line;   /**< line and decoded byte offset where the first of them starts */
-    uint64_t bad_utf8_offset;
-} jsmf_read_stats;
-
-void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out);
-
-/** Hand `warn` one message per surprise of an input read to its end, naming it (`name`) and
- *  where the first occurrence is: "NAME: empty input: no documents", "NAME: all N documents are
- *  empty ...", "NAME:LINE: invalid UTF-8 at byte B: N tokens ... dropped". */
-void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
-                          void *arg);
-
-/** Content fingerprint of a file: a 64-bit hash of its bytes as stored (compressed or not) and
- *  its size. For "-" returns JSMF_ENOTSUP (a stream can be hashed only while it is read). */
-int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size);
-
-/** The same fingerprint of the input a reader is reading, computed from the bytes it read —
- *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
- *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
-int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
-
-/** Streaming form of the same hash, for stdin: init, update with consecutive chunks, final. */
-typedef struct jsmf_hash { uint64_t state[4]; uint64_t total; unsigned char buf[32]; uint32_t nbuf; } jsmf_hash;
-void jsmf_hash_init(jsmf_hash *h);
-void jsmf_hash_update(jsmf_hash *h, const void *data, size_t len);
-uint64_t jsmf_hash_final(const jsmf_hash *h);
+/** Fill `o` with those defaults (the static initialiser JSMF_READ_OPTS_DEFAULT is the same). */
+JSMF_API void jsmf_read_opts_init(jsmf_read_opts *o);
 
 /* ---------------------------------------------------------------------------------------------
  * Vocabulary pass: one streaming pass over inputs counting, per word, its document frequency
@@ -232,6 +128,8 @@ typedef struct jsmf_vocab_opts {
 } jsmf_vocab_opts;
 
 #define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5, NULL, NULL}
+/** Fill `o` with the defaults above (the same as JSMF_VOCAB_OPTS_DEFAULT). */
+JSMF_API void jsmf_vocab_opts_init(jsmf_vocab_opts *o);
 
 typedef struct jsmf_vocab_stats {
     uint64_t docs_read;          /**< documents read from all inputs */
@@ -244,62 +142,38 @@ typedef struct jsmf_vocab_stats {
     uint64_t words_kept;         /**< size of the curated vocabulary */
 } jsmf_vocab_stats;
 
-typedef struct jsmf_vocab_counter jsmf_vocab_counter;
-
-int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out);
-
-/** Count every document of `path` (any format; "-" = stdin). UCI words come from its
- *  vocabulary file; LDA-C words from `ro->uci_vocab` when given, else the decimal ids.
- *  Text is tokenised and counted on ro->threads threads when that is 3 or more (one word table
- *  each, merged by finish); the result does not depend on the thread count. `progress` (or
- *  NULL) is told how far the input is read (jsmf_docs_progress: what = `path`, "<stdin>" for
- *  "-"; MB). Errors are those of jsmf_docs_open/next; after an error the counter may hold part
- *  of the input. */
-int jsmf_vocab_counter_add(jsmf_vocab_counter *c, const char *path, const jsmf_read_opts *ro,
-                           jsmf_step_progress_fn progress, void *arg);
-
-/** Curate and return the vocabulary (words with df and tf, sorted by df descending, ties by
- *  word bytes ascending — deterministic); `stats` may be NULL. An empty result is not an error.
- *  Call once; then only jsmf_vocab_counter_free. */
-int jsmf_vocab_counter_finish(jsmf_vocab_counter *c, jsmf_vocab **out, jsmf_vocab_stats *stats);
-
-void jsmf_vocab_counter_free(jsmf_vocab_counter *c);
-
-/** The counts so far as bytes (words with their df and tf, and the documents and tokens read),
- *  for another process to add with jsmf_vocab_counter_unpack: processes that each counted part of
- *  the inputs, added, give the counts of one pass over all of them. Caller frees *out. */
-int jsmf_vocab_counter_pack(jsmf_vocab_counter *c, unsigned char **out, uint64_t *len);
-/** Add counts packed by jsmf_vocab_counter_pack (a counter with the same options); packed
- *  counts cut short are JSMF_EFORMAT and add nothing. */
-int jsmf_vocab_counter_unpack(jsmf_vocab_counter *c, const unsigned char *buf, uint64_t len);
-
-/** One counting pass over the `n` inputs and the curated vocabulary (jsmf vocab, and a new
- *  store's): jsmf_vocab_counter_new, _add of each input, _finish. `progress` (or NULL) is told
- *  how far each input is read, as by jsmf_vocab_counter_add (what = the input's path; MB). */
-int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress, void *arg,
-                     jsmf_vocab **out, jsmf_vocab_stats *st);
+/** One counting pass over the `n` inputs (paths, "-" = stdin) and the curated vocabulary (jsmf
+ *  vocab, and a new store's) into *out: words with df and tf, sorted by df descending, ties by
+ *  word bytes ascending (free with jsmf_vocab_free; an empty vocabulary is no error). UCI words
+ *  come from its vocabulary file, LDA-C words from ro->uci_vocab when given, else the decimal
+ *  ids. The result does not depend on ro->threads. `progress` (or NULL) is told how far each
+ *  input is read (what = the input's path; MB). *st (may be NULL) gets what was counted.
+ *  Errors: those of reading the inputs (JSMF_ENOTFOUND, JSMF_EFORMAT naming file and line,
+ *  JSMF_EIO). */
+JSMF_API int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                              const jsmf_vocab_opts *vo, jsmf_step_progress_fn progress,
+                              void *arg, jsmf_vocab **out, jsmf_vocab_stats *st);
 
 /** jsmf vocab: one counting pass (jsmf_vocab_count) and its vocabulary written to `output`
  *  ("-": standard output; jsmf_vocab_save, whole or not at all). A pass that keeps no word is
  *  JSMF_EFORMAT ("no words kept: ...; OUTPUT not written", naming the counts and the --min-df
  *  and --max-df-frac that dropped them) and writes nothing: an existing `output` stays as it
  *  was. `vo` NULL: JSMF_VOCAB_OPTS_DEFAULT. *st gets what was counted, also on that error.
- *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). */
-int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
-                     const jsmf_vocab_opts *vo, const char *output,
-                     jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
+ *  `progress` (or NULL): as in jsmf_vocab_count (what = the input's path; MB). Errors also
+ *  those of jsmf_vocab_count and jsmf_vocab_save. */
+JSMF_API int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                              const jsmf_vocab_opts *vo, const char *output,
+                              jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st);
 
 /** What a counting pass did (jsmf vocab), for people: documents and tokens read and counted,
  *  the words dropped by each rule and kept, in lines of at most 80 columns for typical
  *  values, each "PREFIX: ..." (prefix NULL: none). */
-void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
+JSMF_API void jsmf_vocab_stats_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
-/** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
-int jsmf_stopwords_en(jsmf_vocab **out);
-/** The stopwords `spec` names: "en" (jsmf_stopwords_en), "none" (*out NULL) or a vocabulary
- *  file (formats/vocab.md). */
-int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
+/** The stopwords `spec` names into *out (free with jsmf_vocab_free): "en" (the English list
+ *  compiled in, ~340 words), "none" (*out NULL) or a vocabulary file (formats/vocab.md; errors
+ *  those of jsmf_vocab_load). */
+JSMF_API int jsmf_stopwords_load(const char *spec, jsmf_vocab **out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* jsmf_store.h — the LMDB store (formats/store.md): the fixed vocabulary, the rows of the
  * co-occurrence sum, document/token counters and per-input checkpoints, in one environment.
- * The fit, fdm and eval stages read the store only through this header.
+ * The fit, fdm and eval stages read the store only through this header; ingest (jsmf_ingest.h)
+ * writes it, merge and export (below) make new files of it.
  *
  * CAVEATS
  *  - One writer at a time across processes (a second gets JSMF_EBUSY); any number of readers,
@@ -27,25 +28,18 @@ typedef struct jsmf_store jsmf_store;
 enum {
     JSMF_STORE_RDONLY = 0, /**< read only; the store must exist */
     JSMF_STORE_WRITE = 1,  /**< open for writing (takes the writer lock); must exist */
-    JSMF_STORE_CREATE = 2  /**< with WRITE: create if missing (then the vocabulary must be set) */
+    JSMF_STORE_CREATE = 2  /**< with WRITE: make the environment when missing; it is a store
+                                only once an ingest sets its vocabulary (jsmf_store_create
+                                makes one with its vocabulary at once) */
 };
 
-/** Open a store directory. Errors: JSMF_ENOTFOUND, JSMF_EVERSION, JSMF_EBUSY, JSMF_ESTORE. */
-int jsmf_store_open(const char *path, int flags, jsmf_store **out);
-void jsmf_store_close(jsmf_store *s);
-
-/** How many files a store's directory holds: data.mdb, lock.mdb and writer.lock, in that order
- *  (the indices of jsmf_store_files_exist and jsmf_store_files_remove). */
-#define JSMF_STORE_NFILES 3
-
-/** Whether each of the store files exists in the directory `path` (lstat: a dangling link
- *  counts), into exists[0 .. JSMF_STORE_NFILES-1]. */
-void jsmf_store_files_exist(const char *path, unsigned char exists[JSMF_STORE_NFILES]);
-
-/** Remove the store files in the directory `path`, but those that `keep` flags (NULL: all go);
- *  then, when `dir`, the directory itself if nothing else is in it. No store may be open on
- *  `path` but the caller's own (whose writer lock keeps other writers out). */
-void jsmf_store_files_remove(const char *path, const unsigned char *keep, int dir);
+/** Open the store directory `path` (flags JSMF_STORE_*) into *out (end with jsmf_store_close).
+ *  Errors: JSMF_ENOTFOUND (no store there), JSMF_EVERSION (a newer format), JSMF_EBUSY (WRITE
+ *  while another process writes), JSMF_ESTORE (LMDB), JSMF_EIO. */
+JSMF_API int jsmf_store_open(const char *path, int flags, jsmf_store **out);
+/** Close a store (NULL is fine): its source's read transaction ends, a writer's lock is
+ *  released. What an ingest committed stays; nothing else is written. */
+JSMF_API void jsmf_store_close(jsmf_store *s);
 
 /** Counters of the whole store (one consistent snapshot). */
 typedef struct jsmf_store_stats {
@@ -66,18 +60,22 @@ typedef struct jsmf_store_stats {
                                   last checkpoint recounted); jsmf_store_source counts exactly */
 } jsmf_store_stats;
 
-int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
+/** The store's counters into *out. Errors: JSMF_ESTORE. */
+JSMF_API int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
 
 /** The vocabulary in row order, with per-word document and term frequencies counted over the
- *  documents ingested so far (df/tf arrays are always present). Caller frees. */
-int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
+ *  documents ingested so far (df/tf arrays are always present), into *out: the caller frees it
+ *  with jsmf_vocab_free. Errors: JSMF_ESTORE, JSMF_ENOMEM. */
+JSMF_API int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
 
 /** A matrix source over the normalised C of this store. The source holds one read transaction
  *  from this call until jsmf_store_source_release() (or jsmf_store_close), so every scan sees
  *  the same snapshot even while an ingest commits; release it when the passes over C are done,
- *  since an open reader keeps LMDB from reusing pages. */
-int jsmf_store_source(jsmf_store *s, jsmf_source *out);
-void jsmf_store_source_release(jsmf_store *s);
+ *  since an open reader keeps LMDB from reusing pages. `out` is valid until then; a second
+ *  call before the release gives the same snapshot. Errors: JSMF_ESTORE. */
+JSMF_API int jsmf_store_source(jsmf_store *s, jsmf_source *out);
+/** End the read transaction of jsmf_store_source (nothing when there is none). */
+JSMF_API void jsmf_store_source_release(jsmf_store *s);
 
 /** What one read of all of C found (jsmf_store_check). */
 typedef struct jsmf_store_check_result {
@@ -92,18 +90,17 @@ typedef struct jsmf_store_check_result {
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
  *  increasing within a row. JSMF_ESTORE names the first corrupt row; a count other than the
  *  store's nnz is JSMF_ESTORE too. */
-int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
+JSMF_API int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
 
 /** What jsmf_store_check found in the store at `path`, for people: two lines, each
  *  "PREFIX: ..." (prefix NULL: none) — the entries and their sum, then the content digest and
  *  the bytes read in how long. */
-void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
-                            const jsmf_store_check_result *r);
-
+JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
+                                     const jsmf_store_check_result *r);
 
 /* ---------------------------------------------------------------------------------------------
- * Write side: used by ingest and merge. A write handle (JSMF_STORE_WRITE) holds the store's
- * writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
+ * Creating a store, and what it records. A write handle (JSMF_STORE_WRITE, jsmf_store_create)
+ * holds the store's writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
@@ -119,26 +116,20 @@ typedef struct jsmf_store_params {
     uint32_t tok_max_len;
 } jsmf_store_params;
 
-/** Set the vocabulary and parameters of a store just created with JSMF_STORE_CREATE (the store
- *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
-int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
-
 /** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
- *  JSMF_STORE_CREATE, then jsmf_store_init) and return it open for writing. `path` may be
- *  missing, an empty directory or a store never initialised; one with a vocabulary is
- *  JSMF_EEXIST. On error nothing this call made is left behind (the environment's files, and
- *  the directory when it made it); an environment that was there is left as it was. */
-int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
-                      jsmf_store **out);
+ *  JSMF_STORE_CREATE, setting the vocabulary) and return it in *out, open for writing (end with
+ *  jsmf_store_close; `v` is copied). `path` may be missing, an empty directory or a store never
+ *  initialised; one with a vocabulary is JSMF_EEXIST, another writer JSMF_EBUSY. On error
+ *  nothing this call made is left behind (the environment's files, and the directory when it
+ *  made it); an environment that was there is left as it was. */
+JSMF_API int jsmf_store_create(const char *path, const jsmf_vocab *v,
+                               const jsmf_store_params *p, jsmf_store **out);
 
-/** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
-int jsmf_store_has_vocab(jsmf_store *s);
+/** The parameters fixed at creation into *out. Errors: JSMF_ESTORE. */
+JSMF_API int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 
-/** The parameters fixed at creation. */
-int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
-
-/** The directory a store was opened from (for messages). */
-const char *jsmf_store_path(const jsmf_store *s);
+/** The directory a store was opened from (for messages), owned by the store. */
+JSMF_API const char *jsmf_store_path(const jsmf_store *s);
 
 /** Input record states. JSMF_INPUT_REMOVE appears only in a flush (jsmf_store_flush.inputs):
  *  the record with that key is deleted (nothing when there is none); records of a flush are
@@ -159,104 +150,28 @@ typedef struct jsmf_store_input {
     char path[1024];         /**< the path as given ("-" for stdin), for messages */
 } jsmf_store_input;
 
-/** All input records in key order (fingerprint, occurrence). Caller frees *out. */
-int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
+/** All input records in key order (fingerprint, occurrence): *n records in *out, an array the
+ *  caller frees with free() (NULL when there are none). Errors: JSMF_ESTORE, JSMF_ENOMEM. */
+JSMF_API int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n);
 
 /** What a store holds (jsmf info, src/store/info.c): its counters `st` and its `n` input
  *  records `in`, on `f` as aligned text or as one JSON object (`json`); `path` names it. */
-void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
-                           const jsmf_store_input *in, uint32_t n, int json);
+JSMF_API void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
+                                    const jsmf_store_input *in, uint32_t n, int json);
 
-#if defined(__SIZEOF_INT128__)
-typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
-
-/** Counter increments of one flush. */
-typedef struct jsmf_store_counts {
-    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
-} jsmf_store_counts;
-
-/** Delivers the C increments of one flush, row by row in strictly increasing row order, columns
- *  strictly increasing within a row (both triangles). Called as often as needed: each call must
- *  deliver the same rows (a flush is replayed when the map must grow). emit() returns 0 or an
- *  error that the producer must return. */
-typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols,
-                                const jsmf_sum *vals, uint32_t n);
-typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
-
-/** Rows encoded by their producer (jsmf_store_encode_row), so that producers with threads
- *  encode in parallel: emit() takes the records of one row, rows in strictly increasing order.
- *  Otherwise as jsmf_rows_fn. */
-typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned char *rec,
-                                    size_t len, uint32_t entries);
-typedef int (*jsmf_encoded_rows_fn)(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
-
-/** Bytes jsmf_store_encode_row may write for a row of n entries. */
-size_t jsmf_store_row_bytes(uint32_t n);
-/** Encode row `row` (n > 0 entries, columns strictly increasing) into buf, which must hold
- *  jsmf_store_row_bytes(n); returns the bytes written. Thread-safe. */
-size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
-                             const jsmf_sum *vals, uint32_t n);
-
-/** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
- *  NULL), and the input records to write (replacing the records with the same key). */
-typedef struct jsmf_store_flush {
-    jsmf_rows_fn rows;                 /**< NULL when there is nothing to add to C */
-    jsmf_encoded_rows_fn rows_encoded; /**< instead of rows: the rows already encoded */
-    void *rows_arg;                    /**< the argument of either */
-    jsmf_store_counts counts;
-    const uint64_t *df, *tf;
-    const jsmf_store_input *inputs;
-    uint32_t n_inputs;
-    int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
-                                            the last checkpoint of an ingest; other checkpoints
-                                            leave an upper bound */
-} jsmf_store_flush;
-
-/** Apply a flush: its C increments become a new run, written in transactions of bounded size
- *  (jsmf_store_set_write_budget) and registered, with the counters, word statistics and input
- *  records, by one last transaction that is synced: the checkpoint. Then the newest runs may be
- *  merged (compaction). On MDB_MAP_FULL the map is grown and the flush replayed. On any error
- *  the store stays at its previous checkpoint (JSMF_ENOSPC for a full disk). */
-int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f);
-
-/** A row of exact sums (formats/store.md: the stored fixed-point integers), columns increasing. */
-typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
-                               const jsmf_sum *sums, uint32_t n);
-/** Visit the non-empty rows in [r0, r1) of C as exact sums, in row order, in one snapshot: what
- *  processes that each ingested part of a corpus exchange to add their parts exactly. */
-int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
-/** count[i] = the entries of row i of C (N entries; one pass reading columns only). */
-int jsmf_store_row_entries(jsmf_store *s, uint64_t *count);
-
-/** Bytes a write transaction may hold (default 32 MiB). */
-void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes);
-
-/** The most memory a commit of this store takes with the current write budget: the staging
- *  buffer, LMDB's dirty pages of one transaction and the row buffers of its readers. */
-uint64_t jsmf_store_write_memory(const jsmf_store *s);
-/** The same for a store of `n_words` words with write budget `txn_bytes`, before it exists. */
-uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes);
-#endif
-
-/** Combine stores with identical vocabularies and parameters into a new store `out` (which must
- *  not exist): C sums, counters, word statistics and input records add. JSMF_EMISMATCH names the
- *  first differing word. */
-int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
-
-/** Write the normalised C as MatrixMarket coordinate real symmetric (lower triangle, 1-based),
- *  streamed to `f`. */
-int jsmf_store_export_mm(jsmf_store *s, FILE *f);
-
-/** Write the normalised C as a dense N x N float64 .npy (C order), one row at a time.
- *  JSMF_EINVAL when N x N x 8 bytes exceeds `max_bytes`. */
-int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes);
+/** Combine the `n` stores at `paths`, with identical vocabularies and parameters, into a new
+ *  store `out`: C sums, counters, word statistics and input records add. Errors: JSMF_EEXIST
+ *  (`out` exists), JSMF_EMISMATCH (names the first differing word or parameter), and those of
+ *  jsmf_store_open for the inputs. */
+JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n);
 
 /** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
  *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
  *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
  *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
- *  existing OUT as it was. */
-int jsmf_store_export(jsmf_store *s, const char *out, int npy);
+ *  existing OUT as it was. Errors: JSMF_EINVAL (.npy above 4 GiB),
+ *  JSMF_EIO and JSMF_ENOSPC naming the file, JSMF_ESTORE. */
+JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
 
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).
@@ -270,7 +185,8 @@ typedef enum jsmf_source_kind {
                                 export writes it) or 'general'; duplicate entries add up */
 } jsmf_source_kind;
 
-/** An opened input: C as a source, its vocabulary and, for a store, the store. */
+/** An opened input: C as a source, its vocabulary and, for a store, the store. The input owns
+ *  all of them until jsmf_source_close. */
 typedef struct jsmf_source_input {
     jsmf_source_kind kind;
     jsmf_source src;        /**< C; scans see one snapshot (a store's read transaction) */
@@ -297,20 +213,10 @@ enum {
  *  have N words (JSMF_EMISMATCH); when absent vocab is NULL, or JSMF_ENOTFOUND with
  *  JSMF_SOURCE_NEED_VOCAB.
  *  JSMF_ENOTFOUND when nothing is at `path`. On error *out holds nothing to close. */
-int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
+JSMF_API int jsmf_source_open(const char *path, int flags, jsmf_source_input *out);
 
 /** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
-void jsmf_source_close(jsmf_source_input *in);
-
-/** "store", "npy" or "mtx". */
-const char *jsmf_source_kind_name(jsmf_source_kind kind);
-
-struct jsmf_json; /* jsmf_model.h */
-
-/** The provenance of a model fitted from `in` (opened from `path`), into summary.json
- *  (formats/model.md) inside an open object: for a store the object "store" (path,
- *  fingerprint, docs, tokens), for a matrix file "input" (path, kind "npy" or "mtx"). */
-void jsmf_source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
+JSMF_API void jsmf_source_close(jsmf_source_input *in);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
+
 static _Thread_local char errbuf[1024];
 /* The code errbuf was raised with: a handled failure leaves its message behind, and a later
  * failure that returned a different code must not be explained by it. */

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "out.h"
+
 enum { OUT_STDOUT, OUT_DIRECT, OUT_REPLACE };
 
 struct jsmf_out {

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out.h"
+#include "vocab.h"
+
 void jsmf_vocab_free(jsmf_vocab *v)
 {
     if (!v)

@@ -8,6 +8,7 @@
 
 #include "jsmf_eval.h"
 #include "eval_util.h"
+#include "core/error.h"
 
 struct jsmf_docmetrics {
     const jsmf_model *m;

@@ -7,6 +7,8 @@
 #include "jsmf_eval.h"
 #include "core/grow.h"
 #include "io/docmap.h"
+#include "eval_internal.h"
+#include "io/docs.h"
 
 struct jsmf_docreader {
     const char *const *paths;

@@ -6,6 +6,10 @@
 #include "jsmf_eval.h"
 #include "jsmf_store.h"
 #include "core/threads.h"
+#include "core/error.h"
+#include "core/vocab.h"
+#include "eval_internal.h"
+#include "model/json.h"
 
 static void progress(const jsmf_eval *e, const char *what, double done, double total,
                      const char *unit)
@@ -40,7 +44,7 @@ int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
 }
 
 int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
-                         uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
+                     uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
 {
     jsmf_docreader *r = NULL;
     jsmf_docbatch b = {0};

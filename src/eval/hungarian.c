@@ -7,6 +7,7 @@
 
 #include "jsmf_eval.h"
 #include "core/threads.h"
+#include "eval_internal.h"
 
 int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total)
 {

@@ -7,6 +7,7 @@
 
 #include "jsmf_eval.h"
 #include "eval_util.h"
+#include "core/error.h"
 
 /* One EM step at theta on the document's rows of B gathered densely (rows x k): the
  * log-likelihood per token, the gradient per token g (sum_k theta_k g_k = 1, so the Frank-Wolfe
@@ -157,7 +158,7 @@ int jsmf_theta_fit(const double *B, uint32_t k, const uint32_t *ids, const doubl
 }
 
 int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf_infer_opts *opts,
-                     double *theta)
+                         double *theta)
 {
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
     #pragma omp parallel num_threads(eval_threads(opts ? opts->threads : 0))
@@ -186,4 +187,9 @@ int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf
         free(cnt);
     }
     return jsmf_error_restore(&err);
+}
+
+void jsmf_infer_opts_init(jsmf_infer_opts *o)
+{
+    *o = (jsmf_infer_opts)JSMF_INFER_OPTS_DEFAULT;
 }

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include "jsmf_eval.h"
+#include "core/out.h"
+#include "eval_internal.h"
 
 /* A weight of theta: below 1e-7 (far inside the fit's tolerance) printed as 0, not as the
  * residue EM leaves on topics it drives towards zero. */

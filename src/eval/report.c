@@ -12,6 +12,9 @@
 #include "jsmf_eval.h"
 #include "eval_util.h"
 #include "report_page.h"
+#include "core/out.h"
+#include "eval_internal.h"
+#include "model/json.h"
 
 /* p(z) = row sums of A; uniform when A carries no mass. */
 static void topic_sizes(const jsmf_model *m, double *p)
@@ -496,4 +499,9 @@ int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_op
     if (rc)
         return rc;
     return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, opts));
+}
+
+void jsmf_report_opts_init(jsmf_report_opts *o)
+{
+    *o = (jsmf_report_opts)JSMF_REPORT_OPTS_DEFAULT;
 }

@@ -15,6 +15,7 @@
 #include "core/durable.h"
 #include "core/grow.h"
 #include "core/hash.h"
+#include "core/error.h"
 
 #define CKPT_MAGIC "JSMFFDMC"
 #define CKPT_VERSION 2u

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "fdm_internal.h"
+#include "core/error.h"
 
 #ifdef JSMF_CUDA_SO_BUILD
 #define CUDA_SO_BUILD JSMF_CUDA_SO_BUILD

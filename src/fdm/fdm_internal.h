@@ -14,6 +14,92 @@
 extern "C" {
 #endif
 
+typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
+
+/** Build a sampler from `src` within `mem_budget` bytes (0 = no limit). Values must be finite
+ *  and non-negative (JSMF_EFORMAT otherwise); a source with no positive mass is JSMF_EINVAL. */
+int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
+void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s);
+void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
+
+/** Draw pairs number first .. first+count-1 of the stream (seed, stream) into u[], v[]. Each
+ *  pair is a pure function of (seed, stream, index). Thread safe (read only). */
+void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+                           uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
+
+/** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
+ *  out[N], zero outside the row's columns; recovered exactly from its alias table. */
+void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
+
+/** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler. */
+typedef struct jsmf_fdm_sampler_tables {
+    uint32_t n;
+    uint64_t kept;
+    const float *row_prob;     /**< N: alias probability of each row */
+    const uint32_t *row_alias; /**< N */
+    const uint64_t *rowptr;    /**< N+1: start of each row's entries */
+    const float *prob;         /**< kept: alias probability within the row */
+    const uint32_t *alias;     /**< kept: alias, as an index within the row */
+    const uint32_t *col;       /**< kept: column (the second word of the pair) */
+} jsmf_fdm_sampler_tables;
+void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+
+/** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
+ *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
+ *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
+void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p);
+
+struct jsmf_source_input; /* jsmf_store.h */
+struct jsmf_model;        /* jsmf_model.h */
+
+/** --init auto: the spectral fit of `in` ('jsmf fit' defaults, p->k topics, p->threads) as the
+ *  start: p->init_B and p->init_A point into *out, which the caller frees after training. When
+ *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
+ *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
+ *  I/O are returned. */
+int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
+                           struct jsmf_model **out);
+
+/** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
+ *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
+ *  and p->init_A (into *out, freed by the caller after training). */
+int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
+                        struct jsmf_model **out);
+
+/** What summary.json records of a run besides its parameters and its result. */
+typedef struct jsmf_fdm_run {
+    const char *input;  /**< INPUT as given */
+    const char *device; /**< the device asked for: "auto", "cpu" or "cuda" */
+    const char *init;   /**< the start asked for: "auto", "none", "random" or a MODEL */
+    double seconds;     /**< the run's wall time so far */
+} jsmf_fdm_run;
+
+/** Write `r` as the model directory `dir` (jsmf_model_save; an existing one is replaced only
+ *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
+ *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
+ *  (when set) has done its job and is removed. */
+int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
+                  const jsmf_fdm_run *run, struct jsmf_source_input *in);
+
+/** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
+ *  memory. */
+char *jsmf_fdm_checkpoint_path(const char *dir);
+
+/** 0 when the CUDA back end is compiled in and a GPU answers (its name copied to `name`);
+ *  JSMF_ENOTSUP with a message otherwise. */
+int jsmf_fdm_cuda_probe(char *name, size_t len);
+
+/** Loss of one batch and gradients with respect to the logits (wmu N x K, walpha K x K), in
+ *  double on the CPU. Outputs gmu/galpha may be NULL to get the loss only. */
+int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                           const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                           double *gmu, double *galpha);
+/** The same computed by the CUDA back end (float on the device); JSMF_ENOTSUP without one. */
+int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
+                            double *gmu, double *galpha);
+
+
 /* Philox4x32-10 (Salmon et al. 2011): four 32-bit words from a 128-bit counter and 64-bit key.
  * Stateless, so a draw is a pure function of (seed, stream, index). */
 static inline void fdm_philox(uint64_t seed, uint64_t stream, uint64_t index, uint32_t out[4])

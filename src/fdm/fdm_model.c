@@ -12,6 +12,13 @@
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
+#include "core/error.h"
+#include "core/out.h"
+#include "core/vocab.h"
+#include "model/json.h"
+#include "model/model.h"
+#include "model/summary.h"
+#include "store/source_open.h"
 
 int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_model **out)
 {
@@ -279,4 +286,9 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     jsmf_source_close(&in);
     free(ckpt);
     return rc;
+}
+
+void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d)
+{
+    *d = (jsmf_fdm_dir_opts){.init = "auto"};
 }

@@ -10,6 +10,8 @@
 
 #include "core/threads.h"
 #include "fit_internal.h"
+#include "core/vocab.h"
+#include "mpi/comm.h"
 
 /* Measured crossover (tools/bench/fit, this 2-core machine): below it the dense LAPACK path is
  * faster than the streaming one. */

@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "fit_internal.h"
+#include "mpi/comm.h"
 
 /* Alg. 2 picks argmax_i u_i, u_i = ||P_i||^2 - sum_l <q_l, P_i>^2, and subtracts <q_k, P_i>^2
  * from every u_i after each pick: a pass over all rows per anchor. Here the u_i are updated

@@ -6,6 +6,9 @@
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
 #include "jsmf_store.h"
+#include "fit_internal.h"
+#include "model/model.h"
+#include "mpi/comm.h"
 
 /* Rank 0 alone writes: the model with its summary.json, and the rectified C when asked. */
 static int write_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "jsmf.h"
-#include "jsmf_comm.h"
+#include "mpi/comm.h"
 #include "jsmf_fit.h"
 #include "core/clock.h"
 
@@ -331,5 +331,25 @@ void fit_recover_a_diag(uint32_t k, const double *B, const double *Css, const ui
                         double *A);
 int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A);
 double fit_recover_alpha(uint32_t k, const double *A, double *alpha);
+
+/** The rectified C of the dense path as an N x N array (tests compare it with a reference):
+ *  runs only step 1 with the given options. Caller frees *X. */
+int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
+
+/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
+ *  tests; N x N). */
+int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
+
+/** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
+ *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
+int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
+
+/** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
+ *  the compressed iterate (which stops earlier when it has converged). */
+uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
+
+/** Name of a jsmf_fit_opts.mode value for messages and summary.json ("auto", "dense", ...).
+ *  (The method names are public: jsmf_fit.h.) */
+const char *jsmf_fit_mode_name(int v);
 
 #endif

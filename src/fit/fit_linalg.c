@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "core/threads.h"
 #include "fit_internal.h"
+#include "mpi/comm.h"
 
 /* C (p x q) = A^T B with A (n x p), B (n x q): partial products per chunk of FIT_CHUNK rows,
  * computed in parallel (single-threaded BLAS inside), summed in chunk order. */

@@ -12,6 +12,7 @@
 #include <lapacke.h>
 
 #include "fit_internal.h"
+#include "mpi/comm.h"
 
 /* Pseudo-inverse of a small symmetric matrix through its eigendecomposition. */
 static void sym_pinv(uint32_t k, const double *H, double *out)

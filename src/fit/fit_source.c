@@ -23,6 +23,7 @@
 
 #include "fit_internal.h"
 #include "jsmf_comm.h"
+#include "mpi/comm.h"
 
 /* Rows per block: the unit of parallel work and of the dense GEMM. A block is the rows
  * [64 b, 64 b + 64) of C, whatever is buffered, so that which rows share a GEMM (and with it

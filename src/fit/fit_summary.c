@@ -6,6 +6,13 @@
 #include "fit_internal.h"
 #include "jsmf_fit.h"
 #include "jsmf_store.h"
+#include "core/out.h"
+#include "fit_internal.h"
+#include "model/json.h"
+#include "model/model.h"
+#include "model/npy.h"
+#include "model/summary.h"
+#include "store/source_open.h"
 
 static const char *anchor_space_name(int v)
 {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/flush.h"
+
 #define EMPTY 0 /* keys are stored plus one, so fresh (zero) memory is empty */
 
 /* A flush sorts rows of RADIX_MIN to RADIX_MAX entries (RADIX_MAX: the scratch's size) by an

@@ -6,6 +6,7 @@
 #define JSMF_ACCUM_H
 
 #include "jsmf_store.h"
+#include "store/flush.h"
 
 typedef struct accum accum;
 

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/flush.h"
+#include "store/runs.h"
+
 /* Bytes kept per distinct word of a document: its id and count, and, once indexed, the
  * document and count in the word's posting list. Per document: its start, q and the value of
  * a product of 1. */

@@ -8,6 +8,7 @@
 #define JSMF_DOCSUM_H
 
 #include "jsmf_store.h"
+#include "store/flush.h"
 
 typedef struct docsum docsum;
 

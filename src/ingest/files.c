@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ingest_internal.h"
+#include "io/docs.h"
+#include "io/hash.h"
+#include "io/tokenize.h"
+
 /* ---- one run ----------------------------------------------------------------------------- */
 
 typedef struct run {

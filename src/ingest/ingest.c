@@ -12,6 +12,10 @@
 #include "jsmf_io.h"
 #include "core/clock.h"
 #include "core/grow.h"
+#include "ingest_internal.h"
+#include "store/commit.h"
+#include "store/flush.h"
+#include "store/store.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_new), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
@@ -629,4 +633,9 @@ int jsmf_ingest_finish(jsmf_ingest *g, jsmf_ingest_summary *sum)
         *sum = g->sum;
     jsmf_ingest_free(g);
     return rc;
+}
+
+void jsmf_ingest_opts_init(jsmf_ingest_opts *o)
+{
+    *o = (jsmf_ingest_opts){0};
 }

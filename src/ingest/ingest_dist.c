@@ -26,6 +26,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ingest_internal.h"
+#include "io/docs.h"
+#include "io/hash.h"
+#include "io/vocab_build.h"
+#include "mpi/comm.h"
+#include "store/commit.h"
+#include "store/flush.h"
+#include "store/rows.h"
+#include "store/runs.h"
+#include "store/store.h"
+
 #define PLAN_MAGIC "jsmf-mpi-plan 1"
 #define ENTRY_BYTES 24                     /* u32 row, u32 column, 16-byte sum on the wire */
 #define TAG_ASK 11

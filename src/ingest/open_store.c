@@ -7,6 +7,12 @@
 
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
+#include "core/out.h"
+#include "core/vocab.h"
+#include "ingest_internal.h"
+#include "io/stopwords_en.h"
+#include "mpi/comm.h"
+#include "store/store.h"
 
 /* The counting pass's progress, named as a step of the ingest rather than by the input read. */
 static void vocabulary_progress(void *arg, const char *input, double done, double total,

@@ -9,6 +9,8 @@
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
 #include "core/tell.h"
+#include "core/out.h"
+#include "ingest_internal.h"
 
 static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
 {
@@ -85,4 +87,10 @@ void jsmf_ingest_run_write(FILE *f, const char *p, const char *store, uint64_t m
                      r->ranks, d->pieces, d->seconds_ingest, d->seconds_exchange, d->rounds);
     jsmf_report_line(f, p, "  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s",
                      d->comm.bytes_sent / 1e6, d->comm.seconds, d->seconds_commit);
+}
+
+void jsmf_ingest_run_opts_init(jsmf_ingest_run_opts *o)
+{
+    *o = (jsmf_ingest_run_opts){.min_doc_len = 5};
+    jsmf_ingest_opts_init(&o->ingest);
 }

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ingest_internal.h"
+#include "store/store.h"
+
 void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t)
 {
     struct stat st;

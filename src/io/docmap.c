@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "docs.h"
 
 int docmap_init(docmap *m, const jsmf_vocab *vocab)
 {

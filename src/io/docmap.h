@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "jsmf_io.h"
+#include "docs.h"
 
 typedef struct docmap {
     const jsmf_vocab *vocab; /* the rows mapped to (borrowed) */

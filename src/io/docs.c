@@ -11,6 +11,8 @@
 
 #include "io/docs.h"
 #include "io/stream.h"
+#include "docs.h"
+#include "tokenize.h"
 
 struct jsmf_docs {
     io_stream *s;
@@ -841,4 +843,9 @@ void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn
                  st->bad_utf8, st->bad_utf8 == 1 ? "" : "s");
         warn(arg, msg);
     }
+}
+
+void jsmf_read_opts_init(jsmf_read_opts *o)
+{
+    *o = (jsmf_read_opts)JSMF_READ_OPTS_DEFAULT;
 }

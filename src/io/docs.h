@@ -1,11 +1,100 @@
-/* docs.h — internal: the input formats as one descriptor table (text, uci, ldac): the name a
- * user gives, how auto-detection knows it, what it needs, how it is read, and its rules, so that
- * the reader, the MPI planner and the CLI's --format choices all ask the same entry. What each
- * format accepts is formats/inputs.md. */
+/* docs.h — the document reader: one document at a time from a text, UCI or LDA-C input,
+ * with the offset to resume after it (src/io/docs.c); ingest and eval read through it. The input
+ * formats are one descriptor table (text, uci, ldac): the name a user gives, how auto-detection
+ * knows it, what it needs, how it is read, and its rules, so that the reader, the MPI planner and
+ * the CLI's --format choices all ask the same entry. What each format accepts is
+ * formats/inputs.md. */
 #ifndef JSMF_IO_DOCS_H
 #define JSMF_IO_DOCS_H
 
 #include "jsmf_io.h"
+
+/** Readable bytes after every text token of a jsmf_doc, so a consumer may load a token in whole
+ *  8-byte words (masking off what lies beyond its length). */
+#define JSMF_TOKEN_PAD 32
+
+/** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
+ *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes.
+ *  For UCI and LDA-C, ids/counts are the file's own word ids
+ *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
+typedef struct jsmf_doc {
+    uint64_t index;         /**< 0-based document number within the input */
+    uint64_t line;          /**< 1-based line where the document starts */
+    uint64_t offset;        /**< decoded byte offset where it starts */
+    uint64_t next_offset;   /**< decoded byte offset just after it: the resume point */
+    uint64_t next_line;     /**< line number at next_offset */
+    uint32_t ntokens;       /**< text: number of tokens */
+    const char *const *tok; /**< text: token starts */
+    const uint32_t *toklen; /**< text: token lengths */
+    uint32_t nids;          /**< uci/ldac: number of distinct ids */
+    const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
+    const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
+    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
+                                 NUL-terminated; NULL for other formats */
+    size_t text_len;        /**< text: its length in bytes */
+    uint64_t ndocs;         /**< documents it stands for: 1, or (jsmf_read_opts.empty_runs) a
+                                 run of that many empty ones, numbered index .. index+ndocs-1 */
+} jsmf_doc;
+
+typedef struct jsmf_docs jsmf_docs;
+
+/** Open `path` ("-" = stdin, refused if stdin is a terminal) for reading documents. Detects zstd
+ *  by its magic number. Validates the UCI header and loads its vocabulary file. */
+int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
+
+/** Next document: sets *got to 1 and fills *doc, or *got to 0 at the end of input; returns 0
+ *  or a negative JSMF_E* code (message names file, line, byte offset). Empty lines are
+ *  documents with no tokens. */
+int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
+
+/** The format actually being read (after sniffing). */
+jsmf_format jsmf_docs_format(const jsmf_docs *r);
+
+/** UCI (and LDA-C opened with a vocabulary): the words of the file's vocabulary (row i = id i);
+ *  NULL otherwise. Owned by the reader. */
+const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
+
+/** The input's size in bytes on disk (0 when unknown, e.g. stdin) — for progress. */
+uint64_t jsmf_docs_size(const jsmf_docs *r);
+
+/** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with
+ *  jsmf_docs_size() this gives a progress fraction also for compressed input. */
+uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
+
+/** A name for messages: the path, or "<stdin>". */
+const char *jsmf_docs_name(const jsmf_docs *r);
+
+/** Tell `progress` (NULL: nothing) how far `r` has read: what = jsmf_docs_name, done =
+ *  jsmf_docs_disk_position and total = jsmf_docs_size (0 unknown), both in "MB" (1e6 bytes). */
+void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg);
+
+void jsmf_docs_close(jsmf_docs *r);
+
+/** What a reader met that is not an error but may surprise (formats/inputs.md, "Warnings"). */
+typedef struct jsmf_read_stats {
+    uint64_t docs;            /**< documents returned */
+    uint64_t empty_docs;      /**< of them, without a token (text) or a word (UCI, LDA-C); with
+                                   raw_text, those of no bytes */
+    uint64_t bad_utf8;        /**< text, not raw: tokens dropped as invalid UTF-8 */
+    uint64_t bad_utf8_line;   /**< line and decoded byte offset where the first of them starts */
+    uint64_t bad_utf8_offset;
+} jsmf_read_stats;
+
+void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out);
+
+/** Hand `warn` one message per surprise of an input read to its end, naming it (`name`) and
+ *  where the first occurrence is: "NAME: empty input: no documents", "NAME: all N documents are
+ *  empty ...", "NAME:LINE: invalid UTF-8 at byte B: N tokens ... dropped". */
+void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
+                          void *arg);
+
+
+/** The same fingerprint of the input a reader is reading, computed from the bytes it read —
+ *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
+ *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
+int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
+
+/* ---- the input formats ---- */
 
 typedef struct io_format {
     jsmf_format id;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stopwords_en.h"
+
 static const char *const english[] = {
     "a", "able", "about", "above", "according", "across", "actually", "after", "afterwards",
     "again", "against", "ago", "ahead", "all", "almost", "alone", "along", "already", "also",

@@ -17,6 +17,7 @@
 #include "jsmf.h"
 #include "jsmf_io.h"
 #include "core/zstd_sniff.h"
+#include "hash.h"
 
 
 static int read_error(io_stream *s)

@@ -10,6 +10,7 @@
 #include <zstd.h>
 
 #include "jsmf_io.h"
+#include "hash.h"
 
 #define IO_DEFAULT_MAX_LINE ((uint64_t)256 << 20)
 #define IO_CHUNK ((size_t)1 << 20) /* decoded window to start with; grows only for long lines */

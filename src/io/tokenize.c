@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "tokenize.h"
+
 /* Byte -> its lowercase token byte, or 0 for a separator (NUL included). */
 static const unsigned char token_byte[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,

@@ -10,6 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
+#include "core/out.h"
+#include "docs.h"
+#include "tokenize.h"
+#include "vocab_build.h"
+
 /* One cache line per word: a lookup touches its slot and this line, and the arena only for
  * words longer than the inline key. */
 #define KEY_BYTES 24
@@ -889,4 +895,9 @@ void jsmf_vocab_stats_write(FILE *f, const char *p, const jsmf_vocab_stats *st)
     jsmf_report_line(f, p, "dropped %" PRIu64 " below min-df, %" PRIu64 " above max-df-frac, %"
                      PRIu64 " beyond max-words", st->dropped_min_df, st->dropped_max_df,
                      st->dropped_max_words);
+}
+
+void jsmf_vocab_opts_init(jsmf_vocab_opts *o)
+{
+    *o = (jsmf_vocab_opts)JSMF_VOCAB_OPTS_DEFAULT;
 }

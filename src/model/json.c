@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 #define JSON_MAX_DEPTH ((int)(sizeof(((jsmf_json *)0)->need_comma) / sizeof(int)))
 
 void jsmf_json_init(jsmf_json *j, FILE *f, int pretty)

@@ -16,6 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
+#include "model.h"
+#include "npy.h"
+#include "summary.h"
+
 /* Tolerance on the column sums of B and the total of A (formats/model.md). */
 #define MODEL_SUM_TOL 1e-6
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include "jsmf_model.h"
+#include "json.h"
+#include "summary.h"
 
 int jsmf_model_summary_begin(jsmf_summary_buf *b)
 {

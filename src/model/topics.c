@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jsmf_model.h"
+#include "json.h"
 
 static const char *anchor_word(const jsmf_model *m, uint32_t t)
 {
@@ -187,4 +188,9 @@ int jsmf_model_topics_write(FILE *f, const jsmf_model *model, const jsmf_topics_
         print_text(f, m, &o, pz, pw);
     free(pz), free(pw);
     return JSMF_OK;
+}
+
+void jsmf_topics_opts_init(jsmf_topics_opts *o)
+{
+    *o = (jsmf_topics_opts){.top = 10, .lambda = JSMF_TOPWORDS_LAMBDA, .format = JSMF_TOPICS_TEXT};
 }

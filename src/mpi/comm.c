@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "comm.h"
+
 #define PLUGIN "libjsmf_mpi.so"
 
 struct jsmf_comm {

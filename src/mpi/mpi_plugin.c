@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "jsmf_comm.h"
+#include "comm.h"
 #include "comm_plugin.h"
 
 /* Bytes of one message and elements of one reduction: within MPI's int counts. Tests make them

@@ -9,6 +9,9 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include "core/out.h"
+#include "flush.h"
+#include "rows.h"
 
 typedef struct check_ctx {
     jsmf_store *s;

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "flush.h"
+
 /* ---- the chunk codec (formats/store.md, "C runs") ----------------------------------------- */
 
 static int64_t plain_decode(const MDB_val *v, uint32_t n, uint32_t *cols, jsmf_sum *vals,

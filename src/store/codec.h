@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "jsmf_store.h"
+#include "flush.h"
 
 /* C chunks (formats/store.md): a chunk value stays within CHUNK_BYTES_MAX, below LMDB's in-page
  * node limit for 4 KiB pages, so no chunk lives in overflow pages. Version 2 chunks ("plain")

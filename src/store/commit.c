@@ -12,6 +12,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "commit.h"
+#include "flush.h"
+
 typedef struct emit_ctx {
     jsmf_store *s;
     run_writer *w;

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "core/out.h"
+#include "export.h"
+
 #define NPY_LIMIT (4ULL << 30) /* dense files above 4 GiB are refused: use mm */
 
 static int write_error(void)

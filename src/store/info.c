@@ -5,6 +5,8 @@
 
 #include "jsmf_model.h"
 #include "jsmf_store.h"
+#include "core/out.h"
+#include "model/json.h"
 
 static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
 {

@@ -9,6 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/vocab.h"
+#include "commit.h"
+#include "flush.h"
+
 typedef struct merge_ctx {
     jsmf_store **in;
     MDB_txn **t;

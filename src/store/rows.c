@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 
+#include "flush.h"
+
 /* ---- one stream: the rows of one database in key order ----------------------------------- */
 
 static int stream_error(row_stream *m, int rc)

@@ -4,6 +4,7 @@
 #define JSMF_STORE_ROWS_H
 
 #include "env.h"
+#include "flush.h"
 
 typedef struct row_stream {
     jsmf_store *s;
@@ -42,5 +43,11 @@ void reader_free(row_reader *r);
 
 /* Entries of C over all live runs (and run `extra` if not 0), in transaction t. */
 int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out);
+
+/** Visit the non-empty rows in [r0, r1) of C as exact sums, in row order, in one snapshot: what
+ *  processes that each ingested part of a corpus exchange to add their parts exactly. */
+int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
+/** count[i] = the entries of row i of C (N entries; one pass reading columns only). */
+int jsmf_store_row_entries(jsmf_store *s, uint64_t *count);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "flush.h"
+
 /* Run the write transaction body fn, then commit; the transaction is aborted on error. */
 static int in_write_txn(jsmf_store *s, int (*fn)(jsmf_store *, MDB_txn *, void *), void *arg,
                         int lazy_sync)

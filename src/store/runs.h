@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "env.h"
+#include "flush.h"
 
 /* Writer open: open the handles of the live runs in a write transaction so that read
  * transactions of this process find them, then drop dead runs (runs_drop_dead). */
@@ -51,5 +52,12 @@ void run_writer_free(run_writer *w);
 /* After a checkpoint: merge the newest runs while they are as large as the next older one, or
  * while more than RUNS_LIVE_MAX are live. */
 int runs_compact(jsmf_store *s);
+
+/** Bytes jsmf_store_encode_row may write for a row of n entries. */
+size_t jsmf_store_row_bytes(uint32_t n);
+/** Encode row `row` (n > 0 entries, columns strictly increasing) into buf, which must hold
+ *  jsmf_store_row_bytes(n); returns the bytes written. Thread-safe. */
+size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+                             const jsmf_sum *vals, uint32_t n);
 
 #endif

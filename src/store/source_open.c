@@ -13,6 +13,10 @@
 #include "jsmf_model.h"
 #include "jsmf_store.h"
 #include "source_mtx.h"
+#include "core/error.h"
+#include "model/json.h"
+#include "model/npy.h"
+#include "source_open.h"
 
 /* A matrix file held in memory as CSR (both triangles), wrapped by jsmf_csr_source. */
 struct jsmf_source_matrix {

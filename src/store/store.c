@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store.h"
+
 #define DEFAULT_MAPSIZE (1ULL << 40) /* 1 TiB: only address space */
 #define DEFAULT_TXN_BYTES (32ULL << 20)
 

@@ -9,6 +9,7 @@
 
 #include "fuzz_util.h"
 #include "jsmf_io.h"
+#include "io/docs.h"
 
 #define FUZZ_MAX_DOCS 4096 /* a header may promise 10^18 empty documents: read this many */
 

@@ -8,6 +8,7 @@
 
 #include "fuzz_util.h"
 #include "../../src/store/codec.h"
+#include "store/flush.h"
 
 /* Entries the chunk says it holds, as the row stream sizes its buffers. */
 static uint32_t claimed(const uint8_t *p, size_t len)

@@ -7,6 +7,7 @@
 
 #include "fuzz_util.h"
 #include "io/stream.h"
+#include "io/hash.h"
 
 #define FUZZ_DECODED_MAX (1u << 20)
 

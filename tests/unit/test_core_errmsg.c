@@ -5,6 +5,9 @@
 #include "check.h"
 #include "jsmf_model.h"
 #include "jsmf_store.h"
+#include "core/error.h"
+#include "model/json.h"
+#include "model/npy.h"
 
 /* A detailed message raised with `code` (not the generic text, not another code's message). */
 static int explained(int rc, int code, const char *needle)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "core/error.h"
 
 /* A worker's library call that fails with a detailed message. */
 static int parse_item(int i)

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/error.h"
 
 static void write_file(const char *path, const char *text)
 {

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "jsmf_eval.h"
+#include "eval/eval_internal.h"
 
 enum { N = 600, K = 6 };
 

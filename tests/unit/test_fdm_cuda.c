@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "jsmf_fdm.h"
+#include "fdm/fdm_internal.h"
 
 static double rnd(unsigned *s)
 {

@@ -14,6 +14,7 @@
 #include "fit_testutil.h"
 #include "jsmf_fdm.h"
 #include "jsmf_model.h"
+#include "model/npy.h"
 
 enum { N = 40, K = 4 };
 

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "jsmf_fdm.h"
+#include "fdm/fdm_internal.h"
 
 #define N 7
 

@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "jsmf_fdm.h"
+#include "fdm/fdm_internal.h"
 
 #define N 2000
 #define K 24

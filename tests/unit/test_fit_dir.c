@@ -11,6 +11,8 @@
 #include "fit_testutil.h"
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
+#include "model/npy.h"
+#include "mpi/comm.h"
 
 static char *slurp(const char *dir, const char *name, long *len)
 {

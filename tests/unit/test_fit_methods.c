@@ -9,6 +9,7 @@
 #include "check.h"
 #include "fit_testutil.h"
 #include "jsmf_fdm.h"
+#include "fit/fit_internal.h"
 
 static int names_are(const char *(*name)(int), const char *const *want, int count)
 {

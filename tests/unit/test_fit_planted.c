@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "fit_testutil.h"
+#include "fit/fit_internal.h"
 
 static double max_abs_diff(const double *a, const double *b, size_t n)
 {

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "fit_testutil.h"
 #include "jsmf_fdm.h"
+#include "fit/fit_internal.h"
 
 static int caller_threads;
 

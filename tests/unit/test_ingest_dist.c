@@ -12,6 +12,10 @@
 #include "check.h"
 #include "jsmf_comm.h"
 #include "jsmf_ingest.h"
+#include "ingest/ingest_internal.h"
+#include "io/vocab_build.h"
+#include "store/flush.h"
+#include "store/rows.h"
 
 #define NW 60
 

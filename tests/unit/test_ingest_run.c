@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "jsmf_ingest.h"
+#include "ingest/ingest_internal.h"
 
 static char dir[] = "/tmp/jsmf-test-ingest-run-XXXXXX";
 

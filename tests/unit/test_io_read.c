@@ -14,6 +14,8 @@
 
 #include "check.h"
 #include "jsmf_io.h"
+#include "io/docs.h"
+#include "io/hash.h"
 
 /* jsmf_docs_next as one value: 1 (a document), 0 (the end) or a negative code. */
 static int next_doc(jsmf_docs *r, jsmf_doc *d)

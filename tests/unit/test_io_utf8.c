@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "jsmf_io.h"
+#include "io/tokenize.h"
 
 /* 1 when `s` comes out as one token, 0 when it is dropped as invalid UTF-8. */
 static int kept(const char *s)

@@ -9,6 +9,8 @@
 
 #include "check.h"
 #include "jsmf_model.h"
+#include "model/json.h"
+#include "model/npy.h"
 
 static uint64_t rng_state;
 static uint32_t rnd(uint32_t n)

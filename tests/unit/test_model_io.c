@@ -14,6 +14,8 @@
 
 #include "check.h"
 #include "jsmf_model.h"
+#include "model/json.h"
+#include "model/npy.h"
 
 static char tmpdir[256];
 

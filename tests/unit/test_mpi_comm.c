@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "jsmf_comm.h"
+#include "mpi/comm.h"
 
 static void test_split(void)
 {

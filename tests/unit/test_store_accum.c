@@ -11,6 +11,8 @@
 #include "jsmf_ingest.h"
 #include "jsmf_store.h"
 #include "../../src/ingest/accum.h"
+#include "store/flush.h"
+#include "store/store.h"
 
 #define N 60
 #define DOCS 400

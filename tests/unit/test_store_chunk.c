@@ -10,6 +10,7 @@
 #include "check.h"
 #include "../../src/ingest/accum.h"
 #include "../../src/store/codec.h"
+#include "store/flush.h"
 
 #define N_WORDS 4000000000u
 #define ROW 5000

@@ -7,6 +7,8 @@
 
 #include "check.h"
 #include "jsmf_store.h"
+#include "core/vocab.h"
+#include "store/store.h"
 
 static jsmf_vocab *words(uint32_t n, const char *const *w)
 {

@@ -15,6 +15,7 @@
 
 #include "jsmf_fdm.h"
 #include "jsmf_store.h"
+#include "fdm/fdm_internal.h" /* the sampler and the gradient kernels (internal) */
 
 static uint64_t rng_state = 88172645463325252ull;
 static double urand(void)

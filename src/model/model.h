@@ -1,0 +1,17 @@
+/* model.h — what fit and fdm need of a model directory besides saving it: the check before
+ * a long run and summary.json's first keys (src/model/model.c). */
+#ifndef JSMF_MODEL_MODEL_H
+#define JSMF_MODEL_MODEL_H
+
+#include "jsmf_model.h"
+#include "json.h"
+
+/** Before a long fit: JSMF_EEXIST ("DIR exists (use --force to replace it)") when something is
+ *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
+int jsmf_model_check_new(const char *dir, int overwrite);
+
+/** The keys every summary.json starts with (inside an open object): format "jsmf-model",
+ *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
+void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
+
+#endif

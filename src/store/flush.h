@@ -1,0 +1,56 @@
+/* flush.h — what a checkpoint of an ingest hands the store: exact fixed-point sums, the rows
+ * that carry them and the counters (types only; src/store/commit.h applies them). */
+#ifndef JSMF_STORE_FLUSH_H
+#define JSMF_STORE_FLUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsmf_store.h"
+
+#if defined(__SIZEOF_INT128__)
+typedef __int128 jsmf_sum;   /**< one stored fixed-point sum */
+
+/** Counter increments of one flush. */
+typedef struct jsmf_store_counts {
+    uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens;
+} jsmf_store_counts;
+
+/** Delivers the C increments of one flush, row by row in strictly increasing row order, columns
+ *  strictly increasing within a row (both triangles). Called as often as needed: each call must
+ *  deliver the same rows (a flush is replayed when the map must grow). emit() returns 0 or an
+ *  error that the producer must return. */
+typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols,
+                                const jsmf_sum *vals, uint32_t n);
+typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
+
+/** Rows encoded by their producer (jsmf_store_encode_row), so that producers with threads
+ *  encode in parallel: emit() takes the records of one row, rows in strictly increasing order.
+ *  Otherwise as jsmf_rows_fn. */
+typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned char *rec,
+                                    size_t len, uint32_t entries);
+typedef int (*jsmf_encoded_rows_fn)(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
+
+
+/** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
+ *  NULL), and the input records to write (replacing the records with the same key). */
+typedef struct jsmf_store_flush {
+    jsmf_rows_fn rows;                 /**< NULL when there is nothing to add to C */
+    jsmf_encoded_rows_fn rows_encoded; /**< instead of rows: the rows already encoded */
+    void *rows_arg;                    /**< the argument of either */
+    jsmf_store_counts counts;
+    const uint64_t *df, *tf;
+    const jsmf_store_input *inputs;
+    uint32_t n_inputs;
+    int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
+                                            the last checkpoint of an ingest; other checkpoints
+                                            leave an upper bound */
+} jsmf_store_flush;
+
+/** A row of exact sums (formats/store.md: the stored fixed-point integers), columns increasing. */
+typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
+                               const jsmf_sum *sums, uint32_t n);
+
+#endif
+
+#endif
