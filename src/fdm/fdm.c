@@ -403,9 +403,11 @@ static int finish_result(const fdm_state *st, const run_log *g, jsmf_fdm_result 
     int rc = fdm_cpu_softmax(n, k, st->w, st->a, out->B, out->A);
     if (rc)
         return rc;
-    memcpy(out->curve_step, g->c_step, g->n_curve * sizeof(uint64_t));
-    memcpy(out->curve_train, g->c_train, g->n_curve * sizeof(double));
-    memcpy(out->curve_heldout, g->c_held, g->n_curve * sizeof(double));
+    if (g->n_curve) { /* no point yet (a run that the time limit ended in its probes) */
+        memcpy(out->curve_step, g->c_step, g->n_curve * sizeof(uint64_t));
+        memcpy(out->curve_train, g->c_train, g->n_curve * sizeof(double));
+        memcpy(out->curve_heldout, g->c_held, g->n_curve * sizeof(double));
+    }
     out->n_curve = g->n_curve;
     out->steps = g->step;
     out->stopped_early = (int)g->stopped;

@@ -59,9 +59,12 @@ n=$(sed -n 's/^  "n_words": \([0-9]*\),$/\1/p' "$T/info.json")
 docs=$(sed -n 's/^  "docs": \([0-9]*\),$/\1/p' "$T/info.json")
 want="$("$J" --version | sed 's/^jsmf //') words $n $n docs $docs
 missing: ENOTFOUND, message"
+# A library built with sanitizers (make check-asan) needs their runtime first in the program.
+san=
+readelf -d "$B/libjsmf.so" | grep -q '(NEEDED).*\[libasan' && san="-fsanitize=address,undefined"
 # run DIR LIBDIR: compile prog.c against DIR's headers and LIBDIR's -ljsmf, run it on the store
 run() {
-    "$CC" -std=c11 -Wall -Wextra -Werror -I"$1" "$T/prog.c" -L"$2" -ljsmf -Wl,-rpath,"$2" \
+    "$CC" -std=c11 -Wall -Wextra -Werror $san -I"$1" "$T/prog.c" -L"$2" -ljsmf -Wl,-rpath,"$2" \
         -o "$T/prog" 2>"$T/cc.err" || { fail "compiling against $1 and $2: $(cat "$T/cc.err")"; return; }
     got=$(env -u LD_LIBRARY_PATH "$T/prog" "$T/store" "$T/none" 2>&1)
     [ "$got" = "$want" ] || fail "the program built against $2 says '$got', not '$want'"
