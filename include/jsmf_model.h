@@ -114,6 +114,61 @@ JSMF_API void jsmf_topics_opts_init(jsmf_topics_opts *o);
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
 JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
 
+/* ---------------------------------------------------------------------------------------------
+ * Lineage: which topics of a refit continue which topics of a previous model (formats/model.md,
+ * "Lineage"). Topics are matched by a minimum-cost assignment on the l1 distance between their
+ * columns of B over the words of both vocabularies, matched by string: a word one model lacks
+ * counts 0 there, and columns are not renormalised (mass a topic moved to words the other model
+ * lacks is a change, counted as such; eval's l1 error against a truth is the same distance).
+ * A topic matched to a previous topic at l1 <= threshold continues it; the others are new; the
+ * previous topics no topic continues are retired.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The threshold of 'jsmf fit --previous' and 'jsmf diff': l1 <= 0.5 (of at most 2) continues. */
+#define JSMF_LINEAGE_L1 0.5
+/** A topic index that does not exist: the predecessor of a new topic. */
+#define JSMF_TOPIC_NONE UINT32_MAX
+
+/** The lineage of a model's topics (free what it holds with jsmf_lineage_free). */
+typedef struct jsmf_lineage {
+    uint32_t k;         /**< topics of the model */
+    uint32_t k_prev;    /**< topics of the previous model */
+    double threshold;   /**< the l1 at or below which a matched topic continues */
+    uint32_t *prev;     /**< k entries: the previous topic topic t continues, or JSMF_TOPIC_NONE */
+    double *l1;         /**< k entries: l1 distance to the previous topic t was matched with
+                             (continued or not); NaN when the assignment left it unmatched
+                             (more topics than before) */
+    uint32_t n_retired; /**< previous topics no topic continues, increasing, in `retired` */
+    uint32_t *retired;
+    char *prev_path;    /**< the previous model's path as given, or NULL */
+    char prev_fingerprint[17]; /**< jsmf_model_fingerprint of the previous model */
+} jsmf_lineage;
+
+/** Match the topics of `m` to those of `prev` (either may have more topics) and fill `out`
+ *  (free with jsmf_lineage_free; `prev_path` may be NULL and is copied). Errors:
+ *  JSMF_EINVAL (a model without vocabulary), JSMF_EMISMATCH (no word in common, naming
+ *  `prev_path`), JSMF_ENOMEM. The models are only read. */
+JSMF_API int jsmf_model_lineage_get(const jsmf_model *prev, const jsmf_model *m,
+                                    const char *prev_path, double threshold, jsmf_lineage *out);
+
+/** Renumber the topics of `m` after its lineage `l` (from jsmf_model_lineage_get(prev, m)):
+ *  a continuing topic takes its predecessor's index when `m` has that index, the other topics
+ *  take the free indices in their present order. B's columns, A's rows and columns, alpha,
+ *  anchors and the rows of the first hierarchy level are permuted alike, and `l` is rewritten in
+ *  the new numbering. JSMF_EINVAL (l is not of m), JSMF_ENOMEM (m and l unchanged). */
+JSMF_API int jsmf_model_renumber(jsmf_model *m, jsmf_lineage *l);
+
+/** Free what `l` holds (not `l`); NULL is fine. */
+JSMF_API void jsmf_lineage_free(jsmf_lineage *l);
+
+/** A fingerprint of a model's topics: FNV-1a 64 of its words and B, as 16 hex digits and a NUL
+ *  into `out`. What a lineage records to know its previous model again. Never fails. */
+JSMF_API void jsmf_model_fingerprint(const jsmf_model *m, char out[17]);
+
+/** The lineage a summary.json records (formats/model.md, key "lineage") into `out` (free with
+ *  jsmf_lineage_free). JSMF_ENOTFOUND (m has none: no message), JSMF_EFORMAT, JSMF_ENOMEM. */
+JSMF_API int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out);
+
 #ifdef __cplusplus
 }
 #endif
