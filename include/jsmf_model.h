@@ -169,6 +169,67 @@ JSMF_API void jsmf_model_fingerprint(const jsmf_model *m, char out[17]);
  *  jsmf_lineage_free). JSMF_ENOTFOUND (m has none: no message), JSMF_EFORMAT, JSMF_ENOMEM. */
 JSMF_API int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out);
 
+/* ---------------------------------------------------------------------------------------------
+ * What changed between two models ('jsmf diff OLD NEW', formats/outputs.md).
+ * ------------------------------------------------------------------------------------------- */
+
+/** A word and its probabilities before and after (p(w|z) in a topic; p(w) for a new word). */
+typedef struct jsmf_diff_word {
+    char *word;
+    double before, after;
+    uint32_t topic;     /**< new words: the topic of NEW it went to (argmax_z p(z|w)) */
+} jsmf_diff_word;
+
+/** One topic: continuing (both indices), new (prev JSMF_TOPIC_NONE) or retired (topic
+ *  JSMF_TOPIC_NONE). */
+typedef struct jsmf_diff_topic {
+    uint32_t topic, prev;
+    double l1;                  /**< distance to the matched topic (NaN: none) */
+    double size, size_prev;     /**< p(z) in NEW and OLD (NaN where it does not exist) */
+    uint32_t n_rising, n_falling;
+    jsmf_diff_word *rising;     /**< continuing topics: largest increases of p(w|z), decreasing */
+    jsmf_diff_word *falling;    /**< ... largest decreases */
+} jsmf_diff_topic;
+
+/** The difference of two models (free with jsmf_diff_free). */
+typedef struct jsmf_diff {
+    jsmf_lineage lineage;       /**< of NEW's topics after OLD's */
+    int recorded;               /**< 1: NEW's summary.json recorded OLD as its previous model
+                                     and the lineage is that record; 0: computed */
+    uint32_t n_topics;          /**< NEW's topics in order, then the retired ones */
+    jsmf_diff_topic *topics;
+    uint32_t n_continuing, n_new, n_retired;
+    uint32_t n_new_words;       /**< words of NEW's vocabulary absent from OLD's, by p(w) */
+    jsmf_diff_word *new_words;
+} jsmf_diff;
+
+/** How jsmf_model_diff compares and jsmf_diff_write prints (fill with jsmf_diff_opts_init). */
+typedef struct jsmf_diff_opts {
+    uint32_t top;         /**< rising and falling words per topic, new words listed (default 10) */
+    double threshold;     /**< lineage threshold (default JSMF_LINEAGE_L1) */
+    int format;           /**< jsmf_topics_format: text, TSV or JSON (default text) */
+    const char *old_name; /**< the models' names in the output and the lineage (their paths) */
+    const char *new_name;
+} jsmf_diff_opts;
+
+/** Fill `o` with the defaults of 'jsmf diff'. */
+JSMF_API void jsmf_diff_opts_init(jsmf_diff_opts *o);
+
+/** Compare `old` and `new` into *out (free with jsmf_diff_free): the lineage NEW records when
+ *  it names OLD (same fingerprint), else jsmf_model_lineage_get's; topic sizes p(z) = A 1; the
+ *  words rising and falling within each continuing topic (p(w|z) by string, 0 where a model
+ *  lacks the word); the words of NEW absent from OLD with the topic each went to. Errors those
+ *  of jsmf_model_lineage_get, JSMF_ENOMEM. The models are only read. */
+JSMF_API int jsmf_model_diff(const jsmf_model *old, const jsmf_model *new_, const jsmf_diff_opts *o,
+                             jsmf_diff **out);
+
+/** Print `d` on `f` as text, TSV or JSON (o->format; formats/outputs.md). The caller checks f
+ *  for write errors. Never fails otherwise. */
+JSMF_API void jsmf_diff_write(FILE *f, const jsmf_diff *d, const jsmf_diff_opts *o);
+
+/** Free a diff and everything it holds (NULL is fine). */
+JSMF_API void jsmf_diff_free(jsmf_diff *d);
+
 #ifdef __cplusplus
 }
 #endif
