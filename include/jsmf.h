@@ -11,7 +11,8 @@
  *   jsmf_io.h      input formats, the tokenizer, the vocabulary pass ('jsmf vocab')
  *   jsmf_store.h   the store: open, create, read C and its counters, check, merge, export
  *   jsmf_ingest.h  documents into a store: files, or documents handed over in memory
- *   jsmf_model.h   the MODEL directory: load, save, topics and their top words
+ *   jsmf_model.h   the MODEL directory: load, save, topics and their top words, the lineage
+ *                  of a refit's topics, what changed between two models (diff)
  *   jsmf_fit.h     the spectral fit: rectification, anchors, B, A, alpha, hierarchy
  *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)
  *   jsmf_eval.h    topic mixtures (theta) of documents, metrics, the HTML report

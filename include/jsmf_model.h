@@ -9,6 +9,9 @@
  *    never sees half a model; an existing MODEL is replaced only when `overwrite` is set.
  *  - summary.json is the text m->summary_json (jsmf_fit_summarize makes a fit's), or a minimal
  *    one when that is NULL.
+ *  - Topics have no identity but their index: a refit after a previous model keeps the index of
+ *    each topic that continues one of its topics (jsmf_model_lineage_get, jsmf_model_renumber;
+ *    'jsmf fit --previous'), and jsmf_model_diff says what changed between two models.
  */
 #ifndef JSMF_MODEL_H
 #define JSMF_MODEL_H
@@ -166,7 +169,7 @@ JSMF_API void jsmf_lineage_free(jsmf_lineage *l);
 JSMF_API void jsmf_model_fingerprint(const jsmf_model *m, char out[17]);
 
 /** The lineage a summary.json records (formats/model.md, key "lineage") into `out` (free with
- *  jsmf_lineage_free). JSMF_ENOTFOUND (m has none: no message), JSMF_EFORMAT, JSMF_ENOMEM. */
+ *  jsmf_lineage_free). JSMF_ENOTFOUND (m records none), JSMF_EFORMAT, JSMF_ENOMEM. */
 JSMF_API int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out);
 
 /* ---------------------------------------------------------------------------------------------

@@ -93,8 +93,10 @@ static int parse_args(int argc, char **argv, fit_args *a)
 static void report_lineage(const jsmf_model *m)
 {
     jsmf_lineage l;
-    if (!m || jsmf_model_lineage_read(m, &l))
+    if (!m || jsmf_model_lineage_read(m, &l)) {
+        jsmf_error_clear(); /* a fit without --previous, or a rank without the summary */
         return;
+    }
     uint32_t cont = 0, kept = 0;
     for (uint32_t t = 0; t < l.k; t++)
         if (l.prev[t] != JSMF_TOPIC_NONE)

@@ -458,8 +458,10 @@ static char *default_title(const jsmf_model *m, const char *model_path)
 static void put_diff(FILE *f, const jsmf_model *m)
 {
     jsmf_lineage l;
-    if (jsmf_model_lineage_read(m, &l))
+    if (jsmf_model_lineage_read(m, &l)) {
+        jsmf_error_clear(); /* a model without lineage: no section data */
         return;
+    }
     jsmf_model *prev = NULL;
     jsmf_diff *d = NULL;
     jsmf_diff_opts o;

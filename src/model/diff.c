@@ -236,6 +236,8 @@ static int diff_lineage(const jsmf_model *old, const jsmf_model *nw, const jsmf_
     jsmf_lineage_free(&d->lineage);
     if (rc && rc != JSMF_ENOTFOUND)
         return rc;
+    if (rc)
+        jsmf_error_clear(); /* no record: computed */
     return jsmf_model_lineage_get(old, nw, o->old_name, o->threshold, &d->lineage);
 }
 

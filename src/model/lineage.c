@@ -408,7 +408,8 @@ int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out)
     const char *text = m->summary_json;
     double k_rec;
     if (!text || jsmf_json_get_number(text, "lineage.previous.k", &k_rec) == JSMF_ENOTFOUND)
-        return JSMF_ENOTFOUND;
+        return jsmf_error(JSMF_ENOTFOUND, "the model records no lineage (it was not fitted "
+                          "after a previous model)");
     int rc = get_uint(text, "lineage.previous.k", &kp);
     if (rc)
         return jsmf_error(JSMF_EFORMAT, "summary.json: lineage.previous.k is missing or bad");

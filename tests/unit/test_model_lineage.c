@@ -54,6 +54,9 @@ static void test_renumber(void)
     CHECK(l.prev[0] == 2 && l.prev[1] == 0 && l.prev[2] == JSMF_TOPIC_NONE);
     CHECK_NEAR(l.l1[0], 0, 1e-15);
     CHECK(l.n_retired == 2 && l.retired[0] == 1 && l.retired[1] == 3);
+    jsmf_lineage none;
+    CHECK(jsmf_model_lineage_read(m, &none) == JSMF_ENOTFOUND &&
+          strstr(jsmf_errmsg_for(JSMF_ENOTFOUND), "no lineage"));
     CHECK_OK(jsmf_model_renumber(m, &l));
     /* topic on 0 keeps index 0, on 4 index 2, the new one takes the free index 1 */
     CHECK(m->anchors[0] == 0 && m->anchors[1] == 3 && m->anchors[2] == 4);
