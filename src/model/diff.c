@@ -122,12 +122,12 @@ static int pick_words(const jsmf_model *old, const jsmf_model *nw, const word_un
 {
     *n = 0;
     *out = NULL;
-    if (sort_desc(idx, u->n, key))
-        return JSMF_ENOMEM;
+    int rc = sort_desc(idx, u->n, key);
+    if (rc)
+        return rc;
     uint32_t m = 0;
     while (m < top && m < u->n && key[idx[m]] > 0)
         m++;
-    *n = 0;
     *out = calloc(m ? m : 1, sizeof **out);
     if (!*out)
         return jsmf_error(JSMF_ENOMEM, "diff: out of memory");
@@ -135,8 +135,7 @@ static int pick_words(const jsmf_model *old, const jsmf_model *nw, const word_un
         uint32_t w = idx[i];
         double before = p == JSMF_TOPIC_NONE ? NAN : b_of(old, u->in_old[w], p);
         double after = t == JSMF_TOPIC_NONE ? NAN : b_of(nw, u->in_new[w], t);
-        int rc = word_set(&(*out)[i], u->word[w], before, after, t);
-        if (rc)
+        if ((rc = word_set(&(*out)[i], u->word[w], before, after, t)))
             return rc;
         ++*n;
     }

@@ -359,7 +359,7 @@ static int get_uint(const char *text, const char *path, uint32_t *out)
     double v;
     int rc = jsmf_json_get_number(text, path, &v);
     if (!rc && (isnan(v) || v < 0 || v >= UINT32_MAX || v != floor(v)))
-        rc = JSMF_EFORMAT;
+        rc = jsmf_error(JSMF_EFORMAT, "summary.json: %s is not an index", path);
     if (!rc)
         *out = (uint32_t)v;
     return rc;
@@ -373,7 +373,7 @@ static int read_topic(const char *text, jsmf_lineage *l, uint32_t t)
     snprintf(key, sizeof key, "lineage.topics.%u.previous", t);
     int rc = jsmf_json_get_number(text, key, &prev);
     if (!rc && !isnan(prev) && (prev < 0 || prev >= l->k_prev || prev != floor(prev)))
-        rc = JSMF_EFORMAT;
+        rc = jsmf_error(JSMF_EFORMAT, "summary.json: %s is not a previous topic", key);
     if (rc)
         return rc;
     l->prev[t] = isnan(prev) ? JSMF_TOPIC_NONE : (uint32_t)prev;
