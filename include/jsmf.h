@@ -11,7 +11,8 @@
  *   jsmf_io.h      input formats, the tokenizer, the vocabulary pass ('jsmf vocab')
  *   jsmf_store.h   the store: open, create, read C and its counters, check, merge, export
  *   jsmf_ingest.h  documents into a store: files, or documents handed over in memory
- *   jsmf_model.h   the MODEL directory: load, save, topics and their top words
+ *   jsmf_model.h   the MODEL directory: load, save, topics and their top words, the lineage
+ *                  of a refit's topics, what changed between two models (diff)
  *   jsmf_fit.h     the spectral fit: rectification, anchors, B, A, alpha, hierarchy
  *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)
  *   jsmf_eval.h    topic mixtures (theta) of documents, metrics, the HTML report
@@ -77,9 +78,9 @@ extern "C" {
 #endif
 
 #define JSMF_VERSION_MAJOR 0
-#define JSMF_VERSION_MINOR 1
+#define JSMF_VERSION_MINOR 2
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "0.1.0"
+#define JSMF_VERSION_STRING "0.2.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {

@@ -226,6 +226,17 @@ JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags,
                              const jsmf_fit_opts *o, struct jsmf_comm *c, jsmf_model **out,
                              jsmf_fit_report *rep);
 
+/** jsmf_fit_to_dir numbering its topics after the previous model at `previous` (a MODEL
+ *  directory; NULL: jsmf_fit_to_dir itself): 'jsmf fit --previous'. The previous model is read
+ *  before any work (its errors: jsmf_model_load's, naming it; JSMF_EMISMATCH when none of its
+ *  words is in the input's vocabulary); after the fit the topics are matched to its topics and
+ *  renumbered (jsmf_model_lineage_get with JSMF_LINEAGE_L1, jsmf_model_renumber: a continuing
+ *  topic keeps its index) and summary.json records the lineage (formats/model.md). Its K may
+ *  differ: topics continue, are new or retire alike. On any error nothing is written. */
+JSMF_API int jsmf_fit_to_dir_after(const char *input, const char *dir, const char *previous,
+                                   int flags, const jsmf_fit_opts *o, struct jsmf_comm *c,
+                                   jsmf_model **out, jsmf_fit_report *rep);
+
 /** Names of the methods (--rectify, --anchors, --recover; messages and summary.json: "ap",
  *  "qr", "admm", ...), from the library's method tables: the choices are the names of 0, 1, ...
  *  up to the first NULL, and jsmf_fit refuses with JSMF_EINVAL a value that has no name. A

@@ -9,6 +9,9 @@
  *    never sees half a model; an existing MODEL is replaced only when `overwrite` is set.
  *  - summary.json is the text m->summary_json (jsmf_fit_summarize makes a fit's), or a minimal
  *    one when that is NULL.
+ *  - Topics have no identity but their index: a refit after a previous model keeps the index of
+ *    each topic that continues one of its topics (jsmf_model_lineage_get, jsmf_model_renumber;
+ *    'jsmf fit --previous'), and jsmf_model_diff says what changed between two models.
  */
 #ifndef JSMF_MODEL_H
 #define JSMF_MODEL_H
@@ -113,6 +116,122 @@ JSMF_API void jsmf_topics_opts_init(jsmf_topics_opts *o);
 /** Print the topics of `m` (its level o->level) on `f` (formats/outputs.md). JSMF_ENOTFOUND
  *  when the model has no such level, JSMF_ENOMEM. The caller checks f for write errors. */
 JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o);
+
+/* ---------------------------------------------------------------------------------------------
+ * Lineage: which topics of a refit continue which topics of a previous model (formats/model.md,
+ * "Lineage"). Topics are matched by a minimum-cost assignment on the l1 distance between their
+ * columns of B over the words of both vocabularies, matched by string: a word one model lacks
+ * counts 0 there, and columns are not renormalised (mass a topic moved to words the other model
+ * lacks is a change, counted as such; eval's l1 error against a truth is the same distance).
+ * A topic matched to a previous topic at l1 <= threshold continues it; the others are new; the
+ * previous topics no topic continues are retired.
+ * ------------------------------------------------------------------------------------------- */
+
+/** The threshold of 'jsmf fit --previous' and 'jsmf diff': l1 <= 0.5 (of at most 2) continues. */
+#define JSMF_LINEAGE_L1 0.5
+/** A topic index that does not exist: the predecessor of a new topic. */
+#define JSMF_TOPIC_NONE UINT32_MAX
+
+/** The lineage of a model's topics (free what it holds with jsmf_lineage_free). */
+typedef struct jsmf_lineage {
+    uint32_t k;         /**< topics of the model */
+    uint32_t k_prev;    /**< topics of the previous model */
+    double threshold;   /**< the l1 at or below which a matched topic continues */
+    uint32_t *prev;     /**< k entries: the previous topic topic t continues, or JSMF_TOPIC_NONE */
+    double *l1;         /**< k entries: l1 distance to the previous topic t was matched with
+                             (continued or not); NaN when the assignment left it unmatched
+                             (more topics than before) */
+    uint32_t n_retired; /**< previous topics no topic continues, increasing, in `retired` */
+    uint32_t *retired;
+    char *prev_path;    /**< the previous model's path as given, or NULL */
+    char prev_fingerprint[17]; /**< jsmf_model_fingerprint of the previous model */
+} jsmf_lineage;
+
+/** Match the topics of `m` to those of `prev` (either may have more topics) and fill `out`
+ *  (free with jsmf_lineage_free; `prev_path` may be NULL and is copied). Errors:
+ *  JSMF_EINVAL (a model without vocabulary), JSMF_EMISMATCH (no word in common, naming
+ *  `prev_path`), JSMF_ENOMEM. The models are only read. */
+JSMF_API int jsmf_model_lineage_get(const jsmf_model *prev, const jsmf_model *m,
+                                    const char *prev_path, double threshold, jsmf_lineage *out);
+
+/** Renumber the topics of `m` after its lineage `l` (from jsmf_model_lineage_get(prev, m)):
+ *  a continuing topic takes its predecessor's index when `m` has that index, the other topics
+ *  take the free indices in their present order. B's columns, A's rows and columns, alpha,
+ *  anchors and the rows of the first hierarchy level are permuted alike, and `l` is rewritten in
+ *  the new numbering. JSMF_EINVAL (l is not of m), JSMF_ENOMEM (m and l unchanged). */
+JSMF_API int jsmf_model_renumber(jsmf_model *m, jsmf_lineage *l);
+
+/** Free what `l` holds (not `l`); NULL is fine. */
+JSMF_API void jsmf_lineage_free(jsmf_lineage *l);
+
+/** A fingerprint of a model's topics: FNV-1a 64 of its words and B, as 16 hex digits and a NUL
+ *  into `out`. What a lineage records to know its previous model again. Never fails. */
+JSMF_API void jsmf_model_fingerprint(const jsmf_model *m, char out[17]);
+
+/** The lineage a summary.json records (formats/model.md, key "lineage") into `out` (free with
+ *  jsmf_lineage_free). JSMF_ENOTFOUND (m records none), JSMF_EFORMAT, JSMF_ENOMEM. */
+JSMF_API int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out);
+
+/* ---------------------------------------------------------------------------------------------
+ * What changed between two models ('jsmf diff OLD NEW', formats/outputs.md).
+ * ------------------------------------------------------------------------------------------- */
+
+/** A word and its probabilities before and after (p(w|z) in a topic; p(w) for a new word). */
+typedef struct jsmf_diff_word {
+    char *word;
+    double before, after;
+    uint32_t topic;     /**< new words: the topic of NEW it went to (argmax_z p(z|w)) */
+} jsmf_diff_word;
+
+/** One topic: continuing (both indices), new (prev JSMF_TOPIC_NONE) or retired (topic
+ *  JSMF_TOPIC_NONE). */
+typedef struct jsmf_diff_topic {
+    uint32_t topic, prev;
+    double l1;                  /**< distance to the matched topic (NaN: none) */
+    double size, size_prev;     /**< p(z) in NEW and OLD (NaN where it does not exist) */
+    uint32_t n_rising, n_falling;
+    jsmf_diff_word *rising;     /**< continuing topics: largest increases of p(w|z), decreasing */
+    jsmf_diff_word *falling;    /**< ... largest decreases */
+} jsmf_diff_topic;
+
+/** The difference of two models (free with jsmf_diff_free). */
+typedef struct jsmf_diff {
+    jsmf_lineage lineage;       /**< of NEW's topics after OLD's */
+    int recorded;               /**< 1: NEW's summary.json recorded OLD as its previous model
+                                     and the lineage is that record; 0: computed */
+    uint32_t n_topics;          /**< NEW's topics in order, then the retired ones */
+    jsmf_diff_topic *topics;
+    uint32_t n_continuing, n_new, n_retired;
+    uint32_t n_new_words;       /**< words of NEW's vocabulary absent from OLD's, by p(w) */
+    jsmf_diff_word *new_words;
+} jsmf_diff;
+
+/** How jsmf_model_diff compares and jsmf_diff_write prints (fill with jsmf_diff_opts_init). */
+typedef struct jsmf_diff_opts {
+    uint32_t top;         /**< rising and falling words per topic, new words listed (default 10) */
+    double threshold;     /**< lineage threshold (default JSMF_LINEAGE_L1) */
+    int format;           /**< jsmf_topics_format: text, TSV or JSON (default text) */
+    const char *old_name; /**< the models' names in the output and the lineage (their paths) */
+    const char *new_name;
+} jsmf_diff_opts;
+
+/** Fill `o` with the defaults of 'jsmf diff'. */
+JSMF_API void jsmf_diff_opts_init(jsmf_diff_opts *o);
+
+/** Compare `old` and `new` into *out (free with jsmf_diff_free): the lineage NEW records when
+ *  it names OLD (same fingerprint), else jsmf_model_lineage_get's; topic sizes p(z) = A 1; the
+ *  words rising and falling within each continuing topic (p(w|z) by string, 0 where a model
+ *  lacks the word); the words of NEW absent from OLD with the topic each went to. Errors those
+ *  of jsmf_model_lineage_get, JSMF_ENOMEM. The models are only read. */
+JSMF_API int jsmf_model_diff(const jsmf_model *old, const jsmf_model *new_, const jsmf_diff_opts *o,
+                             jsmf_diff **out);
+
+/** Print `d` on `f` as text, TSV or JSON (o->format; formats/outputs.md). The caller checks f
+ *  for write errors. Never fails otherwise. */
+JSMF_API void jsmf_diff_write(FILE *f, const jsmf_diff *d, const jsmf_diff_opts *o);
+
+/** Free a diff and everything it holds (NULL is fine). */
+JSMF_API void jsmf_diff_free(jsmf_diff *d);
 
 #ifdef __cplusplus
 }

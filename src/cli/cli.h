@@ -140,6 +140,7 @@ int cmd_export(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_fdm(int argc, char **argv);
 int cmd_topics(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_infer(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);

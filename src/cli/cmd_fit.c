@@ -10,7 +10,7 @@
 #include "jsmf_model.h"
 
 typedef struct {
-    const char *input, *output;
+    const char *input, *output, *previous;
     jsmf_fit_opts o;
     int json, force, save_rect;
 } fit_args;
@@ -83,9 +83,28 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--json", 0, CLI_FLAG, &a->json)},
         {CLI_OPT("--save-rectified", 0, CLI_FLAG, &a->save_rect)},
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
+        {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
         {0},
     };
     return cli_parse(options, argc, argv);
+}
+
+/* With --previous: how the topics relate to the previous model's (rank 0 holds the summary). */
+static void report_lineage(const jsmf_model *m)
+{
+    jsmf_lineage l;
+    if (!m || jsmf_model_lineage_read(m, &l)) {
+        jsmf_error_clear(); /* a fit without --previous, or a rank without the summary */
+        return;
+    }
+    uint32_t cont = 0, kept = 0;
+    for (uint32_t t = 0; t < l.k; t++)
+        if (l.prev[t] != JSMF_TOPIC_NONE)
+            cont++, kept += l.prev[t] == t;
+    cli_info("lineage: %u of %u topics continue a topic of %s (%u keep its index), %u new, "
+             "%u retired", cont, l.k, l.prev_path ? l.prev_path : "the previous model", kept,
+             l.k - cont, l.n_retired);
+    jsmf_lineage_free(&l);
 }
 
 int cmd_fit(int argc, char **argv)
@@ -102,10 +121,12 @@ int cmd_fit(int argc, char **argv)
     int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0);
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
-    rc = jsmf_fit_to_dir(a.input, a.output, flags, &a.o, c, &m, &rep);
+    rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);
     cli_progress_done();
-    if (!rc && !cli_quiet)
+    if (!rc && !cli_quiet) {
         jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
+        report_lineage(m);
+    }
     if (!rc && a.json && m->summary_json) /* rank 0's alone */
         fputs(m->summary_json, stdout);
     jsmf_model_free(m);

@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"infer", cmd_infer, "topic mixtures of documents", 0},
     {"eval", cmd_eval, "quality metrics of a model", 0},
     {"report", cmd_report, "write a self-contained HTML report of a model", 0},
+    {"diff", cmd_diff, "what changed between two models: topics, sizes, words", 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

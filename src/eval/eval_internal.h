@@ -1,15 +1,9 @@
-/* eval_internal.h — what the files of src/eval share: optimal assignment, the document
+/* eval_internal.h — what the files of src/eval share: the document
  * reader mapping inputs to a model's rows, the report's projection. */
 #ifndef JSMF_EVAL_INTERNAL_H
 #define JSMF_EVAL_INTERNAL_H
 
 #include "jsmf_eval.h"
-
-/** Minimum-cost perfect matching of an n x n cost matrix (row-major, finite values): the
- *  O(n^3) Hungarian algorithm (shortest augmenting paths with potentials). On return
- *  assign[i] is the column matched to row i, and *total (if not NULL) the cost of the matching.
- *  Errors: JSMF_EINVAL (n == 0 or a non-finite cost), JSMF_ENOMEM. */
-int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
 
 /** Reads the documents of one or more inputs in order and maps their words to a vocabulary.
  *  Text tokens are looked up by text; UCI ids through the file's own vocabulary file; LDA-C ids

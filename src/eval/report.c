@@ -452,6 +452,39 @@ static char *default_title(const jsmf_model *m, const char *model_path)
     return title;
 }
 
+/* A model fitted after a previous one (summary.json "lineage"): what changed since it, as
+ * 'jsmf diff --format json' prints it, when the previous model is still at its recorded path
+ * (else the page shows the lineage of summary.json alone). */
+static void put_diff(FILE *f, const jsmf_model *m)
+{
+    jsmf_lineage l;
+    if (jsmf_model_lineage_read(m, &l)) {
+        jsmf_error_clear(); /* a model without lineage: no section data */
+        return;
+    }
+    jsmf_model *prev = NULL;
+    jsmf_diff *d = NULL;
+    jsmf_diff_opts o;
+    jsmf_diff_opts_init(&o);
+    o.old_name = l.prev_path;
+    o.top = 8;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = NULL;
+    if (l.prev_path && !jsmf_model_load(l.prev_path, &prev) && !jsmf_model_diff(prev, m, &o, &d) &&
+        d->recorded && (mf = open_memstream(&text, &len))) {
+        o.format = JSMF_TOPICS_JSON;
+        jsmf_diff_write(mf, d, &o);
+        if (!fclose(mf))
+            put_raw_json(f, "jsmf-diff", text);
+    }
+    jsmf_error_clear(); /* a previous model gone is no error of the report */
+    free(text);
+    jsmf_diff_free(d);
+    jsmf_model_free(prev);
+    jsmf_lineage_free(&l);
+}
+
 int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts)
 {
     jsmf_report_opts o = JSMF_REPORT_OPTS_DEFAULT;
@@ -484,6 +517,7 @@ int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts
     fputs("}</script>\n", f);
     put_raw_json(f, "jsmf-summary", m->summary_json);
     put_raw_json(f, "jsmf-metrics", o.metrics_json);
+    put_diff(f, m);
     fputs("<script>\n", f);
     fputs(jsmf_report_script, f);
     fputs("</script>\n</body>\n</html>\n", f);

@@ -8,7 +8,8 @@
 # the one number format; the correlated pairs listed are exactly those above independence (A is
 # independence plus two planted pairs); every anchor has a label, and no two labels' drawn boxes
 # overlap or leave the plot. Installs Debian's chromium when missing; skips (77) only if it
-# cannot be installed.
+# cannot be installed. A model fitted after a previous one shows its lineage (every topic and the
+# retired ones, with the sizes before).
 set -u
 BUILD=${BUILD:-build}
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -161,6 +162,40 @@ if grep -q "CONSOLE" "$tmp/bigconsole.log"; then
 fi
 grep -q '<canvas' "$tmp/bigdom.html" || { echo "K=120: no canvas heatmap"; exit 1; }
 grep -q 'id="topic-119"' "$tmp/bigdom.html" || { echo "K=120: topic cards missing"; exit 1; }
+# A model fitted after a previous one: the Lineage section lists every topic and the retired one,
+# with sizes before (the previous model is at its recorded path), and draws without messages.
+"$PYTHON" - "$tmp" <<'PY' || exit 1
+import json, os, shutil, sys
+import numpy as np
+t = sys.argv[1]; prev, nxt = t + "/prev", t + "/next"
+shutil.copytree(t + "/model", prev); shutil.rmtree(prev + "/level1")
+shutil.copytree(t + "/model", nxt); shutil.rmtree(nxt + "/level1")
+h = 0xcbf29ce484222325
+words = [l.rstrip("\n") for l in open(prev + "/vocab.txt")]
+for b in b"".join(w.encode() + b"\0" for w in words) + np.load(prev + "/B.npy").astype("<f8").tobytes():
+    h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+s = json.load(open(nxt + "/summary.json")); s["parameters"]["levels"] = [12]
+s["lineage"] = {"previous": {"path": prev, "fingerprint": "%016x" % h, "k": 12}, "threshold": 0.5,
+                "topics": [{"topic": k, "previous": None if k == 11 else k, "l1": 0.7 if k == 11 else 0.0,
+                            "status": "new" if k == 11 else "continuing"} for k in range(12)],
+                "retired": [11]}
+json.dump(s, open(nxt + "/summary.json", "w"))
+PY
+"$JSMF" report "$tmp/next" -o "$tmp/next.html" -q || { echo "jsmf report (lineage) failed"; exit 1; }
+chrome --dump-dom "file://$tmp/next.html" >"$tmp/nextdom.html" 2>"$tmp/nextconsole.log"
+if grep -q "CONSOLE" "$tmp/nextconsole.log"; then
+    echo "console messages (lineage):"; grep "CONSOLE" "$tmp/nextconsole.log"; exit 1
+fi
+"$PYTHON" - "$tmp/nextdom.html" <<'PY' || exit 1
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+body = re.search(r'<div id="lineagebody">(.*?)</div></section>', dom, re.S).group(1)
+rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)[1:]
+status = [re.findall(r"<td[^>]*>([^<]*)</td>", r)[2] for r in rows]
+want = ["continuing"] * 11 + ["new", "retired"]
+if status != want or "11 continuing" not in body or "not at that path" in body:
+    print("lineage section:", status, body[:300]); sys.exit(1)
+PY
 chrome --screenshot="$BUILD_ABS/report-screenshot.png" --window-size=1280,3600 "file://$page" >/dev/null 2>"$tmp/shot.log"
 [ -s "$BUILD_ABS/report-screenshot.png" ] || { echo "no screenshot"; tail -n 5 "$tmp/shot.log"; exit 1; }
 cp "$page" "$BUILD_ABS/report-test.html"

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "jsmf_eval.h"
 #include "eval/eval_internal.h"
+#include "core/hungarian.h"
 
 static uint64_t rng = 88172645463325252ull;
 static double urand(void)
