@@ -12,6 +12,7 @@
 # not calls, and a static function hides one of the same name elsewhere.
 set -eu
 ROOT=${1:-.}
+TOOLS=$(cd "$(dirname "$0")" && pwd)
 cd "$ROOT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -119,31 +120,8 @@ status=0
 # (a) a cycle of calls between the files of one folder
 awk '{ a = $1; b = $2; sub(/\/[^\/]*$/, "", a); sub(/\/[^\/]*$/, "", b)
        if (a == b) print $1, $2 }' "$tmp/edges" | sort -u >"$tmp/folder_edges"
-awk '
-{ deps[$1] = deps[$1] " " $2; nodes[$1] = 1; nodes[$2] = 1 }
-function visit(n,   i, k, d, parts, j, msg) {
-    state[n] = 1; stack[++depth] = n
-    k = split(deps[n], parts, " ")
-    for (i = 1; i <= k; i++) {
-        d = parts[i]
-        if (state[d] == 1) {
-            msg = d
-            for (j = depth; j >= 1 && stack[j] != d; j--) msg = stack[j] " -> " msg
-            print "call cycle: " d " -> " msg
-            for (j = depth; j >= 1 && stack[j] != d; j--) ;
-            for (; j <= depth; j++) print "cycle edge:", stack[j], (j < depth ? stack[j + 1] : d)
-            found = 1
-        } else if (!state[d]) visit(d)
-    }
-    depth--; state[n] = 2
-}
-END {
-    n = 0
-    for (x in nodes) list[++n] = x
-    for (i = 2; i <= n; i++) { v = list[i]; for (j = i - 1; j >= 1 && list[j] > v; j--) list[j + 1] = list[j]; list[j + 1] = v }
-    for (i = 1; i <= n; i++) if (!state[list[i]]) visit(list[i])
-    if (found) exit 1
-}' "$tmp/folder_edges" >"$tmp/cycles" || status=1
+awk -v label="call cycle" -v edges=1 -f "$TOOLS/cycles.awk" "$tmp/folder_edges" >"$tmp/cycles" \
+    || status=1
 grep -v '^cycle edge:' "$tmp/cycles" || true
 # the functions each edge of a cycle calls, for the message
 awk 'FILENAME == ARGV[1] { if ($1 == "cycle") want[$3 " " $4] = 1; next }

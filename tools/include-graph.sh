@@ -48,30 +48,7 @@ folders() {
 folders "$tmp" >"$tmp.folders"
 for graph in "$tmp" "$tmp.folders"; do
 [ "$graph" = "$tmp.folders" ] && echo "folders:"
-awk '
-{ deps[$1] = deps[$1] " " $2; nodes[$1] = 1; nodes[$2] = 1 }
-function visit(n,   i, k, d, parts) {
-    state[n] = 1; stack[++depth] = n
-    k = split(deps[n], parts, " ")
-    for (i = 1; i <= k; i++) {
-        d = parts[i]
-        if (state[d] == 1) {
-            msg = d
-            for (j = depth; j >= 1 && stack[j] != d; j--) msg = stack[j] " -> " msg
-            print "cycle: " d " -> " msg
-            found = 1
-        } else if (!state[d]) visit(d)
-    }
-    depth--; state[n] = 2
-}
-END {
-    n = 0
-    for (x in nodes) list[++n] = x
-    for (i = 2; i <= n; i++) { v = list[i]; for (j = i - 1; j >= 1 && list[j] > v; j--) list[j + 1] = list[j]; list[j + 1] = v }
-    for (i = 1; i <= n; i++) print list[i] " ->" deps[list[i]]
-    for (i = 1; i <= n; i++) if (!state[list[i]]) visit(list[i])
-    if (found) exit 1
-}' "$graph" || status=1
+awk -v label=cycle -v list=1 -f "$TOOLS/cycles.awk" "$graph" || status=1
 done
 
 # every function a src/ header declares is defined in the .c of the same name; a header without
