@@ -63,6 +63,19 @@ static const char *choices_of(const cli_option *o, char *buf, size_t size)
     return buf;
 }
 
+/* The index of the LEN characters at V in "a|b|c", or -1. */
+static int choice_index_n(const char *choices, const char *v, size_t len)
+{
+    int i = 0;
+    for (const char *p = choices; *p; i++) {
+        size_t n = strcspn(p, "|");
+        if (n == len && !strncmp(p, v, n))
+            return i;
+        p += n + (p[n] == '|');
+    }
+    return -1;
+}
+
 /* Whether "a|b|c" and the LEN characters at SHOWN ("c|a|b", in any order) are the same
  * values. */
 static int same_values(const char *choices, const char *shown, size_t len)
@@ -71,13 +84,7 @@ static int same_values(const char *choices, const char *shown, size_t len)
     for (const char *p = shown, *end = shown + len; p < end; count++) {
         size_t n = strcspn(p, "|");
         n = n < (size_t)(end - p) ? n : (size_t)(end - p);
-        int found = 0;
-        for (const char *c = choices; *c && !found;) {
-            size_t m = strcspn(c, "|");
-            found = m == n && !strncmp(c, p, n);
-            c += m + (c[m] == '|');
-        }
-        if (!found)
+        if (choice_index_n(choices, p, n) < 0)
             return 0;
         p += n + 1;
     }
@@ -225,15 +232,7 @@ static const char *choice_list(const char *choices, char *buf, size_t size)
 /* The index of V in "a|b|c", or -1. */
 static int choice_index(const char *choices, const char *v)
 {
-    size_t len = strlen(v);
-    int i = 0;
-    for (const char *p = choices; *p; i++) {
-        size_t n = strcspn(p, "|");
-        if (n == len && !strncmp(p, v, n))
-            return i;
-        p += n + (p[n] == '|');
-    }
-    return -1;
+    return choice_index_n(choices, v, strlen(v));
 }
 
 static int store_value(const cli_option *o, const char *v)
@@ -251,10 +250,8 @@ static int store_value(const cli_option *o, const char *v)
     case CLI_DOUBLE:
         return cli_parse_double(o->name, v, o->range, o->field);
     case CLI_MEM: /* at least JSMF_MEM_MIN, except in tests */
-    {
-        int rc = jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field);
+        rc = jsmf_mem_parse(o->name, v, cli_mem_below_min(), o->field);
         return rc ? cli_usage_error("%s", jsmf_errmsg_for(rc)) : 0;
-    }
     case CLI_CALL:
         return o->call(o, v);
     case CLI_CHOICE: {
@@ -393,13 +390,14 @@ int cli_format_option(const cli_option *o, const char *v)
 {
     int f = jsmf_format_parse(v);
     if (f < 0) {
-        /* the library's formats, in its order: "text, uci, ldac or auto" */
-        char list[128] = "";
+        /* the library's formats, in its order, then auto: "text, uci, ldac or auto" */
+        char names[128] = "", list[160];
         for (int i = JSMF_FORMAT_TEXT; jsmf_format_name((jsmf_format)i); i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s, ",
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s|",
                      jsmf_format_name((jsmf_format)i));
-        return cli_usage_error("%s must be %.*s or auto, not '%s'", o->name,
-                               (int)strlen(list) - 2, list, v);
+        snprintf(names + strlen(names), sizeof names - strlen(names), "auto");
+        return cli_usage_error("%s must be %s, not '%s'", o->name,
+                               choice_list(names, list, sizeof list), v);
     }
     *(jsmf_format *)o->field = (jsmf_format)f;
     return 0;

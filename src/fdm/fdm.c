@@ -476,29 +476,12 @@ typedef struct throughput {
     double seconds;
 } throughput;
 
-static int step_loop(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_log *g,
-                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
-                           jsmf_fdm_result *out);
-
-/* step_loop, adding what it trained to `tp`. */
-static int run_steps(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_log *g,
-                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
-                     jsmf_fdm_result *out, throughput *tp)
-{
-    double t0 = clock_seconds();
-    uint64_t step0 = g->step;
-    int rc = step_loop(be, p, s, g, until, hdr, st, out);
-    tp->steps += g->step - step0;
-    tp->seconds += clock_seconds() - t0;
-    return rc;
-}
-
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
 static int step_loop(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_log *g,
-                           uint64_t until, const ckpt_header *hdr, const fdm_state *st,
-                           jsmf_fdm_result *out)
+                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                     jsmf_fdm_result *out)
 {
     int rc = 0;
     double t_piece = clock_seconds(), t_saved = t_piece;
@@ -532,6 +515,19 @@ static int step_loop(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_
                               save ? " (checkpoint written)" : "");
     }
     return 0;
+}
+
+/* step_loop, adding what it trained to `tp`. */
+static int run_steps(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_log *g,
+                     uint64_t until, const ckpt_header *hdr, const fdm_state *st,
+                     jsmf_fdm_result *out, throughput *tp)
+{
+    double t0 = clock_seconds();
+    uint64_t step0 = g->step;
+    int rc = step_loop(be, p, s, g, until, hdr, st, out);
+    tp->steps += g->step - step0;
+    tp->seconds += clock_seconds() - t0;
+    return rc;
 }
 
 /* A random start: `starts` of them, each trained for PROBE_EVALS evaluations; the one with the
