@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "jsmf_model.h"
+#include "lineage.h"
+#include "model.h"
 
 void jsmf_diff_opts_init(jsmf_diff_opts *o)
 {
@@ -51,21 +53,15 @@ static int union_make(const jsmf_model *old, const jsmf_model *nw, word_union *u
     u->in_new = malloc(cap * sizeof *u->in_new);
     u->in_old = malloc(cap * sizeof *u->in_old);
     unsigned char *seen = calloc(old->n ? old->n : 1, 1);
-    jsmf_wordmap *map = NULL;
-    int rc = u->word && u->in_new && u->in_old && seen ? jsmf_wordmap_new(old->vocab, &map)
-                                                       : jsmf_error(JSMF_ENOMEM, "diff: out of memory");
-    for (uint32_t w = 0; !rc && w < nw->n; w++) {
-        const char *s = nw->vocab->words[w];
-        uint32_t o = jsmf_wordmap_find(map, s, strlen(s));
-        u->word[u->n] = s, u->in_new[u->n] = w, u->in_old[u->n++] = o;
-        if (o != JSMF_TOPIC_NONE)
-            seen[o] = 1;
-    }
+    int rc = u->word && u->in_new && u->in_old && seen
+                 ? model_map_words(nw, old, u->in_old, seen, NULL)
+                 : jsmf_error(JSMF_ENOMEM, "diff: out of memory");
+    for (uint32_t w = 0; !rc && w < nw->n; w++)
+        u->word[u->n] = nw->vocab->words[w], u->in_new[u->n++] = w;
     for (uint32_t o = 0; !rc && o < old->n; o++)
         if (!seen[o])
             u->word[u->n] = old->vocab->words[o], u->in_new[u->n] = JSMF_TOPIC_NONE,
             u->in_old[u->n++] = o;
-    jsmf_wordmap_free(map);
     free(seen);
     return rc;
 }
@@ -73,32 +69,6 @@ static int union_make(const jsmf_model *old, const jsmf_model *nw, word_union *u
 static void union_free(word_union *u)
 {
     free(u->word), free(u->in_new), free(u->in_old);
-}
-
-/* Sorting indices by a key, decreasing (ties: lower index first). */
-typedef struct keyed {
-    double key;
-    uint32_t i;
-} keyed;
-
-static int by_key_desc(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    return x->key > y->key ? -1 : x->key < y->key ? 1 : (x->i > y->i) - (x->i < y->i);
-}
-
-static int sort_desc(uint32_t *idx, uint32_t n, const double *key)
-{
-    keyed *k = malloc((n ? n : 1) * sizeof *k);
-    if (!k)
-        return jsmf_error(JSMF_ENOMEM, "diff: out of memory");
-    for (uint32_t i = 0; i < n; i++)
-        k[i].key = key[i], k[i].i = i;
-    qsort(k, n, sizeof *k, by_key_desc);
-    for (uint32_t i = 0; i < n; i++)
-        idx[i] = k[i].i;
-    free(k);
-    return 0;
 }
 
 static int word_set(jsmf_diff_word *w, const char *s, double before, double after,
@@ -114,19 +84,17 @@ static double b_of(const jsmf_model *m, uint32_t row, uint32_t topic)
                                                               : m->B[(uint64_t)row * m->k + topic];
 }
 
-/* `top` words by `key` (decreasing) into *out; sign -1 ranks by -key (the falling ones). Only
- * strictly positive keys (after the sign) count. */
+/* The `top` words of largest `key` into *out; only strictly positive keys count (the caller
+ * passes new - old for the rising words, old - new for the falling ones). */
 static int pick_words(const jsmf_model *old, const jsmf_model *nw, const word_union *u,
                       uint32_t t, uint32_t p, double *key, uint32_t *idx, uint32_t top,
                       jsmf_diff_word **out, uint32_t *n)
 {
     *n = 0;
     *out = NULL;
-    int rc = sort_desc(idx, u->n, key);
-    if (rc)
-        return rc;
-    uint32_t m = 0;
-    while (m < top && m < u->n && key[idx[m]] > 0)
+    int rc;
+    uint32_t got = model_top_of(key, 1, u->n, top, idx), m = 0;
+    while (m < got && key[idx[m]] > 0)
         m++;
     *out = calloc(m ? m : 1, sizeof **out);
     if (!*out)
@@ -169,7 +137,7 @@ static int diff_topics(const jsmf_model *old, const jsmf_model *nw, const word_u
     const jsmf_lineage *l = &d->lineage;
     double *pz = malloc(nw->k * sizeof *pz), *pz_old = malloc(old->k * sizeof *pz_old);
     double *key = malloc((u->n ? u->n : 1) * sizeof *key);
-    uint32_t *idx = malloc((u->n ? u->n : 1) * sizeof *idx);
+    uint32_t *idx = malloc((top ? top : 1) * sizeof *idx);
     d->topics = calloc(nw->k + l->n_retired, sizeof *d->topics);
     d->n_topics = d->topics ? nw->k + l->n_retired : 0;
     int rc = pz && pz_old && key && idx && d->topics ? 0 : jsmf_error(JSMF_ENOMEM, "diff: out of memory");
@@ -189,6 +157,33 @@ static int diff_topics(const jsmf_model *old, const jsmf_model *nw, const word_u
     }
     free(pz), free(pz_old), free(key), free(idx);
     return rc;
+}
+
+/* Indices sorted by a key, decreasing (ties: lower index first): all of NEW's new words, which
+ * may be many (a top-n selection would be quadratic). */
+typedef struct keyed {
+    double key;
+    uint32_t i;
+} keyed;
+
+static int by_key_desc(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    return x->key > y->key ? -1 : x->key < y->key ? 1 : (x->i > y->i) - (x->i < y->i);
+}
+
+static int sort_desc(uint32_t *idx, uint32_t n, const double *key)
+{
+    keyed *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k)
+        return jsmf_error(JSMF_ENOMEM, "diff: out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        k[i].key = key[i], k[i].i = i;
+    qsort(k, n, sizeof *k, by_key_desc);
+    for (uint32_t i = 0; i < n; i++)
+        idx[i] = k[i].i;
+    free(k);
+    return 0;
 }
 
 /* NEW's words absent from OLD, by p(w) decreasing, with the topic of largest p(z|w). */

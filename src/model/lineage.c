@@ -15,9 +15,8 @@
 #include "model.h"
 #include "summary.h"
 
-/* to_b[w] = b's row of a's word w (UINT32_MAX: absent); seen[e] = 1 for b's words a has. */
-static int map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
-                     unsigned char *seen, uint32_t *common)
+int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
+                    unsigned char *seen, uint32_t *common)
 {
     jsmf_wordmap *map;
     int rc = jsmf_wordmap_new(b->vocab, &map);
@@ -64,7 +63,7 @@ static int topic_l1(const jsmf_model *a, const jsmf_model *b, double *cost, uint
         return jsmf_error(JSMF_EINVAL, "topic distances: both models need a vocabulary");
     unsigned char *seen = calloc(b->n ? b->n : 1, 1);
     uint32_t *to_b = malloc((a->n ? a->n : 1) * sizeof *to_b);
-    int rc = seen && to_b ? map_words(a, b, to_b, seen, common)
+    int rc = seen && to_b ? model_map_words(a, b, to_b, seen, common)
                           : jsmf_error(JSMF_ENOMEM, "topic distances: out of memory");
     if (!rc) {
         /* each row is independent: parallel over t, words in order (the same sums whatever

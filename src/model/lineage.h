@@ -12,6 +12,12 @@
  *  threads of the call around it (call_threads). */
 int model_topic_l1(const jsmf_model *a, const jsmf_model *b, double *cost);
 
+/** The words of `a` in `b`, matched by string: to_b[w] = b's row of a's word w (UINT32_MAX:
+ *  absent; a->n entries), seen[e] set to 1 for each of b's words that a has (the caller zeroes
+ *  its b->n entries), *common (may be NULL) = how many of a's words b has. JSMF_ENOMEM. */
+int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
+                    unsigned char *seen, uint32_t *common);
+
 /** Add the key "lineage" (formats/model.md) to the end of m->summary_json (which must hold one
  *  JSON object; a minimal one is made when it is NULL). JSMF_ENOMEM. */
 int model_lineage_summarize(jsmf_model *m, const jsmf_lineage *l);

@@ -70,7 +70,7 @@ void jsmf_model_topic_sizes(const jsmf_model *m, double *pz)
 
 /* The `top` largest of v[w * stride] over w < n into ids, largest first (ties: lower id first,
  * so the order is reproducible), in a small sorted buffer: O(n top) worst case, O(n) typically. */
-static uint32_t top_of(const double *v, uint64_t stride, uint32_t n, uint32_t top, uint32_t *ids)
+uint32_t model_top_of(const double *v, uint64_t stride, uint32_t n, uint32_t top, uint32_t *ids)
 {
     if (top > n)
         top = n;
@@ -91,7 +91,7 @@ static uint32_t top_of(const double *v, uint64_t stride, uint32_t n, uint32_t to
 
 uint32_t jsmf_model_top_words(const jsmf_model *m, uint32_t topic, uint32_t top, uint32_t *ids)
 {
-    return top_of(m->B + topic, m->k, m->n, top, ids);
+    return model_top_of(m->B + topic, m->k, m->n, top, ids);
 }
 
 void jsmf_model_word_marginal(const jsmf_model *m, double *pw)
@@ -135,7 +135,7 @@ uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t
         return jsmf_model_top_words(m, topic, top, ids);
     for (uint32_t w = 0; w < m->n; w++)
         r[w] = relevance(m->B[(size_t)w * m->k + topic], pw[w], lambda);
-    uint32_t got = top_of(r, 1, m->n, top, ids);
+    uint32_t got = model_top_of(r, 1, m->n, top, ids);
     free(r);
     return got;
 }

@@ -14,4 +14,8 @@ int jsmf_model_check_new(const char *dir, int overwrite);
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
 void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
 
+/** The `top` largest of v[w * stride] over w < n into ids, largest first (ties: lower w first);
+ *  returns how many (min(top, n)). jsmf_model_top_words, relevance ranking and diff use it. */
+uint32_t model_top_of(const double *v, uint64_t stride, uint32_t n, uint32_t top, uint32_t *ids);
+
 #endif
