@@ -187,6 +187,11 @@ typedef struct jsmf_ingest_run_opts {
      *  not told (jsmf_ingest_run_summary has it too). */
     void (*counted)(void *arg, const jsmf_vocab_stats *st);
     void *counted_arg;
+    const char *rule;         /**< set or change the store's growth rule (formats/store.md,
+                                   "Growth") before ingesting: rule text (jsmf_store_rule_parse)
+                                   applied to the store's rule, "frozen" to freeze it; keys on a
+                                   frozen store need "grow" too. NULL: keep the store's (a new
+                                   store made with `vocab` takes the rule its file carries) */
 } jsmf_ingest_run_opts;
 
 /** Fill `o` with the defaults of 'jsmf ingest': jsmf_ingest_opts_init's ingest, min_doc_len 5,
@@ -200,6 +205,7 @@ typedef struct jsmf_ingest_run_summary {
     int ranks;                /**< the processes that ran it: 1, or the ranks of the job */
     jsmf_ingest_dist_summary dist; /**< ranks > 1: the job (pieces, exchange, this rank's
                                         communication); zero otherwise */
+    uint32_t words_admitted;  /**< words the store admitted at the end of the run (growth) */
 } jsmf_ingest_run_summary;
 
 /** Ingest `inputs` into the store at `path`, all of it: open the store, or create it with its

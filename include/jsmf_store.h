@@ -104,7 +104,7 @@ JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *pa
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 4
+#define JSMF_STORE_FORMAT_VERSION 5
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90
@@ -172,6 +172,85 @@ JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_
  *  existing OUT as it was. Errors: JSMF_EINVAL (.npy above 4 GiB),
  *  JSMF_EIO and JSMF_ENOSPC naming the file, JSMF_ESTORE. */
 JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
+
+/* ---------------------------------------------------------------------------------------------
+ * A vocabulary that grows (formats/store.md, "Growth"): the store counts the words it has not
+ * admitted ("pending") while its rule grows, and admits those that pass the rule at the end of
+ * each ingest command, with ids after the old ones (old ids never change). A word admitted
+ * after M0 documents has admission point a = M0; readers divide a pair's sum by the documents
+ * counted since both of its words could appear.
+ * ------------------------------------------------------------------------------------------- */
+
+/** States of a store's rule. */
+enum {
+    JSMF_RULE_NONE = 0,  /**< no rule recorded (a hand-written vocabulary, an older store): the
+                              store does not grow */
+    JSMF_RULE_GROW = 1,  /**< words passing the rule are admitted */
+    JSMF_RULE_FROZEN = 2 /**< frozen: no word is counted or admitted */
+};
+
+/** The curation rule a store admits words by: jsmf vocab's curation (formats/vocab.md). */
+typedef struct jsmf_store_rule {
+    int state;             /**< JSMF_RULE_* */
+    uint64_t min_df;       /**< admit words in at least this many counted documents */
+    double max_df_frac;    /**< ... and in at most this fraction of the documents counted while
+                                the store counted words (>= 1: no limit) */
+    uint64_t max_words;    /**< N never grows past this (0: no cap) */
+    char stopwords[8];     /**< "en" (the compiled-in list), "none", or "list" (the words
+                                recorded with the rule) */
+} jsmf_store_rule;
+
+/** The text form of a rule: "min-df=5 max-df-frac=0.5 max-words=0 stopwords=en", or "frozen"
+ *  (formats/vocab.md's rule line). Parse `text` onto *out (which the caller fills: keys not in
+ *  `text` keep *out's values when out->state is JSMF_RULE_GROW, else take jsmf vocab's
+ *  defaults); the word "frozen" makes the state FROZEN, "grow" GROW, keys alone GROW. Keys may
+ *  come in any order. JSMF_EINVAL names `where` and the bad key or value; *out is then
+ *  unchanged. */
+JSMF_API int jsmf_store_rule_parse(const char *text, const char *where, jsmf_store_rule *out);
+/** The text form of `r` into buf (NUL-terminated, cut at n; "none" for JSMF_RULE_NONE). */
+JSMF_API void jsmf_store_rule_format(const jsmf_store_rule *r, char *buf, size_t n);
+
+/** The store's rule into *out (JSMF_RULE_NONE when none is recorded). Errors: JSMF_ESTORE. */
+JSMF_API int jsmf_store_rule_get(jsmf_store *s, jsmf_store_rule *out);
+/** Record rule `r` in a store open for writing (one transaction); `stop` is the stopword list
+ *  of a rule whose stopwords are "list" (NULL otherwise). Setting the rule changes no count;
+ *  FROZEN stops counting and admitting until a growing rule is set again. */
+JSMF_API int jsmf_store_rule_set(jsmf_store *s, const jsmf_store_rule *r, const jsmf_vocab *stop);
+/** The stopwords of the store's rule with stopwords "list" into *out (free with
+ *  jsmf_vocab_free; NULL when the rule has no list). */
+JSMF_API int jsmf_store_rule_stopwords_get(jsmf_store *s, jsmf_vocab **out);
+
+/** What a store's growth holds. */
+typedef struct jsmf_store_growth {
+    jsmf_store_rule rule;
+    uint64_t pending;         /**< words counted and not admitted */
+    uint64_t pending_digest;  /**< a hash of every pending (word, df, tf) in key order */
+    uint64_t grow_docs;       /**< documents counted while the store counted words: the base
+                                   of max_df_frac */
+    uint32_t first_words;     /**< words admitted at point 0 (the first vocabulary) */
+    uint32_t admitted_late;   /**< words admitted after documents were counted */
+} jsmf_store_growth;
+
+/** The store's growth into *out (one snapshot; reads every pending word for the digest).
+ *  Errors: JSMF_ESTORE. */
+JSMF_API int jsmf_store_growth_get(jsmf_store *s, jsmf_store_growth *out);
+
+/** The admission point of every word (N entries, 0 for the first vocabulary) into *out, an
+ *  array the caller frees with free(). Errors: JSMF_ESTORE, JSMF_ENOMEM. */
+JSMF_API int jsmf_store_admissions_get(jsmf_store *s, uint64_t **out);
+
+/** Admit the pending words that pass the store's rule (nothing unless it grows), in one write
+ *  transaction: ordered by df descending then by bytes, they get ids N, N+1, ... up to the
+ *  rule's max_words, admission point M (the documents counted now) and their counts as word
+ *  statistics, and leave the pending table. `stop`: words never admitted (the rule's
+ *  stopwords, resolved by the caller; NULL: none). *admitted gets how many. Running it twice
+ *  with nothing counted between admits nothing the second time. */
+JSMF_API int jsmf_store_admit(jsmf_store *s, const jsmf_vocab *stop, uint32_t *admitted);
+
+/** jsmf_store_info_write with the store's growth (`g`, NULL: none shown). */
+JSMF_API void jsmf_store_info_write_growth(FILE *f, const char *path, const jsmf_store_stats *st,
+                                           const jsmf_store_growth *g, const jsmf_store_input *in,
+                                           uint32_t n, int json);
 
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).

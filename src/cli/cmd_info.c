@@ -20,12 +20,13 @@ int cmd_info(int argc, char **argv)
         return rc;
     jsmf_store *s;
     jsmf_store_stats st;
+    jsmf_store_growth g;
     jsmf_store_input *in = NULL;
     uint32_t n = 0;
     rc = jsmf_store_open(path, JSMF_STORE_RDONLY, &s);
     if (rc)
         return cli_fail(rc);
-    if (!(rc = jsmf_store_stats_get(s, &st)))
+    if (!(rc = jsmf_store_stats_get(s, &st)) && !(rc = jsmf_store_growth_get(s, &g)))
         rc = jsmf_store_inputs_get(s, &in, &n);
     jsmf_store_check_result cr;
     if (!rc && check && !(rc = jsmf_store_check(s, &cr)) && !cli_quiet)
@@ -35,7 +36,7 @@ int cmd_info(int argc, char **argv)
         free(in);
         return cli_fail(rc);
     }
-    jsmf_store_info_write(stdout, path, &st, in, n, json);
+    jsmf_store_info_write_growth(stdout, path, &st, &g, in, n, json);
     free(in);
     return cli_finish_stdout();
 }

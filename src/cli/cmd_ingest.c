@@ -14,6 +14,27 @@ static void on_counted(void *arg, const jsmf_vocab_stats *st)
         jsmf_ingest_vocab_write(stderr, cli_prog, st);
 }
 
+/* The rule options as rule text (jsmf_ingest_run_opts.rule), NULL when none was given. */
+static const char *rule_text(char *buf, size_t n, uint64_t min_df, int min_df_given,
+                             double max_df_frac, int frac_given, uint64_t max_words,
+                             int max_words_given, int freeze, int unfreeze)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    if (freeze)
+        len += (size_t)snprintf(buf + len, n - len, "frozen ");
+    if (unfreeze)
+        len += (size_t)snprintf(buf + len, n - len, "grow ");
+    if (min_df_given)
+        len += (size_t)snprintf(buf + len, n - len, "min-df=%llu ", (unsigned long long)min_df);
+    if (frac_given)
+        len += (size_t)snprintf(buf + len, n - len, "max-df-frac=%.17g ", max_df_frac);
+    if (max_words_given)
+        len += (size_t)snprintf(buf + len, n - len, "max-words=%llu ",
+                                (unsigned long long)max_words);
+    return len ? buf : NULL;
+}
+
 int cmd_ingest(int argc, char **argv)
 {
     const char *store = NULL, **inputs = NULL;
@@ -23,6 +44,10 @@ int cmd_ingest(int argc, char **argv)
                    .mem_below_need = cli_mem_below_min()},
         .min_doc_len = 5, .dist = {.piece_bytes = cli_test_piece_bytes()}, .counted = on_counted};
     jsmf_ingest_opts *io = &o.ingest;
+    uint64_t min_df = 5, max_words = 0;
+    double max_df_frac = 0.5;
+    int min_df_given = 0, frac_given = 0, max_words_given = 0, freeze = 0, unfreeze = 0;
+    char rule[256];
     const cli_option options[] = {
         {CLI_OPT("STORE", 0, CLI_ARG, &store)},
         {CLI_OPT("INPUT", 0, CLI_ARGS, &inputs), .count = &n, .stdin_once = 1,
@@ -35,6 +60,12 @@ int cmd_ingest(int argc, char **argv)
         {CLI_OPT("--threads", 'j', CLI_INT, &io->threads)},
         {CLI_OPT("--force", 0, CLI_FLAG, &io->force)},
         {CLI_OPT("--shard-dir", 0, CLI_STRING, &o.dist.shard_dir)},
+        {CLI_OPT("--min-df", 0, CLI_U64, &min_df), .given = &min_df_given, .min = 1},
+        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &max_df_frac), .given = &frac_given,
+         .range = "(0, inf)"},
+        {CLI_OPT("--max-words", 0, CLI_U64, &max_words), .given = &max_words_given},
+        {CLI_OPT("--freeze", 0, CLI_FLAG, &freeze)},
+        {CLI_OPT("--unfreeze", 0, CLI_FLAG, &unfreeze)},
         {CLI_OPT("--accumulator", 0, CLI_CHOICE, &io->accumulator),
          .choices = "auto|hash|dense|docs"}, /* jsmf_ingest_opts.accumulator's order */
         {0},
@@ -42,7 +73,14 @@ int cmd_ingest(int argc, char **argv)
     jsmf_comm *c;
     jsmf_ingest_run_summary r;
     int rc = cli_parse(options, argc, argv);
-    if (rc || (rc = cli_comm(&c)))
+    if (rc)
+        return rc;
+    if (freeze && (unfreeze || min_df_given || frac_given || max_words_given))
+        return cli_usage_error("--freeze stops the vocabulary growing: it takes no --unfreeze, "
+                               "--min-df, --max-df-frac or --max-words");
+    o.rule = rule_text(rule, sizeof rule, min_df, min_df_given, max_df_frac, frac_given,
+                       max_words, max_words_given, freeze, unfreeze);
+    if ((rc = cli_comm(&c)))
         return rc;
     rc = jsmf_ingest_run(store, inputs, n, &o, c, &r);
     cli_progress_done();

@@ -185,11 +185,18 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
 
 int jsmf_vocab_save(const char *path, const jsmf_vocab *v)
 {
+    return jsmf_vocab_save_commented(path, v, NULL);
+}
+
+int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char *comments)
+{
     jsmf_out *o;
     int rc = jsmf_out_open(path, &o);
     if (rc)
         return rc;
     FILE *f = jsmf_out_file(o);
+    if (comments)
+        fputs(comments, f);
     for (uint32_t i = 0; i < v->n; i++) {
         if (v->df && v->tf)
             fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\n", v->words[i], v->df[i], v->tf[i]);

@@ -11,6 +11,10 @@
 int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
                        const char *b_name);
 
+/** jsmf_vocab_save with `comments` (NULL: none) written first: whole lines, each starting
+ *  with '#' and ending in LF (formats/vocab.md: the rule lines of jsmf vocab). */
+int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char *comments);
+
 /** A copy of `v` (its df/tf too when `with_counts` and present). Caller frees. */
 int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out);
 

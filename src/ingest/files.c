@@ -30,6 +30,8 @@ typedef struct run {
     uint32_t nrecs;
     uint32_t *ids, *counts;
     size_t cap;
+    docmap_oov oov;           /* a document's words outside the vocabulary (growth) */
+    int grow;                 /* the store's rule grows: list them */
     int vocab_checked;        /* the words text can never match were reported */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
@@ -91,7 +93,10 @@ static int reserve(run *r, size_t n)
     if (n <= r->cap)
         return JSMF_OK;
     size_t c = grow_capacity(r->cap, n, 4096);
-    if (grow_array(&r->ids, c, sizeof *r->ids) || grow_array(&r->counts, c, sizeof *r->counts))
+    if (grow_array(&r->ids, c, sizeof *r->ids) || grow_array(&r->counts, c, sizeof *r->counts) ||
+        (r->grow && (grow_array(&r->oov.word, c, sizeof *r->oov.word) ||
+                     grow_array(&r->oov.len, c, sizeof *r->oov.len) ||
+                     grow_array(&r->oov.count, c, sizeof *r->oov.count))))
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->cap = c;
     return JSMF_OK;
@@ -158,9 +163,11 @@ static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
     uint64_t oov = 0;
     int rc = reserve(r, text ? doc->ntokens : doc->nids);
     if (!rc)
-        rc = docmap_doc(&r->dm, d, doc, r->ids, r->counts, &k, &oov);
+        rc = docmap_doc_words(&r->dm, d, doc, r->ids, r->counts, &k, &oov, r->grow ? &r->oov : NULL);
     if (rc)
         return rc;
+    if (r->grow)
+        jsmf_ingest_doc_words(r->g, (const char *const *)r->oov.word, r->oov.len, r->oov.count, r->oov.n);
     /* a text document's ids repeat with no counts: the ingest counts them */
     return jsmf_ingest_doc(r->g, r->ids, text ? NULL : r->counts, k, oov, doc->next_offset,
                            doc->next_line, doc->index + 1);
@@ -313,6 +320,21 @@ static int check_something_added(run *r, uint32_t nread)
                       t.oov_tokens + t.tokens_dropped);
 }
 
+/* Admit the pending words that pass the store's rule (jsmf_store_admit), without its
+ * stopwords. */
+static int ingest_admit(jsmf_store *s, uint32_t *admitted)
+{
+    jsmf_store_rule rule;
+    jsmf_vocab *stop = NULL;
+    int rc = jsmf_store_rule_get(s, &rule);
+    if (!rc)
+        rc = jsmf_ingest_rule_stopwords(s, &rule, &stop);
+    if (!rc)
+        rc = jsmf_store_admit(s, stop, admitted);
+    jsmf_vocab_free(stop);
+    return rc;
+}
+
 /* The inputs of one command: paths (whole inputs) or pieces. Pieces are parts of a job that
  * another process completes, so a piece already complete is simply done, and a process whose
  * pieces add nothing is no failure of its own (the job checks the total). */
@@ -329,6 +351,9 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
         rc = docmap_init(&r.dm, r.vocab);
     if (!rc)
         rc = jsmf_store_inputs_get(s, &r.recs, &r.nrecs);
+    jsmf_store_rule rule;
+    if (!rc && !(rc = jsmf_store_rule_get(s, &rule)))
+        r.grow = rule.state == JSMF_RULE_GROW;
     if (!rc)
         rc = jsmf_ingest_new(s, r.o, &r.g);
     /* complete inputs are skipped, so that rerunning an interrupted command over several
@@ -344,24 +369,33 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
             rc = 0;
         }
     }
-    if (!rc && n && local.inputs_skipped == n && !pieces)
-        rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
-                        n > 1 ? " (and so are all the other inputs)" : "");
-    if (!rc && r.g && !local.inputs_resumed && !pieces)
+    int all_skipped = !rc && n && local.inputs_skipped == n && !pieces;
+    if (!rc && !all_skipped && r.g && !local.inputs_resumed && !pieces)
         rc = check_something_added(&r, n - local.inputs_skipped);
     if (r.g) {
         uint32_t resumed = local.inputs_resumed, skipped = local.inputs_skipped;
         uint32_t repeated = local.inputs_repeated;
-        if (rc)
+        if (rc || all_skipped)
             jsmf_ingest_free(r.g); /* the store stays at its last checkpoint */
         else
             rc = jsmf_ingest_finish(r.g, &local);
         local.inputs_resumed = resumed, local.inputs_skipped = skipped;
         local.inputs_repeated = repeated;
     }
+    /* words are admitted once the command's inputs are all complete: a point fixed by the
+     * inputs, never by a checkpoint. A rerun that finds them all complete admits too: after a
+     * kill between the last checkpoint and the admission, the same counts admit the same
+     * words; after a complete run, nothing. */
+    uint32_t admitted = 0;
+    if (!rc && r.grow && !pieces)
+        rc = ingest_admit(s, &admitted);
+    if (!rc && all_skipped && !admitted)
+        rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
+                        n > 1 ? " (and so are all the other inputs)" : "");
     if (sum)
         *sum = local;
     docmap_free(&r.dm);
+    free(r.oov.word), free(r.oov.len), free(r.oov.count);
     jsmf_vocab_free(r.vocab);
     free(r.recs), free(r.ids), free(r.counts);
     return rc;

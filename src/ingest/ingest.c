@@ -13,9 +13,12 @@
 #include "core/clock.h"
 #include "core/grow.h"
 #include "ingest_internal.h"
+#include "pending.h"
+#include "io/stopwords_en.h"
 #include "store/commit.h"
 #include "store/flush.h"
 #include "store/store.h"
+#include "store/growth.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_new), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
@@ -56,6 +59,14 @@ struct jsmf_ingest {
     double solo_q;
     uint32_t *solo_cols;
     jsmf_sum *solo_vals;
+    /* growth (formats/store.md): words outside the vocabulary, counted while the rule grows */
+    int grow;
+    pending_table pend;
+    jsmf_vocab *stop;            /* the rule's stopwords, never counted */
+    jsmf_wordmap *stopmap;
+    const char *const *oov_w;    /* the next document's words outside the vocabulary */
+    const uint32_t *oov_len, *oov_cnt;
+    uint32_t oov_n, oov_stamp;
     jsmf_ingest_summary sum;
     double t0;            /* clock_seconds() at jsmf_ingest_new */
     double every, last_checkpoint;
@@ -221,6 +232,40 @@ int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem)
                       (unsigned long long)((need + (1u << 20) - 1) >> 20));
 }
 
+/* The stopwords a rule names: the compiled-in list, the store's list, or none. */
+int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out)
+{
+    *out = NULL;
+    if (r->state != JSMF_RULE_GROW || !strcmp(r->stopwords, "none"))
+        return JSMF_OK;
+    if (!strcmp(r->stopwords, "list"))
+        return jsmf_store_rule_stopwords_get(s, out);
+    return jsmf_stopwords_en(out);
+}
+
+/* While the store's rule grows, the session counts the words outside the vocabulary in a
+ * table of its own, a share of the budget (PENDING_SHARE, bounded), checkpointing when it is
+ * full as when the accumulator is. */
+#define PENDING_SHARE 16
+#define PENDING_MIN_BYTES (1u << 20)
+#define PENDING_MAX_BYTES (256u << 20)
+static int setup_growth(jsmf_ingest *g, uint64_t mem, uint64_t *fixed)
+{
+    jsmf_store_rule r;
+    int rc = jsmf_store_rule_get(g->s, &r);
+    if (rc || r.state != JSMF_RULE_GROW)
+        return rc;
+    g->grow = 1;
+    if ((rc = jsmf_ingest_rule_stopwords(g->s, &r, &g->stop)) ||
+        (g->stop && g->stop->n && (rc = jsmf_wordmap_new(g->stop, &g->stopmap))))
+        return rc;
+    uint64_t share = mem / PENDING_SHARE;
+    share = share < PENDING_MIN_BYTES ? PENDING_MIN_BYTES
+            : share > PENDING_MAX_BYTES ? PENDING_MAX_BYTES : share;
+    *fixed += share;
+    return pending_init(&g->pend, share);
+}
+
 int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
 {
     *out = NULL;
@@ -270,6 +315,10 @@ int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
     g->batch_ids = batch / 4 / BATCH_ID_BYTES; /* two buffers take turns, each half of it */
     g->batch_docs = (uint32_t)(batch / 4 / BATCH_DOC_BYTES(g->threads));
     uint64_t fixed = fixed_bytes(g->n_words, mem, jsmf_store_write_memory(s));
+    if ((rc = setup_growth(g, mem, &fixed))) {
+        jsmf_ingest_free(g);
+        return rc;
+    }
     uint64_t tables = mem > fixed + (1u << 20) ? mem - fixed : (1u << 20);
     g->sum.mem_needed = fixed + (1u << 20);
     jsmf_vocab *v = NULL;
@@ -318,6 +367,9 @@ void jsmf_ingest_free(jsmf_ingest *g)
         free(bs[i]->start), free(bs[i]->ids), free(bs[i]->counts), free(bs[i]->q), free(bs[i]->pairs);
     free(g->add), free(g->room), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
     free(g->df), free(g->tf), free(g->recs), free(g->solo_cols), free(g->solo_vals);
+    pending_free(&g->pend);
+    jsmf_wordmap_free(g->stopmap);
+    jsmf_vocab_free(g->stop);
     free(g);
 }
 
@@ -375,8 +427,12 @@ static int checkpoint(jsmf_ingest *g)
     f.df = g->df, f.tf = g->tf;
     f.inputs = g->recs, f.n_inputs = g->nrecs;
     f.exact_nnz = g->finishing;
+    f.counting = g->grow;
+    if (g->grow && (rc = pending_list(&g->pend, &f.pending, &f.n_pending)))
+        return rc;
     if ((rc = jsmf_store_commit(g->s, &f)))
         return rc;
+    pending_clear(&g->pend);
     g->sum.seconds_checkpoints += clock_seconds() - t0;
     g->sum.flushes++;
     g->solo_k = 0;
@@ -472,6 +528,7 @@ int jsmf_ingest_input_discard(jsmf_ingest *g)
     memset(&g->counts, 0, sizeof g->counts);
     memset(g->df, 0, (size_t)g->n_words * sizeof *g->df);
     memset(g->tf, 0, (size_t)g->n_words * sizeof *g->tf);
+    pending_clear(&g->pend);
     g->dirty = 0;
     g->nrecs = 0, g->cur = -1;
     return rc;
@@ -510,6 +567,26 @@ static double doc_q(uint64_t len)
     return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
 }
 
+/* A contributing document's words outside the vocabulary, but the rule's stopwords. */
+static int count_oov(jsmf_ingest *g)
+{
+    if (++g->oov_stamp == 0) { /* stamps wrapped: no slot may hold the new one */
+        for (uint32_t i = 0; i < g->pend.cap; i++)
+            g->pend.slots[i].stamp = 0;
+        g->oov_stamp = 1;
+    }
+    for (uint32_t i = 0; i < g->oov_n; i++) {
+        if (g->stopmap && jsmf_wordmap_find(g->stopmap, g->oov_w[i], g->oov_len[i]) != UINT32_MAX)
+            continue;
+        if (g->oov_len[i] > STORE_PENDING_WORD_MAX)
+            continue;
+        int rc = pending_add(&g->pend, g->oov_w[i], g->oov_len[i], g->oov_cnt[i], g->oov_stamp);
+        if (rc)
+            return rc;
+    }
+    return JSMF_OK;
+}
+
 /* A contributing document's counters and word statistics. */
 static void count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t len)
 {
@@ -535,14 +612,48 @@ static int keep_doc(jsmf_ingest *g, uint32_t k, uint64_t len, int *oversize)
     else if ((rc = docsum_add(g->ds, g->uniq, g->ucnt, k, q)))
         return rc;
     count_doc(g, &g->recs[g->cur], k, len);
-    return JSMF_OK;
+    return g->grow ? count_oov(g) : JSMF_OK;
 }
+
+void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint32_t *len,
+                           const uint32_t *count, uint32_t n)
+{
+    g->oov_w = words, g->oov_len = len, g->oov_cnt = count, g->oov_n = n;
+}
+
+/* Room in the table of words outside the vocabulary for the next document's, else a
+ * checkpoint first (the table is part of it). */
+static int oov_room(jsmf_ingest *g)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < g->oov_n; i++)
+        bytes += g->oov_len[i];
+    if (pending_fits(&g->pend, g->oov_n, bytes))
+        return JSMF_OK;
+    return checkpoint(g);
+}
+
+static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
+                      uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
 
 int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                     uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc)
 {
+    if (!g->grow)
+        g->oov_n = 0;
+    int rc = ingest_doc(g, ids, counts, n, oov, next_offset, next_line, next_doc);
+    g->oov_n = 0; /* the words were this document's only */
+    return rc;
+}
+
+static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
+                      uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc)
+{
     if (g->cur < 0)
         return jsmf_error(JSMF_EINVAL, "ingest: document outside an input");
+    int rc0 = g->oov_n ? oov_room(g) : JSMF_OK;
+    if (rc0)
+        return rc0;
     jsmf_store_input *r = &g->recs[g->cur];
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] >= g->n_words)
@@ -599,6 +710,8 @@ int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts,
                 b->pairs[t] += g->add[t];
         }
         count_doc(g, r, k, len);
+        if (g->grow && (rc = count_oov(g)))
+            return rc;
         if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = start_batch(g)))
             return rc;
     }

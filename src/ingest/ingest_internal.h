@@ -19,6 +19,16 @@ int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
 int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
                            uint64_t next_doc);
 
+/** The words outside the vocabulary of the next document jsmf_ingest_doc gets (`n` words of
+ *  `len` bytes with `count` occurrences each; borrowed until that call): while the store's rule
+ *  grows, a contributing document's are counted, but the rule's stopwords (formats/store.md,
+ *  "Growth"). */
+void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint32_t *len,
+                           const uint32_t *count, uint32_t n);
+
+/** The stopwords of rule `r` of store `s` into *out (NULL: none; free with jsmf_vocab_free). */
+int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
+
 /** Checkpoints committed by this session so far. */
 uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
 
@@ -92,6 +102,7 @@ typedef struct jsmf_ingest_store_opts {
     const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
                                    MPI job: jsmf_ingest_open_store_dist); NULL: as above */
     int threads;              /**< of the counting pass (jsmf_read_opts.threads; 0: all cores) */
+    const char *rule;         /**< set or change the store's growth rule (jsmf_ingest_run_opts) */
 } jsmf_ingest_store_opts;
 
 /** Open the store at `path` for writing, or create it when there is none (or one never

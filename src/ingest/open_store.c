@@ -63,6 +63,99 @@ static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_inge
     return rc;
 }
 
+/* ---- the growth rule (formats/store.md, "Growth") ----------------------------------------- */
+
+/* The rule lines of a vocabulary file written by jsmf vocab (formats/vocab.md): "# jsmf-rule:"
+ * into *r (*found 1), "# jsmf-stopwords:" words into *stop. A file without them: *found 0. */
+static int read_vocab_rule(const char *path, jsmf_store_rule *r, jsmf_vocab **stop, int *found)
+{
+    *found = 0, *stop = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return JSMF_OK; /* jsmf_vocab_load says why */
+    char line[4096], where[1100];
+    int rc = JSMF_OK;
+    jsmf_vocab *sw = NULL;
+    for (uint64_t no = 1; !rc && fgets(line, sizeof line, f); no++) {
+        if (line[0] != '#')
+            continue;
+        line[strcspn(line, "\r\n")] = 0;
+        snprintf(where, sizeof where, "%s:%" PRIu64, path, no);
+        if (!strncmp(line, "# jsmf-rule:", 12)) {
+            memset(r, 0, sizeof *r);
+            rc = jsmf_store_rule_parse(line + 12, where, r);
+            *found = !rc;
+        } else if (!strncmp(line, "# jsmf-stopwords:", 17)) {
+            if (!sw && !(sw = calloc(1, sizeof *sw)))
+                rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+            for (char *save = NULL, *w = rc ? NULL : strtok_r(line + 17, " ", &save); w;
+                 w = strtok_r(NULL, " ", &save)) {
+                char **nw = realloc(sw->words, (sw->n + 1) * sizeof *nw);
+                if (!nw || !(nw[sw->n] = strdup(w))) {
+                    if (nw)
+                        sw->words = nw;
+                    rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+                    break;
+                }
+                sw->words = nw, sw->n++;
+            }
+        }
+    }
+    fclose(f);
+    if (!rc && *found && !strcmp(r->stopwords, "list") && !sw)
+        rc = jsmf_error(JSMF_EFORMAT, "%s: its rule names stopwords=list but no "
+                        "'# jsmf-stopwords:' line lists them", path);
+    if (rc)
+        jsmf_vocab_free(sw);
+    else
+        *stop = sw;
+    return rc;
+}
+
+/* The rule this command leaves in the store: the one given (o->rule) applied to the store's
+ * (`have`), or to a new store's vocabulary file's, or none. *set 1 when it must be written;
+ * *stop the list of a rule with stopwords=list when the store must record one. Nothing is
+ * written here, so that a bad rule changes nothing. */
+static int resolve_rule(jsmf_store *s, const char *path, const jsmf_ingest_store_opts *o,
+                        int is_new, jsmf_store_rule *want, jsmf_vocab **stop, int *set)
+{
+    jsmf_store_rule have = {0}, file = {0};
+    int rc = s ? jsmf_store_rule_get(s, &have) : JSMF_OK, found = 0;
+    *set = 0, *stop = NULL;
+    if (!rc && is_new && o->vocab && (rc = read_vocab_rule(o->vocab, &file, stop, &found)))
+        return rc;
+    *want = found ? file : have;
+    *set = found;
+    if (!rc && o->rule) {
+        int unfreeze = strstr(o->rule, "grow") != NULL, freeze = strstr(o->rule, "frozen") != NULL;
+        if (have.state == JSMF_RULE_FROZEN && !unfreeze && !freeze)
+            rc = jsmf_error(JSMF_EINVAL, "%s: the store is frozen (ingest --freeze): its vocabulary "
+                            "does not grow; give --unfreeze with the rule options to let it grow "
+                            "again", path);
+        else if (!(rc = jsmf_store_rule_parse(o->rule, "--min-df/--max-df-frac/--max-words", want)))
+            *set = 1;
+    }
+    if (!rc && *set && want->state == JSMF_RULE_GROW && !strcmp(want->stopwords, "list") &&
+        !*stop) {
+        if (s)
+            rc = jsmf_store_rule_stopwords_get(s, stop);
+        if (!rc && !*stop)
+            rc = jsmf_error(JSMF_EINVAL, "%s: a rule with stopwords=list needs its list (a "
+                            "vocabulary file from jsmf vocab carries it)", path);
+    }
+    if (rc) {
+        jsmf_vocab_free(*stop);
+        *stop = NULL;
+    }
+    return rc;
+}
+
+/* Write the rule resolve_rule settled on. */
+static int apply_rule(jsmf_store *s, const jsmf_store_rule *want, const jsmf_vocab *stop, int set)
+{
+    return set ? jsmf_store_rule_set(s, want, stop) : JSMF_OK;
+}
+
 /* An existing store: the vocabulary and min_doc_len given must be what it was created with. */
 static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_store_opts *o)
 {
@@ -74,9 +167,15 @@ static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_sto
     if (!o->vocab)
         return JSMF_OK;
     jsmf_vocab *want = NULL, *have = NULL;
+    jsmf_store_growth g;
     int rc = jsmf_vocab_load(o->vocab, &want);
-    if (!rc && !(rc = jsmf_store_vocab_get(s, &have)))
+    if (!rc && !(rc = jsmf_store_vocab_get(s, &have)) && !(rc = jsmf_store_growth_get(s, &g))) {
+        uint32_t n = have->n;
+        if (want->n == g.first_words && have->n > want->n)
+            have->n = want->n; /* the store grew past its first vocabulary: that is the file */
         rc = jsmf_vocab_compare(want, o->vocab, have, path);
+        have->n = n;
+    }
     jsmf_vocab_free(want);
     jsmf_vocab_free(have);
     return rc;
@@ -91,16 +190,25 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
             if (!strcmp(inputs[i], "-"))
                 return jsmf_error(JSMF_EINVAL, "%s: a new store needs --vocab when reading stdin "
                                   "(stdin cannot be read twice for the counting pass)", path);
-    jsmf_vocab *v;
-    int rc = new_vocabulary(inputs, n, o, &v, counted);
-    if (rc)
+    jsmf_store_rule want;
+    jsmf_vocab *stop = NULL, *v;
+    int set;
+    int rc = resolve_rule(NULL, path, o, 1, &want, &stop, &set);
+    if (!rc)
+        rc = new_vocabulary(inputs, n, o, &v, counted);
+    if (rc) {
+        jsmf_vocab_free(stop);
         return rc;
+    }
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
     jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len};
     if (!o->mem_below_need)
         rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
     if (!rc)
         rc = jsmf_store_create(path, v, &p, out);
+    if (!rc)
+        rc = apply_rule(*out, &want, stop, set); /* on error the run removes the store again */
+    jsmf_vocab_free(stop);
     if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
         memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */
     jsmf_vocab_free(v);
@@ -115,7 +223,14 @@ int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t
     memset(counted, 0, sizeof *counted);
     int rc = jsmf_store_open(path, JSMF_STORE_WRITE, out);
     if (!rc && jsmf_store_has_vocab(*out)) {
-        if ((rc = check_existing(*out, path, o))) {
+        jsmf_store_rule want;
+        jsmf_vocab *stop = NULL;
+        int set;
+        if (!(rc = check_existing(*out, path, o)) &&
+            !(rc = resolve_rule(*out, path, o, 0, &want, &stop, &set)))
+            rc = apply_rule(*out, &want, stop, set);
+        jsmf_vocab_free(stop);
+        if (rc) {
             jsmf_store_close(*out);
             *out = NULL;
         }

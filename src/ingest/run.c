@@ -25,6 +25,7 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.progress = o->ingest.progress;
     so.progress_arg = o->ingest.progress_arg;
     so.threads = o->ingest.threads;
+    so.rule = o->rule;
     return so;
 }
 
@@ -43,6 +44,9 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
     uint64_t *df = NULL;
     int rc = job ? jsmf_ingest_open_store_dist(c, path, inputs, n, &so, &s, &df, &r->vocab)
                  : jsmf_ingest_open_store(path, inputs, n, &so, &s, &df, &r->vocab);
+    jsmf_store_stats before = {0}, after = {0};
+    if (!rc && s)
+        rc = jsmf_store_stats_get(s, &before);
     if (!rc && r->vocab.words_kept && o->counted)
         o->counted(o->counted_arg, &r->vocab);
     jsmf_ingest_opts io = o->ingest;
@@ -53,6 +57,8 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
         rc = jsmf_ingest_files(s, inputs, n, &io, &r->ingest);
     if (job)
         r->ingest = r->dist.ingest;
+    if (!rc && s && !jsmf_store_stats_get(s, &after))
+        r->words_admitted = after.n_words - before.n_words;
     free(df);
     if (rank == 0 && rc)
         jsmf_ingest_target_discard(path, &target, s);
@@ -81,6 +87,9 @@ void jsmf_ingest_run_write(FILE *f, const char *p, const char *store, uint64_t m
     if (r->ranks > 1 && d->restarted)
         jsmf_report_line(f, p, "shards of an earlier job with other inputs or ranks were dropped");
     jsmf_ingest_summary_write(f, p, store, mem, &r->ingest);
+    if (r->words_admitted)
+        jsmf_report_line(f, p, "%u new word%s admitted to the vocabulary (jsmf info shows the "
+                         "rule)", r->words_admitted, r->words_admitted == 1 ? "" : "s");
     if (r->ranks < 2)
         return;
     jsmf_report_line(f, p, "%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds,",

@@ -39,13 +39,24 @@ int docmap_input(docmap *m, const jsmf_docs *d)
 int docmap_doc(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, uint32_t *rows,
                uint32_t *counts, uint32_t *n, uint64_t *oov)
 {
+    return docmap_doc_words(m, d, doc, rows, counts, n, oov, NULL);
+}
+
+int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, uint32_t *rows,
+                     uint32_t *counts, uint32_t *n, uint64_t *oov, docmap_oov *o)
+{
     uint32_t k = 0;
     *oov = 0;
+    if (o)
+        o->n = 0;
     if (jsmf_docs_format(d) == JSMF_FORMAT_TEXT) {
         for (uint32_t i = 0; i < doc->ntokens; i++) {
             uint32_t row = jsmf_wordmap_find(m->map, doc->tok[i], doc->toklen[i]);
             if (row == UINT32_MAX) {
                 ++*oov;
+                if (o)
+                    o->word[o->n] = doc->tok[i], o->len[o->n] = doc->toklen[i],
+                    o->count[o->n++] = 1;
             } else {
                 rows[k] = row;
                 counts[k++] = 1;
@@ -64,6 +75,11 @@ int docmap_doc(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, uint32_
                               m->vocab->n);
         if (row == UINT32_MAX) {
             *oov += doc->counts[i];
+            if (o && doc->ids[i] < m->nxlat) { /* the file's own word names it */
+                const char *w = jsmf_docs_vocab(d)->words[doc->ids[i]];
+                o->word[o->n] = w, o->len[o->n] = (uint32_t)strlen(w);
+                o->count[o->n++] = doc->counts[i];
+            }
         } else {
             rows[k] = row;
             counts[k++] = doc->counts[i];

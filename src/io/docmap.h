@@ -31,4 +31,17 @@ int docmap_input(docmap *m, const jsmf_docs *d);
 int docmap_doc(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, uint32_t *rows,
                uint32_t *counts, uint32_t *n, uint64_t *oov);
 
+/* Where docmap_doc_words puts the words outside the vocabulary (room for as many entries as
+ * rows): the token (text) or the file's word (UCI; LDA-C read with one), its length and count. */
+typedef struct docmap_oov {
+    const char **word;
+    uint32_t *len, *count;
+    uint32_t n;
+} docmap_oov;
+
+/* docmap_doc, also listing the words outside the vocabulary in *o (text: one entry a token,
+ * repeats included; bare LDA-C has no words). */
+int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, uint32_t *rows,
+                     uint32_t *counts, uint32_t *n, uint64_t *oov, docmap_oov *o);
+
 #endif

@@ -12,6 +12,8 @@
 
 #include "core/error.h"
 #include "core/out.h"
+#include "core/vocab.h"
+#include "stopwords_en.h"
 #include "docs.h"
 #include "tokenize.h"
 #include "vocab_build.h"
@@ -861,6 +863,43 @@ int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts
     return rc;
 }
 
+/* The stopwords of a curation as the rule names them: none, en (the compiled-in list), or
+ * list (any other list, written out on "# jsmf-stopwords:" lines). */
+static const char *stopwords_name(const jsmf_vocab *sw)
+{
+    if (!sw || !sw->n)
+        return "none";
+    jsmf_vocab *en = NULL;
+    int same = !jsmf_stopwords_en(&en) && en->n == sw->n;
+    for (uint32_t i = 0; same && i < sw->n; i++)
+        same = !strcmp(en->words[i], sw->words[i]);
+    jsmf_vocab_free(en);
+    return same ? "en" : "list";
+}
+
+/* The comment lines that carry the curation rule (formats/vocab.md): a store made with this
+ * vocabulary admits new words by it. */
+static int rule_lines(const jsmf_vocab_opts *o, char **out)
+{
+    const char *sw = stopwords_name(o->stopwords);
+    size_t cap = 256;
+    if (!strcmp(sw, "list"))
+        for (uint32_t i = 0; i < o->stopwords->n; i++)
+            cap += strlen(o->stopwords->words[i]) + 24;
+    char *b = malloc(cap);
+    if (!b)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    size_t len = (size_t)snprintf(b, cap, "# jsmf-rule: min-df=%" PRIu64 " max-df-frac=%.17g "
+                                  "max-words=%u stopwords=%s\n", o->min_df, o->max_df_frac,
+                                  o->max_words, sw);
+    for (uint32_t i = 0; !strcmp(sw, "list") && i < o->stopwords->n; i++)
+        len += (size_t)snprintf(b + len, cap - len, "%s%s%s", i % 16 ? " " : "# jsmf-stopwords: ",
+                                o->stopwords->words[i],
+                                i % 16 == 15 || i + 1 == o->stopwords->n ? "\n" : "");
+    *out = b;
+    return JSMF_OK;
+}
+
 int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                      const jsmf_vocab_opts *vo, const char *output,
                      jsmf_step_progress_fn progress, void *arg, jsmf_vocab_stats *st)
@@ -878,8 +917,12 @@ int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts
                         st->docs_counted, st->words_seen, st->dropped_min_df, o->min_df,
                         st->dropped_max_df, o->max_df_frac, to_stdout ? "nothing" : output,
                         to_stdout ? "" : " not");
+    char *rule = NULL;
     if (!rc)
-        rc = jsmf_vocab_save(output, v);
+        rc = rule_lines(o, &rule);
+    if (!rc)
+        rc = jsmf_vocab_save_commented(output, v, rule);
+    free(rule);
     jsmf_vocab_free(v);
     return rc;
 }

@@ -12,12 +12,16 @@
 #include "core/out.h"
 #include "flush.h"
 #include "rows.h"
+#include "growth.h"
+
+#include <stdlib.h>
 
 typedef struct check_ctx {
     jsmf_store *s;
     jsmf_store_check_result *r;
     int64_t last_row;
     double m;          /* documents: sums over M are C's entries */
+    uint64_t *adm;     /* admission points (NULL: all 0): a pair divides by M - max(a_i, a_j) */
 } check_ctx;
 
 static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_sum *sums,
@@ -33,7 +37,7 @@ static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_s
         if (i && cols[i] <= cols[i - 1])
             return jsmf_error(JSMF_ESTORE, "%s: columns out of order in row %u of C",
                               c->s->path, row);
-        part[i & 3] += sum_to_double(sums[i], c->m);
+        part[i & 3] += sum_to_double(sums[i], store_pair_docs(c->m, c->adm, row, cols[i]));
         unsigned __int128 u = (unsigned __int128)sums[i];
         h = hash_fmix64(h ^ ((uint64_t)row << 32 | cols[i]));
         h = hash_fmix64(h ^ (uint64_t)u) + (uint64_t)(u >> 64);
@@ -58,8 +62,15 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     jsmf_store_stats st;
     if ((rc = jsmf_store_stats_get(s, &st)))
         return rc;
-    check_ctx c = {s, out, -1, (double)st.docs};
-    rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
+    check_ctx c = {s, out, -1, (double)st.docs, NULL};
+    MDB_txn *t;
+    if ((rc = store_read_begin(s, &t)))
+        return rc;
+    rc = store_admissions_load(s, t, &c.adm);
+    mdb_txn_abort(t);
+    if (!rc)
+        rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
+    free(c.adm);
     if (!rc && out->entries != nnz)
         rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
                         (unsigned long long)out->entries, (unsigned long long)nnz);

@@ -3,6 +3,7 @@
  * statistics and input progress records; map-full grows the map and replays the flush. */
 #include "codec.h"
 #include "env.h"
+#include "growth.h"
 #include "registry.h"
 #include "rows.h"
 #include "runs.h"
@@ -142,6 +143,10 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
         rc = store_meta_add_u64(s, t, names[i], adds[i]);
     if (!rc && (f->df || f->tf))
         rc = add_wordstats(s, t, f->df, f->tf);
+    if (!rc && f->n_pending)
+        rc = store_pending_add(s, t, f->pending, f->n_pending);
+    if (!rc && f->counting)
+        rc = store_meta_add_u64(s, t, "grow_docs", k->docs);
     if (!rc)
         rc = put_inputs(s, t, f->inputs, f->n_inputs);
     if (!rc && s->version < JSMF_STORE_FORMAT_VERSION) /* an older store now holds runs */

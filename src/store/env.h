@@ -13,6 +13,8 @@ struct jsmf_store {
     char *path;
     MDB_env *env;
     MDB_dbi meta, vocab, wordstats, C, inputs;
+    MDB_dbi pending, admitted; /* version 5 (growth); absent in an older store read-only */
+    int has_growth_dbs;      /* pending and admitted exist */
     int writable;
     int lockfd;
     int has_vocab;
@@ -33,6 +35,7 @@ struct jsmf_store {
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     struct row_reader *src_rd; /* its row reader */
     double *src_vals;        /* a row of the source as doubles */
+    uint64_t *src_adm;       /* its words' admission points (NULL: all 0) */
     /* test hooks (formats/store.md, "Failure injection") */
     long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
     long commits, stages;

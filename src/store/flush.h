@@ -32,6 +32,15 @@ typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned c
 typedef int (*jsmf_encoded_rows_fn)(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
 
 
+/** One word not (yet) in the vocabulary with the counts a flush adds to the store's pending
+ *  table (formats/store.md, "Growth"): its bytes (not NUL-terminated) and the contributing
+ *  documents holding it and its occurrences in them. */
+typedef struct jsmf_pending_word {
+    const char *word;
+    uint32_t len;
+    uint64_t df, tf;
+} jsmf_pending_word;
+
 /** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
  *  NULL), and the input records to write (replacing the records with the same key). */
 typedef struct jsmf_store_flush {
@@ -42,6 +51,10 @@ typedef struct jsmf_store_flush {
     const uint64_t *df, *tf;
     const jsmf_store_input *inputs;
     uint32_t n_inputs;
+    const jsmf_pending_word *pending;  /**< counts of words not admitted, added to the store's */
+    uint32_t n_pending;
+    int counting;                      /**< the store counts words (its rule grows): counts.docs
+                                            is added to grow_docs too */
     int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
                                             the last checkpoint of an ingest; other checkpoints
                                             leave an upper bound */

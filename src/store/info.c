@@ -20,8 +20,8 @@ static const char *fmt_name(uint32_t f)
     return names[f <= 3 ? f : 0];
 }
 
-static void write_json(FILE *f, const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
-                       uint32_t n)
+static void write_json(FILE *f, const char *path, const jsmf_store_stats *st,
+                       const jsmf_store_growth *g, const jsmf_store_input *in, uint32_t n)
 {
     char fp[32];
     jsmf_json j;
@@ -44,6 +44,17 @@ static void write_json(FILE *f, const char *path, const jsmf_store_stats *st, co
     jsmf_json_uint(&j, "docs_dropped", st->docs_dropped);
     jsmf_json_uint(&j, "tokens_dropped", st->tokens_dropped);
     jsmf_json_uint(&j, "min_doc_len", st->min_doc_len);
+    if (g) {
+        char rule[256];
+        jsmf_store_rule_format(&g->rule, rule, sizeof rule);
+        jsmf_json_string(&j, "rule", rule);
+        jsmf_json_uint(&j, "pending_words", g->pending);
+        snprintf(fp, sizeof fp, "%016" PRIx64, g->pending_digest);
+        jsmf_json_string(&j, "pending_digest", fp);
+        jsmf_json_uint(&j, "grow_docs", g->grow_docs);
+        jsmf_json_uint(&j, "first_words", g->first_words);
+        jsmf_json_uint(&j, "admitted_late", g->admitted_late);
+    }
     jsmf_json_begin_array(&j, "inputs");
     for (uint32_t i = 0; i < n; i++) {
         jsmf_json_begin_object(&j, NULL);
@@ -65,8 +76,8 @@ static void write_json(FILE *f, const char *path, const jsmf_store_stats *st, co
     jsmf_json_end_object(&j);
 }
 
-static void write_text(FILE *f, const char *path, const jsmf_store_stats *st, const jsmf_store_input *in,
-                       uint32_t n)
+static void write_text(FILE *f, const char *path, const jsmf_store_stats *st,
+                       const jsmf_store_growth *g, const jsmf_store_input *in, uint32_t n)
 {
     fprintf(f, "store           %s\n", path);
     fprintf(f, "format version  %u\n", st->format_version);
@@ -84,6 +95,15 @@ static void write_text(FILE *f, const char *path, const jsmf_store_stats *st, co
            100.0 * oov_fraction(st->oov_tokens, st->tokens, st->tokens_dropped));
     fprintf(f, "dropped docs    %" PRIu64 " (%" PRIu64 " tokens; shorter than %u)\n", st->docs_dropped,
            st->tokens_dropped, st->min_doc_len < 2 ? 2 : st->min_doc_len);
+    if (g) {
+        char rule[256];
+        jsmf_store_rule_format(&g->rule, rule, sizeof rule);
+        fprintf(f, "growth rule     %s%s\n", rule, g->rule.state == JSMF_RULE_NONE
+                ? " (the vocabulary stays as it is; ingest --min-df ... sets a rule)" : "");
+        fprintf(f, "words admitted  %u first, %u since (pending: %" PRIu64 " words counted over "
+                "%" PRIu64 " documents)\n", g->first_words, g->admitted_late, g->pending,
+                g->grow_docs);
+    }
     fprintf(f, "inputs          %u\n", n);
     for (uint32_t i = 0; i < n; i++) {
         if (in[i].state == JSMF_INPUT_COMPLETE)
@@ -99,11 +119,18 @@ static void write_text(FILE *f, const char *path, const jsmf_store_stats *st, co
     }
 }
 
+void jsmf_store_info_write_growth(FILE *f, const char *path, const jsmf_store_stats *st,
+                                  const jsmf_store_growth *g, const jsmf_store_input *in,
+                                  uint32_t n, int json)
+{
+    if (json)
+        write_json(f, path, st, g, in, n);
+    else
+        write_text(f, path, st, g, in, n);
+}
+
 void jsmf_store_info_write(FILE *f, const char *path, const jsmf_store_stats *st,
                            const jsmf_store_input *in, uint32_t n, int json)
 {
-    if (json)
-        write_json(f, path, st, in, n);
-    else
-        write_text(f, path, st, in, n);
+    jsmf_store_info_write_growth(f, path, st, NULL, in, n, json);
 }

@@ -131,6 +131,12 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
             df[w] += v->df[w], tf[w] += v->tf[w];
         if (i)
             jsmf_vocab_free(v);
+        jsmf_store_growth g;
+        if (!rc && !(rc = jsmf_store_growth_get(c.in[i], &g)) && g.admitted_late)
+            rc = jsmf_error(JSMF_EMISMATCH, "%s: its vocabulary grew (%u words admitted after "
+                            "its first documents): merging stores whose words joined at "
+                            "different points is not defined (formats/store.md, \"Growth\")",
+                            paths[i], g.admitted_late);
         jsmf_store_stats st2;
         if (!rc && !(rc = jsmf_store_stats_get(c.in[i], &st2))) {
             f.counts.docs += st2.docs, f.counts.docs_dropped += st2.docs_dropped;

@@ -1,6 +1,7 @@
 /* rows.c — reading the rows of C: row streams over one database (the legacy C or one run),
  * decoded with codec.c, their row-by-row sum, and the snapshot matrix source built on it. */
 #include "rows.h"
+#include "growth.h"
 
 #include "codec.h"
 #include "registry.h"
@@ -330,7 +331,7 @@ static int source_scan_rows(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn,
         if (row >= r1)
             return JSMF_OK;
         for (uint32_t i = 0; i < n; i++)
-            s->src_vals[i] = sum_to_double(vals[i], dm);
+            s->src_vals[i] = sum_to_double(vals[i], store_pair_docs(dm, s->src_adm, row, cols[i]));
         rc = fn(arg, row, cols, s->src_vals, n);
     }
     return rc;
@@ -376,6 +377,8 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
         rc = reader_add_store(s->src_rd, s, s->src_txn);
     uint64_t exact = 1;
     if (!rc)
+        rc = store_admissions_load(s, s->src_txn, &s->src_adm);
+    if (!rc)
         rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz);
     if (!rc)
         rc = store_nnz_exact(s, s->src_txn, &exact);
@@ -397,8 +400,8 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
 void jsmf_store_source_release(jsmf_store *s)
 {
     if (s) {
-        free(s->src_vals);
-        s->src_vals = NULL;
+        free(s->src_vals), free(s->src_adm);
+        s->src_vals = NULL, s->src_adm = NULL;
     }
     if (s && s->src_rd) {
         reader_free(s->src_rd);

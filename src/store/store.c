@@ -112,8 +112,9 @@ static int prepare_dir(const char *path, int flags)
 /* A name of the main database a jsmf store may hold: its databases and runs. */
 static int store_db_name(const MDB_val *k)
 {
-    static const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs"};
-    for (int i = 0; i < 5; i++)
+    static const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs", "pending",
+                                  "admitted"};
+    for (int i = 0; i < 7; i++)
         if (k->mv_size == strlen(names[i]) && !memcmp(k->mv_data, names[i], k->mv_size))
             return 1;
     return k->mv_size == 12 && !memcmp(k->mv_data, "run.", 4);
@@ -170,6 +171,21 @@ static int open_dbs(jsmf_store *s)
             mdb_txn_abort(t);
             return jsmf_error(JSMF_ENOTFOUND, "%s: not a jsmf store (no '%s' database)", s->path,
                               names[i]);
+        }
+        if (rc) {
+            mdb_txn_abort(t);
+            return store_lmdb_error(s, rc, "cannot open database");
+        }
+    }
+    /* growth's databases (version 5): a writer makes them, a reader of an older store has none */
+    const char *gnames[] = {"pending", "admitted"};
+    MDB_dbi *gdbis[] = {&s->pending, &s->admitted};
+    s->has_growth_dbs = 1;
+    for (int i = 0; i < 2; i++) {
+        rc = mdb_dbi_open(t, gnames[i], dflags, gdbis[i]);
+        if (rc == MDB_NOTFOUND && !s->writable) {
+            s->has_growth_dbs = 0;
+            continue;
         }
         if (rc) {
             mdb_txn_abort(t);
