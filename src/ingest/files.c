@@ -322,7 +322,7 @@ static int check_something_added(run *r, uint32_t nread)
 
 /* Admit the pending words that pass the store's rule (jsmf_store_admit), without its
  * stopwords. */
-static int ingest_admit(jsmf_store *s, uint32_t *admitted)
+int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted)
 {
     jsmf_store_rule rule;
     jsmf_vocab *stop = NULL;
@@ -388,7 +388,7 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
      * words; after a complete run, nothing. */
     uint32_t admitted = 0;
     if (!rc && r.grow && !pieces)
-        rc = ingest_admit(s, &admitted);
+        rc = jsmf_ingest_admit(s, &admitted);
     if (!rc && all_skipped && !admitted)
         rc = jsmf_error(JSMF_EEXIST, "%s%s", first_skip,
                         n > 1 ? " (and so are all the other inputs)" : "");

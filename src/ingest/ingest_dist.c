@@ -36,6 +36,8 @@
 #include "store/rows.h"
 #include "store/runs.h"
 #include "store/store.h"
+#include "store/growth.h"
+#include "pending.h"
 
 #define PLAN_MAGIC "jsmf-mpi-plan 1"
 #define ENTRY_BYTES 24                     /* u32 row, u32 column, 16-byte sum on the wire */
@@ -87,6 +89,7 @@ typedef struct job {
     uint64_t *seg_off, *seg_len;
     uint32_t rounds;
     uint64_t bytes_received;
+    int grow;                 /* the store's rule grows: shards count pending words too */
 } job;
 
 /* An earlier job with other inputs or ranks left shards here: they cannot resume this one
@@ -429,6 +432,53 @@ done:
     return rc;
 }
 
+/* The store's growth rule (and its stopword list), given to every shard so that the pieces
+ * count the words outside the vocabulary as one process would. */
+static int share_rule(job *j)
+{
+    jsmf_store_rule r = {0};
+    jsmf_vocab *stop = NULL;
+    char *buf = NULL;
+    uint64_t len = 0;
+    int rc = JSMF_OK;
+    if (j->rank == 0 && !(rc = jsmf_store_rule_get(j->main, &r)) &&
+        r.state == JSMF_RULE_GROW && !strcmp(r.stopwords, "list") &&
+        !(rc = jsmf_store_rule_stopwords_get(j->main, &stop)) && stop) {
+        for (uint32_t i = 0; i < stop->n; i++)
+            len += strlen(stop->words[i]) + 1;
+    }
+    if (!(rc = jsmf_comm_agree(j->c, rc)) && !(rc = jsmf_comm_bcast(j->c, &r, sizeof r, 0)))
+        rc = jsmf_comm_bcast(j->c, &len, 8, 0);
+    if (!rc && !(buf = malloc(len + 1)))
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    if (!rc && j->rank == 0 && stop)
+        for (uint32_t i = 0, at = 0; i < stop->n; i++) {
+            size_t l = strlen(stop->words[i]);
+            memcpy(buf + at, stop->words[i], l + 1); /* NUL-separated */
+            at += (uint32_t)l + 1;
+        }
+    if (!(rc = jsmf_comm_agree(j->c, rc)) && len)
+        rc = jsmf_comm_bcast(j->c, buf, len, 0);
+    j->grow = r.state == JSMF_RULE_GROW;
+    if (!rc && j->grow && j->rank != 0 && len) { /* the list, rebuilt from the buffer */
+        jsmf_vocab_free(stop);
+        stop = calloc(1, sizeof *stop);
+        uint32_t n = 0;
+        for (uint64_t x = 0; x < len; x++)
+            n += buf[x] == 0;
+        if (stop && (stop->words = calloc(n ? n : 1, sizeof *stop->words)))
+            for (uint64_t x = 0; x < len; x += strlen(buf + x) + 1)
+                stop->words[stop->n++] = strdup(buf + x);
+        else
+            rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    }
+    if (!rc && j->grow)
+        rc = jsmf_store_rule_set(j->sh, &r, stop);
+    free(buf);
+    jsmf_vocab_free(stop);
+    return rc;
+}
+
 static int open_shard(job *j)
 {
     if (j->p.h.fresh)
@@ -450,6 +500,8 @@ static int open_shard(job *j)
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     }
     jsmf_vocab_free(v);
+    if (!(rc = jsmf_comm_agree(j->c, rc)))
+        rc = share_rule(j);
     return rc;
 }
 
@@ -865,16 +917,79 @@ static int gather_totals(job *j, jsmf_store_counts *counts, uint64_t *dftf,
     return rc;
 }
 
+/* A shard's pending words as records: u32 length, the bytes, u64 df, u64 tf. */
+typedef struct pend_buf {
+    char *b;
+    uint64_t len, cap;
+} pend_buf;
+
+static int pend_record(void *arg, const char *w, uint32_t len, uint64_t df, uint64_t tf)
+{
+    pend_buf *p = arg;
+    if (p->len + len + 20 > p->cap) {
+        uint64_t c = p->cap ? p->cap : 65536;
+        while (c < p->len + len + 20)
+            c *= 2;
+        char *nb = realloc(p->b, c);
+        if (!nb)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        p->b = nb, p->cap = c;
+    }
+    memcpy(p->b + p->len, &len, 4);
+    memcpy(p->b + p->len + 4, w, len);
+    memcpy(p->b + p->len + 4 + len, &df, 8);
+    memcpy(p->b + p->len + 12 + len, &tf, 8);
+    p->len += len + 20;
+    return JSMF_OK;
+}
+
+/* Every shard's pending words, added up on rank 0 into `t` (other ranks: only sent). */
+static int gather_pending(job *j, pending_table *t)
+{
+    pend_buf mine = {0};
+    int rc = j->grow ? store_pending_each(j->sh, pend_record, &mine) : JSMF_OK;
+    uint64_t *counts = calloc((size_t)j->size, 8), total = 0;
+    char *all = NULL;
+    if (!rc && !counts)
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    if (!(rc = jsmf_comm_agree(j->c, rc))) {
+        counts[j->rank] = mine.len;
+        rc = jsmf_comm_allreduce(j->c, counts, (uint64_t)j->size, JSMF_COMM_U64, JSMF_COMM_SUM);
+    }
+    for (int r = 0; !rc && r < j->size; r++)
+        total += counts[r];
+    if (!rc && !(all = malloc(total ? total : 1)))
+        rc = jsmf_error(JSMF_ENOMEM, "out of memory");
+    if (!(rc = jsmf_comm_agree(j->c, rc)) && total)
+        rc = jsmf_comm_allgatherv(j->c, mine.b, mine.len, all, counts);
+    for (uint64_t x = 0; !rc && j->rank == 0 && x < total;) {
+        uint32_t len;
+        uint64_t df, tf;
+        memcpy(&len, all + x, 4);
+        memcpy(&df, all + x + 4 + len, 8);
+        memcpy(&tf, all + x + 12 + len, 8);
+        rc = pending_add_counts(t, all + x + 4, len, df, tf);
+        x += len + 20;
+    }
+    free(mine.b), free(all), free(counts);
+    return rc;
+}
+
 static int commit_total(job *j)
 {
     uint64_t *dftf = calloc(2 * (size_t)j->n_words + 1, 8);
     jsmf_store_counts counts;
     jsmf_store_input *recs = NULL;
     int rc = dftf ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "out of memory");
+    pending_table pend;
+    pending_init(&pend, UINT64_MAX);
     if (!(rc = jsmf_comm_agree(j->c, rc)))
         rc = gather_totals(j, &counts, dftf, &recs);
+    if (!(rc = jsmf_comm_agree(j->c, rc)))
+        rc = gather_pending(j, &pend);
     if ((rc = jsmf_comm_agree(j->c, rc))) {
         free(dftf), free(recs);
+        pending_free(&pend);
         return rc;
     }
     if (counts.docs == 0) /* as jsmf_ingest_files: nothing usable came of the inputs */
@@ -884,8 +999,11 @@ static int commit_total(job *j)
     else if (j->rank == 0) {
         jsmf_store_flush f = {.rows_encoded = pull_rows, .rows_arg = j, .counts = counts,
                               .df = dftf, .tf = dftf + j->n_words, .inputs = recs,
-                              .n_inputs = j->p.h.n_inputs, .exact_nnz = 1};
-        rc = jsmf_store_commit(j->main, &f);
+                              .n_inputs = j->p.h.n_inputs, .exact_nnz = 1,
+                              .counting = j->grow};
+        rc = pending_list(&pend, &f.pending, &f.n_pending);
+        if (!rc)
+            rc = jsmf_store_commit(j->main, &f);
         uint64_t done = NO_MORE;
         for (int r = 1; r < j->size; r++)
             if (jsmf_comm_send(j->c, &done, 8, r, TAG_ASK) && !rc)
@@ -894,6 +1012,7 @@ static int commit_total(job *j)
         rc = serve_segments(j);
     }
     free(dftf), free(recs);
+    pending_free(&pend);
     return jsmf_comm_agree(j->c, rc);
 }
 
@@ -968,7 +1087,10 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     if (j.p.h.n_inputs == 0) {
         if (j.p.h.fresh) /* shards left by a job whose commit landed */
             cleanup(&j);
-        if (n && j.rank == 0) /* one message, from rank 0 */
+        uint32_t admitted = 0; /* a job killed between its commit and its admission */
+        if (n && j.rank == 0)
+            rc = jsmf_ingest_admit(s, &admitted);
+        if (n && j.rank == 0 && !rc && !admitted) /* one message, from rank 0 */
             rc = jsmf_error(JSMF_EEXIST, "all %u input%s already ingested into %s; use "
                             "--force to add them again", n, n == 1 ? " is" : "s are",
                             store_path);
@@ -1005,6 +1127,8 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
         fclose(j.sf), j.sf = NULL;
         unlink(j.sums), j.sums[0] = 0;
         cleanup(&j);
+        uint32_t admitted; /* the words that pass the rule, once the inputs are complete */
+        rc = jsmf_comm_agree(c, j.rank == 0 ? jsmf_ingest_admit(s, &admitted) : JSMF_OK);
     }
 out:
     jsmf_comm_stats_get(c, &sum->comm);

@@ -29,6 +29,10 @@ void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint3
 /** The stopwords of rule `r` of store `s` into *out (NULL: none; free with jsmf_vocab_free). */
 int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
 
+/** The admission at the end of an ingest command: jsmf_store_admit with the rule's stopwords
+ *  (nothing unless the store's rule grows). */
+int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted);
+
 /** Checkpoints committed by this session so far. */
 uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
 

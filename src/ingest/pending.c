@@ -92,10 +92,9 @@ static int arena_put(pending_table *p, const char *w, uint32_t len, uint32_t *of
     return JSMF_OK;
 }
 
-int pending_add(pending_table *p, const char *w, uint32_t len, uint64_t count, uint32_t stamp)
+/* The slot of a word, made (counts 0) when new. */
+static int find_slot(pending_table *p, const char *w, uint32_t len, pending_slot **out)
 {
-    if (!len)
-        return JSMF_OK;
     if (2 * ((uint64_t)p->n + 1) > p->cap) {
         int rc = grow_slots(p, p->cap ? 2 * p->cap : PENDING_MIN_SLOTS);
         if (rc)
@@ -108,16 +107,37 @@ int pending_add(pending_table *p, const char *w, uint32_t len, uint64_t count, u
             int rc = arena_put(p, w, len, &s->off);
             if (rc)
                 return rc;
-            s->len = len, s->stamp = stamp, s->df = 1, s->tf = count;
+            s->len = len, s->stamp = 0, s->df = 0, s->tf = 0;
             p->n++;
+            *out = s;
             return JSMF_OK;
         }
         if (s->len == len && !memcmp(p->arena + s->off, w, len)) {
-            s->df += s->stamp != stamp;
-            s->stamp = stamp, s->tf += count;
+            *out = s;
             return JSMF_OK;
         }
     }
+}
+
+int pending_add(pending_table *p, const char *w, uint32_t len, uint64_t count, uint32_t stamp)
+{
+    pending_slot *s;
+    int rc = len ? find_slot(p, w, len, &s) : JSMF_OK;
+    if (rc || !len)
+        return rc;
+    s->df += s->stamp != stamp;
+    s->stamp = stamp, s->tf += count;
+    return JSMF_OK;
+}
+
+int pending_add_counts(pending_table *p, const char *w, uint32_t len, uint64_t df, uint64_t tf)
+{
+    pending_slot *s;
+    int rc = len ? find_slot(p, w, len, &s) : JSMF_OK;
+    if (rc || !len)
+        return rc;
+    s->df += df, s->tf += tf;
+    return JSMF_OK;
 }
 
 static int word_cmp(const void *a, const void *b)

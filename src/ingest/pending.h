@@ -37,6 +37,8 @@ void pending_clear(pending_table *p);
 int pending_fits(const pending_table *p, uint64_t types, uint64_t bytes);
 /* Count `count` occurrences of a word in document `stamp` (distinct per document, not 0). */
 int pending_add(pending_table *p, const char *w, uint32_t len, uint64_t count, uint32_t stamp);
+/* Add counts counted elsewhere (the shards of an MPI job) to a word's. */
+int pending_add_counts(pending_table *p, const char *w, uint32_t len, uint64_t df, uint64_t tf);
 /* The types held, sorted by bytes, into *out (owned by the table until the next clear). */
 int pending_list(pending_table *p, const jsmf_pending_word **out, uint32_t *n);
 

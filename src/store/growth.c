@@ -257,6 +257,31 @@ int store_pending_add(jsmf_store *s, MDB_txn *t, const jsmf_pending_word *w, uin
     return JSMF_OK;
 }
 
+int store_pending_each(jsmf_store *s, int (*fn)(void *arg, const char *w, uint32_t len,
+                                                uint64_t df, uint64_t tf), void *arg)
+{
+    if (!s->has_growth_dbs)
+        return JSMF_OK;
+    MDB_txn *t;
+    MDB_cursor *c;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    if ((rc = mdb_cursor_open(t, s->pending, &c))) {
+        mdb_txn_abort(t);
+        return store_lmdb_error(s, rc, "reading pending words");
+    }
+    MDB_val k, v;
+    for (int g = mdb_cursor_get(c, &k, &v, MDB_FIRST); g == 0 && !rc;
+         g = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+        rc = v.mv_size == 16 ? fn(arg, k.mv_data, (uint32_t)k.mv_size, get_u64(v.mv_data),
+                                  get_u64((char *)v.mv_data + 8))
+                             : jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
+    mdb_cursor_close(c);
+    mdb_txn_abort(t);
+    return rc;
+}
+
 /* ---- admission points ------------------------------------------------------------------- */
 
 int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)

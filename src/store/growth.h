@@ -14,6 +14,10 @@
  *  checkpoint's transaction `t`. */
 int store_pending_add(jsmf_store *s, MDB_txn *t, const jsmf_pending_word *w, uint32_t n);
 
+/** Visit every pending word of the store (key order) with its counts, in one snapshot. */
+int store_pending_each(jsmf_store *s, int (*fn)(void *arg, const char *w, uint32_t len,
+                                                uint64_t df, uint64_t tf), void *arg);
+
 /** The admission points of the N words as seen by `t` into *out (N entries, caller frees), or
  *  *out = NULL when every word belongs to the first vocabulary (all points 0). */
 int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out);
