@@ -1,4 +1,4 @@
-/* jsmf_store.h — the LMDB store (formats/store.md): the fixed vocabulary, the rows of the
+/* jsmf_store.h — the LMDB store (formats/store.md): the vocabulary (grown by its rule), the rows of the
  * co-occurrence sum, document/token counters and per-input checkpoints, in one environment.
  * The fit, fdm and eval stages read the store only through this header; ingest (jsmf_ingest.h)
  * writes it, merge and export (below) make new files of it.
@@ -8,7 +8,9 @@
  *    each seeing the snapshot of its own read transaction, also while an ingest writes.
  *  - Stored sums are exact fixed-point integers, so the content does not depend on thread
  *    count, memory budget, or where an ingest was interrupted. Values handed to readers are
- *    the normalised C = sum / M as doubles (all entries of C sum to 1).
+ *    the normalised C = sum / M as doubles (all entries of C sum to 1); in a store whose
+ *    vocabulary grew, a pair's sum is divided by the documents counted since both its words
+ *    joined (M - max(a_i, a_j), formats/store.md "Growth"), and the entries sum to about 1.
  *  - A store written by a newer format version is refused with JSMF_EVERSION.
  */
 #ifndef JSMF_STORE_H

@@ -28,7 +28,7 @@ static const char *rule_text(char *buf, size_t n, uint64_t min_df, int min_df_gi
     if (min_df_given)
         len += (size_t)snprintf(buf + len, n - len, "min-df=%llu ", (unsigned long long)min_df);
     if (frac_given)
-        len += (size_t)snprintf(buf + len, n - len, "max-df-frac=%.17g ", max_df_frac);
+        len += (size_t)snprintf(buf + len, n - len, "max-df-frac=%.17g ", max_df_frac); /* exact */
     if (max_words_given)
         len += (size_t)snprintf(buf + len, n - len, "max-words=%llu ",
                                 (unsigned long long)max_words);

@@ -877,6 +877,16 @@ static const char *stopwords_name(const jsmf_vocab *sw)
     return same ? "en" : "list";
 }
 
+/* The shortest decimal that reads back as x (0.3, not 0.29999999999999999). */
+static void shortest_double(char *buf, size_t n, double x)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
 /* The comment lines that carry the curation rule (formats/vocab.md): a store made with this
  * vocabulary admits new words by it. */
 static int rule_lines(const jsmf_vocab_opts *o, char **out)
@@ -889,8 +899,10 @@ static int rule_lines(const jsmf_vocab_opts *o, char **out)
     char *b = malloc(cap);
     if (!b)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
-    size_t len = (size_t)snprintf(b, cap, "# jsmf-rule: min-df=%" PRIu64 " max-df-frac=%.17g "
-                                  "max-words=%u stopwords=%s\n", o->min_df, o->max_df_frac,
+    char frac[32];
+    shortest_double(frac, sizeof frac, o->max_df_frac);
+    size_t len = (size_t)snprintf(b, cap, "# jsmf-rule: min-df=%" PRIu64 " max-df-frac=%s "
+                                  "max-words=%u stopwords=%s\n", o->min_df, frac,
                                   o->max_words, sw);
     for (uint32_t i = 0; !strcmp(sw, "list") && i < o->stopwords->n; i++)
         len += (size_t)snprintf(b + len, cap - len, "%s%s%s", i % 16 ? " " : "# jsmf-stopwords: ",

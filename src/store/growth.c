@@ -85,15 +85,27 @@ int jsmf_store_rule_parse(const char *text, const char *where, jsmf_store_rule *
     return JSMF_OK;
 }
 
+/* The shortest decimal that reads back as x (0.3, not 0.29999999999999999). */
+static void shortest_double(char *buf, size_t n, double x)
+{
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, n, "%.*g", p, x);
+        if (strtod(buf, NULL) == x)
+            return;
+    }
+}
+
 void jsmf_store_rule_format(const jsmf_store_rule *r, char *buf, size_t n)
 {
+    char frac[32];
+    shortest_double(frac, sizeof frac, r->max_df_frac);
     if (r->state == JSMF_RULE_NONE)
         snprintf(buf, n, "none");
     else if (r->state == JSMF_RULE_FROZEN)
         snprintf(buf, n, "frozen");
     else
-        snprintf(buf, n, "min-df=%" PRIu64 " max-df-frac=%.17g max-words=%" PRIu64
-                 " stopwords=%s", r->min_df, r->max_df_frac, r->max_words, r->stopwords);
+        snprintf(buf, n, "min-df=%" PRIu64 " max-df-frac=%s max-words=%" PRIu64
+                 " stopwords=%s", r->min_df, frac, r->max_words, r->stopwords);
 }
 
 /* ---- the rule in the store -------------------------------------------------------------- */
@@ -325,13 +337,13 @@ int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)
 int jsmf_store_admissions_get(jsmf_store *s, uint64_t **out)
 {
     *out = NULL;
-    MDB_txn *t;
+    MDB_txn *t = NULL;
     int rc = store_read_begin(s, &t);
     uint64_t *a = NULL;
-    if (!rc)
+    if (!rc) {
         rc = store_admissions_load(s, t, &a);
-    if (t && !rc)
         mdb_txn_abort(t);
+    }
     if (rc)
         return rc;
     if (!a && !(a = calloc(s->n_words ? s->n_words : 1, sizeof *a)))

@@ -24,6 +24,11 @@ def run(args, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def words_only(out):
+    """A vocabulary file without its comment lines (the rule jsmf vocab writes first)."""
+    return b"".join(l for l in out.splitlines(True) if not l.startswith(b"#"))
+
+
 TOKEN = re.compile(rb"[A-Za-z\x80-\xff]+")
 
 
@@ -108,6 +113,10 @@ def main():
         want = expected(docs, stop, min_df, frac, max_words, min_doc_len, min_len, max_len)
         rc, out, err = run(["vocab", text, "-o", "-", "--stopwords", stopfile, "-q"] + args)
         check(rc == 0, "vocab %s exit %d: %s" % (args, rc, err))
+        rule = b"# jsmf-rule: min-df=%d max-df-frac=%g max-words=%d stopwords=list\n" % (
+            min_df, frac, max_words)
+        check(out.startswith(rule), "vocab %s: the rule line %r, want %r" % (args, out[:80], rule))
+        out = words_only(out)
         check(out == want, "vocab %s:\n got %r\nwant %r" % (args, out[:300], want[:300]))
         check(len(want) > 0, "case %s has words" % args)
 
@@ -176,8 +185,9 @@ def main():
     nostop = ["--min-df", "2", "--stopwords", "none", "-q"]
     rc, out, _ = run(["vocab", os.path.join(tmp, "c.ldac"), "-o", "-"] + nostop)
     rc, ref2, _ = run(["vocab", text, "-o", "-"] + nostop)
-    named = [b"%d\t%s" % (ids[l.split(b"\t")[0]], l.split(b"\t", 1)[1]) for l in ref2.splitlines()]
-    got = [l for l in out.splitlines()]
+    named = [b"%d\t%s" % (ids[l.split(b"\t")[0]], l.split(b"\t", 1)[1])
+             for l in words_only(ref2).splitlines()]
+    got = [l for l in words_only(out).splitlines()]
     check(len(got) > 0 and sorted(got) == sorted(named), "LDA-C without vocabulary names words by id")
 
     # the built-in English list removes common function words
