@@ -140,7 +140,11 @@ JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
  *  input is skipped the call fails with JSMF_EEXIST. A run that resumes nothing and adds no
  *  document to C (empty inputs, or every document dropped) fails with JSMF_EFORMAT before its
  *  final checkpoint, so the store is left as it was. On error the store is at its last
- *  checkpoint. */
+ *  checkpoint. While the store's rule grows (jsmf_store_rule_get), the words outside the
+ *  vocabulary are counted at the checkpoints, and once every input is complete the words that
+ *  pass the rule are admitted (jsmf_store_admit); when every input is skipped that admission
+ *  still runs, and the call succeeds when it admitted words (a rerun after a kill between the
+ *  last checkpoint and the admission). jsmf_ingest_doc sessions count no such words. */
 JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                                const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
