@@ -124,6 +124,8 @@ static int resolve_rule(jsmf_store *s, const char *path, const jsmf_ingest_store
     *set = 0, *stop = NULL;
     if (!rc && is_new && o->vocab && (rc = read_vocab_rule(o->vocab, &file, stop, &found)))
         return rc;
+    if (!rc && is_new && !o->vocab) /* the counting pass curates by jsmf vocab's defaults */
+        found = !(rc = jsmf_store_rule_parse("min-df=5", path, &file));
     *want = found ? file : have;
     *set = found;
     if (!rc && o->rule) {

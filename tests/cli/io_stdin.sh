@@ -24,7 +24,8 @@ printf 'alpha beta gamma delta epsilon\nalpha beta gamma zeta eta\n' > "$t/c.txt
 "$JSMF" vocab - -o "$t/s.txt" --min-df 1 --max-df-frac 1 -q < "$t/c.txt"
 cat "$t/c.txt" | "$JSMF" vocab - -o "$t/p.txt" --min-df 1 --max-df-frac 1 -q
 cmp -s "$t/f.txt" "$t/s.txt" && cmp -s "$t/f.txt" "$t/p.txt" || { echo "stdin differs from file"; fail=1; }
-[ "$(head -n 1 "$t/f.txt")" = "$(printf 'alpha\t2\t2')" ] || { echo "unexpected first line: $(head -n 1 "$t/f.txt")"; fail=1; }
+[ "$(head -n 1 "$t/f.txt")" = "# jsmf-rule: min-df=1 max-df-frac=1 max-words=0 stopwords=en" ] || { echo "unexpected rule line: $(head -n 1 "$t/f.txt")"; fail=1; }
+[ "$(sed -n 2p "$t/f.txt")" = "$(printf 'alpha\t2\t2')" ] || { echo "unexpected first word: $(sed -n 2p "$t/f.txt")"; fail=1; }
 
 "$JSMF" vocab "$t" -o "$t/d.txt" 2> "$t/err"
 rc=$?
