@@ -153,7 +153,7 @@ static int remember_record(run *r, uint64_t fp, uint32_t occ, const jsmf_store_i
 
 static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
 {
-    int text = jsmf_docs_format(d) == JSMF_FORMAT_TEXT;
+    int text = io_format_tokens(jsmf_docs_format(d)); /* tokens: text or items */
     uint32_t k = 0;
     uint64_t oov = 0;
     int rc = reserve(r, text ? doc->ntokens : doc->nids);
@@ -161,7 +161,7 @@ static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
         rc = docmap_doc(&r->dm, d, doc, r->ids, r->counts, &k, &oov);
     if (rc)
         return rc;
-    /* a text document's ids repeat with no counts: the ingest counts them */
+    /* a text (or items) document's ids repeat with no counts: the ingest counts them */
     return jsmf_ingest_doc(r->g, r->ids, text ? NULL : r->counts, k, oov, doc->next_offset,
                            doc->next_line, doc->index + 1);
 }

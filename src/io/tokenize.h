@@ -15,6 +15,10 @@ typedef struct jsmf_token_stats {
 uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
                           const char **tok, uint32_t *toklen, jsmf_token_stats *st);
 
+/** Whether n bytes are well-formed UTF-8 (no overlong forms, no surrogates, nothing above
+ *  U+10FFFF): what text tokens and item ids must be. */
+int jsmf_utf8_valid(const unsigned char *s, size_t n);
+
 /** Why the tokenizer `t` can never produce `word` (so text input never matches that word of a
  *  vocabulary: "has an uppercase letter", "has a character that separates tokens", "is not
  *  valid UTF-8", "is shorter than 3 bytes", ...), or NULL when it can. */
