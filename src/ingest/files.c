@@ -30,18 +30,20 @@ typedef struct run {
     uint32_t nrecs;
     uint32_t *ids, *counts;
     size_t cap;
-    int vocab_checked;        /* the words text can never match were reported */
+    unsigned vocab_checked;   /* formats (bit 1 << format) whose unmatchable words were told */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
 } run;
 
-/* Words of the store's vocabulary that the tokenizer can never produce stay rows of zeros for
- * text input: say so once, with the first few and why (formats/vocab.md). */
-static void warn_unmatchable_words(run *r)
+/* Words of the store's vocabulary that the tokenizer (or the item reader) can never produce
+ * stay rows of zeros for such input: say so once per format, with the first few and why
+ * (formats/vocab.md). */
+static void warn_unmatchable_words(run *r, jsmf_format fmt)
 {
-    if (r->vocab_checked || !r->o->warn)
+    if (!io_format_tokens(fmt) || (r->vocab_checked & 1u << fmt) || !r->o->warn)
         return;
-    r->vocab_checked = 1;
+    r->vocab_checked |= 1u << fmt;
+    int items = fmt == JSMF_FORMAT_ITEMS;
     jsmf_tokenizer tok = {r->params.tok_min_len, r->params.tok_max_len};
     if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
         jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
@@ -51,7 +53,8 @@ static void warn_unmatchable_words(run *r)
     size_t used = 0;
     uint32_t bad = 0;
     for (uint32_t i = 0; i < r->vocab->n; i++) {
-        const char *why = jsmf_token_problem(&tok, r->vocab->words[i]);
+        const char *why = items ? jsmf_item_problem(r->vocab->words[i])
+                                : jsmf_token_problem(&tok, r->vocab->words[i]);
         if (!why || bad++ >= 3)
             continue;
         int w = snprintf(list + used, sizeof list - used, "%sword %u '%.40s' %s",
@@ -61,8 +64,9 @@ static void warn_unmatchable_words(run *r)
     }
     if (bad)
         tell_line(r->o->warn, r->o->warn_arg, "%u of the %u words of the vocabulary of %s can "
-                  "never match text input, which is lowercased and split at anything but letters "
-                  "(formats/vocab.md): %s%s", bad, r->vocab->n, jsmf_store_path(r->s), list,
+                  "never match %s (formats/vocab.md): %s%s", bad, r->vocab->n,
+                  jsmf_store_path(r->s), items ? "item ids, which are split at blanks" :
+                  "text input, which is lowercased and split at anything but letters", list,
                   bad > 3 ? "; ..." : "");
 }
 
@@ -242,8 +246,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
     rec.format = (uint32_t)jsmf_docs_format(d);
-    if (rec.format == JSMF_FORMAT_TEXT)
-        warn_unmatchable_words(r);
+    warn_unmatchable_words(r, (jsmf_format)rec.format);
     jsmf_ingest_summary before;
     jsmf_ingest_totals(r->g, &before);
     /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that

@@ -102,6 +102,23 @@ uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, ch
     return jsmf_tokenize_ex(t, text, len, out, tok, toklen, NULL);
 }
 
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+const char *jsmf_item_problem(const char *word)
+{
+    const unsigned char *w = (const unsigned char *)word;
+    size_t len = strlen(word);
+    for (size_t i = 0; i < len; i++)
+        if (w[i] == ' ' || w[i] == '\t' || w[i] == '\r' || w[i] == '\v' || w[i] == '\f')
+            return "has a blank (item ids are split at blanks)";
+    if (len > JSMF_ITEM_MAX_BYTES)
+        return "is longer than an item id can be (" STRINGIFY(JSMF_ITEM_MAX_BYTES) " bytes)";
+    if (!jsmf_utf8_valid(w, len))
+        return "is not valid UTF-8";
+    return NULL;
+}
+
 const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word)
 {
     const unsigned char *w = (const unsigned char *)word;

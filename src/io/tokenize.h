@@ -1,5 +1,5 @@
 /* tokenize.h — the tokenizer's counts of invalid UTF-8 and its verdict on vocabulary words
- * that text can never produce (src/io/tokenize.c). */
+ * that text (or the item reader) can never produce (src/io/tokenize.c). */
 #ifndef JSMF_IO_TOKENIZE_H
 #define JSMF_IO_TOKENIZE_H
 
@@ -23,5 +23,9 @@ int jsmf_utf8_valid(const unsigned char *s, size_t n);
  *  vocabulary: "has an uppercase letter", "has a character that separates tokens", "is not
  *  valid UTF-8", "is shorter than 3 bytes", ...), or NULL when it can. */
 const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word);
+
+/** Why the item reader (JSMF_FORMAT_ITEMS) can never produce `word` ("has a blank", "is
+ *  longer than an item id can be", "is not valid UTF-8"), or NULL when it can. */
+const char *jsmf_item_problem(const char *word);
 
 #endif
