@@ -16,10 +16,10 @@ i=0
 : >"$T/b.txt"
 while [ $i -lt 30 ]; do
     printf 'SKU-12 sku-12 #tag \\back spotify:track:4uLU6h 12345 café %s the and\n' "$long" >>"$T/b.txt"
-    printf 'a\\b x=1 #tag SKU-12 the\n' >>"$T/b.txt"
+    printf 'a\\b x=1 #tag SKU-12 the <i>&q\n' >>"$T/b.txt"
     i=$((i + 1))
 done
-ids='#tag SKU-12 the sku-12 \back spotify:track:4uLU6h 12345 café and a\b x=1'
+ids='#tag SKU-12 the sku-12 \back spotify:track:4uLU6h 12345 café and a\b x=1 <i>&q'
 
 words() { cut -f1 "$1" | sed 's/^\\\([#\\]\)/\1/' | sort; }   # a vocabulary's words, unescaped
 want() { for w in $ids "$long"; do printf '%s\n' "$w"; done | sort; }
@@ -85,9 +85,13 @@ import json, sys
 t = json.load(open(sys.argv[1]))
 got = {w["word"] for topic in t["topics"] for w in topic["words"]}
 want = {"#tag", "SKU-12", "sku-12", "\\back", "spotify:track:4uLU6h", "12345", "café", "a\\b",
-        "x=1", "the", "and", sys.argv[2]}
+        "x=1", "the", "and", "<i>&q", sys.argv[2]}
 sys.exit(0 if want <= got else print(sorted(want - got)) or 1)
 EOF
+# an id that is markup stays text in the report
+expect 0 "" "$J" report "$T/m" -o "$T/r.html"
+grep -qF '<i>&q' "$T/r.html" && fail "report: an id went into the page as markup"
+grep -qF '\u003ci\u003e\u0026q' "$T/r.html" || fail "report: the id <i>&q is not in the page's data"
 # infer and eval read baskets against the model's ids
 expect 0 "" "$J" infer "$T/m" --format items "$T/b.txt" --header
 [ "$(wc -l <"$T/out")" -eq 61 ] || fail "infer: expected 60 rows and a header: $(head -3 "$T/out")"
