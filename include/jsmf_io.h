@@ -101,7 +101,7 @@ typedef struct jsmf_read_opts {
                                    hand it jsmf_read_stats_warn's messages for each input read
                                    to its end; NULL: silent */
     void *warn_arg;
-    uint64_t end_offset;      /**< text and LDA-C: the input ends before the first document
+    uint64_t end_offset;      /**< text, LDA-C, items: the input ends before the first document
                                    starting at or after this decoded offset (a piece of a file
                                    read by one of several processes); 0 = the end of input */
     int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc
