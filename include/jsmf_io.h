@@ -37,8 +37,8 @@ typedef enum jsmf_format {
  *  line and byte, never cut (a cut id could merge with another). */
 #define JSMF_ITEM_MAX_BYTES 256
 
-/** Name of a format ("text", "uci", "ldac", "items", "auto"), a static string, NULL for a value that is
- *  none, so that a front end lists the formats from JSMF_FORMAT_TEXT on until NULL;
+/** Name of a format ("text", "uci", "ldac", "items", "auto"), a static string, NULL for a value
+ *  that is none, so that a front end lists the formats from JSMF_FORMAT_TEXT on until NULL;
  *  jsmf_format_parse() is the inverse (also taking "lda-c"; returns -1 for an unknown name;
  *  never sets an error). */
 JSMF_API const char *jsmf_format_name(jsmf_format f);

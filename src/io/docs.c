@@ -21,7 +21,7 @@ struct jsmf_docs {
     jsmf_tokenizer tok;
     int raw;                   /* text: leave tokenising to the caller */
     uint64_t index;            /* number of the next document */
-    uint64_t end_offset;       /* one document a line: stop before a document starting here (0: none) */
+    uint64_t end_offset;       /* a line a document: stop before one starting here (0: none) */
 
     char *tbuf;                /* text, items: token bytes of the current document */
     size_t tbuf_cap;

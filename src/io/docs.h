@@ -1,9 +1,9 @@
 /* docs.h — the document reader: one document at a time from a text, UCI, LDA-C or items input,
  * with the offset to resume after it (src/io/docs.c); ingest and eval read through it. The input
- * formats are one descriptor table (text, uci, ldac, items): the name a user gives, how auto-detection
- * knows it, what it needs, how it is read, and its rules, so that the reader, the MPI planner and
- * the CLI's --format choices all ask the same entry. What each format accepts is
- * formats/inputs.md. */
+ * formats are one descriptor table (text, uci, ldac, items): the name a user gives, how
+ * auto-detection knows it, what it needs, how it is read, and its rules, so that the reader, the
+ * MPI planner and the CLI's --format choices all ask the same entry. What each format accepts
+ * is formats/inputs.md. */
 #ifndef JSMF_IO_DOCS_H
 #define JSMF_IO_DOCS_H
 

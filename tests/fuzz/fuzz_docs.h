@@ -1,7 +1,7 @@
-/* fuzz_docs.h — the document-reader check the text, UCI, LDA-C and items targets share: read every
- * document of the input, check what the reader promises of each (formats/inputs.md, jsmf_io.h),
- * then resume at one of the document boundaries it reported and check that the documents from
- * there are the same ones. */
+/* fuzz_docs.h — the document-reader check the text, UCI, LDA-C and items targets share: read
+ * every document of the input, check what the reader promises of each (formats/inputs.md,
+ * jsmf_io.h), then resume at one of the document boundaries it reported and check that the
+ * documents from there are the same ones. */
 #ifndef JSMF_FUZZ_DOCS_H
 #define JSMF_FUZZ_DOCS_H
 
