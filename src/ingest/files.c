@@ -62,12 +62,17 @@ static void warn_unmatchable_words(run *r, jsmf_format fmt)
         if (w > 0 && (size_t)w < sizeof list - used)
             used += (size_t)w;
     }
+    /* baskets read as text by mistake: the store's inputs say what it was fed */
+    int fed_items = 0;
+    for (uint32_t i = 0; i < r->nrecs && !items; i++)
+        fed_items |= r->recs[i].format == JSMF_FORMAT_ITEMS;
     if (bad)
         tell_line(r->o->warn, r->o->warn_arg, "%u of the %u words of the vocabulary of %s can "
-                  "never match %s (formats/vocab.md): %s%s", bad, r->vocab->n,
+                  "never match %s (formats/vocab.md): %s%s%s", bad, r->vocab->n,
                   jsmf_store_path(r->s), items ? "item ids, which are split at blanks" :
                   "text input, which is lowercased and split at anything but letters", list,
-                  bad > 3 ? "; ..." : "");
+                  bad > 3 ? "; ..." : "", fed_items ? "; the store was fed items before: "
+                  "--format items?" : "");
 }
 
 /* After an input read to its end: what the reader met, and an input that added nothing. A

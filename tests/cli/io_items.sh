@@ -101,6 +101,9 @@ grep -q "0 out-of-vocabulary tokens" "$T/out" || fail "eval --corpus: ids out of
 printf 'new york\nSKU-12\nsku-12\n' >"$T/vb.txt"
 expect 0 "vocabulary of $T/st3 can never match item ids, which are split at blanks.*'new york' has a blank" \
     "$J" ingest "$T/st3" --format items --vocab "$T/vb.txt" --min-doc-len 2 "$T/b.txt"
+# the same baskets without --format items are text: the warning asks whether they are items
+expect 1 "can never match text input.*; the store was fed items before: --format items?" \
+    "$J" ingest "$T/st3" --force "$T/b.txt"
 
 # --- bad baskets --------------------------------------------------------------------------
 printf 'ok fine\nok x%s y\n' "$long" >"$T/long.txt"   # line 2: a 257-byte id at byte 11
