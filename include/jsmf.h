@@ -216,13 +216,16 @@ typedef struct jsmf_vocab {
 JSMF_API void jsmf_vocab_free(jsmf_vocab *v);
 
 /** Read a vocabulary file (formats/vocab.md): "word", or "word<TAB>df<TAB>tf" per line, optional
- *  '#' header lines, into *out (free with jsmf_vocab_free). Errors name the file and line:
- *  JSMF_ENOTFOUND, JSMF_EFORMAT (duplicates, empty words, a bad count). */
+ *  '#' header lines, into *out (free with jsmf_vocab_free). A line starting "\#" or "\\" is
+ *  the word without its first byte (the escape jsmf_vocab_save writes). Errors name the file and
+ *  line: JSMF_ENOTFOUND, JSMF_EFORMAT (duplicates, empty words, a bad count). */
 JSMF_API int jsmf_vocab_load(const char *path, jsmf_vocab **out);
 
 /** Write a vocabulary file ("-" = standard output), with df/tf when present; whole or not at
- *  all (an existing file stays as it was on error). Errors name `path`: JSMF_EIO, JSMF_ENOSPC,
- *  JSMF_EINVAL (a directory). */
+ *  all (an existing file stays as it was on error). A word starting with '#' or '\' is written
+ *  with a '\' before it, so that it reads back as itself; every other word as it is. Errors
+ *  name `path`: JSMF_EIO, JSMF_ENOSPC, JSMF_EINVAL (a directory; a word no line can hold: empty,
+ *  with a TAB or line feed, or ending in a CR — nothing is written). */
 JSMF_API int jsmf_vocab_save(const char *path, const jsmf_vocab *v);
 
 /** Word lookup: text -> row of a vocabulary (ingest maps tokens to the store's rows, infer and

@@ -1,4 +1,4 @@
-/* jsmf_io.h — reading corpora: the three document formats (formats/inputs.md) in files,
+/* jsmf_io.h — reading corpora: the four document formats (formats/inputs.md) in files,
  * zstd-compressed files or stdin, how text is cut into tokens, and the vocabulary pass that
  * counts words over inputs ('jsmf vocab'). Every stage that reads documents (ingest, infer,
  * eval) takes a jsmf_read_opts; the reader itself, one document at a time with the offset to
@@ -28,15 +28,28 @@ typedef enum jsmf_format {
     JSMF_FORMAT_AUTO = 0, /**< sniff: UCI (3 lines of one integer), LDA-C ("N id:c ..."), else text */
     JSMF_FORMAT_TEXT = 1, /**< one document per line, tokenised by jsmf_tokenize() */
     JSMF_FORMAT_UCI = 2,  /**< docword file: D, W, NNZ lines, then "doc word count" (1-based) */
-    JSMF_FORMAT_LDAC = 3  /**< one document per line: "N id:count id:count ..." (0-based ids) */
+    JSMF_FORMAT_LDAC = 3, /**< one document per line: "N id:count id:count ..." (0-based ids) */
+    JSMF_FORMAT_ITEMS = 4 /**< one basket per line: whitespace-separated item ids kept as they
+                               are (case, digits, punctuation); never sniffed, only named */
 } jsmf_format;
 
-/** Name of a format ("text", "uci", "ldac", "auto"), a static string, NULL for a value that is
- *  none, so that a front end lists the formats from JSMF_FORMAT_TEXT on until NULL;
+/** Longest item id (JSMF_FORMAT_ITEMS) in bytes: a longer one is JSMF_EFORMAT naming the file,
+ *  line and byte, never cut (a cut id could merge with another). */
+#define JSMF_ITEM_MAX_BYTES 256
+
+/** Name of a format ("text", "uci", "ldac", "items", "auto"), a static string, NULL for a value
+ *  that is none, so that a front end lists the formats from JSMF_FORMAT_TEXT on until NULL;
  *  jsmf_format_parse() is the inverse (also taking "lda-c"; returns -1 for an unknown name;
  *  never sets an error). */
 JSMF_API const char *jsmf_format_name(jsmf_format f);
 JSMF_API int jsmf_format_parse(const char *name);
+
+/** What a counting pass over inputs of format `f` takes when not told otherwise
+ *  (formats/vocab.md): the stopword list *stopwords ("en" for words, "none" for items, as
+ *  jsmf_stopwords_load names them) and *max_df_frac (0.5 for words; 1, no cut, for items: an
+ *  item in most baskets is a popular item, not a function word). Either pointer may be NULL. */
+JSMF_API void jsmf_format_vocab_defaults(jsmf_format f, const char **stopwords,
+                                         double *max_df_frac);
 
 /** Tokeniser settings for text input. Tokens are maximal runs of ASCII letters (lowercased)
  *  and bytes >= 0x80 (so UTF-8 words stay whole); anything else separates. Runs shorter than
@@ -71,7 +84,7 @@ typedef void (*jsmf_warn_fn)(void *arg, const char *msg);
 /** How inputs are read (fill with jsmf_read_opts_init). */
 typedef struct jsmf_read_opts {
     jsmf_format format;       /**< JSMF_FORMAT_AUTO to sniff from the content */
-    jsmf_tokenizer tok;       /**< text only */
+    jsmf_tokenizer tok;       /**< text only (item ids: 1 to JSMF_ITEM_MAX_BYTES bytes) */
     const char *uci_vocab;    /**< UCI: vocabulary file; NULL = "vocab.X.txt" beside "docword.X.txt[.zst]".
                                    LDA-C: optional vocabulary (ids checked against its size) */
     uint64_t start_offset;    /**< resume: decoded byte offset of the first document to return */
@@ -82,12 +95,13 @@ typedef struct jsmf_read_opts {
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
-                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize() */
+                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize();
+                                   items are always split by the reader */
     void (*warn)(void *arg, const char *msg); /**< readers of several inputs (jsmf_docreader)
                                    hand it jsmf_read_stats_warn's messages for each input read
                                    to its end; NULL: silent */
     void *warn_arg;
-    uint64_t end_offset;      /**< text and LDA-C: the input ends before the first document
+    uint64_t end_offset;      /**< text, LDA-C, items: the input ends before the first document
                                    starting at or after this decoded offset (a piece of a file
                                    read by one of several processes); 0 = the end of input */
     int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc

@@ -11,6 +11,7 @@ typedef struct vocab_args {
     const char *output, *stopwords;
     jsmf_read_opts ro;
     jsmf_vocab_opts vo;
+    int stopwords_given, max_df_given;
 } vocab_args;
 
 static int parse_args(int argc, char **argv, vocab_args *a)
@@ -24,9 +25,10 @@ static int parse_args(int argc, char **argv, vocab_args *a)
          .hint = "(or -o - for stdout)"},
         {CLI_OPT("--format", 0, CLI_CALL, &a->ro.format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->ro.uci_vocab), .alias = "--input-vocab"},
-        {CLI_OPT("--stopwords", 0, CLI_STRING, &a->stopwords)},
+        {CLI_OPT("--stopwords", 0, CLI_STRING, &a->stopwords), .given = &a->stopwords_given},
         {CLI_OPT("--min-df", 0, CLI_U64, &a->vo.min_df)},
-        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &a->vo.max_df_frac), .range = "(0, inf)"},
+        {CLI_OPT("--max-df-frac", 0, CLI_DOUBLE, &a->vo.max_df_frac), .range = "(0, inf)",
+         .given = &a->max_df_given},
         {CLI_OPT("--max-words", 0, CLI_U32, &a->vo.max_words)},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->vo.min_doc_len)},
         {CLI_OPT("--min-word-len", 0, CLI_U32, &a->ro.tok.min_len), .min = 1},
@@ -39,6 +41,9 @@ static int parse_args(int argc, char **argv, vocab_args *a)
         return rc;
     if (a->ro.tok.max_len < a->ro.tok.min_len)
         return cli_usage_error("--max-word-len is below --min-word-len");
+    /* the format's own defaults (items: no stopwords, no max-df cut) where none was given */
+    jsmf_format_vocab_defaults(a->ro.format, a->stopwords_given ? NULL : &a->stopwords,
+                               a->max_df_given ? NULL : &a->vo.max_df_frac);
     return 0;
 }
 

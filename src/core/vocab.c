@@ -1,5 +1,6 @@
 /* vocab.c — the vocabulary file (formats/vocab.md): one word per line in row order, optionally
- * followed by its document and term frequency; '#' lines are comments. */
+ * followed by its document and term frequency; '#' lines are comments, and a word that starts
+ * with '#' or a backslash is written with a backslash before it. */
 #include "jsmf.h"
 
 #include <errno.h>
@@ -104,6 +105,30 @@ static int parse_line(char *line, size_t *wlen, uint64_t *df, uint64_t *tf, int 
     return 1;
 }
 
+/* A line's word without the backslash a writer puts before a leading '#' or backslash ("\#tag"
+ * is the word "#tag"); a backslash before anything else is part of the word, as in files written
+ * before the escape. */
+static char *unescape_word(char *line)
+{
+    return line[0] == '\\' && (line[1] == '#' || line[1] == '\\') ? line + 1 : line;
+}
+
+/* Why `word` cannot be a line of a vocabulary file, or NULL: it would read back as another
+ * word or none. */
+static const char *unwritable(const char *word)
+{
+    size_t len = strlen(word);
+    if (len == 0)
+        return "it is empty";
+    if (strchr(word, '\t'))
+        return "it holds a TAB, the column separator";
+    if (strchr(word, '\n'))
+        return "it holds a line feed";
+    if (word[len - 1] == '\r')
+        return "it ends in a CR, which a reader drops";
+    return NULL;
+}
+
 int jsmf_vocab_load(const char *path, jsmf_vocab **out)
 {
     FILE *f = fopen(path, "rb");
@@ -130,9 +155,10 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": NUL byte in word", path, lineno);
             break;
         }
+        char *word = unescape_word(line);
         size_t wlen;
         uint64_t df = 0, tf = 0;
-        int bad, counted = parse_line(line, &wlen, &df, &tf, &bad);
+        int bad, counted = parse_line(word, &wlen, &df, &tf, &bad);
         if (bad) {
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": expected word<TAB>df<TAB>tf", path,
                             lineno);
@@ -142,7 +168,7 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": empty word", path, lineno);
             break;
         }
-        if (line[wlen - 1] == '\r') { /* written back alone, it would read back without it */
+        if (word[wlen - 1] == '\r') { /* written back alone, it would read back without it */
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": word ends in a CR", path, lineno);
             break;
         }
@@ -152,7 +178,7 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
             rc = jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": too many words", path, lineno);
             break;
         }
-        if ((rc = vocab_push(v, &cap, line, wlen, df, tf)))
+        if ((rc = vocab_push(v, &cap, word, wlen, df, tf)))
             break;
     }
     if (!rc && ferror(f))
@@ -190,6 +216,12 @@ int jsmf_vocab_save(const char *path, const jsmf_vocab *v)
 
 int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char *comments)
 {
+    for (uint32_t i = 0; i < v->n; i++) { /* checked first: nothing written, not even to stdout */
+        const char *why = unwritable(v->words[i]);
+        if (why)
+            return jsmf_error(JSMF_EINVAL, "%s: word %" PRIu32 " '%.40s' cannot be written to a "
+                              "vocabulary file: %s", path, i + 1, v->words[i], why);
+    }
     jsmf_out *o;
     int rc = jsmf_out_open(path, &o);
     if (rc)
@@ -198,10 +230,13 @@ int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char 
     if (comments)
         fputs(comments, f);
     for (uint32_t i = 0; i < v->n; i++) {
+        /* a leading '#' would read as a comment, a leading backslash as this escape */
+        const char *esc = v->words[i][0] == '#' || v->words[i][0] == '\\' ? "\\" : "";
         if (v->df && v->tf)
-            fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\n", v->words[i], v->df[i], v->tf[i]);
+            fprintf(f, "%s%s\t%" PRIu64 "\t%" PRIu64 "\n", esc, v->words[i], v->df[i],
+                    v->tf[i]);
         else
-            fprintf(f, "%s\n", v->words[i]);
+            fprintf(f, "%s%s\n", esc, v->words[i]);
     }
     return jsmf_out_close(o, JSMF_OK);
 }

@@ -117,7 +117,7 @@ static int batch_reserve(jsmf_docbatch *b, uint64_t docs, uint64_t ids)
 static int append_doc(jsmf_docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
 {
     uint64_t doc_oov = 0;
-    uint64_t need = jsmf_docs_format(r->docs) == JSMF_FORMAT_TEXT ? doc->ntokens : doc->nids;
+    uint64_t need = io_format_tokens(jsmf_docs_format(r->docs)) ? doc->ntokens : doc->nids;
     if (need > r->rcap) {
         uint64_t cap = grow_capacity(r->rcap, need, 1024);
         if (grow_array(&r->rows, cap, sizeof *r->rows) ||

@@ -32,18 +32,20 @@ typedef struct run {
     size_t cap;
     docmap_oov oov;           /* a document's words outside the vocabulary (growth) */
     int grow;                 /* the store's rule grows: list them */
-    int vocab_checked;        /* the words text can never match were reported */
+    unsigned vocab_checked;   /* formats (bit 1 << format) whose unmatchable words were told */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
 } run;
 
-/* Words of the store's vocabulary that the tokenizer can never produce stay rows of zeros for
- * text input: say so once, with the first few and why (formats/vocab.md). */
-static void warn_unmatchable_words(run *r)
+/* Words of the store's vocabulary that the tokenizer (or the item reader) can never produce
+ * stay rows of zeros for such input: say so once per format, with the first few and why
+ * (formats/vocab.md). */
+static void warn_unmatchable_words(run *r, jsmf_format fmt)
 {
-    if (r->vocab_checked || !r->o->warn)
+    if (!io_format_tokens(fmt) || (r->vocab_checked & 1u << fmt) || !r->o->warn)
         return;
-    r->vocab_checked = 1;
+    r->vocab_checked |= 1u << fmt;
+    int items = fmt == JSMF_FORMAT_ITEMS;
     jsmf_tokenizer tok = {r->params.tok_min_len, r->params.tok_max_len};
     if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
         jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
@@ -53,7 +55,8 @@ static void warn_unmatchable_words(run *r)
     size_t used = 0;
     uint32_t bad = 0;
     for (uint32_t i = 0; i < r->vocab->n; i++) {
-        const char *why = jsmf_token_problem(&tok, r->vocab->words[i]);
+        const char *why = items ? jsmf_item_problem(r->vocab->words[i])
+                                : jsmf_token_problem(&tok, r->vocab->words[i]);
         if (!why || bad++ >= 3)
             continue;
         int w = snprintf(list + used, sizeof list - used, "%sword %u '%.40s' %s",
@@ -61,11 +64,17 @@ static void warn_unmatchable_words(run *r)
         if (w > 0 && (size_t)w < sizeof list - used)
             used += (size_t)w;
     }
+    /* baskets read as text by mistake: the store's inputs say what it was fed */
+    int fed_items = 0;
+    for (uint32_t i = 0; i < r->nrecs && !items; i++)
+        fed_items |= r->recs[i].format == JSMF_FORMAT_ITEMS;
     if (bad)
         tell_line(r->o->warn, r->o->warn_arg, "%u of the %u words of the vocabulary of %s can "
-                  "never match text input, which is lowercased and split at anything but letters "
-                  "(formats/vocab.md): %s%s", bad, r->vocab->n, jsmf_store_path(r->s), list,
-                  bad > 3 ? "; ..." : "");
+                  "never match %s (formats/vocab.md): %s%s%s", bad, r->vocab->n,
+                  jsmf_store_path(r->s), items ? "item ids, which are split at blanks" :
+                  "text input, which is lowercased and split at anything but letters", list,
+                  bad > 3 ? "; ..." : "", fed_items ? "; the store was fed items before: "
+                  "--format items?" : "");
 }
 
 /* After an input read to its end: what the reader met, and an input that added nothing. A
@@ -158,7 +167,7 @@ static int remember_record(run *r, uint64_t fp, uint32_t occ, const jsmf_store_i
 
 static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
 {
-    int text = jsmf_docs_format(d) == JSMF_FORMAT_TEXT;
+    int text = io_format_tokens(jsmf_docs_format(d)); /* tokens: text or items */
     uint32_t k = 0;
     uint64_t oov = 0;
     int rc = reserve(r, text ? doc->ntokens : doc->nids);
@@ -168,7 +177,7 @@ static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
         return rc;
     if (r->grow)
         jsmf_ingest_doc_words(r->g, (const char *const *)r->oov.word, r->oov.len, r->oov.count, r->oov.n);
-    /* a text document's ids repeat with no counts: the ingest counts them */
+    /* a text (or items) document's ids repeat with no counts: the ingest counts them */
     return jsmf_ingest_doc(r->g, r->ids, text ? NULL : r->counts, k, oov, doc->next_offset,
                            doc->next_line, doc->index + 1);
 }
@@ -249,8 +258,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     if ((rc = jsmf_docs_open(path, &ro, &d)))
         return rc;
     rec.format = (uint32_t)jsmf_docs_format(d);
-    if (rec.format == JSMF_FORMAT_TEXT)
-        warn_unmatchable_words(r);
+    warn_unmatchable_words(r, (jsmf_format)rec.format);
     jsmf_ingest_summary before;
     jsmf_ingest_totals(r->g, &before);
     /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that

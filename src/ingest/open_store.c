@@ -10,7 +10,6 @@
 #include "core/out.h"
 #include "core/vocab.h"
 #include "ingest_internal.h"
-#include "io/stopwords_en.h"
 #include "mpi/comm.h"
 #include "store/store.h"
 
@@ -23,14 +22,17 @@ static void vocabulary_progress(void *arg, const char *input, double done, doubl
     o->progress(o->progress_arg, "vocabulary", done, total, unit);
 }
 
-/* The counting pass of a new store: jsmf vocab's defaults, on one process or the ranks of c. */
+/* The counting pass of a new store: jsmf vocab's defaults for the format (items: no stopwords,
+ * no max-df cut), on one process or the ranks of c. */
 static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
                             const jsmf_ingest_store_opts *o, jsmf_vocab **out,
                             jsmf_vocab_stats *st)
 {
     jsmf_vocab_opts vo = JSMF_VOCAB_OPTS_DEFAULT;
     jsmf_vocab *stop = NULL;
-    int rc = jsmf_stopwords_en(&stop);
+    const char *stopwords;
+    jsmf_format_vocab_defaults(o->format, &stopwords, &vo.max_df_frac);
+    int rc = jsmf_stopwords_load(stopwords, &stop);
     vo.stopwords = stop;
     vo.min_doc_len = o->min_doc_len;
     jsmf_read_opts ro = JSMF_READ_OPTS_DEFAULT;

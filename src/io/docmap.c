@@ -49,7 +49,7 @@ int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, u
     *oov = 0;
     if (o)
         o->n = 0;
-    if (jsmf_docs_format(d) == JSMF_FORMAT_TEXT) {
+    if (io_format_tokens(jsmf_docs_format(d))) { /* text, items: matched by their bytes */
         for (uint32_t i = 0; i < doc->ntokens; i++) {
             uint32_t row = jsmf_wordmap_find(m->map, doc->tok[i], doc->toklen[i]);
             if (row == UINT32_MAX) {

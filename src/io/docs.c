@@ -1,6 +1,7 @@
 /* docs.c — documents from a byte stream: plain text (one document per line), UCI docword
- * (grouped "docID wordID count" lines) and LDA-C ("N id:count ..."); format sniffing, resume at
- * a document boundary, and errors that name file, line and byte offset (formats/inputs.md). */
+ * (grouped "docID wordID count" lines), LDA-C ("N id:count ...") and items (one basket of
+ * whitespace-separated ids per line); format sniffing, resume at a document boundary, and errors
+ * that name file, line and byte offset (formats/inputs.md). */
 #include "jsmf_io.h"
 
 #include <errno.h>
@@ -20,9 +21,9 @@ struct jsmf_docs {
     jsmf_tokenizer tok;
     int raw;                   /* text: leave tokenising to the caller */
     uint64_t index;            /* number of the next document */
-    uint64_t end_offset;       /* text, LDA-C: stop before a document starting here (0: none) */
+    uint64_t end_offset;       /* a line a document: stop before one starting here (0: none) */
 
-    char *tbuf;                /* text: lowercased token bytes of the current document */
+    char *tbuf;                /* text, items: token bytes of the current document */
     size_t tbuf_cap;
     const char **toks;
     uint32_t *toklens;
@@ -56,26 +57,52 @@ static int open_ldac(jsmf_docs *r, const char *path, const jsmf_read_opts *o);
 static int next_text(jsmf_docs *r, jsmf_doc *d);
 static int next_uci(jsmf_docs *r, jsmf_doc *d);
 static int next_ldac(jsmf_docs *r, jsmf_doc *d);
+static int next_items(jsmf_docs *r, jsmf_doc *d);
+
+#define FORMAT_FIRST JSMF_FORMAT_TEXT
+#define FORMAT_LAST JSMF_FORMAT_ITEMS
 
 /* Indexed by jsmf_format; auto-detection tries them in this order (UCI's header before LDA-C's
  * pairs), text being what is neither. formats/inputs.md describes each. */
 static const io_format formats[] = {
     /* one document a line, tokenised; what is neither of the others */
     [JSMF_FORMAT_TEXT] = {JSMF_FORMAT_TEXT, "text", "text", NULL, NULL, NULL, next_text,
-                          .line_per_doc = 1},
+                          .line_per_doc = 1, .tokens = 1, .stopwords = "en", .max_df_frac = 0.5},
     /* a header of D, W, NNZ, then "doc word count" lines grouped by document, over the words of
      * a vocabulary file that always comes with it */
     [JSMF_FORMAT_UCI] = {JSMF_FORMAT_UCI, "uci", "UCI", NULL, sniff_uci, open_uci, next_uci,
-                         .line_per_doc = 0},
+                         .line_per_doc = 0, .stopwords = "en", .max_df_frac = 0.5},
     /* one document a line, "N id:count ..." with 0-based ids, bounded (ldac_vocab_size) or
      * numbering a vocabulary file when one is given */
     [JSMF_FORMAT_LDAC] = {JSMF_FORMAT_LDAC, "ldac", "LDA-C", "lda-c", sniff_ldac, open_ldac,
-                          next_ldac, .line_per_doc = 1},
+                          next_ldac, .line_per_doc = 1, .stopwords = "en", .max_df_frac = 0.5},
+    /* one basket a line, ids between blanks kept byte for byte; no stopwords, no max-df cut:
+     * an item in most baskets is popular, not a function word */
+    [JSMF_FORMAT_ITEMS] = {JSMF_FORMAT_ITEMS, "items", "items", NULL, NULL, NULL, next_items,
+                           .line_per_doc = 1, .tokens = 1, .named_only = 1, .stopwords = "none",
+                           .max_df_frac = 1},
 };
 
 const io_format *io_format_get(jsmf_format f)
 {
-    return f >= JSMF_FORMAT_TEXT && f <= JSMF_FORMAT_LDAC ? &formats[f] : NULL;
+    return f >= FORMAT_FIRST && f <= FORMAT_LAST ? &formats[f] : NULL;
+}
+
+int io_format_tokens(jsmf_format f)
+{
+    const io_format *x = io_format_get(f);
+    return x && x->tokens;
+}
+
+void jsmf_format_vocab_defaults(jsmf_format f, const char **stopwords, double *max_df_frac)
+{
+    const io_format *x = io_format_get(f);
+    if (!x) /* auto: what the formats sniffed share */
+        x = &formats[JSMF_FORMAT_TEXT];
+    if (stopwords)
+        *stopwords = x->stopwords;
+    if (max_df_frac)
+        *max_df_frac = x->max_df_frac;
 }
 
 const char *jsmf_format_name(jsmf_format f)
@@ -90,7 +117,7 @@ int jsmf_format_parse(const char *name)
         return -1;
     if (!strcmp(name, "auto"))
         return JSMF_FORMAT_AUTO;
-    for (jsmf_format f = JSMF_FORMAT_TEXT; f <= JSMF_FORMAT_LDAC; f++)
+    for (jsmf_format f = FORMAT_FIRST; f <= FORMAT_LAST; f++)
         if (!strcmp(name, formats[f].name) || (formats[f].alias && !strcmp(name, formats[f].alias)))
             return f;
     return -1;
@@ -308,7 +335,9 @@ static jsmf_format sniff(const unsigned char *p, size_t n, int at_eof)
         q = x + 1;
     }
     jsmf_format fallback = JSMF_FORMAT_TEXT;
-    for (jsmf_format f = JSMF_FORMAT_TEXT; f <= JSMF_FORMAT_LDAC; f++) {
+    for (jsmf_format f = FORMAT_FIRST; f <= FORMAT_LAST; f++) {
+        if (formats[f].named_only)
+            continue;
         if (!formats[f].sniff)
             fallback = f;
         else if (formats[f].sniff(ls, le, nl))
@@ -455,7 +484,7 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     if (!r)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     r->tok = o->tok;
-    r->raw = o->raw_text;
+    r->raw = o->raw_text; /* text only: next_items splits its lines itself */
     r->empty_runs = o->empty_runs;
     if (r->tok.min_len == 0 && r->tok.max_len == 0) {
         jsmf_tokenizer d = JSMF_TOKENIZER_DEFAULT;
@@ -538,46 +567,114 @@ int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
     return io_stream_fingerprint(r->s, hash, size);
 }
 
-/* ---- text --------------------------------------------------------------------------------- */
+/* ---- text and items ----------------------------------------------------------------------- */
+
+/* The next line as a document's text, a UTF-8 byte-order mark at the start of the input skipped
+ * (*bom: its 3 bytes, or 0): it is not part of the first word. 1, 0 at the end, or an error. */
+static int read_line_doc(jsmf_docs *r, jsmf_doc *d, const unsigned char **line, size_t *n,
+                         uint64_t *bom)
+{
+    uint64_t off;
+    int rc = io_stream_line(r->s, line, n, &off);
+    if (rc <= 0)
+        return rc;
+    *bom = 0;
+    if (off == 0 && *n >= 3 && !memcmp(*line, "\xEF\xBB\xBF", 3)) {
+        *line += 3;
+        *n -= 3;
+        *bom = 3;
+    }
+    d->offset = off;
+    d->line = r->s->line - 1;
+    d->text = (const char *)*line;
+    d->text_len = *n;
+    return 1;
+}
+
+/* Room for the tokens of a line of n bytes: their bytes with the pad after them, and `most`
+ * (pointer, length) spans. */
+static int reserve_tokens(jsmf_docs *r, size_t n, size_t most)
+{
+    size_t cap = r->tok_cap;
+    if (grow((void **)&r->tbuf, &r->tbuf_cap, n + JSMF_TOKEN_PAD, 1) ||
+        grow((void **)&r->toks, &cap, most, sizeof *r->toks))
+        return oom(r);
+    cap = r->tok_cap;
+    if (grow((void **)&r->toklens, &cap, most, sizeof *r->toklens))
+        return oom(r);
+    r->tok_cap = cap;
+    return 0;
+}
+
+/* `count` tokens dropped as invalid UTF-8, the first at decoded byte `at` of line `line`. */
+static void note_bad_utf8(jsmf_docs *r, uint64_t line, uint64_t at, uint64_t count)
+{
+    if (count && !r->st.bad_utf8) {
+        r->st.bad_utf8_line = line;
+        r->st.bad_utf8_offset = at;
+    }
+    r->st.bad_utf8 += count;
+}
 
 static int next_text(jsmf_docs *r, jsmf_doc *d)
 {
     const unsigned char *line;
     size_t n;
-    uint64_t off;
-    int rc = io_stream_line(r->s, &line, &n, &off);
-    if (rc <= 0)
+    uint64_t bom;
+    int rc = read_line_doc(r, d, &line, &n, &bom);
+    if (rc <= 0 || r->raw)
         return rc;
-    uint64_t bom = 0;
-    if (off == 0 && n >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) {
-        line += 3; /* a UTF-8 byte-order mark is not part of the first word */
-        n -= 3;
-        bom = 3;
-    }
-    d->offset = off;
-    d->line = r->s->line - 1;
-    d->text = (const char *)line;
-    d->text_len = n;
-    if (r->raw)
-        return 1;
-    size_t ntok_max = JSMF_TOKENS_MAX(n, r->tok.min_len);
-    size_t cap = r->tok_cap;
-    if (grow((void **)&r->tbuf, &r->tbuf_cap, n + JSMF_TOKEN_PAD, 1) ||
-        grow((void **)&r->toks, &cap, ntok_max, sizeof *r->toks))
+    if (reserve_tokens(r, n, JSMF_TOKENS_MAX(n, r->tok.min_len)))
         return oom(r);
-    cap = r->tok_cap;
-    if (grow((void **)&r->toklens, &cap, ntok_max, sizeof *r->toklens))
-        return oom(r);
-    r->tok_cap = cap;
     jsmf_token_stats ts;
     d->ntokens = jsmf_tokenize_ex(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens,
                                   &ts);
-    if (ts.bad_utf8 && !r->st.bad_utf8) {
-        r->st.bad_utf8_line = d->line;
-        r->st.bad_utf8_offset = off + bom + ts.first_bad;
-    }
-    r->st.bad_utf8 += ts.bad_utf8;
+    note_bad_utf8(r, d->line, d->offset + bom + ts.first_bad, ts.bad_utf8);
     memset(r->tbuf + n, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
+    d->tok = r->toks;
+    d->toklen = r->toklens;
+    return 1;
+}
+
+/* A basket: every run of non-blank bytes is an item id, byte for byte. An id too long is an
+ * error, not cut (a cut id could merge with another); one that is not UTF-8 is dropped and
+ * counted as text's tokens are (it could not be told apart from another encoding's). */
+static int next_items(jsmf_docs *r, jsmf_doc *d)
+{
+    const unsigned char *line;
+    size_t n;
+    uint64_t bom;
+    int rc = read_line_doc(r, d, &line, &n, &bom);
+    if (rc <= 0)
+        return rc;
+    if (reserve_tokens(r, n, n / 2 + 1))
+        return oom(r);
+    const unsigned char *e = line + n, *p = line;
+    char *o = r->tbuf;
+    uint32_t k = 0;
+    for (;;) {
+        p = skip_blanks(p, e);
+        if (p == e)
+            break;
+        size_t len = field_len(p, e, 0);
+        uint64_t at = d->offset + bom + (uint64_t)(p - line);
+        if (len > JSMF_ITEM_MAX_BYTES)
+            return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": item id of %zu bytes at byte %"
+                              PRIu64 " is longer than the limit of %d bytes: " FIELD_FMT
+                              " (formats/inputs.md, \"Items\")", r->s->name, d->line, len, at,
+                              JSMF_ITEM_MAX_BYTES, FIELD_ARG(p, len));
+        if (jsmf_utf8_valid(p, len)) {
+            memcpy(o, p, len);
+            r->toks[k] = o;
+            r->toklens[k++] = (uint32_t)len;
+            o += len;
+        } else {
+            note_bad_utf8(r, d->line, at, 1);
+        }
+        p += len;
+    }
+    memset(o, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
+    d->ntokens = k;
     d->tok = r->toks;
     d->toklen = r->toklens;
     return 1;
@@ -802,13 +899,15 @@ static int docs_next(jsmf_docs *r, jsmf_doc *d)
         d->next_offset = io_stream_offset(r->s);
         d->next_line = r->s->line;
     }
-    if (r->fmt != JSMF_FORMAT_TEXT) {
+    int tokens = formats[r->fmt].tokens;
+    if (!tokens) {
         d->nids = (uint32_t)r->nids;
         d->ids = r->ids;
         d->counts = r->counts;
     }
     r->st.docs += r->run;
-    if (r->fmt == JSMF_FORMAT_TEXT ? (r->raw ? d->text_len == 0 : d->ntokens == 0) : d->nids == 0)
+    if (r->raw && r->fmt == JSMF_FORMAT_TEXT ? d->text_len == 0
+                                             : tokens ? d->ntokens == 0 : d->nids == 0)
         r->st.empty_docs += r->run;
     return 1;
 }

@@ -1,9 +1,9 @@
-/* docs.h — the document reader: one document at a time from a text, UCI or LDA-C input,
+/* docs.h — the document reader: one document at a time from a text, UCI, LDA-C or items input,
  * with the offset to resume after it (src/io/docs.c); ingest and eval read through it. The input
- * formats are one descriptor table (text, uci, ldac): the name a user gives, how auto-detection
- * knows it, what it needs, how it is read, and its rules, so that the reader, the MPI planner and
- * the CLI's --format choices all ask the same entry. What each format accepts is
- * formats/inputs.md. */
+ * formats are one descriptor table (text, uci, ldac, items): the name a user gives, how
+ * auto-detection knows it, what it needs, how it is read, and its rules, so that the reader, the
+ * MPI planner and the CLI's --format choices all ask the same entry. What each format accepts
+ * is formats/inputs.md. */
 #ifndef JSMF_IO_DOCS_H
 #define JSMF_IO_DOCS_H
 
@@ -14,7 +14,8 @@
 #define JSMF_TOKEN_PAD 32
 
 /** One document. For text, tokens are (pointer, length) spans, already lowercased, in order of
- *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes.
+ *  appearance (repeats included), each followed by at least JSMF_TOKEN_PAD readable bytes; for
+ *  items the same, each an item id as it stands in the input.
  *  For UCI and LDA-C, ids/counts are the file's own word ids
  *  (0-based; UCI ids are converted from 1-based) with repeats summed per document, ids unique. */
 typedef struct jsmf_doc {
@@ -23,15 +24,15 @@ typedef struct jsmf_doc {
     uint64_t offset;        /**< decoded byte offset where it starts */
     uint64_t next_offset;   /**< decoded byte offset just after it: the resume point */
     uint64_t next_line;     /**< line number at next_offset */
-    uint32_t ntokens;       /**< text: number of tokens */
-    const char *const *tok; /**< text: token starts */
-    const uint32_t *toklen; /**< text: token lengths */
+    uint32_t ntokens;       /**< text, items: number of tokens */
+    const char *const *tok; /**< text, items: token starts */
+    const uint32_t *toklen; /**< text, items: token lengths */
     uint32_t nids;          /**< uci/ldac: number of distinct ids */
     const uint32_t *ids;    /**< uci/ldac: word ids, 0-based in the file's vocabulary */
     const uint32_t *counts; /**< uci/ldac: counts, each >= 1 */
-    const char *text;       /**< text: the raw line (no LF, no trailing CR, no NUL), not
-                                 NUL-terminated; NULL for other formats */
-    size_t text_len;        /**< text: its length in bytes */
+    const char *text;       /**< text, items: the raw line (no LF, no trailing CR, no NUL),
+                                 not NUL-terminated; NULL for other formats */
+    size_t text_len;        /**< text, items: its length in bytes */
     uint64_t ndocs;         /**< documents it stands for: 1, or (jsmf_read_opts.empty_runs) a
                                  run of that many empty ones, numbered index .. index+ndocs-1 */
 } jsmf_doc;
@@ -75,7 +76,7 @@ typedef struct jsmf_read_stats {
     uint64_t docs;            /**< documents returned */
     uint64_t empty_docs;      /**< of them, without a token (text) or a word (UCI, LDA-C); with
                                    raw_text, those of no bytes */
-    uint64_t bad_utf8;        /**< text, not raw: tokens dropped as invalid UTF-8 */
+    uint64_t bad_utf8;        /**< text not raw, items: tokens dropped as invalid UTF-8 */
     uint64_t bad_utf8_line;   /**< line and decoded byte offset where the first of them starts */
     uint64_t bad_utf8_offset;
 } jsmf_read_stats;
@@ -113,10 +114,20 @@ typedef struct io_format {
     /* One document a line: a file can be read in byte ranges cut at line starts (the pieces of
      * an MPI ingest, jsmf_read_opts.end_offset); a compressed file still cannot. */
     unsigned line_per_doc : 1;
+    /* Documents are tokens (jsmf_doc.tok), matched to a vocabulary by their bytes, not ids. */
+    unsigned tokens : 1;
+    /* Never sniffed: read only when named (items: any line of text is a basket too). */
+    unsigned named_only : 1;
+    /* A counting pass's defaults (jsmf_format_vocab_defaults). */
+    const char *stopwords;
+    double max_df_frac;
 } io_format;
 
-/* The descriptor of `f` (JSMF_FORMAT_TEXT .. JSMF_FORMAT_LDAC); NULL for JSMF_FORMAT_AUTO or
+/* The descriptor of `f` (JSMF_FORMAT_TEXT .. JSMF_FORMAT_ITEMS); NULL for JSMF_FORMAT_AUTO or
  * a value that is no format. */
 const io_format *io_format_get(jsmf_format f);
+
+/* Whether documents of format `f` come as tokens (text, items) rather than ids. */
+int io_format_tokens(jsmf_format f);
 
 #endif

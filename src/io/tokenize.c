@@ -29,7 +29,7 @@ static const unsigned char token_byte[256] = {
 
 /* Whether n bytes are well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no
  * surrogates, nothing above U+10FFFF). */
-static int utf8_valid(const unsigned char *s, size_t n)
+int jsmf_utf8_valid(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -81,14 +81,14 @@ uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len,
             p++;
         }
         size_t l = (size_t)(o - start);
-        if (l >= min_len && l <= max_len && (!(high & 0x80) || utf8_valid(start, l))) {
+        if (l >= min_len && l <= max_len && (!(high & 0x80) || jsmf_utf8_valid(start, l))) {
             tok[n] = (const char *)start;
             toklen[n] = (uint32_t)l;
             n++;
         } else {
             /* counted whatever its length: a short or long run is as sure a sign of a text in
              * another encoding as one of a word's length (kabazu \xff\xfe dumofe) */
-            if (st && (high & 0x80) && !utf8_valid(start, l) && !st->bad_utf8++)
+            if (st && (high & 0x80) && !jsmf_utf8_valid(start, l) && !st->bad_utf8++)
                 st->first_bad = (uint32_t)(from - (const unsigned char *)text);
             o = start; /* dropped: reuse its bytes */
         }
@@ -100,6 +100,23 @@ uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, ch
                        const char **tok, uint32_t *toklen)
 {
     return jsmf_tokenize_ex(t, text, len, out, tok, toklen, NULL);
+}
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+const char *jsmf_item_problem(const char *word)
+{
+    const unsigned char *w = (const unsigned char *)word;
+    size_t len = strlen(word);
+    for (size_t i = 0; i < len; i++)
+        if (w[i] == ' ' || w[i] == '\t' || w[i] == '\r' || w[i] == '\v' || w[i] == '\f')
+            return "has a blank (item ids are split at blanks)";
+    if (len > JSMF_ITEM_MAX_BYTES)
+        return "is longer than an item id can be (" STRINGIFY(JSMF_ITEM_MAX_BYTES) " bytes)";
+    if (!jsmf_utf8_valid(w, len))
+        return "is not valid UTF-8";
+    return NULL;
 }
 
 const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word)
@@ -114,7 +131,7 @@ const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word)
     for (size_t i = 0; i < len; i++)
         if (!token_byte[w[i]])
             return "has a character that splits tokens (a token is letters a-z and bytes >= 0x80)";
-    if (!utf8_valid(w, len))
+    if (!jsmf_utf8_valid(w, len))
         return "is not valid UTF-8";
     if (len < min_len)
         return "is shorter than the shortest token (--min-word-len)";

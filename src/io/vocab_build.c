@@ -27,8 +27,14 @@ typedef struct word_entry {
     uint64_t last_doc;   /* the counted document that last raised df (1-based; 0 = none) */
     uint64_t off;        /* the whole word, NUL-terminated, in the arena */
     uint32_t len;
-    uint32_t stop;       /* a stopword: never counted */
+    uint32_t stop;       /* a stopword (STOP_WORDS, STOP_ITEMS): never counted as such */
 } word_entry;
+
+/* A stopword list is matched against words lowercased, as text's tokens are (and as UCI and
+ * LDA-C words are matched, unchanged), and against item ids byte for byte: its entry says
+ * which. An entry that is a stopword one way may still be counted the other way. */
+#define STOP_WORDS 1u
+#define STOP_ITEMS 2u
 
 /* A word table with its per-document scratch: one per thread counting text in parallel. */
 typedef struct word_table {
@@ -255,9 +261,30 @@ static int ensure_tables(jsmf_vocab_counter *c, int n)
             int64_t idx = lookup(t, m->arena + m->e[i].off, m->e[i].len, 0);
             if (idx < 0)
                 return (int)idx;
-            t->e[idx].stop = 1;
+            t->e[idx].stop = m->e[i].stop;
         }
     }
+    return 0;
+}
+
+/* A stopword as item ids meet it (as it is) and as words do (ASCII letters lowercased). */
+static int add_stopword(word_table *t, const char *word)
+{
+    size_t len = strlen(word);
+    int64_t idx = lookup(t, word, len, 0);
+    if (idx < 0)
+        return (int)idx;
+    t->e[idx].stop |= STOP_ITEMS;
+    char buf[256];
+    if (len >= sizeof buf)
+        return 0; /* longer than any token can be */
+    for (size_t k = 0; k < len; k++) {
+        unsigned char ch = (unsigned char)word[k];
+        buf[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+    }
+    if ((idx = lookup(t, buf, len, 0)) < 0)
+        return (int)idx;
+    t->e[idx].stop |= STOP_WORDS;
     return 0;
 }
 
@@ -286,20 +313,11 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
     const jsmf_vocab *sw = c->opts.stopwords;
     c->opts.stopwords = NULL; /* not kept: the caller may free it */
     for (uint32_t i = 0; sw && i < sw->n; i++) {
-        char buf[256];
-        size_t len = strlen(sw->words[i]);
-        if (len >= sizeof buf)
-            continue; /* longer than any token can be */
-        for (size_t k = 0; k < len; k++) {
-            unsigned char ch = (unsigned char)sw->words[i][k];
-            buf[k] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
-        }
-        int64_t idx = lookup(t, buf, len, 0);
-        if (idx < 0) {
+        int rc = add_stopword(t, sw->words[i]);
+        if (rc) {
             jsmf_vocab_counter_free(c);
-            return (int)idx;
+            return rc;
         }
-        t->e[idx].stop = 1;
     }
     *out = c;
     return JSMF_OK;
@@ -351,8 +369,9 @@ static void count_doc(word_table *c, uint32_t n, int weighted, uint64_t len)
 }
 
 /* Hash every token first and prefetch its slot, then look them up: the slot misses of a
- * document overlap instead of following one another. */
-static int add_text_doc(word_table *c, const jsmf_doc *d)
+ * document overlap instead of following one another. `stop`: which stopwords apply (text's
+ * lowercased tokens: STOP_WORDS; item ids: STOP_ITEMS). */
+static int add_text_doc(word_table *c, const jsmf_doc *d, uint32_t stop)
 {
     int rc = reserve_doc(c, d->ntokens);
     if (rc)
@@ -371,7 +390,7 @@ static int add_text_doc(word_table *c, const jsmf_doc *d)
         int64_t idx = lookup_hashed(c, k, d->tok[i], d->toklen[i], hv[i]);
         if (idx < 0)
             return (int)idx;
-        if (!c->e[idx].stop)
+        if (!(c->e[idx].stop & stop))
             c->doc[n++] = (uint32_t)idx;
     }
     c->st.tokens_read += d->ntokens;
@@ -423,7 +442,7 @@ static int add_ids_doc(jsmf_vocab_counter *vc, const jsmf_doc *d, const jsmf_voc
         if (idx < 0)
             return (int)idx;
         c->st.tokens_read += d->counts[i];
-        if (c->e[idx].stop)
+        if (c->e[idx].stop & STOP_WORDS)
             continue;
         c->doc[n] = (uint32_t)idx;
         c->doc_cnt[n] = d->counts[i];
@@ -468,7 +487,7 @@ static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *li
     d.tok = t->toks;
     d.toklen = t->toklens;
     t->st.docs_read++;
-    return add_text_doc(t, &d);
+    return add_text_doc(t, &d, STOP_WORDS);
 }
 
 /* Gather what the threads met in a batch into the input's stats (the first invalid UTF-8 is
@@ -626,7 +645,8 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     if (rc)
         return rc;
     const jsmf_vocab *v = jsmf_docs_vocab(r);
-    int text = jsmf_docs_format(r) == JSMF_FORMAT_TEXT;
+    jsmf_format fmt = jsmf_docs_format(r);
+    int text = fmt == JSMF_FORMAT_TEXT, tokens = io_format_tokens(fmt);
     uint64_t counted = counted_docs(vc);
     if (text && threads > 1) {
         jsmf_tokenizer tok = o.tok;
@@ -655,7 +675,8 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
             *(c->min_doc_len ? &c->st.docs_short : &c->st.docs_counted) += d.ndocs;
             continue;
         }
-        rc = text ? add_text_doc(c, &d) : add_ids_doc(vc, &d, v);
+        rc = tokens ? add_text_doc(c, &d, text ? STOP_WORDS : STOP_ITEMS)
+                    : add_ids_doc(vc, &d, v);
         if (rc)
             break;
         if ((c->st.docs_read & 4095) == 0)
@@ -674,7 +695,7 @@ static int merge_table(word_table *m, const word_table *t)
 {
     for (uint32_t i = 0; i < t->n; i++) {
         const word_entry *e = &t->e[i];
-        if (e->stop || e->df == 0)
+        if (e->df == 0) /* never counted: stopwords among them */
             continue;
         int64_t idx = lookup(m, t->arena + e->off, e->len, 0);
         if (idx < 0)
@@ -715,7 +736,7 @@ int jsmf_vocab_counter_pack(jsmf_vocab_counter *vc, unsigned char **out, uint64_
     const word_table *t = vc->tabs[0];
     uint64_t bytes = PACK_STATS * 8;
     for (uint32_t i = 0; i < t->n; i++)
-        if (!t->e[i].stop && t->e[i].df)
+        if (t->e[i].df)
             bytes += 4 + t->e[i].len + 16;
     unsigned char *b = malloc(bytes), *q = b;
     if (!b)
@@ -725,7 +746,7 @@ int jsmf_vocab_counter_pack(jsmf_vocab_counter *vc, unsigned char **out, uint64_
     memcpy(q, st, sizeof st), q += sizeof st;
     for (uint32_t i = 0; i < t->n; i++) {
         const word_entry *e = &t->e[i];
-        if (e->stop || !e->df)
+        if (!e->df)
             continue;
         memcpy(q, &e->len, 4), q += 4;
         memcpy(q, t->arena + e->off, e->len), q += e->len;
@@ -766,8 +787,7 @@ int jsmf_vocab_counter_unpack(jsmf_vocab_counter *vc, const unsigned char *b, ui
             return (int)idx;
         uint64_t df, tf;
         memcpy(&df, b + at + 4 + n, 8), memcpy(&tf, b + at + 12 + n, 8);
-        if (!m->e[idx].stop) /* the same stopwords on every side */
-            m->e[idx].df += df, m->e[idx].tf += tf;
+        m->e[idx].df += df, m->e[idx].tf += tf; /* counted there: no stopword as it was met */
         at += 4 + (uint64_t)n + 16;
     }
     m->st.docs_read += st[0], m->st.docs_counted += st[1], m->st.docs_short += st[2];
@@ -805,7 +825,7 @@ int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_voc
     size_t k = 0;
     for (uint32_t i = 0; i < c->n; i++) {
         const word_entry *e = &c->e[i];
-        if (e->stop || e->df == 0)
+        if (e->df == 0) /* never counted: stopwords among them */
             continue;
         st->words_seen++;
         if (e->df < opt->min_df)

@@ -14,10 +14,11 @@ static double oov_fraction(uint64_t oov, uint64_t tokens, uint64_t dropped)
     return all ? (double)oov / (double)all : 0.0;
 }
 
+/* jsmf_format's names (jsmf_io.h); the store records the number and does not read inputs */
 static const char *fmt_name(uint32_t f)
 {
-    static const char *const names[] = {"unknown", "text", "uci", "ldac"};
-    return names[f <= 3 ? f : 0];
+    static const char *const names[] = {"unknown", "text", "uci", "ldac", "items"};
+    return names[f < sizeof names / sizeof *names ? f : 0];
 }
 
 static void write_json(FILE *f, const char *path, const jsmf_store_stats *st,

@@ -17,8 +17,8 @@ A="$ROOT/tools/man2help.awk"
 grep -qx 'usage: jsmf vocab INPUT... -o VOCAB \[options\]' "$T/help" || fail "usage line: $(head -n 1 "$T/help")"
 flat=$(tr '\n' ' ' <"$T/help" | tr -s ' ')
 for want in "--max-words N keep the N words of highest document frequency (default: all). --min-doc-len" \
-    "--format F text, uci, ldac or auto (default: sniffed from the content)." \
-    "--min-word-len N, --max-word-len N text: shortest and longest token in bytes (defaults 3 and 64)."; do
+    "--format F text, uci, ldac, items or auto (default: sniffed from the content; items are never sniffed)." \
+    "--min-word-len N, --max-word-len N text: shortest and longest token in bytes (defaults 3 and 64); item ids are 1 to 256 bytes whatever these say."; do
     case $flat in *"$want"*) ;; *) fail "jsmf vocab --help lacks '$want'" ;; esac
 done
 case $flat in *"tf-idf"*) fail "jsmf vocab --help shows a second sentence of --max-words" ;; esac

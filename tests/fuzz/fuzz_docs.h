@@ -1,7 +1,7 @@
-/* fuzz_docs.h — the document-reader check the text, UCI and LDA-C targets share: read every
- * document of the input, check what the reader promises of each (formats/inputs.md, jsmf_io.h),
- * then resume at one of the document boundaries it reported and check that the documents from
- * there are the same ones. */
+/* fuzz_docs.h — the document-reader check the text, UCI, LDA-C and items targets share: read
+ * every document of the input, check what the reader promises of each (formats/inputs.md,
+ * jsmf_io.h), then resume at one of the document boundaries it reported and check that the
+ * documents from there are the same ones. */
 #ifndef JSMF_FUZZ_DOCS_H
 #define JSMF_FUZZ_DOCS_H
 
@@ -10,6 +10,7 @@
 #include "fuzz_util.h"
 #include "jsmf_io.h"
 #include "io/docs.h"
+#include "io/tokenize.h"
 
 #define FUZZ_MAX_DOCS 4096 /* a header may promise 10^18 empty documents: read this many */
 
@@ -28,7 +29,8 @@ static uint64_t fuzz_doc_check(const jsmf_docs *r, const jsmf_doc *d, uint64_t w
     FUZZ_CHECK(d->line >= 1 && d->line <= d->next_line);
     uint64_t h = fuzz_hash(0xcbf29ce484222325ULL, &d->line, sizeof d->line);
     h = fuzz_hash(h, &d->offset, sizeof d->offset);
-    if (jsmf_docs_format(r) == JSMF_FORMAT_TEXT) {
+    int items = jsmf_docs_format(r) == JSMF_FORMAT_ITEMS;
+    if (io_format_tokens(jsmf_docs_format(r))) {
         FUZZ_CHECK(d->text && !memchr(d->text, '\n', d->text_len));
         FUZZ_CHECK(d->text_len <= d->next_offset - d->offset);
         if (size) /* a plain file: the decoded bytes are the file's bytes */
@@ -39,9 +41,18 @@ static uint64_t fuzz_doc_check(const jsmf_docs *r, const jsmf_doc *d, uint64_t w
             /* the token and the pad the reader promises after it are readable (ASan sees it) */
             uint64_t x = fuzz_hash(0, d->tok[i], (size_t)d->toklen[i] + JSMF_TOKEN_PAD);
             (void)x;
-            for (uint32_t j = 0; j < d->toklen[i]; j++) {
+            for (uint32_t j = 0; j < d->toklen[i] && !items; j++) {
                 unsigned char c = (unsigned char)d->tok[i][j];
                 FUZZ_CHECK(c >= 0x80 || (c >= 'a' && c <= 'z'));
+            }
+            if (items) { /* an id: as it stands between blanks, and one a vocabulary can hold */
+                FUZZ_CHECK(d->toklen[i] <= JSMF_ITEM_MAX_BYTES);
+                FUZZ_CHECK(!memchr(d->tok[i], 0, d->toklen[i]));
+                FUZZ_CHECK((const char *)d->tok[i] != NULL &&
+                           jsmf_utf8_valid((const unsigned char *)d->tok[i], d->toklen[i]));
+                for (uint32_t j = 0; j < d->toklen[i]; j++)
+                    FUZZ_CHECK(!strchr(" \t\r\v\f\n", d->tok[i][j]) || !d->tok[i][j]);
+                FUZZ_CHECK(memmem(d->text, d->text_len, d->tok[i], d->toklen[i]) != NULL);
             }
             h = fuzz_hash(h, d->tok[i], d->toklen[i]);
         }

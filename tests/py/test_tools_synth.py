@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """test_tools_synth.py — tools/synth: document count and Poisson lengths, tokens the tokenizer
 keeps, empirical word and topic frequencies against the ground truth, E[theta theta^T] for the
-correlated mixture, identical bags of words in text / UCI / LDA-C (.zst too), the exact C,
---from-model with planted anchors, determinism by seed, and truth models jsmf can read."""
+correlated mixture, identical bags of words in text / UCI / LDA-C / items (.zst too; item ids
+escaped in vocab.txt where a line needs it), the exact C, --from-model with planted anchors,
+determinism by seed, and truth models jsmf can read."""
 import json
 import os
 import re
@@ -147,6 +148,27 @@ def run(tmp):
             ubags[d - 1][w - 1] = c
     check(ubags == bags, "uci bags equal text bags")
     check([w.strip() for w in open(j("vocab.c.txt"))] == vocab, "uci vocab beside docword")
+
+    # item baskets: the same bags under item ids; ids that need the vocabulary escape are
+    # escaped in the truth's vocab.txt, and jsmf reads them back as the same words
+    synth("-o", j("items.txt"), "--format", "items", "--item-ids", "mixed", "--truth", j("ti"),
+          *base)
+    ilines = open(j("items.txt"), encoding="utf-8").read().split("\n")[:-1]
+    iwords = [line.rstrip("\n") for line in open(j("ti", "vocab.txt"), encoding="utf-8")]
+    ids = [w[1:] if w[:2] in ("\\#", "\\\\") else w for w in iwords]
+    check(len(set(ids)) == N and "SKU-0" in ids and "sku-0" in ids and "#tag0" in ids and
+          "\\item0" in ids and "café-0" in ids, f"mixed item ids: {ids[:8]}")
+    check("\\#tag0" in iwords and "\\\\item0" in iwords, "truth vocab.txt escapes # and backslash")
+    iindex = {w: i for i, w in enumerate(ids)}
+    check([bag(line.split(), iindex) for line in ilines] == bags, "items bags equal text bags")
+    synth("-o", j("sku.txt"), "--format", "items", "--truth", j("ts"), *base)
+    check(open(j("sku.txt")).readline().split()[0].startswith("sku"), "items default to sku ids")
+    if os.path.exists(JSMF):
+        r = subprocess.run([JSMF, "topics", j("ti"), "--format", "tsv", "--top", "3"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, f"jsmf topics of the items truth: {r.stderr}")
+        top = {w for line in r.stdout.split("\n")[1:] if line for w in line.split("\t")[4].split()}
+        check(top <= set(ids), f"jsmf reads the escaped ids back: {sorted(top - set(ids))[:4]}")
 
     # correlated mixture: Monte Carlo A against the sample, correlations present, jsmf reads it
     synth("-o", j("ctm.txt"), "--truth", j("tc"), "--theta", j("thc.npy"), "--mix", "ctm",

@@ -1,4 +1,5 @@
-/* test_core_vocab.c — vocabulary file round trip and its error messages; error plumbing. */
+/* test_core_vocab.c — vocabulary file round trip (item ids escaped where a line needs it) and its
+ * error messages; error plumbing. */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,6 +45,61 @@ static void test_plain_words(const char *dir)
     jsmf_vocab_free(v);
 }
 
+static char *read_all(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+/* Item ids that start with '#' or a backslash get a backslash before them in the file and read
+ * back as they were; every other word is written as it is, so text vocabularies do not change. */
+static void test_escape(const char *dir)
+{
+    static const char *const words[] = {"#tag", "\\back", "\\#x", "\\\\y", "a\\b", "tag#",
+                                        "SKU-12", "sku-12", "#"};
+    static const char file[] = "\\#tag\t9\t9\n\\\\back\t8\t8\n\\\\#x\t7\t7\n\\\\\\y\t6\t6\n"
+                               "a\\b\t5\t5\ntag#\t4\t4\nSKU-12\t3\t3\nsku-12\t2\t2\n\\#\t1\t1\n";
+    enum { N = sizeof words / sizeof *words };
+    jsmf_vocab v = {0};
+    uint64_t df[N], tf[N];
+    v.n = N, v.words = (char **)words, v.df = df, v.tf = tf;
+    for (uint32_t i = 0; i < N; i++)
+        df[i] = tf[i] = N - i;
+    char path[512];
+    snprintf(path, sizeof path, "%s/items.txt", dir);
+    CHECK_OK(jsmf_vocab_save(path, &v));
+    CHECK(!strcmp(read_all(path), file));
+    jsmf_vocab *w = NULL;
+    CHECK_OK(jsmf_vocab_load(path, &w));
+    CHECK(w && w->n == N);
+    for (uint32_t i = 0; w && i < w->n; i++)
+        CHECK(!strcmp(w->words[i], words[i]));
+    jsmf_vocab_free(w);
+    /* written before the escape: a backslash before anything but '#' or a backslash stays */
+    snprintf(path, sizeof path, "%s/legacy.txt", dir);
+    write_file(path, "\\x\n# a comment\n\\#tag\nplain\n");
+    CHECK_OK(jsmf_vocab_load(path, &w));
+    CHECK(w && w->n == 3 && !strcmp(w->words[0], "\\x") && !strcmp(w->words[1], "#tag"));
+    jsmf_vocab_free(w);
+    /* a word no line can hold is refused before anything is written */
+    static const char *const bad[] = {"a\tb", "a\nb", "ab\r", ""};
+    static const char *const why[] = {"holds a TAB", "holds a line feed", "ends in a CR", "empty"};
+    for (int i = 0; i < 4; i++) {
+        const char *two[] = {"ok", bad[i]};
+        jsmf_vocab b = {0};
+        b.n = 2, b.words = (char **)two;
+        snprintf(path, sizeof path, "%s/bad%d.txt", dir, i);
+        CHECK(jsmf_vocab_save(path, &b) == JSMF_EINVAL);
+        CHECK(strstr(jsmf_errmsg(), why[i]) && strstr(jsmf_errmsg(), "word 2"));
+        CHECK(access(path, F_OK) != 0);
+    }
+}
+
 static void expect_error(const char *dir, const char *name, const char *text, int code,
                          const char *needle)
 {
@@ -66,6 +122,7 @@ int main(void)
         return 1;
     test_round_trip(dir);
     test_plain_words(dir);
+    test_escape(dir);
     expect_error(dir, "dup.txt", "a\nb\na\n", JSMF_EFORMAT, "appears twice");
     expect_error(dir, "empty.txt", "", JSMF_EFORMAT, "empty");
     expect_error(dir, "blank.txt", "a\n\nb\n", JSMF_EFORMAT, "blank.txt:2");

@@ -549,6 +549,45 @@ static void test_sources_and_resume(const char *plain, const jsmf_read_opts *bas
     free(ref.s), free(z.s);
 }
 
+/* Items: ids between blanks byte for byte (a BOM and CRs dropped as for text), raw_text
+ * ignored, empty baskets, and pieces cut at a line start. */
+static void test_items(void)
+{
+    const char *path = path_in("baskets.txt");
+    write_str(path, "\xEF\xBB\xBFSKU-12 sku-12\t#tag\r\n \v\f\n"
+                    "spotify:track:4uLU6h  12345 caf\xC3\xA9 a\\b x=1\r\n\nSKU-12");
+    const char *want = "#0 @0-23 L1-2: SKU-12 sku-12 #tag\n#1 @23-27 L2-3:\n"
+                       "#2 @27-70 L3-4: spotify:track:4uLU6h 12345 caf\xC3\xA9 a\\b x=1\n"
+                       "#3 @70-71 L4-5:\n#4 @71-77 L5-6: SKU-12\n";
+    for (int raw = 0; raw <= 1; raw++) {
+        jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+        o.format = JSMF_FORMAT_ITEMS;
+        o.raw_text = raw; /* text's alone: items are always split */
+        sbuf got = {0};
+        CHECK_OK(read_all(path, &o, &got, 1));
+        CHECK(got.s && !strcmp(got.s, want));
+        if (got.s && strcmp(got.s, want))
+            fprintf(stderr, "items read:\n%s\nwant:\n%s\n", got.s, want);
+        free(got.s);
+    }
+    /* a piece ends before the first basket starting at or after end_offset */
+    jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
+    o.format = JSMF_FORMAT_ITEMS;
+    o.end_offset = 27;
+    sbuf piece = {0};
+    CHECK_OK(read_all(path, &o, &piece, 0));
+    CHECK(piece.s && !strcmp(piece.s, "#0: SKU-12 sku-12 #tag\n#1:\n"));
+    free(piece.s);
+    /* never sniffed: the same file is text */
+    jsmf_docs *r = NULL;
+    CHECK_OK(jsmf_docs_open(path, NULL, &r));
+    CHECK(r && jsmf_docs_format(r) == JSMF_FORMAT_TEXT);
+    jsmf_docs_close(r);
+    CHECK(jsmf_format_parse("items") == JSMF_FORMAT_ITEMS);
+    CHECK(!strcmp(jsmf_format_name(JSMF_FORMAT_ITEMS), "items"));
+    CHECK(jsmf_format_name((jsmf_format)(JSMF_FORMAT_ITEMS + 1)) == NULL);
+}
+
 /* Open + read all; return the first error and check the message mentions `needle`. */
 static int bad(const char *path, const jsmf_read_opts *o, const char *needle)
 {
@@ -747,6 +786,7 @@ int main(void)
     test_hash();
     test_formats_agree();
     test_raw_text();
+    test_items();
     test_mutations();
     /* zstd files are decoded on a second thread when OpenMP allows more than one; both ways */
     for (int threads = 1; threads <= 2; threads++) {
@@ -755,6 +795,8 @@ int main(void)
         test_sources_and_resume(path_in("corpus.txt"), &o);
         test_sources_and_resume(path_in("corpus.ldac"), &o);
         test_sources_and_resume(path_in("docword.c.txt"), &o);
+        o.format = JSMF_FORMAT_ITEMS; /* the text corpus as baskets: resume, stdin, zstd */
+        test_sources_and_resume(path_in("corpus.txt"), &o);
         test_bad_inputs();
         test_reader_fingerprint(); /* after test_bad_inputs: it makes long.txt.zst */
     }

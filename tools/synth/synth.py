@@ -4,8 +4,8 @@
 Topics B come from a fitted model (--from-model DIR, optionally with one planted anchor word per
 topic as in Arora et al. 2013 Fig. 4) or are random Dirichlet topics with planted anchor words. Document
 mixtures are LDA (symmetric or asymmetric Dirichlet) or logistic-normal (correlated topics);
-lengths are Poisson. Writes the corpus (text, UCI or LDA-C, zstd-compressed when the name ends
-in .zst) and the ground truth as a MODEL directory (formats/model.md, kind "truth") whose A is
+lengths are Poisson. Writes the corpus (text, UCI, LDA-C or item baskets, zstd-compressed when
+the name ends in .zst) and the ground truth as a MODEL directory (formats/model.md, kind "truth") whose A is
 E[theta theta^T], so that the population co-occurrence is exactly C = B A B^T.
 See tools/synth/README.md.
 """
@@ -55,6 +55,46 @@ def pseudo_words(count, taken=()):
     return out
 
 
+ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def base62(x, width):
+    out = []
+    for _ in range(width):
+        x, r = divmod(x, 62)
+        out.append(ID_ALPHABET[r])
+    return "".join(out)
+
+
+def spotify_id(i):
+    """A track URI like spotify:track:4uLU6hMCjMI75M1A2tKUQC: 22 base62 characters, the first 11
+    an odd multiplier's bijection of i mod 2^64 (so distinct), the rest a second mix of it."""
+    x = (i * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
+    y = ((x ^ (x >> 31)) * 0xBF58476D1CE4E5B9) % (1 << 64)
+    return "spotify:track:" + base62(x, 11) + base62(y, 11)
+
+
+def item_ids(style, count):
+    """`count` distinct item ids (--format items). sku: sku1, sku2, ...; spotify: track URIs;
+    mixed: what a vocabulary file and the item reader must keep apart or escape, in turn: SKU-j
+    and sku-j (case), #tagj (a leading '#'), a track URI, café-j (UTF-8), a leading backslash,
+    a 200-odd byte URL, and digits only."""
+    if style == "sku":
+        return [f"sku{i + 1}" for i in range(count)]
+    if style == "spotify":
+        return [spotify_id(i) for i in range(count)]
+    forms = [lambda j: f"SKU-{j}", lambda j: f"sku-{j}", lambda j: f"#tag{j}",
+             lambda j: spotify_id(j), lambda j: f"café-{j}", lambda j: f"\\item{j}",
+             lambda j: f"https://shop.example/p/{j}/" + "x" * 200, lambda j: f"{j}"]
+    return [forms[i % len(forms)](i // len(forms)) for i in range(count)]
+
+
+def vocab_line(word):
+    """A word as a line of a vocabulary file (formats/vocab.md): a leading '#' or backslash
+    escaped with a backslash, so the line is not a comment and reads back as the word."""
+    return ("\\" if word[:1] in ("#", "\\") else "") + word + "\n"
+
+
 def read_vocab(path):
     words = []
     with open(path, encoding="utf-8") as f:
@@ -62,6 +102,8 @@ def read_vocab(path):
             line = line.rstrip("\r\n")
             if not line or line.startswith("#"):
                 continue
+            if line[:2] in ("\\#", "\\\\"):  # the escape vocab_line writes
+                line = line[1:]
             words.append(line.split("\t", 1)[0])
     return words
 
@@ -290,7 +332,7 @@ def write_corpus(args, rng, b, words, mixture, lengths):
         lines = []
         for ids, cnt in docs:
             tokens += int(cnt.sum())
-            if fmt == "text":
+            if fmt in ("text", "items"):
                 toks = warr[shuffle.permutation(np.repeat(ids, cnt))]
                 lines.append(" ".join(toks))
             elif fmt == "ldac":
@@ -307,7 +349,7 @@ def write_corpus(args, rng, b, words, mixture, lengths):
         for chunk in body:
             out.write(chunk)
         with open(uci_vocab_path(args.output), "w", encoding="utf-8") as f:
-            f.write("".join(w + "\n" for w in words))
+            f.write("".join(vocab_line(w) for w in words))
     out.close()
     return thetas, tokens
 
@@ -322,7 +364,7 @@ def save_model_dir(path, b, a, words, anchors, alpha, summary, force):
     os.chmod(tmp, 0o755)
     try:
         with open(os.path.join(tmp, "vocab.txt"), "w", encoding="utf-8") as f:
-            f.write("".join(w + "\n" for w in words))
+            f.write("".join(vocab_line(w) for w in words))
         np.save(os.path.join(tmp, "B.npy"), np.ascontiguousarray(b, dtype="<f8"))
         np.save(os.path.join(tmp, "A.npy"), np.ascontiguousarray(a, dtype="<f8"))
         if alpha is not None:
@@ -364,7 +406,11 @@ def parse_args(argv):
         "ground truth as a jsmf MODEL directory.")
     p.add_argument("-o", "--output", required=True,
                    help="corpus file ('-' = stdout; .zst = zstd-compressed; UCI: docword.NAME.txt)")
-    p.add_argument("--format", choices=("text", "uci", "ldac"), default="text")
+    p.add_argument("--format", choices=("text", "uci", "ldac", "items"), default="text",
+                   help="items: baskets of ids, one per line (jsmf --format items)")
+    p.add_argument("--item-ids", choices=("sku", "spotify", "mixed"),
+                   help="name the random topics' words as item ids (default with --format "
+                   "items: sku; not with text, whose tokenizer would split them)")
     p.add_argument("--truth", help="ground-truth MODEL directory (default: OUTPUT minus "
                    "extensions + .truth)")
     p.add_argument("--vocab", type=int, default=1000, help="vocabulary size N (random topics)")
@@ -406,6 +452,12 @@ def parse_args(argv):
         uci_vocab_path(a.output)
     if not (0 <= a.ctm_rho < 1):
         p.error("--ctm-rho must be in [0, 1)")
+    if a.item_ids and a.format == "text":
+        p.error("--item-ids needs --format items, ldac or uci (text would split the ids)")
+    if a.item_ids and a.from_model:
+        p.error("--item-ids names random topics' words; --from-model brings its own")
+    if a.format == "items" and not a.item_ids and not a.from_model:
+        a.item_ids = "sku"
     return a
 
 
@@ -418,6 +470,8 @@ def main(argv):
     else:
         b, words, anchors = random_topics(rng, args.vocab, args.topics, args.anchors_per_topic,
                                           args.topic_conc)
+        if args.item_ids:  # names only: B and the documents are those of the same seed
+            words = item_ids(args.item_ids, len(words))
         if args.anchors_per_topic == 0:
             anchors = None
     n, k = b.shape
@@ -447,7 +501,7 @@ def main(argv):
         np.save(args.exact_c, np.ascontiguousarray(c / c.sum(), dtype="<f8"))
         stem = args.exact_c[:-4] if args.exact_c.endswith(".npy") else args.exact_c
         with open(stem + ".vocab.txt", "w", encoding="utf-8") as f:
-            f.write("".join(w + "\n" for w in words))
+            f.write("".join(vocab_line(w) for w in words))
     print(f"synth: {args.docs} documents, {tokens} tokens, N={n}, K={k}, mix {args.mix}; "
           f"truth in {truth}", file=sys.stderr)
     return 0
