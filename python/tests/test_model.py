@@ -85,22 +85,22 @@ def test_fit_errors_carry_the_library_message(tmp_path, kjv_store):
 
 
 def test_fdm_small_and_interrupt(tmp_path, kjv_store):
-    m = jsmf.fdm(kjv_store, 6, out=tmp_path / "f", device="cpu", init="none", steps=300, starts=1,
+    m = jsmf.fdm(kjv_store, 6, out=tmp_path / "f", device="cpu", init="none", steps=120, starts=1,
                  progress=False)
-    assert m.B.shape[1] == 6 and m.anchors is None and m.report_["steps"] == 300
+    assert m.B.shape[1] == 6 and m.anchors is None and m.report_["steps"] == 120
     n = []
 
     def stop(what, done, total, unit):
         n.append(done)
-        if len(n) == 50:
+        if len(n) == 35:
             raise KeyboardInterrupt
     with pytest.raises(jsmf.Interrupted):
-        jsmf.fdm(kjv_store, 6, out=tmp_path / "g", device="cpu", init="none", steps=300, starts=1,
+        jsmf.fdm(kjv_store, 6, out=tmp_path / "g", device="cpu", init="none", steps=120, starts=1,
                  checkpoint_every=10, progress=stop)
     assert os.path.exists(str(tmp_path / "g") + ".ckpt")
-    m = jsmf.fdm(kjv_store, 6, out=tmp_path / "g", device="cpu", init="none", steps=300, starts=1,
+    m = jsmf.fdm(kjv_store, 6, out=tmp_path / "g", device="cpu", init="none", steps=120, starts=1,
                  checkpoint_every=10, progress=False)
-    assert m.report_["resumed_from"] >= 40
+    assert m.report_["resumed_from"] >= 30
     ref = jsmf.load(tmp_path / "f")
     assert np.array_equal(ref.B, m.B)  # a resumed CPU run equals the uninterrupted one
 
