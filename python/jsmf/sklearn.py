@@ -15,8 +15,8 @@ from .store import Store
 class JSMF(TransformerMixin, BaseEstimator):
     """Topics of a doc-term count matrix by the Rectified Anchor Word fit.
 
-    fit(X) ingests the rows of X (documents; columns are words) into a store (`store`, or a
-    temporary one removed after the fit) and fits n_components topics; components_ is B^T
+    fit(X) ingests the rows of X (documents; columns are words) into a store (`store`: a new
+    directory that is kept, or a temporary one removed after the fit) and fits n_components topics; components_ is B^T
     (rows p(word | topic), each summing to 1; LatentDirichletAllocation's are unnormalised),
     transform(X) is theta per document (rows on the simplex). `vocabulary` names the columns
     (else "w0", "w1", ...; fit(X, vocabulary=...) too). min_doc_len: rows with fewer tokens
@@ -63,8 +63,8 @@ class JSMF(TransformerMixin, BaseEstimator):
                 shutil.rmtree(tmp, ignore_errors=True)
         self.components_ = np.ascontiguousarray(self.model_.B.T)
         self.n_features_in_ = X.shape[1]
-        self.feature_names_in_ = np.array(words, dtype=object) if self.vocabulary is not None \
-            or vocabulary is not None else None
+        if self.vocabulary is not None or vocabulary is not None:
+            self.feature_names_in_ = np.array(words, dtype=object)
         return self
 
     def transform(self, X):
