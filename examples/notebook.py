@@ -18,13 +18,9 @@ text = subprocess.run(["zstd", "-dc", os.path.join(here, "kjv-passages.txt.zst")
 docs = text.splitlines()                         # any iterable of strings (or token lists)
 print(len(docs), "documents")
 
-# %% A vocabulary: words of at least 5 documents, no stopword, the 50% most common left out
-from collections import Counter
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-stop = ENGLISH_STOP_WORDS | {"thee", "thou", "thy", "hath", "unto", "shalt", "ye", "shall"}
-df = Counter(w for d in docs for w in set(d.lower().split())
-             if len(w) >= 3 and w.isalpha() and w not in stop)
-words = sorted(w for w, c in df.items() if 5 <= c <= len(docs) // 2)
+# %% A vocabulary by the rules of `jsmf vocab` (stopwords, min df 5, max df 50%)
+words, df, tf = jsmf.count_vocabulary(docs)
+print(len(words), "words; most frequent:", words[:8])
 
 # %% Ingest: streamed, one document at a time; Ctrl-C checkpoints, the same call resumes
 store = jsmf.Store(os.path.join(work, "store"))

@@ -9,10 +9,10 @@ in-process. Start at examples/notebook.py; README.md, "Python".
 """
 from ._lib import (JsmfError, NotFoundError, ExistsError, FormatError, InvalidError,
                    MismatchError, Interrupted, version, LIBRARY_PATH)
-from .store import Store
+from .store import Store, count_vocabulary, stopwords
 from .model import Model, fit, fdm, load, diff
 
-__all__ = ["Store", "Model", "fit", "fdm", "load", "diff", "JsmfError", "NotFoundError",
+__all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "load", "diff", "JsmfError", "NotFoundError",
            "ExistsError", "FormatError", "InvalidError", "MismatchError", "Interrupted",
            "version", "LIBRARY_PATH", "JSMF"]
 __version__ = "0.3.0"

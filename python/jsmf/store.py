@@ -198,14 +198,20 @@ class Store:
         file), or a list of tokens taken as they are; or a scipy sparse doc-term matrix whose
         columns are the store's words (counts; each row a document). The documents are an input named `name`
         (its record: 'python:NAME'); a new store needs `vocabulary` (words, or a vocabulary
-        file). Ctrl-C (or an exception from the iterable) checkpoints the documents fed so
+        file; without one, documents that can be read twice get a counting pass:
+        count_vocabulary's defaults, as 'jsmf ingest' counts a new store's). Ctrl-C (or an
+        exception from the iterable) checkpoints the documents fed so
         far and raises again; calling again with the same `name` and the same documents
         resumes: the documents the store holds are skipped, as a resumed stdin skips what it
         read. An input complete already is refused (ExistsError) unless `force`."""
         if not self.exists():
             if vocabulary is None:
-                raise _lib.InvalidError(_lib.EINVAL, "%s: a new store needs its vocabulary "
-                                        "(vocabulary=words or a vocabulary file)" % self.path)
+                if iter(docs) is docs or hasattr(docs, "tocsr"):
+                    raise _lib.InvalidError(_lib.EINVAL, "%s: a new store needs its vocabulary "
+                                            "(vocabulary=words or a vocabulary file; or pass "
+                                            "documents that can be read twice, a list, for a "
+                                            "counting pass)" % self.path)
+                vocabulary = count_vocabulary(docs, min_doc_len=min_doc_len)[0]
             Store.create(self.path, vocabulary, min_doc_len=min_doc_len)
         label = "python:" + name
         fp = _fnv1a64(label.encode())
@@ -283,6 +289,53 @@ class Store:
         """jsmf.fit(self.path, k, ...)."""
         from .model import fit
         return fit(self.path, k, **kw)
+
+
+def stopwords(spec="en"):
+    """The words of a stopword list: "en" (the library's English list), "none", or a file."""
+    vp = POINTER(_lib.Vocab)()
+    check(lib.jsmf_stopwords_load(enc(spec), byref(vp)))
+    try:
+        return vocab_words(vp) if vp else []
+    finally:
+        lib.jsmf_vocab_free(vp)
+
+
+def count_vocabulary(docs, min_df=5, max_df_frac=0.5, max_words=0, min_doc_len=5,
+                     stopwords_="en", tok_min_len=3, tok_max_len=64):
+    """'jsmf vocab' over documents held in Python, by its rules (formats/vocab.md): tokens as
+    text input cuts them, stopwords never counted, documents with fewer than min_doc_len other
+    tokens skipped, then words with df < min_df or df > max_df_frac * documents dropped, the
+    rest sorted by df (descending) then word bytes, the first max_words kept (0: all).
+    Returns (words, df, tf); the words are what Store.create and Store.ingest take."""
+    stop = {w.encode("utf-8", "surrogateescape") for w in
+            (stopwords(stopwords_) if isinstance(stopwords_, (str, os.PathLike)) else
+             (stopwords_ or []))}
+    f = _Feeder.__new__(_Feeder)
+    f.tok, f.cap = _lib.Tokenizer(tok_min_len, tok_max_len), 0
+    df, tf = {}, {}
+    counted = 0
+    for doc in docs:
+        if isinstance(doc, str):
+            doc = doc.encode("utf-8", "surrogateescape")
+        toks = f.tokens(bytes(doc)) if isinstance(doc, (bytes, bytearray, memoryview)) else \
+            [t.encode("utf-8", "surrogateescape") if isinstance(t, str) else bytes(t) for t in doc]
+        toks = [t for t in toks if t not in stop]
+        if len(toks) < min_doc_len:
+            continue
+        counted += 1
+        for t in toks:
+            tf[t] = tf.get(t, 0) + 1
+        for t in set(toks):
+            df[t] = df.get(t, 0) + 1
+    limit = max_df_frac * counted if max_df_frac > 0 else 0
+    keep = [w for w, d in df.items() if d >= min_df and not (max_df_frac < 1 and d > limit)]
+    keep.sort(key=lambda w: (-df[w], w))
+    if max_words and len(keep) > max_words:
+        keep = keep[:max_words]
+    words = [w.decode("utf-8", "surrogateescape") for w in keep]
+    return (words, np.array([df[w] for w in keep], dtype=np.uint64),
+            np.array([tf[w] for w in keep], dtype=np.uint64))
 
 
 class _Feeder:

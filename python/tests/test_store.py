@@ -96,3 +96,14 @@ def test_interrupted_files_resume(tmp_path, kjv_text, kjv_store):
     r = st.ingest_files([txt], progress=False)
     assert r["inputs_resumed"] == 1
     assert st.check()["digest"] == jsmf.Store(kjv_store).check()["digest"]
+
+
+def test_count_vocabulary_is_jsmf_vocab(tmp_path, kjv_text):
+    txt, _ = kjv_text
+    cli("vocab", txt, "-o", tmp_path / "v.txt", "--quiet")
+    want = [l.split("\t") for l in (tmp_path / "v.txt").read_text().splitlines()
+            if l and not l.startswith("#")]
+    words, df, tf = jsmf.count_vocabulary([l.decode() for l in _lines(txt)])
+    assert words == [w[0] for w in want]
+    if len(want[0]) == 3:
+        assert [int(w[1]) for w in want] == df.tolist() and [int(w[2]) for w in want] == tf.tolist()
