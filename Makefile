@@ -4,6 +4,7 @@
 #   make check-asan      tests under ASan+UBSan   make example     the example end to end
 #   make check-fuzz      libFuzzer targets (clang), FUZZ_SECONDS each (default 20)
 #   make install PREFIX=/usr/local DESTDIR=       make uninstall
+#   make install-python  the Python package into the venv VENV (default build/venv), offline
 #   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found);
 #   MPI=auto|yes|no (auto: the MPI plugin is built when mpicc is found).
 # User CFLAGS/LDFLAGS add to the required flags, never replace them.
@@ -116,7 +117,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 DEPS_OK  := $(BUILD)/.deps-ok
 
-.PHONY: all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
+.PHONY: install-python all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
         features bench
 all: features $(BUILD)/jsmf $(BUILD)/libjsmf.a $(TEST_BIN) $(CUDA_SO) $(MPI_SO)
 
@@ -216,6 +217,21 @@ check-fuzz:
 	$(Q)sh tools/install-deps.sh fuzz
 	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz SAN=1 FUZZ=1 CUDA=no MPI=no CC=clang fuzz-bins
 	$(Q)sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The Python package (python/): a venv that sees Debian's numpy, scipy and sklearn
+# (--system-site-packages), the package installed from the working tree without a package index
+# (--no-build-isolation --no-index), carrying a copy of the library and its plugins, which it
+# loads before any other (python/jsmf/_lib.py).
+VENV ?= $(BUILD)/venv
+install-python: $(SO_FILE) $(CUDA_SO) $(MPI_SO)
+	$(Q)rm -f python/jsmf/libjsmf*.so*
+	$(Q)cp -L $(BUILD)/$(SONAME) python/jsmf/$(SONAME)
+	$(Q)for p in $(CUDA_SO) $(MPI_SO); do cp $$p python/jsmf/; done
+	$(Q)[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv --system-site-packages $(VENV)
+	$(Q)$(VENV)/bin/python -m pip install -q --no-build-isolation --no-index --no-deps \
+	    --force-reinstall ./python
+	$(Q)rm -rf python/jsmf/libjsmf*.so* python/build python/*.egg-info
+	@echo "installed: $(VENV)/bin/python -c 'import jsmf'"
 
 example: all
 	$(Q)sh examples/run.sh

@@ -78,9 +78,9 @@ extern "C" {
 #endif
 
 #define JSMF_VERSION_MAJOR 0
-#define JSMF_VERSION_MINOR 2
+#define JSMF_VERSION_MINOR 3
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "0.2.0"
+#define JSMF_VERSION_STRING "0.3.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {
@@ -135,6 +135,15 @@ JSMF_API int jsmf_error(int code, const char *fmt, ...)
  *  "" for a fraction). Called on the calling thread; NULL wherever one is accepted. */
 typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, double total,
                                       const char *unit);
+
+/** Ask the long call running on this thread to stop (`on` 1), or withdraw the request (0):
+ *  called from one of its progress callbacks (which run on the calling thread), e.g. when a
+ *  binding's user pressed Ctrl-C. The call returns JSMF_EINTR at its next check, which
+ *  consumes the request: jsmf_ingest_files after a checkpoint of what it read (the same call
+ *  resumes), jsmf_fit (and jsmf_fit_to_dir, which then writes nothing) between its steps and
+ *  its reads of C. jsmf_fdm_train has its own stop flag (jsmf_fdm_opts.stop). A request no
+ *  call consumed stays until withdrawn. Never fails. */
+JSMF_API void jsmf_cancel(int on);
 
 /** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)": a
  *  static string. Compare JSMF_VERSION_STRING (what a program was compiled with). */

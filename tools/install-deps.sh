@@ -5,7 +5,8 @@
 # `install-deps.sh fuzz` (make check-fuzz) adds clang with libFuzzer and its OpenMP runtime.
 set -e
 PKGS="build-essential pkg-config liblmdb-dev lmdb-utils libzstd-dev zstd libopenblas-openmp-dev
-liblapacke-dev python3-numpy openmpi-bin libopenmpi-dev"
+liblapacke-dev python3-numpy openmpi-bin libopenmpi-dev python3-venv python3-setuptools
+python3-pytest python3-scipy python3-sklearn python3-tqdm"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-14-dev libomp-dev"
 missing=""
 for p in $PKGS; do

@@ -13,6 +13,9 @@ static _Thread_local char errbuf[1024];
 /* The code errbuf was raised with: a handled failure leaves its message behind, and a later
  * failure that returned a different code must not be explained by it. */
 static _Thread_local int errcode;
+/* jsmf_cancel's request: per thread, since progress callbacks run on the calling thread and the
+ * call that checks it is that thread's. */
+static _Thread_local int cancel_asked;
 
 const char *jsmf_strerror(int code)
 {
@@ -57,6 +60,19 @@ void jsmf_error_clear(void)
 {
     errbuf[0] = 0;
     errcode = 0;
+}
+
+void jsmf_cancel(int on)
+{
+    cancel_asked = on != 0;
+}
+
+int jsmf_cancel_check(void)
+{
+    if (!cancel_asked)
+        return JSMF_OK;
+    cancel_asked = 0;
+    return jsmf_error(JSMF_EINTR, "interrupted: cancelled from a progress callback (jsmf_cancel)");
 }
 
 int jsmf_error(int code, const char *fmt, ...)

@@ -36,4 +36,9 @@ int jsmf_error_context(int code, const char *fmt, ...)
 #endif
     ;
 
+/** JSMF_EINTR with its message when jsmf_cancel(1) was asked on this thread (the request is
+ *  consumed), else 0: checked right after a progress callback, where a long call can stop
+ *  with its state consistent (an ingest after its checkpoint, a fit between steps). */
+int jsmf_cancel_check(void);
+
 #endif

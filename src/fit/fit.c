@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/error.h"
 #include "core/threads.h"
 #include "fit_internal.h"
 #include "core/vocab.h"
@@ -72,10 +73,12 @@ static int cmp_u64_desc(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void step(const jsmf_fit_opts *o, const char *what)
+/* Tell the progress callback that step `what` starts; JSMF_EINTR when it asked to cancel. */
+static int step(const jsmf_fit_opts *o, const char *what)
 {
     if (o->progress)
         o->progress(o->progress_arg, what, 0, 1, "");
+    return o->progress ? jsmf_cancel_check() : JSMF_OK;
 }
 
 /* ---- row sums of the rectified matrix ---------------------------------------------------- */
@@ -626,7 +629,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         rep->n = n, rep->k = k, rep->rectify = o->rectify;
     }
     /* step 1 */
-    step(o, "rectify");
+    if ((rc = step(o, "rectify")))
+        goto out;
     if (dense) {
         if ((rc = fit_load_dense(C, &R.X)))
             goto out;
@@ -672,7 +676,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         rep->t_rectify = clock_seconds() - t - rep->t_load;
     /* step 2 */
     t = clock_seconds();
-    step(o, "anchors");
+    if ((rc = step(o, "anchors")))
+        goto out;
     uint64_t df_min = 0;
     if ((rc = anchor_threshold(vocab, c, n, k, o, &df_min)))
         goto out;
@@ -705,7 +710,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         rep->t_anchors = clock_seconds() - t;
     /* step 3 */
     t = clock_seconds();
-    step(o, "topics");
+    if ((rc = step(o, "topics")))
+        goto out;
     Yb = malloc(sizeof(double) * n * k), Css = malloc(sizeof(double) * k * k);
     if (!Yb || !Css) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
@@ -726,7 +732,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     }
     /* step 4 */
     t = clock_seconds();
-    step(o, "correlations");
+    if ((rc = step(o, "correlations")))
+        goto out;
     int am = o->recover_a;
     if (am == JSMF_A_AUTO)
         am = rm->a_auto;
@@ -755,7 +762,8 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     /* metrics */
     if (rep) {
         t = clock_seconds();
-        step(o, "metrics");
+        if ((rc = step(o, "metrics")))
+            goto out;
         if ((rc = approx_rect(&R, q2, k, m->B, m->A, &rep->approximation_rect, rep)))
             goto out;
         if (R.kind == FIT_LOWRANK && R.c_streamed && fit_lowrank_unigram(R.lr)) {

@@ -21,6 +21,7 @@
 
 #include <cblas.h>
 
+#include "core/error.h"
 #include "fit_internal.h"
 #include "jsmf_comm.h"
 #include "mpi/comm.h"
@@ -341,12 +342,15 @@ static int check_row(fit_csrc *s, uint32_t row, const uint32_t *cols, uint32_t n
     return 0;
 }
 
-static void pass_progress(fit_csrc *s, uint32_t row)
+/* Progress of a read of C; JSMF_EINTR (stopping the scan) when the callback asked to cancel. */
+static int pass_progress(fit_csrc *s, uint32_t row)
 {
     uint64_t pass = s->passes < s->planned ? s->passes : s->planned - 1;
-    if (s->progress)
-        s->progress(s->progress_arg, "reading C", (double)pass * s->n + row,
-                    (double)s->planned * s->n, "rows");
+    if (!s->progress)
+        return JSMF_OK;
+    s->progress(s->progress_arg, "reading C", (double)pass * s->n + row,
+                (double)s->planned * s->n, "rows");
+    return jsmf_cancel_check();
 }
 
 void fit_csrc_plan(fit_csrc *s, uint32_t passes)
@@ -367,7 +371,8 @@ static int stream_row(void *arg, uint32_t row, const uint32_t *cols, const doubl
     if (boundary && (s->nrows + SRC_BLOCK > SRC_BUF_ROWS || s->nnz + nv > SRC_BUF_NNZ)) {
         buffer_product(s);
         s->nrows = 0, s->nnz = 0;
-        pass_progress(s, row);
+        if ((rc = pass_progress(s, row)))
+            return rc;
     }
     if (nv > SRC_BUF_NNZ) { /* longer than the whole buffer: a block of its own, in pieces */
         double *z = s->Z + (size_t)(row - s->z0) * s->p;
@@ -402,7 +407,7 @@ static int load_row(void *arg, uint32_t row, const uint32_t *cols, const double 
         return 1; /* more entries than the source announced: stream instead */
     put_row(s, row, cols, vals, nv);
     if ((row & 1023) == 0)
-        pass_progress(s, row);
+        return pass_progress(s, row);
     return 0;
 }
 

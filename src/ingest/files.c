@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "ingest_internal.h"
 #include "io/docs.h"
 #include "io/hash.h"
@@ -282,8 +283,17 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
         if (rc)
             break;
         ndocs += doc.ndocs - 1;
-        if ((++ndocs & 1023) == 0)
+        if ((++ndocs & 1023) == 0) {
             jsmf_docs_progress(d, r->o->progress, r->o->progress_arg);
+            /* cancelled (jsmf_cancel): keep what was read, so the same call resumes here */
+            if ((rc = jsmf_cancel_check())) {
+                int crc = jsmf_ingest_checkpoint(r->g);
+                rc = crc ? crc : jsmf_error(JSMF_EINTR, "%s: interrupted after document %llu "
+                                            "(checkpointed: the same ingest resumes there)",
+                                            path, (unsigned long long)(doc.index + doc.ndocs));
+                break;
+            }
+        }
     }
     r->docs_read += ndocs;
     r->last_read = path;

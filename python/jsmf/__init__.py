@@ -1,0 +1,25 @@
+"""jsmf — topics from word co-occurrence (the Rectified Anchor Word fit, FDM) over libjsmf.so,
+in-process. Start at examples/notebook.py; README.md, "Python".
+
+    import jsmf
+    store = jsmf.Store("store")
+    store.ingest(lines, vocabulary="vocab.txt")      # any iterable of documents, streamed
+    model = jsmf.fit(store, k=20)                      # B, A, alpha, anchors: numpy
+    model.top_words(10); model.infer(["some text"]); model.save("model")
+"""
+from ._lib import (JsmfError, NotFoundError, ExistsError, FormatError, InvalidError,
+                   MismatchError, Interrupted, version, LIBRARY_PATH)
+from .store import Store, count_vocabulary, stopwords
+from .model import Model, fit, fdm, load, diff
+
+__all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "load", "diff", "JsmfError", "NotFoundError",
+           "ExistsError", "FormatError", "InvalidError", "MismatchError", "Interrupted",
+           "version", "LIBRARY_PATH", "JSMF"]
+__version__ = "0.3.0"
+
+
+def __getattr__(name):
+    if name == "JSMF":  # the sklearn estimator, imported on first use (sklearn is optional)
+        from .sklearn import JSMF
+        return JSMF
+    raise AttributeError(name)

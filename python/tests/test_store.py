@@ -1,0 +1,109 @@
+"""test_store.py — ingest from Python equals ingest from the file; errors; interrupt and resume."""
+import os
+
+import numpy as np
+import pytest
+
+import jsmf
+from conftest import cli
+
+
+def _lines(path):
+    with open(path, "rb") as f:
+        for line in f:
+            yield line.rstrip(b"\n")
+
+
+def test_iterable_equals_file(tmp_path, kjv_text, kjv_store):
+    txt, vocab = kjv_text
+    st = jsmf.Store(tmp_path / "py")
+    r = st.ingest((l.decode() for l in _lines(txt)), vocabulary=vocab, progress=False)
+    assert r["docs"] > 1000
+    a, b = jsmf.Store(kjv_store), st
+    ia, ib = a.info(), b.info()
+    for key in ("n_words", "docs", "docs_dropped", "tokens", "tokens_dropped", "oov_tokens",
+                "nnz"):
+        assert ia[key] == ib[key], key
+    assert a.check()["digest"] == b.check()["digest"]
+    wa, dfa, tfa = a.vocabulary()
+    wb, dfb, tfb = b.vocabulary()
+    assert list(wa) == list(wb) and (dfa == dfb).all() and (tfa == tfb).all()
+
+
+def test_files_and_info(tmp_path, kjv_text):
+    txt, vocab = kjv_text
+    st = jsmf.Store(tmp_path / "s")
+    r = st.ingest_files([txt], vocabulary=vocab, progress=False)
+    assert r["inputs_done"] == 1
+    info = st.info()
+    assert info["inputs"][0]["complete"] and info["docs"] == r["docs"]
+    with pytest.raises(jsmf.ExistsError):  # the same input again
+        st.ingest_files([txt], progress=False)
+    m = jsmf.Store.merge(tmp_path / "m", st, st)
+    assert m.info()["docs"] == 2 * info["docs"]
+
+
+def test_bad_input_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.ldac"
+    bad.write_text("2 0:1 1:2\n3 0:1 x:2\n")
+    (tmp_path / "v.txt").write_text("a\nb\nc\n")
+    with pytest.raises(jsmf.FormatError) as e:
+        jsmf.Store(tmp_path / "s").ingest_files([bad], vocabulary=tmp_path / "v.txt",
+                                                format="ldac", progress=False)
+    assert "bad.ldac:2" in str(e.value) and e.value.code == -4
+    with pytest.raises(jsmf.NotFoundError) as e:
+        jsmf.Store.open(tmp_path / "nothing")
+    assert "nothing" in e.value.message
+
+
+def _interrupt_after(n):
+    calls = []
+
+    def progress(what, done, total, unit):
+        calls.append(done)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+    return progress
+
+
+def test_interrupted_iterable_resumes(tmp_path, kjv_text, kjv_store):
+    txt, vocab = kjv_text
+    st = jsmf.Store(tmp_path / "py")
+    lines = [l.decode() for l in _lines(txt)]
+
+    def docs():
+        for i, l in enumerate(lines):
+            if i == 700:
+                raise KeyboardInterrupt
+            yield l
+    with pytest.raises(KeyboardInterrupt):
+        st.ingest(docs(), vocabulary=vocab, progress=False)
+    rec = st.info()["inputs"][0]
+    assert not rec["complete"] and rec["next_doc"] == 700
+    r = st.ingest(lines, progress=False)  # the same call, the same documents: resumes
+    assert r["resumed_from"] == 700
+    assert st.check()["digest"] == jsmf.Store(kjv_store).check()["digest"]
+
+
+def test_interrupted_files_resume(tmp_path, kjv_text, kjv_store):
+    txt, vocab = kjv_text
+    st = jsmf.Store(tmp_path / "f")
+    with pytest.raises(jsmf.Interrupted) as e:
+        st.ingest_files([txt], vocabulary=vocab, progress=_interrupt_after(1))
+    assert e.value.code == -14 and "resumes" in e.value.message
+    rec = st.info()["inputs"][0]
+    assert not rec["complete"] and rec["next_doc"] == 1024
+    r = st.ingest_files([txt], progress=False)
+    assert r["inputs_resumed"] == 1
+    assert st.check()["digest"] == jsmf.Store(kjv_store).check()["digest"]
+
+
+def test_count_vocabulary_is_jsmf_vocab(tmp_path, kjv_text):
+    txt, _ = kjv_text
+    cli("vocab", txt, "-o", tmp_path / "v.txt", "--quiet")
+    want = [l.split("\t") for l in (tmp_path / "v.txt").read_text().splitlines()
+            if l and not l.startswith("#")]
+    words, df, tf = jsmf.count_vocabulary([l.decode() for l in _lines(txt)])
+    assert words == [w[0] for w in want]
+    if len(want[0]) == 3:
+        assert [int(w[1]) for w in want] == df.tolist() and [int(w[2]) for w in want] == tf.tolist()
