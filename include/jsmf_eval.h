@@ -146,19 +146,31 @@ JSMF_API int jsmf_infer_oov_warning(const jsmf_infer_summary *s, const char *mod
  *  Held-out log-likelihood per token (Fisher et al. 2020 App. E, document completion): each
  *  document's in-vocabulary tokens, listed in increasing word id (a word's repeats together), are
  *  split alternately: tokens at even positions fit theta_d, tokens at odd positions are scored
- *  with log sum_k theta_dk B_wk. Documents with fewer than 2 tokens are skipped. */
+ *  with log((1 - lambda) sum_k theta_dk B_wk + lambda / N), N the model's words, lambda =
+ *  JSMF_HELDOUT_SMOOTHING: the model's p(w|d) mixed with the uniform distribution, so that a token
+ *  of probability 0 is scored (at log(lambda / N)) rather than left out, the same for every model.
+ *  theta_d itself is fitted on B as it is. Documents with fewer than 2 tokens are skipped. */
 typedef struct jsmf_docmetrics jsmf_docmetrics;
+
+/** Weight of the uniform distribution mixed into p(w|d) when a held-out token is scored. */
+#define JSMF_HELDOUT_SMOOTHING 1e-6
 
 typedef struct jsmf_docmetrics_result {
     double coherence;            /**< mean over topics of C_k */
     double *coherence_topic;     /**< K values (owned by the accumulator) */
     uint64_t coherence_docs;     /**< documents counted */
     uint64_t coherence_missing;  /**< top words absent from the corpus (their pairs left out) */
-    double heldout_ll;           /**< held-out log-likelihood per token (natural log) */
+    double heldout_ll;           /**< held-out log-likelihood per token (natural log, smoothed) */
     uint64_t heldout_docs;       /**< documents scored */
-    uint64_t heldout_tokens;     /**< tokens scored */
-    uint64_t heldout_zero;       /**< scored tokens of probability 0 under the model (left out) */
+    uint64_t heldout_tokens;     /**< tokens scored, those of probability 0 included */
+    uint64_t heldout_zero;       /**< scored tokens of probability 0 under the model (they count
+                                      only through the smoothing: log(lambda / N) each) */
     uint64_t oov_tokens;         /**< tokens of the corpus outside the model's vocabulary */
+    double heldout_ll_nonzero;   /**< as jsmf 0.2 scored: log p unsmoothed, averaged over the
+                                      tokens of p > 0 only (NAN when there are none) */
+    double heldout_smoothing;    /**< lambda, JSMF_HELDOUT_SMOOTHING */
+    uint64_t heldout_floored;    /**< scored tokens of p < lambda / N (those of p = 0 included):
+                                      the uniform part outweighs the model's own */
 } jsmf_docmetrics_result;
 
 /** Accumulator for the model `m` (kept by reference: it must outlive the accumulator), `top`

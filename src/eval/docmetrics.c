@@ -1,7 +1,9 @@
 /* docmetrics.c — the metrics that need documents, accumulated in one streamed pass: topic
  * coherence (Arora et al. 2013 Eq. 3) from document frequencies of each topic's top words and of
  * their pairs only, and held-out log-likelihood per token by document completion (Fisher et al.
- * 2020 App. E). */
+ * 2020 App. E), every scored token counted: p(w|d) is mixed with the uniform distribution over the
+ * vocabulary (JSMF_HELDOUT_SMOOTHING), so a token the model gives probability 0 costs log(lambda/N)
+ * instead of dropping out of the mean. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,9 @@ struct jsmf_docmetrics {
     uint64_t *d2;               /* K x top x top: documents containing both (upper triangle) */
     uint64_t docs;
     double ll;                  /* sum of held-out log-likelihoods, added in document order */
-    uint64_t ll_docs, ll_tokens, ll_zero, oov;
+    double ll_nonzero;          /* the same sum unsmoothed over the tokens of p > 0 (the former
+                                   rule, kept for comparisons across versions) */
+    uint64_t ll_docs, ll_tokens, ll_floored, ll_zero, oov;
     double *coh;                /* K, filled by result_get */
 };
 
@@ -84,11 +88,46 @@ static void count_cooccurrence(const jsmf_docmetrics *acc, const unsigned char *
     }
 }
 
+/* Log-likelihoods of one document's scored tokens. */
+typedef struct {
+    double smoothed;            /* sum of log((1 - lambda) p + lambda / N) over every token */
+    double nonzero;             /* sum of log p over the tokens of p > 0 */
+    uint64_t tokens;            /* tokens scored */
+    uint64_t floored;           /* of which p < lambda / N: the uniform part outweighs the model */
+    uint64_t zero;              /* of which p = 0 */
+} heldout_sums;
+
+/* The scored half of a document under theta: sums both rules, counts the tokens below the floor
+ * and those of p = 0. */
+static heldout_sums score_tokens(const jsmf_model *m, const uint32_t *ids, const double *evalc,
+                                 uint32_t n, const double *theta)
+{
+    const double lambda = JSMF_HELDOUT_SMOOTHING, uniform = lambda / (double)m->n;
+    heldout_sums s = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!evalc[i])
+            continue;
+        const double *b = m->B + (uint64_t)ids[i] * m->k;
+        double p = 0;
+        for (uint32_t t = 0; t < m->k; t++)
+            p += theta[t] * b[t];
+        uint64_t c = (uint64_t)evalc[i];
+        s.smoothed += evalc[i] * log((1 - lambda) * p + uniform);
+        s.tokens += c;
+        if ((1 - lambda) * p < uniform)
+            s.floored += c;
+        if (p > 0)
+            s.nonzero += evalc[i] * log(p);
+        else
+            s.zero += c;
+    }
+    return s;
+}
+
 /* Document completion: tokens listed by increasing row, even positions fit theta, odd ones are
- * scored. Returns the log-likelihood of the scored tokens; counts what it scored. */
+ * scored. Returns the log-likelihoods of the scored tokens; counts what it scored. */
 static int heldout_doc(const jsmf_docmetrics *acc, const uint32_t *ids, const uint32_t *counts,
-                       uint32_t n, double *scratch, double *theta, double *ll, uint64_t *tokens,
-                       uint64_t *zero)
+                       uint32_t n, double *scratch, double *theta, heldout_sums *ll)
 {
     const jsmf_model *m = acc->m;
     /* scratch holds 3n doubles: scored counts, fitted counts, fitted rows (as uint32). */
@@ -106,23 +145,19 @@ static int heldout_doc(const jsmf_docmetrics *acc, const uint32_t *ids, const ui
     int rc = jsmf_theta_fit(m->B, m->k, fit_ids, fit_cnt, nfit, &acc->opts, theta, NULL, NULL);
     if (rc < 0)
         return rc;
-    double sum = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!evalc[i])
-            continue;
-        const double *b = m->B + (uint64_t)ids[i] * m->k;
-        double p = 0;
-        for (uint32_t t = 0; t < m->k; t++)
-            p += theta[t] * b[t];
-        if (p > 0) {
-            sum += evalc[i] * log(p);
-            *tokens += (uint64_t)evalc[i];
-        } else {
-            *zero += (uint64_t)evalc[i];
-        }
-    }
-    *ll = sum;
+    *ll = score_tokens(m, ids, evalc, n, theta);
     return 0;
+}
+
+/* A scored document into the totals (called in document order: the sums are reproducible). */
+static void add_document(jsmf_docmetrics *acc, const heldout_sums *s)
+{
+    acc->ll += s->smoothed;
+    acc->ll_nonzero += s->nonzero;
+    acc->ll_tokens += s->tokens;
+    acc->ll_floored += s->floored;
+    acc->ll_zero += s->zero;
+    acc->ll_docs++;
 }
 
 int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
@@ -130,15 +165,14 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
     const jsmf_model *m = acc->m;
     uint32_t nd = b->ndocs, top = acc->top;
     uint64_t kt = (uint64_t)acc->k * top;
-    double *doc_ll = malloc((nd ? nd : 1) * sizeof *doc_ll);
+    heldout_sums *doc_ll = malloc((nd ? nd : 1) * sizeof *doc_ll);
     unsigned char *scored = calloc(nd ? nd : 1, 1);
     if (!doc_ll || !scored) {
         free(doc_ll), free(scored);
         return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
     }
     jsmf_error_slot err = {0}; /* a worker's message, carried to this thread */
-    uint64_t tokens = 0, zero = 0;
-    #pragma omp parallel reduction(+ : tokens, zero) num_threads(eval_threads(acc->opts.threads))
+    #pragma omp parallel num_threads(eval_threads(acc->opts.threads))
     {
         /* Per-thread integer counters: their sum does not depend on the thread count. */
         uint64_t *d1 = calloc(kt ? kt : 1, sizeof *d1), *d2 = calloc(kt * top + 1, sizeof *d2);
@@ -178,7 +212,7 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
                     continue;
                 }
             }
-            int r = heldout_doc(acc, ids, cnt, n, scratch, theta, &doc_ll[d], &tokens, &zero);
+            int r = heldout_doc(acc, ids, cnt, n, scratch, theta, &doc_ll[d]);
             if (r < 0)
                 ok = 0, jsmf_error_capture(&err, r);
             else
@@ -196,11 +230,9 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
     for (uint32_t d = 0; d < nd; d++) { /* document order: the sum is reproducible */
         acc->oov += b->oov[d];
         if (scored[d])
-            acc->ll += doc_ll[d], acc->ll_docs++;
+            add_document(acc, &doc_ll[d]);
     }
     acc->docs += nd;
-    acc->ll_tokens += tokens;
-    acc->ll_zero += zero;
     free(doc_ll), free(scored);
     return jsmf_error_restore(&err);
 }
@@ -231,10 +263,14 @@ int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out
     out->coherence = acc->k ? mean / acc->k : 0;
     out->coherence_topic = acc->coh;
     out->coherence_docs = acc->docs;
+    uint64_t nonzero = acc->ll_tokens - acc->ll_zero;
     out->heldout_ll = acc->ll_tokens ? acc->ll / (double)acc->ll_tokens : NAN;
     out->heldout_docs = acc->ll_docs;
     out->heldout_tokens = acc->ll_tokens;
     out->heldout_zero = acc->ll_zero;
+    out->heldout_floored = acc->ll_floored;
+    out->heldout_ll_nonzero = nonzero ? acc->ll_nonzero / (double)nonzero : NAN;
+    out->heldout_smoothing = JSMF_HELDOUT_SMOOTHING;
     out->oov_tokens = acc->oov;
     return 0;
 }

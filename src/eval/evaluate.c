@@ -126,9 +126,13 @@ static void write_text(FILE *f, const jsmf_eval *e, const jsmf_model *m)
         fprintf(f, "  %-28s %.6g   (%llu tokens of %llu documents; even/odd token split)\n",
                 "heldout_loglik_per_token", d->heldout_ll, (unsigned long long)d->heldout_tokens,
                 (unsigned long long)d->heldout_docs);
-        if (d->heldout_zero)
-            fprintf(f, "  %-28s %llu   (scored tokens of probability 0 under the model; left "
-                    "out)\n", "heldout_zero_prob_tokens", (unsigned long long)d->heldout_zero);
+        fprintf(f, "  %-28s %llu   (p(w|d) below the floor %g/%u of the uniform share mixed in)\n",
+                "heldout_floor_tokens", (unsigned long long)d->heldout_floored,
+                d->heldout_smoothing, m->n);
+        fprintf(f, "  %-28s %llu   (p(w|d) = 0: scored at the floor, no longer left out)\n",
+                "heldout_zero_prob_tokens", (unsigned long long)d->heldout_zero);
+        fprintf(f, "  %-28s %.6g   (the former rule: unsmoothed, tokens of p = 0 left out)\n",
+                "heldout_loglik_nonzero", d->heldout_ll_nonzero);
     }
     if (e->have_truth)
         fprintf(f, "\nagainst the ground truth %s:\n  %-28s %.6g   (mean over %u matched "
@@ -167,7 +171,10 @@ static void write_json(FILE *f, const jsmf_eval *e, const jsmf_model *m)
         jsmf_json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
         jsmf_json_uint(&j, "heldout_docs", d->heldout_docs);
         jsmf_json_uint(&j, "heldout_tokens", d->heldout_tokens);
+        jsmf_json_uint(&j, "heldout_floor_tokens", d->heldout_floored);
         jsmf_json_uint(&j, "heldout_zero_prob_tokens", d->heldout_zero);
+        jsmf_json_number(&j, "heldout_smoothing", d->heldout_smoothing);
+        jsmf_json_number(&j, "heldout_loglik_per_token_nonzero", d->heldout_ll_nonzero);
         jsmf_json_string(&j, "heldout_split",
                          "tokens ordered by word id; even positions fit theta, odd scored");
     }

@@ -9,6 +9,7 @@ import numpy as np
 from eval_reference import fit_theta
 
 JSMF = os.environ.get("JSMF", "build/jsmf")
+LAMBDA = 1e-6                               # JSMF_HELDOUT_SMOOTHING
 
 
 def save_model(d, B, A, vocab, anchors=None):
@@ -55,7 +56,7 @@ def reference(B, vocab, docs, top=20, eps=0.01):
         fit, held = seq[0::2], seq[1::2]
         fi, fc = np.unique(fit, return_counts=True)
         th = fit_theta(B[fi], fc.astype(float))
-        p = B[held] @ th
+        p = (1 - LAMBDA) * (B[held] @ th) + LAMBDA / N   # smoothed (formats/outputs.md)
         ll += np.log(p).sum()
         ntok += len(held)
     return np.mean(coh), np.array(coh), ll / ntok, ntok

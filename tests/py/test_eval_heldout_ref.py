@@ -9,9 +9,13 @@ The quantity (Fisher et al. 2020 App. E, document completion, as src/eval/docmet
   - documents with fewer than 2 in-vocabulary tokens are skipped (not scored, not counted);
   - theta_d = argmax over the simplex of sum_{w in fit half} log (B theta)_w, where fit words
     whose row of B is all zero are left out (they carry no information on theta);
-  - each scored token w adds log (B theta_d)_w; a scored token with (B theta_d)_w = 0 is left
-    out of the sum and counted in heldout_zero_prob_tokens instead;
-  - heldout_loglik_per_token = (sum over scored documents and tokens) / (scored tokens).
+  - each scored token w adds log((1 - lambda) (B theta_d)_w + lambda / N), lambda = 1e-6: a
+    scored token with (B theta_d)_w = 0 is scored at log(lambda / N) and counted in
+    heldout_zero_prob_tokens; those with (1 - lambda) (B theta_d)_w < lambda / N in
+    heldout_floor_tokens;
+  - heldout_loglik_per_token = (sum over scored documents and tokens) / (scored tokens);
+  - heldout_loglik_per_token_nonzero, the former rule: log (B theta_d)_w unsmoothed over the
+    tokens of probability > 0 only, divided by their number.
 
 The reference solves the concave fit to machine precision by its own method (EM warm-up, then
 equality-constrained Newton on the support, then an explicit KKT check), and jsmf is run with
@@ -31,6 +35,7 @@ WORDS = ["kilo", "alpha", "tango", "echo", "zulu", "bravo", "oscar", "delta", "m
          "golf", "yankee", "hotel"]
 ZERO_ROW = 9            # "golf": a word no topic produces (row of B all zero)
 OOV = "oovword"
+LAMBDA = 1e-6           # JSMF_HELDOUT_SMOOTHING
 
 
 def save_model(d, B, vocab, A=None):
@@ -105,9 +110,11 @@ def fit_theta_exact(Bd, c):
 
 
 def reference(B, vocab, docs):
-    """(heldout_loglik_per_token, scored docs, scored tokens, zero-probability tokens, oov)."""
+    """A dict: the two log-likelihoods per token (smoothed; former, p > 0 only), scored docs,
+    scored tokens, tokens below the floor, zero-probability tokens, oov tokens."""
     index = {w: i for i, w in enumerate(vocab)}
-    ll, ndocs, ntok, nzero, oov = 0.0, 0, 0, 0, 0
+    N = B.shape[0]
+    ll, ll_nz, ndocs, ntok, nfloor, nzero, oov = 0.0, 0.0, 0, 0, 0, 0, 0
     for toks in docs:
         rows = [index[t] for t in toks if t in index]
         oov += len(toks) - len(rows)
@@ -119,11 +126,14 @@ def reference(B, vocab, docs):
         keep = B[fw].sum(1) > 0                # rows no topic produces: no say on theta
         th = fit_theta_exact(B[fw[keep]], fc[keep].astype(float))
         p = B[scored] @ th
-        ll += np.log(p[p > 0]).sum()
-        ntok += int((p > 0).sum())
+        ll += np.log((1 - LAMBDA) * p + LAMBDA / N).sum()
+        ll_nz += np.log(p[p > 0]).sum()
+        ntok += len(p)
+        nfloor += int(((1 - LAMBDA) * p < LAMBDA / N).sum())
         nzero += int((p == 0).sum())
         ndocs += 1
-    return ll / ntok, ndocs, ntok, nzero, oov
+    return dict(ll=ll / ntok, ll_nz=ll_nz / (ntok - nzero), docs=ndocs, tokens=ntok,
+                floor=nfloor, zero=nzero, oov=oov)
 
 
 def run_eval(model, corpus, *extra):
@@ -172,7 +182,8 @@ def main():
                 f.write((", " if i % 2 else " ").join(shown) + (" a 42 x." if i % 3 == 0 else "")
                         + "\n")
 
-        ref, rdocs, rtok, rzero, roov = reference(B, WORDS, docs)
+        r = reference(B, WORDS, docs)
+        ref, rdocs, rtok, rzero, roov = r["ll"], r["docs"], r["tokens"], r["zero"], r["oov"]
         tight = ["--tol", "1e-14", "--iters", "1000000"]
         got = run_eval(full, corpus, *tight)
         got_bare = run_eval(bare, corpus, *tight)
@@ -193,7 +204,13 @@ def main():
         assert got["heldout_tokens"] == rtok, (got["heldout_tokens"], rtok)
         assert rzero > 0 and got["heldout_zero_prob_tokens"] == rzero, \
             (got["heldout_zero_prob_tokens"], rzero)
+        assert got["heldout_floor_tokens"] == r["floor"] >= rzero, \
+            (got["heldout_floor_tokens"], r["floor"])
+        assert got["heldout_smoothing"] == LAMBDA
         assert rel <= 1e-9, (v, ref, rel)
+        nz = got["heldout_loglik_per_token_nonzero"]
+        assert abs(nz - r["ll_nz"]) <= 1e-9 * abs(r["ll_nz"]), (nz, r["ll_nz"])
+        assert v < nz, (v, nz)                  # the zero-probability tokens now cost
         # Default tolerance (1e-5) is a sanity check only. jsmf stops once the Frank-Wolfe gap
         # max_k g_k - theta.g <= 1e-5, which bounds the fitting objective's shortfall per token,
         # not theta: along a weakly curved direction theta can be off by ~sqrt(gap/curvature).
@@ -202,7 +219,8 @@ def main():
         # relative. 1e-3 relative still catches a wrong split or normalisation (percent-level).
         assert rel_def <= 1e-3, (got_def["heldout_loglik_per_token"], ref, rel_def)
         keys = ["heldout_loglik_per_token", "heldout_docs", "heldout_tokens",
-                "heldout_zero_prob_tokens", "corpus_docs", "corpus_oov_tokens"]
+                "heldout_zero_prob_tokens", "heldout_floor_tokens",
+                "heldout_loglik_per_token_nonzero", "corpus_docs", "corpus_oov_tokens"]
         for k in keys:                          # bare model (A uniform): the very same numbers
             assert got_bare[k] == got[k], (k, got_bare[k], got[k])
             assert got_def_bare[k] == got_def[k], (k, got_def_bare[k], got_def[k])
