@@ -32,7 +32,7 @@ first = [l.split("\t")[0] for l in open(f"{T}/models/n1/vocab.txt") if not l.sta
 last = [l.split("\t")[0] for l in open(f"{T}/models/n3/vocab.txt") if not l.startswith("#")]
 assert last[:len(first)] == first, "old ids changed"
 lin = json.load(open(f"{T}/models/n3/summary.json"))["lineage"]
-assert lin["previous"].endswith("n2"), lin["previous"]
+assert lin["previous"]["path"].endswith("n2"), lin["previous"]
 PY
 docs=$("$J" info "$T/store" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["docs"])')
 
