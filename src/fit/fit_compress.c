@@ -522,8 +522,76 @@ uint32_t fit_compress_rows_default(uint32_t k)
     return 2 * k;
 }
 
+/* ---- where the iterate starts: C's eigendecomposition, cold, warm or from a checkpoint ----- */
+
+/* The block of the first eigendecomposition: K + K/2 columns (at least K + 10). */
+static uint32_t first_block(uint32_t k)
+{
+    return k + (k / 2 > 10 ? k / 2 : 10);
+}
+
+/* Warm: one Krylov cycle of depth 4 (4 products with C, where the cold start takes up to 16)
+ * from the previous model's factor of C, its rows mapped onto this C's words (a new word's row
+ * is 0: the first product with C fills it) and random columns up to the block. Measured on
+ * debdesc 90/10 (tools/bench/lineage --warm): depth 4 gives the cold fit's topics within mean
+ * l1 0.013; depth 3 (0.30), depth 2 (0.47), or depth 4 without the random columns (0.053) do
+ * not, for C's K-th eigenvalues lie close together and the fit follows the subspace they span. */
+#define WARM_DEPTH 4
+static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
+                    const fit_start *st, double *U, double *lam, fit_eig_result *er)
+{
+    uint32_t k = o->k;
+    fit_eig_opts eo = {k, first_block(k), WARM_DEPTH, 1, st->c_prev + (size_t)L->r0 * st->kp,
+                       st->kp, o->sketch_tol, 1, o->seed, 0};
+    fit_csrc_plan(src, WARM_DEPTH);
+    return fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
+}
+
+/* C's top K into U (this rank's rows) and lam: warm from the previous model, read back from
+ * the checkpoint, or cold from a random start (and then kept in the checkpoint). */
+static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, fit_start *st,
+                     double *U, double *lam, fit_eig_result *er)
+{
+    uint32_t k = o->k, n = L->n;
+    if (st && st->c_prev)
+        return warm_eig(src, L, o, st, U, lam, er);
+    if (st && st->ckpt) {
+        uint32_t applies = 0;
+        if (fit_ckpt_load(st, n, k, U, lam, &applies)) { /* the row statistics (and the cache) of the read the eigensolver made */
+            st->resumed = 1;
+            er->applies = applies, er->resid = NAN;
+            return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
+        }
+    }
+    /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
+     * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
+     * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
+    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
+    uint32_t d = cap < 4 ? cap : 4;
+    fit_eig_opts eo = {k, first_block(k), d, cap / d, NULL, 0, o->sketch_tol, 1, o->seed, 1};
+    fit_csrc_plan(src, cap);
+    int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
+    if (!rc && st && st->ckpt)
+        rc = fit_ckpt_save(st, n, k, U, lam, er->applies);
+    return rc;
+}
+
+/* The factor Y (this rank's rows, k columns) whole, into a new array at *out. */
+static int keep_factor(const fit_part *L, uint32_t k, const double *Y, double **out)
+{
+    uint32_t n = L->n;
+    free(*out);
+    if (!(*out = malloc(sizeof(double) * n * k)))
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
+    if (!fit_part_split(L)) {
+        memcpy(*out, Y, sizeof(double) * n * k);
+        return JSMF_OK;
+    }
+    return fit_part_gather(L, k, Y, *out);
+}
+
 int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                           jsmf_fit_report *rep)
+                           fit_start *st, jsmf_fit_report *rep)
 {
     uint32_t n = C->n, k = o->k, q = k / 5 > 8 ? k / 5 : 8, p = k + q;
     uint32_t l = o->compress_rows ? o->compress_rows : fit_compress_rows_default(k);
@@ -532,9 +600,6 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     int streamed = 0;
     double *hist = NULL, *U = NULL, *lam = NULL, *Yn = NULL, *Qn = NULL;
     fit_lowrank *lr = NULL;
-    /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
-     * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
-     * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
     double t0 = clock_seconds();
     int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
     if (rc)
@@ -549,14 +614,16 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
-    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
-    uint32_t d = cap < 4 ? cap : 4;
-    fit_eig_opts eo = {k, k + (k / 2 > 10 ? k / 2 : 10), d, cap / d, NULL, 0, o->sketch_tol, 1,
-                       o->seed, 1};
     fit_eig_result er;
-    fit_csrc_plan(src, cap);
-    if ((rc = fit_eig_topk(fit_csrc_apply_part, src, &L, &eo, U, lam, &er, NULL)))
+    if ((rc = first_eig(src, &L, o, st, U, lam, &er)))
         goto out;
+    if (rep)
+        rep->eig_start = st && st->c_prev ? JSMF_EIG_WARM
+                         : st && st->resumed ? JSMF_EIG_RESUMED : JSMF_EIG_RANDOM;
+    if (st && (rc = keep_factor(&L, k, U, &st->c_out)))
+        goto out;
+    if (st) /* the factor of C: U diag(sqrt(max(lam, 0))) */
+        psd_factor(n, k, st->c_out, lam, st->c_out);
     uint32_t iters = er.applies;
     if (rep)
         rep->passes += fit_csrc_passes(src), rep->t_load = clock_seconds() - t0;
