@@ -47,10 +47,18 @@ static int read_factor(const char *dir, const jsmf_model *prev, uint32_t *kp, do
 }
 
 /* A model without c_factor.npy (older, or of another kind): B A^(1/2), whose outer product is
- * the model's B A B^T ~ C, columns by decreasing eigenvalue of A. */
+ * the model's B A B^T ~ C, columns by decreasing eigenvalue of A; B itself when A was not
+ * given (topics of another tool: the uniform A is of rank 1). */
 static int model_factor(const char *path, const jsmf_model *prev, uint32_t *kp, double **out)
 {
     uint32_t k = prev->k, n = prev->n;
+    if (prev->a_uniform) {
+        *kp = k;
+        if (!(*out = malloc(sizeof(double) * n * k)))
+            return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+        memcpy(*out, prev->B, sizeof(double) * n * k);
+        return JSMF_OK;
+    }
     double *V = malloc(sizeof(double) * k * k), *w = malloc(sizeof(double) * k);
     *out = malloc(sizeof(double) * n * k);
     int rc = !V || !w || !*out ? jsmf_error(JSMF_ENOMEM, "%s: out of memory", path) : JSMF_OK;
