@@ -530,20 +530,32 @@ static uint32_t first_block(uint32_t k)
     return k + (k / 2 > 10 ? k / 2 : 10);
 }
 
-/* Warm: one Krylov cycle of depth 4 (4 products with C, where the cold start takes up to 16)
- * from the previous model's factor of C, its rows mapped onto this C's words (a new word's row
- * is 0: the first product with C fills it) and random columns up to the block. Measured on
- * debdesc 90/10 (tools/bench/lineage --warm): depth 4 gives the cold fit's topics within mean
- * l1 0.013; depth 3 (0.30), depth 2 (0.47), or depth 4 without the random columns (0.053) do
- * not, for C's K-th eigenvalues lie close together and the fit follows the subspace they span. */
-#define WARM_DEPTH 4
+/* The eigensolver's settings for C: block Krylov cycles of depth 4 of K + K/2 columns,
+ * restarted until no wanted Ritz value moves by more than sketch_tol of the K-th between cycles,
+ * at most sketch_passes passes (tools/bench/fit-results.md); from Q0 (p0 columns, the rest
+ * random) or, Q0 NULL, a random block. */
+static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const double *Q0,
+                               uint32_t p0, uint32_t *cap_out)
+{
+    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
+    uint32_t d = cap < 4 ? cap : 4;
+    *cap_out = cap;
+    return (fit_eig_opts){o->k, first_block(o->k), d, cap / d, Q0, p0, o->sketch_tol, 1,
+                          o->seed, 1};
+}
+
+/* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
+ * factor of C, its rows mapped onto this C's words (a new word's row is 0: the first product
+ * with C fills it), random columns up to the block. A single cycle from it (4 passes) was
+ * measured and rejected: on debdesc 90/10 its topics lay 0.013 and 0.09 (mean l1) from the cold
+ * fit's on two splits, for C's K-th eigenvalues lie close together and the fit follows the
+ * subspace they span (tools/bench/fit-results.md, "Warm start"). */
 static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
                     const fit_start *st, double *U, double *lam, fit_eig_result *er)
 {
-    uint32_t k = o->k;
-    fit_eig_opts eo = {k, first_block(k), WARM_DEPTH, 1, st->c_prev + (size_t)L->r0 * st->kp,
-                       st->kp, o->sketch_tol, 1, o->seed, 0};
-    fit_csrc_plan(src, WARM_DEPTH);
+    uint32_t cap;
+    fit_eig_opts eo = c_eig_opts(src, o, st->c_prev + (size_t)L->r0 * st->kp, st->kp, &cap);
+    fit_csrc_plan(src, cap);
     return fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
 }
 
@@ -563,12 +575,9 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, f
             return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
         }
     }
-    /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
-     * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
-     * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
-    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
-    uint32_t d = cap < 4 ? cap : 4;
-    fit_eig_opts eo = {k, first_block(k), d, cap / d, NULL, 0, o->sketch_tol, 1, o->seed, 1};
+    /* the only reads of C, from a random block */
+    uint32_t cap;
+    fit_eig_opts eo = c_eig_opts(src, o, NULL, 0, &cap);
     fit_csrc_plan(src, cap);
     int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
     if (!rc && st && st->ckpt)
