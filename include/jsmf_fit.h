@@ -218,8 +218,9 @@ enum {
     JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
     JSMF_FIT_SAVE_RECTIFIED = 2, /**< also write DIR/rectified.npy: the dense path's rectified
                                      C, N x N (for inspection and reference tests) */
-    JSMF_FIT_COLD = 4           /**< with a previous model: number the topics after it, but fit
-                                     from a random start, not from its factors */
+    JSMF_FIT_WARM = 4           /**< with a previous model: start C's eigendecomposition from its
+                                     factor (formats/fit.md, "Warm start": measured not to give
+                                     the cold fit's model on debdesc, hence not the default) */
 };
 
 /** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with
@@ -243,9 +244,9 @@ JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags,
  *  directory; NULL: jsmf_fit_to_dir itself): 'jsmf fit --previous'. The previous model is read
  *  before any work (its errors: jsmf_model_load's, naming it; JSMF_EMISMATCH when fewer than
  *  half of its words are in the input's vocabulary; JSMF_EFORMAT for a c_factor.npy that does
- *  not read); unless JSMF_FIT_COLD, the compressed rectification's eigendecomposition of C
- *  starts from its factor (formats/fit.md, "Warm start": the cold fit's model within the
- *  eigensolver's tolerance, in 4 passes over C); after the fit the topics are matched to its topics and
+ *  not read, with JSMF_FIT_WARM); with JSMF_FIT_WARM the compressed rectification's
+ *  eigendecomposition of C starts from its factor (formats/fit.md, "Warm start"); after the
+ *  fit the topics are matched to its topics and
  *  renumbered (jsmf_model_lineage_get with JSMF_LINEAGE_L1, jsmf_model_renumber: a continuing
  *  topic keeps its index) and summary.json records the lineage (formats/model.md). Its K may
  *  differ: topics continue, are new or retire alike. On any error nothing is written. */

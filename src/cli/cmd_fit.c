@@ -12,7 +12,7 @@
 typedef struct {
     const char *input, *output, *previous;
     jsmf_fit_opts o;
-    int json, force, save_rect, cold;
+    int json, force, save_rect, warm;
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -84,7 +84,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--save-rectified", 0, CLI_FLAG, &a->save_rect)},
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
-        {CLI_OPT("--cold", 0, CLI_FLAG, &a->cold)},
+        {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
         {0},
     };
     return cli_parse(options, argc, argv);
@@ -120,7 +120,7 @@ int cmd_fit(int argc, char **argv)
         return rc;
     a.o.progress = cli_step_progress;
     int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0) |
-                (a.cold ? JSMF_FIT_COLD : 0);
+                (a.warm ? JSMF_FIT_WARM : 0);
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
     rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);

@@ -546,10 +546,11 @@ static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, cons
 
 /* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
  * factor of C, its rows mapped onto this C's words (a new word's row is 0: the first product
- * with C fills it), random columns up to the block. A single cycle from it (4 passes) was
- * measured and rejected: on debdesc 90/10 its topics lay 0.013 and 0.09 (mean l1) from the cold
- * fit's on two splits, for C's K-th eigenvalues lie close together and the fit follows the
- * subspace they span (tools/bench/fit-results.md, "Warm start"). */
+ * with C fills it), random columns up to the block. Experimental (formats/fit.md, "Warm
+ * start"): on debdesc 90/10 its topics lay at mean l1 0.09 from the cold fit's, whether after
+ * one cycle or with this stopping test, where two cold seeds lie at 0.005: C's K-th
+ * eigenvalues lie close together, the Ritz values settle while the subspace keeps yesterday's
+ * directions, and the fit follows that subspace. */
 static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
                     const fit_start *st, double *U, double *lam, fit_eig_result *er)
 {

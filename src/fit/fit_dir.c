@@ -36,9 +36,9 @@ static int write_dir(const char *input, const char *dir, int flags, const jsmf_f
 
 /* The previous model, read before any work: it exists, is a model and at least half of its
  * words are in the input's vocabulary (when the input names its words: a vocabulary grows, so
- * fewer means a model of another corpus); its factors, mapped onto the input's words, are the
- * warm start unless `cold`. */
-static int open_previous(const char *path, const jsmf_source_input *in, int cold,
+ * fewer means a model of another corpus); with `warm`, its factor, mapped onto the input's
+ * words, is the warm start. */
+static int open_previous(const char *path, const jsmf_source_input *in, int warm,
                          const jsmf_fit_opts *o, jsmf_model **prev, fit_start *st)
 {
     int rc = jsmf_model_load(path, prev);
@@ -61,7 +61,7 @@ static int open_previous(const char *path, const jsmf_source_input *in, int cold
         return jsmf_error(JSMF_EMISMATCH, "%s: only %u of the previous model's %u words are in "
                           "the vocabulary of the input (a model of another corpus?)", path,
                           common, np);
-    if (cold || o->rectify != JSMF_RECTIFY_COMPRESSED)
+    if (!warm || o->rectify != JSMF_RECTIFY_COMPRESSED)
         return JSMF_OK;
     return fit_start_previous(st, path, *prev, in->vocab, in->src.n);
 }
@@ -113,7 +113,7 @@ static int open_input(const char *input, const char *dir, int flags, jsmf_fit_op
     if (!(rc = jsmf_comm_agree(c, rc)))
         rc = jsmf_comm_agree(c, jsmf_fit_input_check(input, in, o));
     if (!rc && previous)
-        rc = jsmf_comm_agree(c, open_previous(previous, in, (flags & JSMF_FIT_COLD) != 0, o,
+        rc = jsmf_comm_agree(c, open_previous(previous, in, (flags & JSMF_FIT_WARM) != 0, o,
                                               prev, st));
     return rc;
 }
