@@ -86,7 +86,7 @@ static void plan_checkpoint(const char *dir, const jsmf_source_input *in, const 
     st->ckpt = path;
 }
 
-/* A checkpoint is removed once its model is written. */
+/* A checkpoint is removed once the fit ends, written or failed. */
 static void remove_checkpoint(const char *path)
 {
     static const char *const names[] = {"U.npy", "lam.npy", "key.txt", "key.txt.tmp"};
@@ -167,7 +167,7 @@ int jsmf_fit_to_dir_after(const char *input, const char *dir, const char *previo
     if (!rc && jsmf_comm_rank(c) == 0)
         rc = write_dir(input, dir, flags, &o, m, r, &in, prev ? &lin : NULL, &st);
     rc = jsmf_comm_agree(c, rc);
-    if (!rc && st.ckpt)
+    if (st.ckpt) /* only a killed fit leaves it: an error is no reason to resume */
         remove_checkpoint(st.ckpt);
     fit_start_clear(&st);
     jsmf_lineage_free(&lin);
