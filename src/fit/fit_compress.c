@@ -581,8 +581,10 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, f
     fit_eig_opts eo = c_eig_opts(src, o, NULL, 0, &cap);
     fit_csrc_plan(src, cap);
     int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
-    if (!rc && st && st->ckpt)
-        rc = fit_ckpt_save(st, n, k, U, lam, er->applies);
+    /* a checkpoint that cannot be written only costs the resume: the fit goes on (and a
+     * directory that cannot be written fails at the save, with its own message) */
+    if (!rc && st && st->ckpt && fit_ckpt_save(st, n, k, U, lam, er->applies))
+        jsmf_error_clear();
     return rc;
 }
 
