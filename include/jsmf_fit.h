@@ -175,7 +175,16 @@ typedef struct jsmf_fit_report {
     int converged;                /**< compressed: the steps stopped by the convergence test (0:
                                        at the cap, rectify_iters) */
     uint32_t compress_rows;       /**< compressed: rows kept non-negative, l */
+    int eig_start;                /**< compressed: where C's eigendecomposition started (enum
+                                       jsmf_eig_start) */
 } jsmf_fit_report;
+
+/** Where the compressed rectification's eigendecomposition of C started. */
+enum jsmf_eig_start {
+    JSMF_EIG_RANDOM = 0,  /**< a random block (a cold fit) */
+    JSMF_EIG_WARM = 1,    /**< the previous model's factor (jsmf_fit_to_dir_after) */
+    JSMF_EIG_RESUMED = 2  /**< read back from the checkpoint of a killed fit (MODEL.ckpt) */
+};
 
 /** Fit K topics to C. `vocab` (may be NULL) names the words (copied into the model) and gives df
  *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain
@@ -207,13 +216,18 @@ JSMF_API void jsmf_fit_report_write(FILE *f, const char *prefix, const jsmf_fit_
 /** Flags of jsmf_fit_to_dir. */
 enum {
     JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
-    JSMF_FIT_SAVE_RECTIFIED = 2 /**< also write DIR/rectified.npy: the dense path's rectified
+    JSMF_FIT_SAVE_RECTIFIED = 2, /**< also write DIR/rectified.npy: the dense path's rectified
                                      C, N x N (for inspection and reference tests) */
+    JSMF_FIT_WARM = 4           /**< with a previous model: start C's eigendecomposition from its
+                                     factor (formats/fit.md, "Warm start": measured not to give
+                                     the cold fit's model on debdesc, hence not the default) */
 };
 
 /** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with
  *  the options `o` (o->comm is ignored) and write the model directory `dir` with its
- *  summary.json. `c` (NULL: this process alone) is the MPI job whose ranks all make this call:
+ *  summary.json (and, for the compressed rectification, c_factor.npy). A store fitted by one
+ *  process keeps C's eigendecomposition in `dir`.ckpt until the model is written, and a call
+ *  that finds one of the same store and options resumes from it (formats/fit.md, "Resuming"). `c` (NULL: this process alone) is the MPI job whose ranks all make this call:
  *  every rank reads its rows of C and fits (jsmf_fit_opts.comm), rank 0 alone writes. First,
  *  before any work, `dir` is checked (JSMF_EEXIST when something is there and not
  *  JSMF_FIT_FORCE: it is left as it was), the input is opened and a store without documents
@@ -228,8 +242,11 @@ JSMF_API int jsmf_fit_to_dir(const char *input, const char *dir, int flags,
 
 /** jsmf_fit_to_dir numbering its topics after the previous model at `previous` (a MODEL
  *  directory; NULL: jsmf_fit_to_dir itself): 'jsmf fit --previous'. The previous model is read
- *  before any work (its errors: jsmf_model_load's, naming it; JSMF_EMISMATCH when none of its
- *  words is in the input's vocabulary); after the fit the topics are matched to its topics and
+ *  before any work (its errors: jsmf_model_load's, naming it; JSMF_EMISMATCH when fewer than
+ *  half of its words are in the input's vocabulary; JSMF_EFORMAT for a c_factor.npy that does
+ *  not read, with JSMF_FIT_WARM); with JSMF_FIT_WARM the compressed rectification's
+ *  eigendecomposition of C starts from its factor (formats/fit.md, "Warm start"); after the
+ *  fit the topics are matched to its topics and
  *  renumbered (jsmf_model_lineage_get with JSMF_LINEAGE_L1, jsmf_model_renumber: a continuing
  *  topic keeps its index) and summary.json records the lineage (formats/model.md). Its K may
  *  differ: topics continue, are new or retire alike. On any error nothing is written. */

@@ -12,7 +12,7 @@
 typedef struct {
     const char *input, *output, *previous;
     jsmf_fit_opts o;
-    int json, force, save_rect;
+    int json, force, save_rect, warm;
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -84,6 +84,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--save-rectified", 0, CLI_FLAG, &a->save_rect)},
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
+        {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
         {0},
     };
     return cli_parse(options, argc, argv);
@@ -118,7 +119,8 @@ int cmd_fit(int argc, char **argv)
     if ((rc = cli_comm(&c)))
         return rc;
     a.o.progress = cli_step_progress;
-    int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0);
+    int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0) |
+                (a.warm ? JSMF_FIT_WARM : 0);
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
     rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);

@@ -60,11 +60,15 @@ struct jsmf_model;        /* jsmf_model.h */
 int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                            struct jsmf_model **out);
 
-/** --init MODEL: the model directory `dir` as the start. It must have the words of `in` (and
- *  its vocabulary when both have one) and, when p->k is not 0, K = p->k; sets p->k, p->init_B
- *  and p->init_A (into *out, freed by the caller after training). */
+/** --init MODEL: the model directory `dir` as the start. When both have a vocabulary and they
+ *  differ (a grown store), the model's rows are matched to the input's words by string: a word
+ *  the model lacks starts with a zero row (the smoothing floor), a word the input lacks is
+ *  dropped and the columns renormalised; JSMF_EMISMATCH when fewer than half of the model's
+ *  words are in the input. Without vocabularies it must have the input's N. When p->k is not
+ *  0, K = p->k. Sets p->k, p->init_B and p->init_A (into *out, freed by the caller after
+ *  training) and *new_words (may be NULL): the input's words the model lacks. */
 int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
-                        struct jsmf_model **out);
+                        struct jsmf_model **out, uint32_t *new_words);
 
 /** What summary.json records of a run besides its parameters and its result. */
 typedef struct jsmf_fdm_run {
@@ -72,6 +76,7 @@ typedef struct jsmf_fdm_run {
     const char *device; /**< the device asked for: "auto", "cpu" or "cuda" */
     const char *init;   /**< the start asked for: "auto", "none", "random" or a MODEL */
     double seconds;     /**< the run's wall time so far */
+    uint32_t init_new_words; /**< --init MODEL: the input's words the model lacks */
 } jsmf_fdm_run;
 
 /** Write `r` as the model directory `dir` (jsmf_model_save; an existing one is replaced only

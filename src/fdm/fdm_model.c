@@ -40,25 +40,79 @@ int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_m
     return JSMF_OK;
 }
 
+/* The model's B over the input's words, matched by string (a vocabulary grows: words admitted
+ * since the model was saved, and words of the model the input lacks): a word the model lacks
+ * gets a zero row, which the start's smoothing turns into init_smooth / N in every topic (the
+ * floor of any word a topic does not use); a word the input lacks is dropped and each column
+ * renormalised to sum 1 over the words kept. *fresh gets how many words are new to it. */
+static int map_model_words(const char *dir, const jsmf_source_input *in, jsmf_model *m,
+                           uint32_t *fresh)
+{
+    uint32_t n = in->src.n, k = m->k, common = 0;
+    jsmf_wordmap *map = NULL;
+    double *B = calloc((size_t)n * k, sizeof(double)), *col = calloc(k, sizeof(double));
+    unsigned char *hit = calloc(n, 1);
+    int rc = !B || !col || !hit ? jsmf_error(JSMF_ENOMEM, "--init %s: out of memory", dir)
+                                : jsmf_wordmap_new(in->vocab, &map);
+    for (uint32_t j = 0; !rc && j < m->n; j++) {
+        const char *w = m->vocab->words[j];
+        uint32_t i = jsmf_wordmap_find(map, w, strlen(w));
+        if (i >= n)
+            continue;
+        common++, hit[i] = 1;
+        memcpy(B + (size_t)i * k, m->B + (size_t)j * k, sizeof(double) * k);
+    }
+    /* summed in the input's order: the same start whatever the model's order of words */
+    for (size_t e = 0; !rc && e < (size_t)n * k; e++)
+        col[e % k] += B[e];
+    if (!rc && 2ull * common < m->n)
+        rc = jsmf_error(JSMF_EMISMATCH, "--init %s: only %u of the model's %u words are in the "
+                        "vocabulary of the input (a model of another corpus?)", dir, common, m->n);
+    for (uint32_t t = 0; !rc && t < k; t++)
+        if (!(col[t] > 0))
+            rc = jsmf_error(JSMF_EMISMATCH, "--init %s: topic %u has no mass on the input's "
+                            "words", dir, t);
+    for (size_t e = 0; !rc && e < (size_t)n * k; e++)
+        B[e] /= col[e % k];
+    if (!rc) {
+        *fresh = 0;
+        for (uint32_t i = 0; i < n; i++)
+            *fresh += !hit[i];
+        free(m->B);
+        m->B = B, B = NULL, m->n = n;
+    }
+    jsmf_wordmap_free(map);
+    free(B), free(col), free(hit);
+    return rc;
+}
+
 int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_opts *p,
-                        jsmf_model **out)
+                        jsmf_model **out, uint32_t *new_words)
 {
     int rc = jsmf_model_load(dir, out);
     if (rc)
         return jsmf_error_context(rc, "--init %s", dir);
     jsmf_model *m = *out;
-    if (m->n != in->src.n)
-        return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u", dir,
-                          m->n, in->src.n);
-    if (m->vocab && in->vocab && (rc = jsmf_vocab_compare(m->vocab, "the model", in->vocab,
-                                                          "the input")))
-        return jsmf_error_context(rc, "--init %s", dir);
+    uint32_t fresh = 0;
+    int same = m->n == in->src.n &&
+               (!m->vocab || !in->vocab ||
+                !jsmf_vocab_compare(m->vocab, "the model", in->vocab, "the input"));
+    if (!same && m->vocab && in->vocab) {
+        jsmf_error_clear(); /* another vocabulary: matched by string */
+        if ((rc = map_model_words(dir, in, m, &fresh)))
+            return rc;
+    } else if (!same) {
+        return jsmf_error(JSMF_EMISMATCH, "--init %s: the model has %u words, the input %u%s",
+                          dir, m->n, in->src.n, m->vocab ? "" : " (and no vocab.txt to match)");
+    }
     if (p->k && p->k != m->k)
         return jsmf_error(JSMF_EMISMATCH, "--init %s has K = %u, but -k %u was given", dir, m->k,
                           p->k);
     p->k = m->k;
     p->init_B = m->B;
     p->init_A = m->A;
+    if (new_words)
+        *new_words = fresh;
     return 0;
 }
 
@@ -71,6 +125,8 @@ static void json_parameters(jsmf_json *j, const jsmf_fdm_opts *p, const jsmf_fdm
     jsmf_json_string(j, "init", run->init);
     jsmf_json_string(j, "init_from", p->init_B ? "model"
                                     : p->init_kind == JSMF_FDM_INIT_WORDS ? "words" : "random");
+    if (p->init_B)
+        jsmf_json_uint(j, "init_new_words", run->init_new_words);
     if (p->init_B || p->init_kind == JSMF_FDM_INIT_WORDS)
         jsmf_json_number(j, "init_smooth", p->init_smooth);
     else
@@ -209,15 +265,20 @@ char *jsmf_fdm_checkpoint_path(const char *dir)
 
 /* The start d->init asks for: p->init_B and p->init_A into *m, or a cold start (*m NULL). */
 static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
-                        jsmf_fdm_opts *p, jsmf_model **m)
+                        jsmf_fdm_opts *p, jsmf_model **m, uint32_t *new_words)
 {
     const char *init = d->init ? d->init : "auto";
     if (!strcmp(init, "random"))
         p->init_kind = JSMF_FDM_INIT_GAUSSIAN;
     if (!strcmp(init, "none") || !strcmp(init, "random"))
         return JSMF_OK;
-    if (strcmp(init, "auto"))
-        return jsmf_fdm_init_model(init, in, p, m);
+    if (strcmp(init, "auto")) {
+        int rc = jsmf_fdm_init_model(init, in, p, m, new_words);
+        if (!rc && *new_words)
+            tell_line(d->info, d->info_arg, "warm start: %s; %u words of the input are new to "
+                      "it and start at the smoothing floor", init, *new_words);
+        return rc;
+    }
     double t = clock_seconds();
     int rc = jsmf_fdm_init_spectral(in, p, m);
     if (!rc && !*m) {
@@ -262,11 +323,12 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     memset(&in, 0, sizeof in);
     jsmf_model *init = NULL;
     char *ckpt = NULL;
+    uint32_t new_words = 0;
     int rc = jsmf_model_check_new(dir, d->force);
     if (!rc)
         rc = jsmf_source_open(input, JSMF_SOURCE_NEED_VOCAB, &in);
     if (!rc)
-        rc = choose_start(d, &in, &p, &init);
+        rc = choose_start(d, &in, &p, &init, &new_words);
     if (!rc && !(ckpt = jsmf_fdm_checkpoint_path(dir)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     /* a checkpoint is kept only when one is asked for: by steps, by time, or a stop */
@@ -277,7 +339,8 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
         tell_line(d->info, d->info_arg, "interrupted; the same command resumes from %s", ckpt);
     const char *device = jsmf_fdm_device_name(p.device) ? jsmf_fdm_device_name(p.device) : "auto";
-    jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", clock_seconds() - t0};
+    jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", clock_seconds() - t0,
+                        new_words};
     if (!rc)
         rc = jsmf_fdm_save(dir, d->force, &p, r, &run, &in);
     if (rc)

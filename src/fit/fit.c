@@ -466,7 +466,8 @@ static int dense_scan(void *ctx, jsmf_row_fn fn, void *arg)
 }
 
 static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
-                   int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect);
+                   int nt, fit_start *st, jsmf_model **out, jsmf_fit_report *rep,
+                   double **Arect);
 
 /* The job's ranks, and what this rank's collectives moved: the report's last line. */
 static void note_comm(jsmf_fit_report *rep, jsmf_comm *c)
@@ -514,6 +515,12 @@ static int dense_refused(void)
 int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
              jsmf_model **out, jsmf_fit_report *rep)
 {
+    return fit_run(C, vocab, opts, NULL, out, rep);
+}
+
+int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
+            fit_start *st, jsmf_model **out, jsmf_fit_report *rep)
+{
     *out = NULL;
     if (!opts)
         return jsmf_error(JSMF_EINVAL, "fit: no options");
@@ -548,7 +555,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
     double t0 = clock_seconds();
     double *Ar = NULL;
     jsmf_model *top = NULL;
-    rc = fit_one(C, vocab, o, nt, &top, rep, &Ar);
+    rc = fit_one(C, vocab, o, nt, st, &top, rep, &Ar);
     jsmf_model *cur = top;
     uint32_t level = 1;
     for (int l = 0; !rc && l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
@@ -572,7 +579,7 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
         lo.rectify = rm->level_rectify;
         double *Anext = NULL;
         jsmf_model *sub = NULL;
-        rc = fit_one(&src, lab, &lo, nt, &sub, NULL, &Anext);
+        rc = fit_one(&src, lab, &lo, nt, NULL, &sub, NULL, &Anext);
         jsmf_vocab_free(lab);
         free(ds.cols);
         free(Ar);
@@ -602,7 +609,8 @@ int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts 
 }
 
 static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *o,
-                   int nt, jsmf_model **out, jsmf_fit_report *rep, double **Arect)
+                   int nt, fit_start *st, jsmf_model **out, jsmf_fit_report *rep,
+                   double **Arect)
 {
     uint32_t n = C->n, k = o->k;
     const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
@@ -643,7 +651,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
             rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
         }
-    } else if ((rc = rm->stream(C, o, nt, &R, rep))) {
+    } else if ((rc = rm->stream(C, o, nt, &R, st, rep))) {
         goto out;
     }
     R.threads = nt;

@@ -522,8 +522,88 @@ uint32_t fit_compress_rows_default(uint32_t k)
     return 2 * k;
 }
 
+/* ---- where the iterate starts: C's eigendecomposition, cold, warm or from a checkpoint ----- */
+
+/* The block of the first eigendecomposition: K + K/2 columns (at least K + 10). */
+static uint32_t first_block(uint32_t k)
+{
+    return k + (k / 2 > 10 ? k / 2 : 10);
+}
+
+/* The eigensolver's settings for C: block Krylov cycles of depth 4 of K + K/2 columns,
+ * restarted until no wanted Ritz value moves by more than sketch_tol of the K-th between cycles,
+ * at most sketch_passes passes (tools/bench/fit-results.md); from Q0 (p0 columns, the rest
+ * random) or, Q0 NULL, a random block. */
+static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const double *Q0,
+                               uint32_t p0, uint32_t *cap_out)
+{
+    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
+    uint32_t d = cap < 4 ? cap : 4;
+    *cap_out = cap;
+    return (fit_eig_opts){o->k, first_block(o->k), d, cap / d, Q0, p0, o->sketch_tol, 1,
+                          o->seed, 1};
+}
+
+/* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
+ * factor of C, its rows mapped onto this C's words (a new word's row is 0: the first product
+ * with C fills it), random columns up to the block. Experimental (formats/fit.md, "Warm
+ * start"): on debdesc 90/10 its topics lay at mean l1 0.09 from the cold fit's, whether after
+ * one cycle or with this stopping test, where two cold seeds lie at 0.005: C's K-th
+ * eigenvalues lie close together, the Ritz values settle while the subspace keeps yesterday's
+ * directions, and the fit follows that subspace. */
+static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
+                    const fit_start *st, double *U, double *lam, fit_eig_result *er)
+{
+    uint32_t cap;
+    fit_eig_opts eo = c_eig_opts(src, o, st->c_prev + (size_t)L->r0 * st->kp, st->kp, &cap);
+    fit_csrc_plan(src, cap);
+    return fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
+}
+
+/* C's top K into U (this rank's rows) and lam: warm from the previous model, read back from
+ * the checkpoint, or cold from a random start (and then kept in the checkpoint). */
+static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, fit_start *st,
+                     double *U, double *lam, fit_eig_result *er)
+{
+    uint32_t k = o->k, n = L->n;
+    if (st && st->c_prev)
+        return warm_eig(src, L, o, st, U, lam, er);
+    if (st && st->ckpt) {
+        uint32_t applies = 0;
+        if (fit_ckpt_load(st, n, k, U, lam, &applies)) { /* the row statistics (and the cache) of the read the eigensolver made */
+            st->resumed = 1;
+            er->applies = applies, er->resid = NAN;
+            return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
+        }
+    }
+    /* the only reads of C, from a random block */
+    uint32_t cap;
+    fit_eig_opts eo = c_eig_opts(src, o, NULL, 0, &cap);
+    fit_csrc_plan(src, cap);
+    int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
+    /* a checkpoint that cannot be written only costs the resume: the fit goes on (and a
+     * directory that cannot be written fails at the save, with its own message) */
+    if (!rc && st && st->ckpt && fit_ckpt_save(st, n, k, U, lam, er->applies))
+        jsmf_error_clear();
+    return rc;
+}
+
+/* The factor Y (this rank's rows, k columns) whole, into a new array at *out. */
+static int keep_factor(const fit_part *L, uint32_t k, const double *Y, double **out)
+{
+    uint32_t n = L->n;
+    free(*out);
+    if (!(*out = malloc(sizeof(double) * n * k)))
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
+    if (!fit_part_split(L)) {
+        memcpy(*out, Y, sizeof(double) * n * k);
+        return JSMF_OK;
+    }
+    return fit_part_gather(L, k, Y, *out);
+}
+
 int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                           jsmf_fit_report *rep)
+                           fit_start *st, jsmf_fit_report *rep)
 {
     uint32_t n = C->n, k = o->k, q = k / 5 > 8 ? k / 5 : 8, p = k + q;
     uint32_t l = o->compress_rows ? o->compress_rows : fit_compress_rows_default(k);
@@ -532,9 +612,6 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     int streamed = 0;
     double *hist = NULL, *U = NULL, *lam = NULL, *Yn = NULL, *Qn = NULL;
     fit_lowrank *lr = NULL;
-    /* the only reads of C: block Krylov cycles of depth 4 from a random start of K + K/2
-     * columns, restarted until no wanted Ritz value moves by more than sketch_tol of the K-th
-     * between cycles, at most sketch_passes passes (tools/bench/fit-results.md) */
     double t0 = clock_seconds();
     int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
     if (rc)
@@ -549,14 +626,16 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
-    uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
-    uint32_t d = cap < 4 ? cap : 4;
-    fit_eig_opts eo = {k, k + (k / 2 > 10 ? k / 2 : 10), d, cap / d, NULL, 0, o->sketch_tol, 1,
-                       o->seed, 1};
     fit_eig_result er;
-    fit_csrc_plan(src, cap);
-    if ((rc = fit_eig_topk(fit_csrc_apply_part, src, &L, &eo, U, lam, &er, NULL)))
+    if ((rc = first_eig(src, &L, o, st, U, lam, &er)))
         goto out;
+    if (rep)
+        rep->eig_start = st && st->c_prev ? JSMF_EIG_WARM
+                         : st && st->resumed ? JSMF_EIG_RESUMED : JSMF_EIG_RANDOM;
+    if (st && (rc = keep_factor(&L, k, U, &st->c_out)))
+        goto out;
+    if (st) /* the factor of C: U diag(sqrt(max(lam, 0))) */
+        psd_factor(n, k, st->c_out, lam, st->c_out);
     uint32_t iters = er.applies;
     if (rep)
         rep->passes += fit_csrc_passes(src), rep->t_load = clock_seconds() - t0;

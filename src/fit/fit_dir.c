@@ -1,8 +1,12 @@
 /* fit_dir.c — a fit as one call, from an input path to a model directory, on one process or on
  * the ranks of an MPI job, which then succeed or fail together: what 'jsmf fit' runs; with a
  * previous model (--previous), the topics renumbered after it and their lineage recorded. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
@@ -12,25 +16,30 @@
 #include "model/model.h"
 #include "mpi/comm.h"
 
-/* Rank 0 alone writes: the model with its summary.json, and the rectified C when asked. */
+/* Rank 0 alone writes: the model with its summary.json and the factors the next fit starts
+ * from, and the rectified C when asked. */
 static int write_dir(const char *input, const char *dir, int flags, const jsmf_fit_opts *o,
                      jsmf_model *m, const jsmf_fit_report *rep, const jsmf_source_input *in,
-                     const jsmf_lineage *lin)
+                     const jsmf_lineage *lin, const fit_start *st)
 {
     int force = (flags & JSMF_FIT_FORCE) != 0;
     int rc = jsmf_fit_summarize(m, o, rep, input, in);
     if (!rc && lin)
         rc = model_lineage_summarize(m, lin);
+    model_array f = {FIT_C_FACTOR, st->c_out, m->n, m->k};
     if (!rc)
-        rc = jsmf_model_save(dir, m, force);
+        rc = model_save_with(dir, m, force, &f, st->c_out ? 1 : 0);
     if (!rc && (flags & JSMF_FIT_SAVE_RECTIFIED))
         rc = jsmf_fit_save_rectified(dir, &in->src, o);
     return rc;
 }
 
-/* The previous model, read before any work: it exists, is a model and shares words with the
- * input's vocabulary (when the input names its words). */
-static int open_previous(const char *path, const jsmf_source_input *in, jsmf_model **prev)
+/* The previous model, read before any work: it exists, is a model and at least half of its
+ * words are in the input's vocabulary (when the input names its words: a vocabulary grows, so
+ * fewer means a model of another corpus); with `warm`, its factor, mapped onto the input's
+ * words, is the warm start. */
+static int open_previous(const char *path, const jsmf_source_input *in, int warm,
+                         const jsmf_fit_opts *o, jsmf_model **prev, fit_start *st)
 {
     int rc = jsmf_model_load(path, prev);
     if (rc)
@@ -42,23 +51,58 @@ static int open_previous(const char *path, const jsmf_source_input *in, jsmf_mod
     jsmf_wordmap *map;
     if ((rc = jsmf_wordmap_new(in->vocab, &map)))
         return rc;
-    uint32_t common = 0;
-    for (uint32_t w = 0; w < (*prev)->vocab->n && !common; w++) {
+    uint32_t common = 0, np = (*prev)->vocab->n;
+    for (uint32_t w = 0; w < np; w++) {
         const char *word = (*prev)->vocab->words[w];
-        common = jsmf_wordmap_find(map, word, strlen(word)) != UINT32_MAX;
+        common += jsmf_wordmap_find(map, word, strlen(word)) != UINT32_MAX;
     }
     jsmf_wordmap_free(map);
-    if (!common)
-        return jsmf_error(JSMF_EMISMATCH, "%s: the previous model has no word in common with "
-                          "the vocabulary of the input (a model of another corpus?)", path);
-    return JSMF_OK;
+    if (2ull * common < np)
+        return jsmf_error(JSMF_EMISMATCH, "%s: only %u of the previous model's %u words are in "
+                          "the vocabulary of the input (a model of another corpus?)", path,
+                          common, np);
+    if (!warm || o->rectify != JSMF_RECTIFY_COMPRESSED)
+        return JSMF_OK;
+    return fit_start_previous(st, path, *prev, in->vocab, in->src.n);
+}
+
+/* The checkpoint of a cold fit: DIR.ckpt, keyed by the store's content and the options the
+ * eigendecomposition depends on; one process and a store only. */
+static void plan_checkpoint(const char *dir, const jsmf_source_input *in, const jsmf_fit_opts *o,
+                            jsmf_comm *c, fit_start *st, char *path, size_t cap)
+{
+    if (st->c_prev || jsmf_comm_size(c) > 1 || in->kind != JSMF_SOURCE_STORE ||
+        o->rectify != JSMF_RECTIFY_COMPRESSED)
+        return;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    if ((size_t)snprintf(path, cap, "%.*s.ckpt", (int)len, dir) >= cap)
+        return;
+    snprintf(st->key, sizeof st->key,
+             "jsmf-fit-eig 1 store %016" PRIx64 " n %u k %u seed %" PRIu64 " sketch_passes %u "
+             "sketch_tol %.17g mem %" PRIu64, in->stats.fingerprint, in->src.n, o->k, o->seed,
+             o->sketch_passes, o->sketch_tol, o->mem_bytes);
+    st->ckpt = path;
+}
+
+/* A checkpoint is removed once the fit ends, written or failed. */
+static void remove_checkpoint(const char *path)
+{
+    static const char *const names[] = {"U.npy", "lam.npy", "key.txt", "key.txt.tmp"};
+    char p[4200];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", path, names[i]);
+        unlink(p);
+    }
+    rmdir(path);
 }
 
 /* The checks before the fit. Each step ends in an agreement, so that every rank stops at the
  * same point with one message (the failing rank's), before any work and with `dir` as it was. */
 static int open_input(const char *input, const char *dir, int flags, jsmf_fit_opts *o,
                       jsmf_comm *c, jsmf_source_input *in, const char *previous,
-                      jsmf_model **prev)
+                      jsmf_model **prev, fit_start *st)
 {
     memset(in, 0, sizeof *in);
     int rc = JSMF_OK;
@@ -69,7 +113,8 @@ static int open_input(const char *input, const char *dir, int flags, jsmf_fit_op
     if (!(rc = jsmf_comm_agree(c, rc)))
         rc = jsmf_comm_agree(c, jsmf_fit_input_check(input, in, o));
     if (!rc && previous)
-        rc = jsmf_comm_agree(c, open_previous(previous, in, prev));
+        rc = jsmf_comm_agree(c, open_previous(previous, in, (flags & JSMF_FIT_WARM) != 0, o,
+                                              prev, st));
     return rc;
 }
 
@@ -102,22 +147,29 @@ int jsmf_fit_to_dir_after(const char *input, const char *dir, const char *previo
     jsmf_source_input in;
     jsmf_model *prev = NULL;
     jsmf_lineage lin = {0};
-    int rc = open_input(input, dir, flags, &o, c, &in, previous, &prev);
+    fit_start st = {0};
+    char ckpt[4096];
+    int rc = open_input(input, dir, flags, &o, c, &in, previous, &prev, &st);
     if (rc) {
+        fit_start_clear(&st);
         jsmf_model_free(prev);
         jsmf_source_close(&in);
         return rc;
     }
+    plan_checkpoint(dir, &in, &o, c, &st, ckpt, sizeof ckpt);
     jsmf_fit_report *r = rep ? rep : malloc(sizeof *r);
     jsmf_model *m = NULL;
-    rc = r ? jsmf_fit(&in.src, in.vocab, &o, &m, r)
+    rc = r ? fit_run(&in.src, in.vocab, &o, &st, &m, r)
            : jsmf_error(JSMF_ENOMEM, "fit: out of memory for the report");
     o.comm = NULL; /* what follows is rank 0's alone, but the renumbering */
     if (!rc && prev)
         rc = renumber(prev, previous, m, &lin);
     if (!rc && jsmf_comm_rank(c) == 0)
-        rc = write_dir(input, dir, flags, &o, m, r, &in, prev ? &lin : NULL);
+        rc = write_dir(input, dir, flags, &o, m, r, &in, prev ? &lin : NULL, &st);
     rc = jsmf_comm_agree(c, rc);
+    if (st.ckpt) /* only a killed fit leaves it: an error is no reason to resume */
+        remove_checkpoint(st.ckpt);
+    fit_start_clear(&st);
     jsmf_lineage_free(&lin);
     jsmf_model_free(prev);
     if (r != rep)

@@ -42,6 +42,40 @@ typedef struct fit_mat {
 } fit_mat;
 
 void fit_mat_free(fit_mat *m);
+
+/* What a fit may start from and what it leaves for the next one (fit_start.c; formats/fit.md).
+ *  - warm start (jsmf fit --previous): c_prev (owned), the previous model's rank-kp factor of
+ *    its C (Y0 Y0^T ~ C: c_factor.npy, or B A^(1/2) for a model without it), its rows mapped
+ *    onto this C's words (zero rows for words it lacked);
+ *  - ckpt: a directory keeping the first eigendecomposition of C (NULL: none), so that a killed
+ *    fit resumes after it; key: what it must have been computed with;
+ *  - c_out: this fit's factor of C (n x k, malloc'ed, whole), for the model directory.
+ * Only the compressed rectification reads or fills it. */
+typedef struct fit_start {
+    double *c_prev;
+    uint32_t kp;
+    const char *ckpt;
+    char key[256];
+    int resumed;   /* out: the eigendecomposition came from ckpt */
+    double *c_out; /* out */
+} fit_start;
+void fit_start_clear(fit_start *st);
+/* The factor of the previous model at `path` (loaded as `prev`) mapped onto the n words of
+ * `v` by string (NULL v: by row, when the previous N is n): st->c_prev and kp. Errors:
+ * JSMF_EFORMAT naming a c_factor.npy that does not read or has another row count than N. */
+int fit_start_previous(fit_start *st, const char *path, const jsmf_model *prev,
+                       const jsmf_vocab *v, uint32_t n);
+/* The names of the factor files in a MODEL directory (formats/fit.md). */
+#define FIT_C_FACTOR "c_factor.npy"
+/* jsmf_fit with a start (NULL: jsmf_fit itself). */
+int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
+            fit_start *st, jsmf_model **out, jsmf_fit_report *rep);
+/* The checkpoint of the eigendecomposition: U (n x k) and lam (k) with the applies it took,
+ * written into st->ckpt (created; key.txt last) and read back when its key matches. */
+int fit_ckpt_save(const fit_start *st, uint32_t n, uint32_t k, const double *U,
+                  const double *lam, uint32_t applies);
+int fit_ckpt_load(const fit_start *st, uint32_t n, uint32_t k, double *U, double *lam,
+                  uint32_t *applies);
 /* Rows r0 .. r0+nb-1 of R, dense, into out (nb x n). For FACTOR also counts clipped entries. */
 void fit_mat_rows(const fit_mat *m, uint32_t r0, uint32_t nb, double *out, uint64_t *nneg,
                   double *negmass);
@@ -239,7 +273,7 @@ fit_part fit_lowrank_part(const fit_lowrank *lr);
 const uint32_t *fit_lowrank_rows_i(const fit_lowrank *lr);
 uint32_t fit_compress_rows_default(uint32_t k);
 int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                           jsmf_fit_report *rep);
+                           fit_start *st, jsmf_fit_report *rep);
 
 /* Step 1 (fit_rectify.c). */
 int fit_load_dense(const jsmf_source *C, double **X);
@@ -249,10 +283,10 @@ int fit_rectify_dense_ap(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit
 int fit_rectify_dense_dr(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
 int fit_rectify_dense_none(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
 int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                       jsmf_fit_report *rep);
+                       fit_start *st, jsmf_fit_report *rep);
 /* C's own rows as R (CSR), the unrectified C of --rectify none, its load timed in rep. */
 int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                            jsmf_fit_report *rep);
+                            fit_start *st, jsmf_fit_report *rep);
 
 /* ---- the choices: one descriptor per method (fit_methods.c), indexed by its enum ---------- */
 
@@ -270,7 +304,7 @@ typedef struct fit_rectify_method {
                                  * convergence, repaired rows, and the factor's rows per rank */
     int (*dense)(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_fit_report *rep);
     int (*stream)(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                  jsmf_fit_report *rep);
+                  fit_start *st, jsmf_fit_report *rep);
 } fit_rectify_method;
 
 /* What an anchor method is given (fit.c's find_anchors prepares it): the rows as a callback

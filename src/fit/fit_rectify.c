@@ -176,8 +176,9 @@ uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt)
 }
 
 int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                       jsmf_fit_report *rep)
+                       fit_start *st, jsmf_fit_report *rep)
 {
+    (void)st; /* only the compressed iterate starts warm or resumes */
     uint32_t n = C->n, k = o->k, r = k + 1;
     uint32_t q1 = k / 2 > 10 ? k / 2 : 10, q = k / 5 > 8 ? k / 5 : 8;
     uint64_t passes = 0;
@@ -465,8 +466,9 @@ int fit_rectify_dense_none(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_f
 }
 
 int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                            jsmf_fit_report *rep)
+                            fit_start *st, jsmf_fit_report *rep)
 {
+    (void)st; /* only the compressed iterate starts warm or resumes */
     (void)o, (void)nt;
     double t = clock_seconds();
     int rc = fit_load_csr(C, F);

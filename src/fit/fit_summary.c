@@ -115,6 +115,9 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     if (rm && rm->factored) {
         jsmf_json_bool(j, "converged", r->converged);
         jsmf_json_uint(j, "compress_rows", r->compress_rows);
+        jsmf_json_string(j, "eig_start", r->eig_start == JSMF_EIG_WARM      ? "previous"
+                                         : r->eig_start == JSMF_EIG_RESUMED ? "checkpoint"
+                                                                            : "random");
     }
     jsmf_json_number(j, "final_neg_frac", r->final_neg_frac);
     jsmf_json_number(j, "final_neg_mass", r->final_neg_mass);
@@ -193,9 +196,12 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                      r->t_recover_b, r->t_recover_a, r->t_metrics, r->t_total);
     const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
     if (r->n_trace && rm && rm->factored) {
-        jsmf_report_line(f, p, "rectify: %s, %u passes over C, %u steps (%s)", rm->name,
-                         r->trace[0].eig_iters, r->n_trace - 1,
-                         r->converged ? "converged" : "stopped at --rectify-iters");
+        jsmf_report_line(f, p, "rectify: %s, %u passes over C%s, %u steps (%s)", rm->name,
+                         r->trace[0].eig_iters,
+                         r->eig_start == JSMF_EIG_WARM      ? " from the previous model"
+                         : r->eig_start == JSMF_EIG_RESUMED ? " (resumed from the checkpoint)"
+                                                            : "",
+                         r->n_trace - 1, r->converged ? "converged" : "stopped at --rectify-iters");
         jsmf_report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
                          r->compress_rows, r->alpha0);
     } else if (r->n_trace) {

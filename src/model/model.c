@@ -329,11 +329,26 @@ static void remove_tree(const char *dir)
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int save_tree(const char *tmp, const jsmf_model *m)
+/* The extra arrays of the top directory (a fit's factors), each NAME as given. */
+static int save_extra(const char *dir, const model_array *extra, uint32_t nextra)
+{
+    char path[4096];
+    int rc = JSMF_OK;
+    for (uint32_t e = 0; e < nextra && !rc; e++)
+        if (!(rc = path_join(path, sizeof path, dir, extra[e].name)) &&
+            !(rc = jsmf_npy_write_f64(path, extra[e].data, extra[e].rows, extra[e].cols)))
+            rc = durable_sync_path(path);
+    return rc;
+}
+
+static int save_tree(const char *tmp, const jsmf_model *m, const model_array *extra,
+                     uint32_t nextra)
 {
     int rc = check_model_for_save(m, NULL, 0);
     if (!rc)
         rc = save_level(tmp, m, m->vocab, 0);
+    if (!rc)
+        rc = save_extra(tmp, extra, nextra);
     const jsmf_model *below = m;
     const jsmf_vocab *below_vocab = m->vocab;
     jsmf_vocab *labels = NULL; /* generated vocabulary of the level last written, if any */
@@ -453,6 +468,12 @@ static mode_t current_umask(void)
 
 int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
 {
+    return model_save_with(dir_in, m, overwrite, NULL, 0);
+}
+
+int model_save_with(const char *dir_in, const jsmf_model *m, int overwrite,
+                    const model_array *extra, uint32_t nextra)
+{
     if (!dir_in || !*dir_in || !m)
         return jsmf_error(JSMF_EINVAL, "model save: no directory or model");
     size_t len = strlen(dir_in);
@@ -478,7 +499,7 @@ int jsmf_model_save(const char *dir_in, const jsmf_model *m, int overwrite)
                         strerror(errno));
     } else {
         chmod(tmp, 0777 & ~current_umask()); /* mkdtemp made it 0700 */
-        rc = save_tree(tmp, m);
+        rc = save_tree(tmp, m, extra, nextra);
         if (rc)
             rc = name_model_in_message(rc, tmp, dir);
         if (!rc)

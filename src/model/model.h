@@ -10,6 +10,18 @@
  *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
 int jsmf_model_check_new(const char *dir, int overwrite);
 
+/** A float64 array a writer adds to the top directory of a model (jsmf fit's factors). */
+typedef struct model_array {
+    const char *name; /**< file name, e.g. "c_factor.npy" */
+    const double *data;
+    uint32_t rows, cols;
+} model_array;
+
+/** jsmf_model_save with `nextra` arrays more in the top directory, written like the others
+ *  before the directory is published. */
+int model_save_with(const char *dir, const jsmf_model *m, int overwrite,
+                    const model_array *extra, uint32_t nextra);
+
 /** The keys every summary.json starts with (inside an open object): format "jsmf-model",
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
 void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);

@@ -1,7 +1,10 @@
 #!/bin/sh
 # model_lineage.sh — topics keep their names across refits (issue 34): kjv cut 90/10, day 2 fitted
 # after day 1 (fit --previous) keeps the index of every topic within l1 0.5 of a day-1 topic,
-# and is the cold fit with its topics permuted (B, A, alpha, anchors, level1 alike); a permuted
+# and is the cold fit with its topics permuted (B, A, alpha, anchors, level1 alike); with --warm
+# it starts from day 1's c_factor.npy (eig_start "previous"; on this small store within mean l1
+# 0.05 of the cold fit), the same model from a copy of day 1 whose words are in another order and
+# lack a few (mapped by string), and a bad factor is refused; a permuted
 # copy of a model is renumbered back exactly, a planted new topic is new and removed ones
 # retired (another K); jsmf diff agrees with the recorded lineage in text, TSV and JSON and
 # lists new words with their topics; bad previous models fail naming them and write nothing.
@@ -23,6 +26,51 @@ cp -r "$T/s1" "$T/s2"
 "$J" fit "$T/s2" -k 20 --levels 4 -o "$T/cold" -q || fail "cold fit day 2"
 expect 0 "lineage: .* topics continue a topic of" \
     "$J" fit "$T/s2" -k 20 --levels 4 -o "$T/m2" --previous "$T/m1"
+expect 0 "passes over C from the previous model" \
+    "$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2" --previous "$T/m1" --warm
+# day 1 with its words shuffled and the last 3 missing: the same warm start, word by word
+"$PYTHON" - "$T" <<'PY' || fail "shuffled day-1 model"
+import numpy as np, sys, os, shutil
+T = sys.argv[1]; d = f"{T}/m1s"; os.makedirs(d)
+lines = open(f"{T}/m1/vocab.txt").readlines()
+keep = np.random.default_rng(3).permutation(len(lines) - 3)
+open(f"{d}/vocab.txt", "w").writelines(lines[i] for i in keep)
+B = np.load(f"{T}/m1/B.npy")[:-3]; B /= B.sum(0)  # the same B as m1t's, in another order
+np.save(f"{d}/B.npy", B[keep]); np.save(f"{d}/c_factor.npy", np.load(f"{T}/m1/c_factor.npy")[keep])
+shutil.copy(f"{T}/m1/A.npy", d)
+PY
+"$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2s" --previous "$T/m1s" --warm -q || fail "warm fit after the shuffled model"
+"$PYTHON" - "$T" <<'PY' || fail "warm start checks"
+import numpy as np, sys, os, shutil
+T = sys.argv[1]; d = f"{T}/m1t"; os.makedirs(d)
+lines = open(f"{T}/m1/vocab.txt").readlines()
+open(f"{d}/vocab.txt", "w").writelines(lines[:-3])
+B = np.load(f"{T}/m1/B.npy")[:-3]; B /= B.sum(0)
+np.save(f"{d}/B.npy", B); np.save(f"{d}/c_factor.npy", np.load(f"{T}/m1/c_factor.npy")[:-3])
+shutil.copy(f"{T}/m1/A.npy", d)
+PY
+"$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2t" --previous "$T/m1t" --warm -q || fail "warm fit after the truncated model"
+for f in B.npy A.npy anchors.txt; do
+    cmp -s "$T/w2s/$f" "$T/w2t/$f" || fail "warm start: words not mapped by string ($f)"
+done
+"$PYTHON" - "$T" <<'PY' || fail "warm fit vs cold fit"
+import numpy as np, sys, json, itertools
+T = sys.argv[1]
+s = json.load(open(f"{T}/w2/summary.json"))
+ok = s["eig_start"] == "previous"
+B, Bc = np.load(f"{T}/w2/B.npy"), np.load(f"{T}/cold/B.npy")
+D = np.abs(B[:, :, None] - Bc[:, None, :]).sum(0)
+# minimum-cost matching, greedy on the sorted costs is an upper bound of the optimum's mean
+used_r, used_c, cost = set(), set(), []
+for e in np.argsort(D, axis=None):
+    r, c = divmod(int(e), D.shape[1])
+    if r not in used_r and c not in used_c:
+        used_r.add(r); used_c.add(c); cost.append(D[r, c])
+m = float(np.mean(cost))
+print(f"kjv day 2 K=20: warm fit within mean l1 {m:.4f} of the cold fit")
+if not ok or m > 0.05:
+    print("FAIL: warm start", s["eig_start"], s["rectify_trace"][0]["eig_passes"], m); sys.exit(1)
+PY
 
 # planted: m1 permuted (p), with topic 3 replaced by a spike on one word and a 21st spike topic
 "$PYTHON" - "$T" <<'PY' || fail "planted models"
@@ -161,9 +209,23 @@ mkdir "$T/corrupt" && cp "$T/m1/vocab.txt" "$T/corrupt/" && head -c 100 "$T/m1/B
 expect 1 "corrupt/B.npy" "$J" fit "$T/s1" -k 20 -o "$T/x2" --previous "$T/corrupt"
 mkdir "$T/other" && printf 'zzqa\nzzqb\n' >"$T/other/vocab.txt"
 "$PYTHON" -c "import numpy as np; np.save('$T/other/B.npy', np.eye(2))"
-expect 1 "other: the previous model has no word in common" \
+expect 1 "other: only 0 of the previous model's 2 words are in the vocabulary" \
     "$J" fit "$T/s1" -k 20 -o "$T/x3" --previous "$T/other"
-for x in x1 x2 x3; do [ -e "$T/$x" ] && fail "$x written after an error"; done
+# a model of another store: 2 of its 5 words in common
+mkdir "$T/few" && { head -n 2 "$T/m1/vocab.txt"; printf 'zzqa\nzzqb\nzzqc\n'; } >"$T/few/vocab.txt"
+"$PYTHON" -c "import numpy as np; np.save('$T/few/B.npy', np.eye(5)[:, :2])"
+expect 1 "few: only 2 of the previous model's 5 words" \
+    "$J" fit "$T/s1" -k 20 -o "$T/x4" --previous "$T/few"
+# a corrupt factor: cut short, and one of another row count
+cp -r "$T/m1" "$T/badf" && head -c 200 "$T/m1/c_factor.npy" >"$T/badf/c_factor.npy"
+expect 1 "badf/c_factor.npy" "$J" fit "$T/s1" -k 20 -o "$T/x5" --previous "$T/badf" --warm
+cp -r "$T/m1" "$T/badg"
+"$PYTHON" -c "import numpy as np; np.save('$T/badg/c_factor.npy', np.ones((7, 20)))"
+expect 1 "badg/c_factor.npy: shape (7, 20)" "$J" fit "$T/s1" -k 20 -o "$T/x6" --previous "$T/badg" --warm
+# another K: the planted 21-topic model (no A.npy, no factor) starts the fit from its B
+expect 0 "passes over C from the previous model" \
+    "$J" fit "$T/s1" -k 20 -o "$T/x7" --previous "$T/q" --warm
+for x in x1 x2 x3 x4 x5 x6; do [ -e "$T/$x" ] && fail "$x written after an error"; done
 ls "$T" | grep -q tmp- && fail "debris of a failed fit"
 expect 1 "nothere" "$J" diff "$T/m1" "$T/nothere"
 expect 1 "no word in common" "$J" diff "$T/other" "$T/m1"
