@@ -36,6 +36,7 @@ struct jsmf_store {
     struct row_reader *src_rd; /* its row reader */
     double *src_vals;        /* a row of the source as doubles */
     uint64_t *src_adm;       /* its words' admission points (NULL: all 0) */
+    double src_total;        /* a grown store: the sum of its entries per the admission rule (else 1) */
     /* test hooks (formats/store.md, "Failure injection") */
     long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
     long commits, stages;
