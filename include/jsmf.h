@@ -77,10 +77,10 @@ extern "C" {
 #define JSMF_API
 #endif
 
-#define JSMF_VERSION_MAJOR 0
-#define JSMF_VERSION_MINOR 3
+#define JSMF_VERSION_MAJOR 1
+#define JSMF_VERSION_MINOR 0
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "0.3.0"
+#define JSMF_VERSION_STRING "1.0.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {

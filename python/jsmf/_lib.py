@@ -12,7 +12,7 @@ import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
-SOMAJOR = 0
+SOMAJOR = 1
 SONAME = "libjsmf.so.%d" % SOMAJOR
 
 # error codes (include/jsmf.h)
@@ -190,12 +190,12 @@ class IngestDistSummary(Structure):
 class IngestRunOpts(Structure):
     _fields_ = [("ingest", IngestOpts), ("vocab", c_char_p), ("min_doc_len", u32),
                 ("min_doc_len_given", c_int), ("dist", IngestDistOpts),
-                ("counted", c_void_p), ("counted_arg", c_void_p)]
+                ("counted", c_void_p), ("counted_arg", c_void_p), ("rule", c_char_p)]
 
 
 class IngestRunSummary(Structure):
     _fields_ = [("vocab", VocabStats), ("ingest", IngestSummary), ("ranks", c_int),
-                ("dist", IngestDistSummary)]
+                ("dist", IngestDistSummary), ("words_admitted", u32)]
 
 
 class Model(Structure):
@@ -247,7 +247,8 @@ class FitReport(Structure):
                 ("anchor_df", u64), ("anchor_candidates", u32), ("final_neg_frac", f64),
                 ("final_neg_mass", f64), ("metrics", Metrics), ("c_metrics_skipped", c_int),
                 ("recovery_rect", f64), ("approximation_rect", f64), ("levels", u32),
-                ("rectify", c_int), ("converged", c_int), ("compress_rows", u32)]
+                ("rectify", c_int), ("converged", c_int), ("compress_rows", u32),
+                ("eig_start", c_int)]
 
 
 class FdmSamplerInfo(Structure):
@@ -300,7 +301,8 @@ class DocMetricsResult(Structure):
     _fields_ = [("coherence", f64), ("coherence_topic", POINTER(f64)),
                 ("coherence_docs", u64), ("coherence_missing", u64), ("heldout_ll", f64),
                 ("heldout_docs", u64), ("heldout_tokens", u64), ("heldout_zero", u64),
-                ("oov_tokens", u64)]
+                ("oov_tokens", u64), ("heldout_ll_nonzero", f64), ("heldout_smoothing", f64),
+                ("heldout_floored", u64)]
 
 
 class Tokenizer(Structure):
