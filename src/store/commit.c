@@ -157,10 +157,9 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
 static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w)
 {
     MDB_txn *t;
-    int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+    int rc = store_write_begin(s, &t);
     if (rc)
-        return store_lmdb_error(s, rc, "cannot begin write transaction");
-    s->map_full = 0;
+        return rc;
     rc = register_flush(s, t, f, w);
     s->commits++;
     if (!rc && s->hook_exit_inside == s->commits)

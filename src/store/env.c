@@ -40,6 +40,15 @@ int store_read_begin(jsmf_store *s, MDB_txn **t)
     return rc ? store_lmdb_error(s, rc, "cannot begin read transaction") : JSMF_OK;
 }
 
+int store_write_begin(jsmf_store *s, MDB_txn **t)
+{
+    int rc = mdb_txn_begin(s->env, NULL, 0, t);
+    if (rc)
+        return store_lmdb_error(s, rc, "cannot begin write transaction");
+    s->map_full = 0;
+    return JSMF_OK;
+}
+
 /* Find where data.mdb is mapped. LMDB does not say where its map is, so read /proc/self/maps
  * (Linux); the answer holds until the map size changes, which is when LMDB maps anew. */
 static void find_map(jsmf_store *s, uint64_t mapsize)

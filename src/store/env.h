@@ -63,6 +63,9 @@ int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out);
 
 /* Begin a read transaction, adopting a map grown by a writer. */
 int store_read_begin(jsmf_store *s, MDB_txn **t);
+/* Begin a write transaction with the map-full flag cleared (writers retry after growing the
+ * map when a put sets it). */
+int store_write_begin(jsmf_store *s, MDB_txn **t);
 /* Double the map (no transaction of this process may be open). */
 int store_grow_map(jsmf_store *s);
 

@@ -176,10 +176,9 @@ int jsmf_store_rule_set(jsmf_store *s, const jsmf_store_rule *r, const jsmf_voca
         return jsmf_error(JSMF_EINVAL, "%s: a rule with stopwords=list needs its list", s->path);
     for (;;) {
         MDB_txn *t;
-        int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+        int rc = store_write_begin(s, &t);
         if (rc)
-            return store_lmdb_error(s, rc, "cannot begin write transaction");
-        s->map_full = 0;
+            return rc;
         MDB_val k = store_key(RULE_META), v = {strlen(text), text};
         if (r->state == JSMF_RULE_NONE) {
             if ((rc = mdb_del(t, s->meta, &k, NULL)) == MDB_NOTFOUND)
@@ -494,10 +493,9 @@ static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n
 static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, uint32_t *admitted)
 {
     MDB_txn *t;
-    int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+    int rc = store_write_begin(s, &t);
     if (rc)
-        return store_lmdb_error(s, rc, "cannot begin write transaction");
-    s->map_full = 0;
+        return rc;
     jsmf_store_rule r;
     uint64_t m = 0, grow_docs = 0;
     candidate *c = NULL;

@@ -20,10 +20,9 @@ static int in_write_txn(jsmf_store *s, int (*fn)(jsmf_store *, MDB_txn *, void *
                         int lazy_sync)
 {
     MDB_txn *t;
-    int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+    int rc = store_write_begin(s, &t);
     if (rc)
-        return store_lmdb_error(s, rc, "cannot begin write transaction");
-    s->map_full = 0;
+        return rc;
     if ((rc = fn(s, t, arg))) {
         mdb_txn_abort(t);
         return rc;

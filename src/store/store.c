@@ -305,10 +305,9 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         return jsmf_error(JSMF_EINVAL, "%s: empty vocabulary", s->path);
     for (;;) {
         MDB_txn *t;
-        int rc = mdb_txn_begin(s->env, NULL, 0, &t);
+        int rc = store_write_begin(s, &t);
         if (rc)
-            return store_lmdb_error(s, rc, "cannot begin write transaction");
-        s->map_full = 0;
+            return rc;
         MDB_val k = store_key("format"), val = {10, "jsmf-store"};
         if ((rc = mdb_put(t, s->meta, &k, &val, 0)))
             rc = store_lmdb_error(s, rc, "writing meta");
