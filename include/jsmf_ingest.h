@@ -107,6 +107,21 @@ JSMF_API int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_inge
  *  record jsmf_store_inputs_get found. Documents that follow belong to it. JSMF_ENOMEM only. */
 JSMF_API int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 
+/** The words outside the vocabulary of the next document jsmf_ingest_doc gets (`n` distinct
+ *  words of `len` bytes with `count` occurrences each; all borrowed until that call): while the
+ *  store's rule grows, a contributing document's are counted as pending words, but the rule's
+ *  stopwords (formats/store.md, "Growth"); ignored otherwise. A program that feeds documents
+ *  of words gives them so that its store grows as one fed the same documents from a file. */
+JSMF_API void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint32_t *len,
+                                    const uint32_t *count, uint32_t n);
+
+/** The admission that ends an ingest command: the pending words that pass the store's rule
+ *  join the vocabulary with the next ids (jsmf_store_admit with the rule's stopwords; nothing
+ *  unless the rule grows); their number in *admitted. jsmf_ingest_files runs it; a program
+ *  feeding jsmf_ingest_doc calls it after jsmf_ingest_finish (and again after a kill between
+ *  the two: it admits only what is still pending). */
+JSMF_API int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted);
+
 /** One document as `n` word ids of the store's vocabulary with counts (any order, repeats
  *  allowed; both arrays borrowed), plus its out-of-vocabulary token count and the resume point
  *  just after it (decoded byte offset, 1-based line, 0-based document index of the next
@@ -144,7 +159,8 @@ JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
  *  vocabulary are counted at the checkpoints, and once every input is complete the words that
  *  pass the rule are admitted (jsmf_store_admit); when every input is skipped that admission
  *  still runs, and the call succeeds when it admitted words (a rerun after a kill between the
- *  last checkpoint and the admission). jsmf_ingest_doc sessions count no such words. */
+ *  last checkpoint and the admission). A jsmf_ingest_doc session counts the words given by
+ *  jsmf_ingest_doc_words and admits by jsmf_ingest_admit. */
 JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                                const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 

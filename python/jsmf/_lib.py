@@ -144,6 +144,14 @@ class StoreParams(Structure):
     _fields_ = [("min_doc_len", u32), ("tok_min_len", u32), ("tok_max_len", u32)]
 
 
+class StoreRule(Structure):
+    _fields_ = [("state", c_int), ("min_df", u64), ("max_df_frac", f64), ("max_words", u64),
+                ("stopwords", c_char * 8)]
+
+
+RULE_GROW = 1  # JSMF_RULE_GROW: the store admits words by its rule
+
+
 class StoreInput(Structure):
     _fields_ = [("fingerprint", u64), ("occurrence", u32), ("state", u32), ("format", u32),
                 ("size", u64), ("next_offset", u64), ("next_line", u64), ("next_doc", u64),
@@ -350,6 +358,7 @@ class DiffOpts(Structure):
 C_NAMES = {Vocab: "jsmf_vocab", Source: "jsmf_source", Csr: "jsmf_csr",
            StoreStats: "jsmf_store_stats", StoreCheck: "jsmf_store_check_result",
            StoreParams: "jsmf_store_params", StoreInput: "jsmf_store_input",
+           StoreRule: "jsmf_store_rule",
            IngestOpts: "jsmf_ingest_opts", IngestSummary: "jsmf_ingest_summary",
            VocabStats: "jsmf_vocab_stats", CommStats: "jsmf_comm_stats",
            IngestDistOpts: "jsmf_ingest_dist_opts", IngestDistSummary: "jsmf_ingest_dist_summary",
@@ -401,6 +410,9 @@ _PROTOS = {
     "jsmf_ingest_new": (c_int, [c_void_p, P(IngestOpts), P(c_void_p)]),
     "jsmf_ingest_input": (c_int, [c_void_p, P(StoreInput)]),
     "jsmf_ingest_doc": (c_int, [c_void_p, c_void_p, c_void_p, u32, u64, u64, u64, u64]),
+    "jsmf_ingest_doc_words": (None, [c_void_p, c_void_p, c_void_p, c_void_p, u32]),
+    "jsmf_ingest_admit": (c_int, [c_void_p, P(u32)]),
+    "jsmf_store_rule_get": (c_int, [c_void_p, P(StoreRule)]),
     "jsmf_ingest_input_done": (c_int, [c_void_p]),
     "jsmf_ingest_checkpoint": (c_int, [c_void_p]),
     "jsmf_ingest_finish": (c_int, [c_void_p, P(IngestSummary)]),

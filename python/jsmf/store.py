@@ -220,7 +220,12 @@ class Store:
             index = {w.encode("utf-8", "surrogateescape"): i for i, w in enumerate(words)}
             pr = _lib.StoreParams()
             check(lib.jsmf_store_params_get(h, byref(pr)))
-            rec = self._input_record(h, fp, label, force)
+            rule = _lib.StoreRule()
+            check(lib.jsmf_store_rule_get(h, byref(rule)))
+            grows = rule.state == _lib.RULE_GROW
+            rec = self._input_record(h, fp, label, force, grows)
+            if rec is None:  # complete already; a kill before its admission left words to admit
+                return {"words_admitted": self._admit(h), "resumed_from": 0}
             o = _lib.IngestOpts()
             lib.jsmf_ingest_opts_init(byref(o))
             o.threads, o.checkpoint_secs = threads, checkpoint_secs
@@ -230,7 +235,7 @@ class Store:
             check(lib.jsmf_ingest_new(h, byref(o), byref(g)))
             try:
                 check(lib.jsmf_ingest_input(g, byref(rec)))
-                feeder = _Feeder(g, index, pr, rec)
+                feeder = _Feeder(g, index, pr, rec, grows)
                 with Guard(progress) as guard:
                     if hasattr(docs, "tocsr"):  # a scipy sparse doc-term matrix
                         X = docs.tocsr()
@@ -250,9 +255,18 @@ class Store:
                 raise
             s = _lib.IngestSummary()
             check(lib.jsmf_ingest_finish(g, byref(s)))
+            admitted = self._admit(h)  # the end of this "command", as for files
         d = _summary(s)
         d["resumed_from"] = feeder.skip
+        d["words_admitted"] = admitted
         return d
+
+    @staticmethod
+    def _admit(h):
+        """The pending words that now pass the store's rule join its vocabulary."""
+        n = c_uint32()
+        check(lib.jsmf_ingest_admit(h, byref(n)))
+        return n.value
 
     def _vocab_of(self, h):
         vp = POINTER(_lib.Vocab)()
@@ -262,8 +276,9 @@ class Store:
         finally:
             lib.jsmf_vocab_free(vp)
 
-    def _input_record(self, h, fp, label, force):
-        """The record to continue (a partial one of this name) or a fresh one."""
+    def _input_record(self, h, fp, label, force, grows=False):
+        """The record to continue (a partial one of this name) or a fresh one; None for a
+        complete one when the store grows and words wait for their admission."""
         recs = POINTER(_lib.StoreInput)()
         n = c_uint32()
         check(lib.jsmf_store_inputs_get(h, byref(recs), byref(n)))
@@ -276,6 +291,8 @@ class Store:
             if r.state == 0:
                 return r
         if mine and not force:
+            if grows and self._admit(h):
+                return None
             raise _lib.ExistsError(_lib.EEXIST, "%s: already ingested into %s; use force=True to "
                                    "add it again" % (label, self.path))
         r = _lib.StoreInput()
@@ -342,8 +359,8 @@ class _Feeder:
     """Documents from Python to jsmf_ingest_doc, each with its resume point (the decoded byte
     offset, line and index after it, counted as if the documents were the lines of a file)."""
 
-    def __init__(self, g, index, params, rec):
-        self.g, self.index = g, index
+    def __init__(self, g, index, params, rec, grows=False):
+        self.g, self.index, self.grows = g, index, grows
         self.tok = _lib.Tokenizer(params.tok_min_len, params.tok_max_len)
         self.skip = rec.next_doc
         self.offset, self.line, self.doc = rec.next_offset, rec.next_line, rec.next_doc
@@ -390,6 +407,8 @@ class _Feeder:
             ids = [index.get(t, -1) for t in toks]
             oov = ids.count(-1)
             if oov:
+                if self.grows:  # counted as pending words, as a file's are
+                    keep = self._doc_words([t for t, x in zip(toks, ids) if x < 0])
                 ids = [x for x in ids if x >= 0]
             arr = np.asarray(ids, dtype=np.uint32)
             self.offset += nbytes
@@ -403,6 +422,19 @@ class _Feeder:
             raise _lib.MismatchError(_lib.EMISMATCH, "%s: %d documents, but the store holds %d of "
                                      "this input already: not the same documents" %
                                      (label, i + 1, self.skip))
+
+    def _doc_words(self, words):
+        """The next document's words outside the vocabulary (distinct, with counts) to the
+        session; returns what must stay alive until its jsmf_ingest_doc."""
+        count = {}
+        for w in words:
+            count[w] = count.get(w, 0) + 1
+        ws = list(count)
+        ptrs = (c_char_p * len(ws))(*ws)
+        lens = np.fromiter((len(w) for w in ws), dtype=np.uint32, count=len(ws))
+        cnts = np.fromiter((count[w] for w in ws), dtype=np.uint32, count=len(ws))
+        lib.jsmf_ingest_doc_words(self.g, ptrs, lens.ctypes.data, cnts.ctypes.data, len(ws))
+        return ptrs, lens, cnts
 
     def feed_csr(self, indptr, indices, counts, guard, label):
         """Rows of a CSR matrix (ids and counts as uint32 arrays) as documents."""

@@ -107,3 +107,31 @@ def test_count_vocabulary_is_jsmf_vocab(tmp_path, kjv_text):
     assert words == [w[0] for w in want]
     if len(want[0]) == 3:
         assert [int(w[1]) for w in want] == df.tolist() and [int(w[2]) for w in want] == tf.tolist()
+
+
+def test_iterable_grows_as_file(tmp_path, kjv_text):
+    """A store whose rule grows (made from `jsmf vocab`'s file) counts and admits the words of
+    documents fed from Python as it does a file's: same vocabulary, pending words and C."""
+    import json
+    txt, _ = kjv_text
+    lines = open(txt, "rb").read().splitlines(True)
+    d1, d2 = tmp_path / "d1.txt", tmp_path / "d2.txt"
+    d1.write_bytes(b"".join(lines[:929]))   # the Old Testament, then the New
+    d2.write_bytes(b"".join(lines[929:]))
+    cli("vocab", d1, "-o", tmp_path / "v.txt", "--quiet")
+    for name in ("cli", "py"):
+        cli("ingest", tmp_path / name, d1, "--vocab", tmp_path / "v.txt", "--quiet")
+    cli("ingest", tmp_path / "cli", d2, "--quiet")
+    r = jsmf.Store(tmp_path / "py").ingest((l.decode() for l in _lines(d2)), name="night2",
+                                           progress=False)
+    ia, ib = (json.loads(cli("info", tmp_path / n, "--json").stdout) for n in ("cli", "py"))
+    assert ia["admitted_late"] > 100 and r["words_admitted"] == ia["admitted_late"], (ia, r)
+    for key in ("n_words", "docs", "tokens", "oov_tokens", "nnz", "pending_words",
+                "pending_digest", "admitted_late"):
+        assert ia[key] == ib[key], key
+    a, b = jsmf.Store(tmp_path / "cli"), jsmf.Store(tmp_path / "py")
+    assert list(a.vocabulary()[0]) == list(b.vocabulary()[0])
+    assert a.check()["digest"] == b.check()["digest"]
+    # the same documents again: complete, nothing left to admit
+    with pytest.raises(jsmf.ExistsError):
+        b.ingest((l.decode() for l in _lines(d2)), name="night2", progress=False)

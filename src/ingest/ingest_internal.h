@@ -19,19 +19,8 @@ int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
 int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
                            uint64_t next_doc);
 
-/** The words outside the vocabulary of the next document jsmf_ingest_doc gets (`n` words of
- *  `len` bytes with `count` occurrences each; borrowed until that call): while the store's rule
- *  grows, a contributing document's are counted, but the rule's stopwords (formats/store.md,
- *  "Growth"). */
-void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint32_t *len,
-                           const uint32_t *count, uint32_t n);
-
 /** The stopwords of rule `r` of store `s` into *out (NULL: none; free with jsmf_vocab_free). */
 int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
-
-/** The admission at the end of an ingest command: jsmf_store_admit with the rule's stopwords
- *  (nothing unless the store's rule grows). */
-int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted);
 
 /** Checkpoints committed by this session so far. */
 uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
