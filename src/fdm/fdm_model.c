@@ -16,6 +16,7 @@
 #include "core/out.h"
 #include "core/vocab.h"
 #include "model/json.h"
+#include "model/lineage.h"
 #include "model/model.h"
 #include "model/summary.h"
 #include "store/source_open.h"
@@ -48,20 +49,14 @@ int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_m
 static int map_model_words(const char *dir, const jsmf_source_input *in, jsmf_model *m,
                            uint32_t *fresh)
 {
-    uint32_t n = in->src.n, k = m->k, common = 0;
-    jsmf_wordmap *map = NULL;
+    uint32_t n = in->src.n, k = m->k, common = 0, *to = malloc(sizeof *to * (m->n ? m->n : 1));
     double *B = calloc((size_t)n * k, sizeof(double)), *col = calloc(k, sizeof(double));
     unsigned char *hit = calloc(n, 1);
-    int rc = !B || !col || !hit ? jsmf_error(JSMF_ENOMEM, "--init %s: out of memory", dir)
-                                : jsmf_wordmap_new(in->vocab, &map);
-    for (uint32_t j = 0; !rc && j < m->n; j++) {
-        const char *w = m->vocab->words[j];
-        uint32_t i = jsmf_wordmap_find(map, w, strlen(w));
-        if (i >= n)
-            continue;
-        common++, hit[i] = 1;
-        memcpy(B + (size_t)i * k, m->B + (size_t)j * k, sizeof(double) * k);
-    }
+    int rc = !B || !col || !hit || !to ? jsmf_error(JSMF_ENOMEM, "--init %s: out of memory", dir)
+                                       : model_map_to_vocab(m, in->vocab, to, hit, &common);
+    for (uint32_t j = 0; !rc && j < m->n; j++)
+        if (to[j] < n)
+            memcpy(B + (size_t)to[j] * k, m->B + (size_t)j * k, sizeof(double) * k);
     /* summed in the input's order: the same start whatever the model's order of words */
     for (size_t e = 0; !rc && e < (size_t)n * k; e++)
         col[e % k] += B[e];
@@ -81,8 +76,7 @@ static int map_model_words(const char *dir, const jsmf_source_input *in, jsmf_mo
         free(m->B);
         m->B = B, B = NULL, m->n = n;
     }
-    jsmf_wordmap_free(map);
-    free(B), free(col), free(hit);
+    free(to), free(B), free(col), free(hit);
     return rc;
 }
 

@@ -48,15 +48,12 @@ static int open_previous(const char *path, const jsmf_source_input *in, int warm
         return jsmf_error(JSMF_EFORMAT, "%s: the previous model has no vocabulary", path);
     if (!in->vocab)
         return JSMF_OK;
-    jsmf_wordmap *map;
-    if ((rc = jsmf_wordmap_new(in->vocab, &map)))
+    uint32_t common = 0, np = (*prev)->vocab->n, *to = malloc(sizeof *to * (np ? np : 1));
+    rc = to ? model_map_to_vocab(*prev, in->vocab, to, NULL, &common)
+            : jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+    free(to);
+    if (rc)
         return rc;
-    uint32_t common = 0, np = (*prev)->vocab->n;
-    for (uint32_t w = 0; w < np; w++) {
-        const char *word = (*prev)->vocab->words[w];
-        common += jsmf_wordmap_find(map, word, strlen(word)) != UINT32_MAX;
-    }
-    jsmf_wordmap_free(map);
     if (2ull * common < np)
         return jsmf_error(JSMF_EMISMATCH, "%s: only %u of the previous model's %u words are in "
                           "the vocabulary of the input (a model of another corpus?)", path,

@@ -11,6 +11,7 @@
 
 #include "fit_internal.h"
 #include "core/durable.h"
+#include "model/lineage.h"
 #include "model/npy.h"
 
 void fit_start_clear(fit_start *st)
@@ -83,13 +84,12 @@ static int model_factor(const char *path, const jsmf_model *prev, uint32_t *kp, 
 }
 
 /* Row i of X (n x kp) is row j of P (prev->n x kp) when v's word i is PREV's word j, else 0. */
-static void map_rows(const jsmf_model *prev, const jsmf_wordmap *map, uint32_t n, uint32_t kp,
+static void map_rows(const jsmf_model *prev, const uint32_t *to, uint32_t n, uint32_t kp,
                      const double *P, double *X)
 {
     memset(X, 0, sizeof(double) * n * kp);
     for (uint32_t j = 0; j < prev->n; j++) {
-        const char *w = prev->vocab->words[j];
-        uint32_t i = map ? jsmf_wordmap_find(map, w, strlen(w)) : j;
+        uint32_t i = to ? to[j] : j;
         if (i < n)
             memcpy(X + (size_t)i * kp, P + (size_t)j * kp, sizeof(double) * kp);
     }
@@ -99,23 +99,24 @@ int fit_start_previous(fit_start *st, const char *path, const jsmf_model *prev,
                        const jsmf_vocab *v, uint32_t n)
 {
     double *F = NULL;
-    jsmf_wordmap *map = NULL;
-    uint32_t kp = 0;
+    uint32_t kp = 0, *to = NULL;
     int rc = read_factor(path, prev, &kp, &F);
     if (!rc && !F)
         rc = model_factor(path, prev, &kp, &F);
     if (rc || (!v && prev->n != n))
         goto out;
-    if (v && (rc = jsmf_wordmap_new(v, &map)))
+    if (v && !(to = malloc(sizeof *to * (prev->n ? prev->n : 1))))
+        rc = jsmf_error(JSMF_ENOMEM, "%s: out of memory for the warm start", path);
+    if (rc || (v && (rc = model_map_to_vocab(prev, v, to, NULL, NULL))))
         goto out;
     if (!(st->c_prev = malloc(sizeof(double) * n * kp))) {
         rc = jsmf_error(JSMF_ENOMEM, "%s: out of memory for the warm start", path);
         goto out;
     }
-    map_rows(prev, map, n, kp, F, st->c_prev);
+    map_rows(prev, to, n, kp, F, st->c_prev);
     st->kp = kp;
 out:
-    jsmf_wordmap_free(map);
+    free(to);
     free(F);
     return rc;
 }

@@ -15,24 +15,31 @@
 #include "model.h"
 #include "summary.h"
 
-int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
-                    unsigned char *seen, uint32_t *common)
+int model_map_to_vocab(const jsmf_model *a, const jsmf_vocab *v, uint32_t *to_v,
+                       unsigned char *seen, uint32_t *common)
 {
     jsmf_wordmap *map;
-    int rc = jsmf_wordmap_new(b->vocab, &map);
+    int rc = jsmf_wordmap_new(v, &map);
     if (rc)
         return rc;
     uint32_t c = 0;
     for (uint32_t w = 0; w < a->n; w++) {
         const char *word = a->vocab->words[w];
-        to_b[w] = jsmf_wordmap_find(map, word, strlen(word));
-        if (to_b[w] != UINT32_MAX)
-            seen[to_b[w]] = 1, c++;
+        to_v[w] = jsmf_wordmap_find(map, word, strlen(word));
+        if (to_v[w] != UINT32_MAX && seen)
+            seen[to_v[w]] = 1;
+        c += to_v[w] != UINT32_MAX;
     }
     jsmf_wordmap_free(map);
     if (common)
         *common = c;
     return 0;
+}
+
+int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
+                    unsigned char *seen, uint32_t *common)
+{
+    return model_map_to_vocab(a, b->vocab, to_b, seen, common);
 }
 
 /* One row of costs: topic t of a against every topic of b. */

@@ -18,6 +18,11 @@ int model_topic_l1(const jsmf_model *a, const jsmf_model *b, double *cost);
 int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
                     unsigned char *seen, uint32_t *common);
 
+/** model_map_words against a vocabulary `v` (a store's, which may have grown since the model):
+ *  to_v[w] = v's row of a's word w or UINT32_MAX; `seen` (v->n entries, zeroed) may be NULL. */
+int model_map_to_vocab(const jsmf_model *a, const jsmf_vocab *v, uint32_t *to_v,
+                       unsigned char *seen, uint32_t *common);
+
 /** Add the key "lineage" (formats/model.md) to the end of m->summary_json (which must hold one
  *  JSON object; a minimal one is made when it is NULL). JSMF_ENOMEM. */
 int model_lineage_summarize(jsmf_model *m, const jsmf_lineage *l);
