@@ -77,10 +77,10 @@ extern "C" {
 #define JSMF_API
 #endif
 
-#define JSMF_VERSION_MAJOR 1
+#define JSMF_VERSION_MAJOR 2
 #define JSMF_VERSION_MINOR 0
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "1.0.0"
+#define JSMF_VERSION_STRING "2.0.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {
@@ -193,7 +193,49 @@ typedef struct jsmf_source {
     /** Optional: visit rows r0 <= row < r1 only, in order (the share of one process of an MPI
      *  job); NULL: callers filter a full scan. */
     int (*scan_rows)(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);
+    /** Optional: the documents that define C (a store holding them, formats/store.md
+     *  "Documents"); NULL: C is known only by its rows. Readers that multiply by C or sample
+     *  from it may take this path when it is cheaper (nnz(H) against nnz). */
+    const struct jsmf_doc_source *docs;
 } jsmf_source;
+
+/* ---------------------------------------------------------------------------------------------
+ * Documents: C held by its documents. For document m with in-vocabulary counts h_m (distinct
+ * words, ascending ids) and n_m = sum of h_m >= 2,
+ *
+ *     C_ij = sum_m (h_mi h_mj - [i == j] h_mi) / (n_m (n_m - 1))  /  ((M - max(a_i, a_j)) T)
+ *
+ * M the documents held, a_i the admission point of word i (0 for the first vocabulary) and T
+ * the total that makes the entries sum to 1 (1 when no word was admitted late). This is the
+ * matrix a rows-held store's source gives, up to the rounding of its fixed-point sums.
+ * ------------------------------------------------------------------------------------------- */
+
+/** A block of consecutive documents: document d of the block (global index first + d) holds
+ *  ids[offs[d] .. offs[d+1]) with their counts. The arrays are valid only during the call. */
+typedef struct jsmf_doc_block {
+    uint64_t first;          /**< index of the block's first document, 0 .. M-1 */
+    uint32_t n_docs;         /**< documents in the block */
+    const uint64_t *offs;    /**< n_docs + 1 offsets into ids and counts; offs[0] = 0 */
+    const uint32_t *ids;     /**< word ids < N, strictly ascending within a document */
+    const uint32_t *counts;  /**< counts >= 1 */
+} jsmf_doc_block;
+
+/** Called for each block, in document order; non-zero stops the scan and is returned. */
+typedef int (*jsmf_doc_fn)(void *arg, const jsmf_doc_block *b);
+
+typedef struct jsmf_doc_source {
+    uint32_t n;              /**< N, as the source's */
+    uint64_t n_docs;         /**< M */
+    uint64_t nnz;            /**< nnz(H): (document, word) entries over all documents */
+    uint64_t tokens;         /**< sum of n_m */
+    const uint64_t *admit;   /**< N admission points, or NULL when all are 0 */
+    double total;            /**< T (1 when admit is NULL) */
+    void *ctx;               /**< owner's state */
+    /** Visit every document once, in blocks, always in the same order and with the same block
+     *  boundaries; returns 0, a JSMF_E* code or the visitor's non-zero value. */
+    int (*scan)(void *ctx, jsmf_doc_fn fn, void *arg);
+    uint64_t bytes;          /**< bytes one scan reads from storage (0: unknown) */
+} jsmf_doc_source;
 
 /** An in-memory CSR matrix wrapped as a source (no copy: arrays must outlive the source).
  *  rowptr has n+1 entries; cols/vals have rowptr[n] entries. */

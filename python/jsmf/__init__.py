@@ -15,7 +15,7 @@ from .model import Model, fit, fdm, load, diff
 __all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "load", "diff", "JsmfError", "NotFoundError",
            "ExistsError", "FormatError", "InvalidError", "MismatchError", "Interrupted",
            "version", "LIBRARY_PATH", "JSMF"]
-__version__ = "1.0.0"
+__version__ = "2.0.0"
 
 
 def __getattr__(name):

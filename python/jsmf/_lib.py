@@ -12,7 +12,7 @@ import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
-SOMAJOR = 1
+SOMAJOR = 2
 SONAME = "libjsmf.so.%d" % SOMAJOR
 
 # error codes (include/jsmf.h)
@@ -120,7 +120,7 @@ class Vocab(Structure):
 
 class Source(Structure):
     _fields_ = [("n", u32), ("nnz", u64), ("ctx", c_void_p), ("scan", c_void_p),
-                ("bytes", u64), ("scan_rows", c_void_p)]
+                ("bytes", u64), ("scan_rows", c_void_p), ("docs", c_void_p)]
 
 
 class Csr(Structure):

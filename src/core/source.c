@@ -29,4 +29,5 @@ void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out)
     out->scan = csr_scan;
     out->bytes = 0;
     out->scan_rows = csr_scan_rows;
+    out->docs = NULL;
 }

@@ -570,7 +570,7 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
         }
         for (uint32_t i = 0; i < kk; i++)
             ds.cols[i] = i;
-        jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan, 0, NULL};
+        jsmf_source src = {kk, (uint64_t)kk * kk, &ds, dense_scan, 0, NULL, NULL};
         jsmf_fit_opts lo = *o;
         lo.k = o->levels[l];
         memset(lo.levels, 0, sizeof lo.levels);

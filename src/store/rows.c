@@ -423,6 +423,7 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
     out->ctx = s;
     out->scan = source_scan;
     out->scan_rows = source_scan_rows;
+    out->docs = NULL;
     out->bytes = c_bytes(s, s->src_txn);
     return JSMF_OK;
 }
