@@ -211,11 +211,12 @@ typedef struct jsmf_source {
  * ------------------------------------------------------------------------------------------- */
 
 /** A block of consecutive documents: document d of the block (global index first + d) holds
- *  ids[offs[d] .. offs[d+1]) with their counts. The arrays are valid only during the call. */
+ *  ids[offs[d] .. offs[d+1]) with their counts (offs[0] need not be 0: a block may point into
+ *  a larger array). The arrays are valid only during the call. */
 typedef struct jsmf_doc_block {
     uint64_t first;          /**< index of the block's first document, 0 .. M-1 */
     uint32_t n_docs;         /**< documents in the block */
-    const uint64_t *offs;    /**< n_docs + 1 offsets into ids and counts; offs[0] = 0 */
+    const uint64_t *offs;    /**< n_docs + 1 offsets into ids and counts */
     const uint32_t *ids;     /**< word ids < N, strictly ascending within a document */
     const uint32_t *counts;  /**< counts >= 1 */
 } jsmf_doc_block;
@@ -228,7 +229,8 @@ typedef struct jsmf_doc_source {
     uint64_t n_docs;         /**< M */
     uint64_t nnz;            /**< nnz(H): (document, word) entries over all documents */
     uint64_t tokens;         /**< sum of n_m */
-    const uint64_t *admit;   /**< N admission points, or NULL when all are 0 */
+    const uint64_t *admit;   /**< N admission points, nondecreasing in the word id (a word
+                              *   admitted later gets a later id); NULL when all are 0 */
     double total;            /**< T (1 when admit is NULL) */
     void *ctx;               /**< owner's state */
     /** Visit every document once, in blocks, always in the same order and with the same block
@@ -236,6 +238,30 @@ typedef struct jsmf_doc_source {
     int (*scan)(void *ctx, jsmf_doc_fn fn, void *arg);
     uint64_t bytes;          /**< bytes one scan reads from storage (0: unknown) */
 } jsmf_doc_source;
+
+/** Documents in memory, one row per document (CSR), as jsmf_doc_csr_source wraps them. */
+typedef struct jsmf_doc_csr {
+    uint32_t n;              /**< N: every id is < n */
+    uint64_t n_docs;         /**< M */
+    const uint64_t *offs;    /**< n_docs + 1 offsets, offs[0] = 0 */
+    const uint32_t *ids;     /**< strictly ascending within a document */
+    const uint32_t *counts;  /**< >= 1, each document's sum >= 2 */
+    const uint64_t *admit;   /**< n admission points (< M, nondecreasing in the id) or NULL */
+} jsmf_doc_csr;
+
+/** Make `out` a documents view of `d` (no copy: its arrays must outlive `out`), scanned in
+ *  blocks of `block_docs` documents (0: 4096). Checks every document and computes nnz, tokens
+ *  and T; JSMF_EINVAL naming the first document that breaks the rules above. Release with
+ *  jsmf_doc_csr_source_free. */
+JSMF_API int jsmf_doc_csr_source(const jsmf_doc_csr *d, uint32_t block_docs, jsmf_doc_source *out);
+/** Free what jsmf_doc_csr_source allocated (the view, not the arrays). */
+JSMF_API void jsmf_doc_csr_source_free(jsmf_doc_source *s);
+
+/** The mass one document adds to the unnormalised C (sum over i, j of its pairs, each divided
+ *  by M - max(a_i, a_j)): T of a documents view is the sum of this over its documents. ids
+ *  ascending, so their admission points are nondecreasing. */
+JSMF_API double jsmf_doc_mass(const uint32_t *ids, const uint32_t *counts, uint32_t k,
+                              const uint64_t *admit, uint64_t n_docs);
 
 /** An in-memory CSR matrix wrapped as a source (no copy: arrays must outlive the source).
  *  rowptr has n+1 entries; cols/vals have rowptr[n] entries. */
