@@ -111,7 +111,9 @@ def test_count_vocabulary_is_jsmf_vocab(tmp_path, kjv_text):
 
 def test_iterable_grows_as_file(tmp_path, kjv_text):
     """A store whose rule grows (made from `jsmf vocab`'s file) counts and admits the words of
-    documents fed from Python as it does a file's: same vocabulary, pending words and C."""
+    documents fed from Python as it does stdin's (an input read once: its words join at the end
+    of the command; a file's join at its start, after a pre-pass): same vocabulary, pending
+    words and C."""
     import json
     txt, _ = kjv_text
     lines = open(txt, "rb").read().splitlines(True)
@@ -121,7 +123,8 @@ def test_iterable_grows_as_file(tmp_path, kjv_text):
     cli("vocab", d1, "-o", tmp_path / "v.txt", "--quiet")
     for name in ("cli", "py"):
         cli("ingest", tmp_path / name, d1, "--vocab", tmp_path / "v.txt", "--quiet")
-    cli("ingest", tmp_path / "cli", d2, "--quiet")
+    with open(d2, "rb") as f:
+        cli("ingest", tmp_path / "cli", "-", "--quiet", stdin=f)
     r = jsmf.Store(tmp_path / "py").ingest((l.decode() for l in _lines(d2)), name="night2",
                                            progress=False)
     ia, ib = (json.loads(cli("info", tmp_path / n, "--json").stdout) for n in ("cli", "py"))

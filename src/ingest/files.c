@@ -33,6 +33,8 @@ typedef struct run {
     size_t cap;
     docmap_oov oov;           /* a document's words outside the vocabulary (growth) */
     int grow;                 /* the store's rule grows: list them */
+    const jsmf_store_input *marks; /* records this command's admission wrote: not resumed */
+    uint32_t nmarks;
     unsigned vocab_checked;   /* formats (bit 1 << format) whose unmatchable words were told */
     uint64_t docs_read;       /* documents read in this run, counted or dropped */
     const char *last_read;    /* the input read last (for messages) */
@@ -241,6 +243,9 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     jsmf_store_input rec;
     if ((rc = pick_record(r, path, fp, size, &rec, &resumed)))
         return rc;
+    for (uint32_t i = 0; resumed && i < r->nmarks; i++) /* started by this command's admission */
+        if (r->marks[i].fingerprint == rec.fingerprint && r->marks[i].occurrence == rec.occurrence)
+            resumed = 0;
     if (piece && !resumed) /* a piece starts where the file's previous piece ended */
         rec.next_offset = piece->start_offset, rec.next_line = piece->start_line,
         rec.next_doc = piece->start_doc;
@@ -362,7 +367,13 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     jsmf_ingest_summary local = {0};
     jsmf_ingest_opts defaults = {0};
     run r = {.s = s, .o = o ? o : &defaults};
-    int rc = jsmf_store_vocab_get(s, &r.vocab);
+    /* the admission at the start: words that qualify with this command's new inputs join
+     * before their pairs are counted (pieces are an MPI job's, whose rank 0 admitted first) */
+    jsmf_ingest_ahead ahead = {0};
+    int rc = pieces ? JSMF_OK : jsmf_ingest_admit_ahead(s, paths, n, r.o, &ahead);
+    r.marks = ahead.marks, r.nmarks = ahead.n_marks;
+    if (!rc)
+        rc = jsmf_store_vocab_get(s, &r.vocab);
     if (!rc)
         rc = jsmf_store_params_get(s, &r.params);
     if (!rc)
@@ -416,6 +427,7 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     free(r.oov.word), free(r.oov.len), free(r.oov.count);
     jsmf_vocab_free(r.vocab);
     free(r.recs), free(r.ids), free(r.counts);
+    free(ahead.marks);
     return rc;
 }
 

@@ -211,6 +211,21 @@ static void assign_ranks(plan *p, int size)
 
 /* Which inputs to read and under what record key, as jsmf_ingest_files decides: a complete
  * input is skipped unless forced, a forced one gets the next occurrence. */
+/* A partial record that holds nothing yet. */
+static int no_progress(const jsmf_store_input *r)
+{
+    return !r->docs && !r->docs_dropped && !r->next_doc && !r->next_offset;
+}
+
+/* 1 when the plan holds the input (fp, occurrence) already. */
+static int planned(const plan *p, uint64_t fp, uint32_t occurrence)
+{
+    for (uint32_t k = 0; k < p->h.n_inputs; k++)
+        if (p->in[k].fingerprint == fp && p->in[k].occurrence == occurrence)
+            return 1;
+    return 0;
+}
+
 static int plan_inputs(job *j, const char *const *paths, uint32_t n)
 {
     plan *p = &j->p;
@@ -232,7 +247,7 @@ static int plan_inputs(job *j, const char *const *paths, uint32_t n)
         uint64_t fp, size;
         if ((rc = jsmf_fingerprint_file(paths[i], &fp, &size)))
             break;
-        uint32_t next_occ = 0;
+        uint32_t next_occ = 0, mark = UINT32_MAX;
         int complete = 0;
         for (uint32_t r = 0; r < nrecs; r++) {
             if (recs[r].fingerprint != fp)
@@ -240,7 +255,12 @@ static int plan_inputs(job *j, const char *const *paths, uint32_t n)
             if (recs[r].occurrence >= next_occ)
                 next_occ = recs[r].occurrence + 1;
             complete |= recs[r].state == JSMF_INPUT_COMPLETE;
-            if (recs[r].state == JSMF_INPUT_PARTIAL)
+            /* a record without progress is the mark of this command's admission (or of an
+             * ingest killed before it read anything): the input is planned under its key */
+            if (recs[r].state == JSMF_INPUT_PARTIAL && no_progress(&recs[r]) &&
+                !planned(p, fp, recs[r].occurrence) && recs[r].occurrence < mark)
+                mark = recs[r].occurrence;
+            else if (recs[r].state == JSMF_INPUT_PARTIAL && !no_progress(&recs[r]))
                 rc = jsmf_error(JSMF_EINVAL, "%s: %s holds a partial record of it from an "
                                 "interrupted ingest without mpirun: finish that with 'jsmf "
                                 "ingest' first", paths[i], j->store_path);
@@ -253,7 +273,9 @@ static int plan_inputs(job *j, const char *const *paths, uint32_t n)
             }
         if (rc)
             break;
-        if (complete && !j->o->force) {
+        if (mark != UINT32_MAX) {
+            complete = 0, next_occ = mark;
+        } else if (complete && !j->o->force) {
             p->h.skipped++;
             continue;
         }
@@ -1069,8 +1091,13 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     snprintf(j.plan_path, sizeof j.plan_path, "%s/plan", j.dir);
     int rc = JSMF_OK;
     if (j.rank == 0) {
+        /* the admission at the start, by rank 0 alone before the plan: the shards are made
+         * with the grown vocabulary; its marks make a rerun plan the same job */
+        jsmf_ingest_ahead ahead;
+        rc = jsmf_ingest_admit_ahead(s, paths, n, o, &ahead);
+        free(ahead.marks);
         jsmf_store_stats st;
-        if (!(rc = jsmf_store_stats_get(s, &st)))
+        if (!rc && !(rc = jsmf_store_stats_get(s, &st)))
             j.n_words = st.n_words;
         if (!rc)
             rc = make_plan(&j, paths, n, d ? d->piece_bytes : 0);

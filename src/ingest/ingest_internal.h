@@ -22,6 +22,26 @@ int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uin
 /** The stopwords of rule `r` of store `s` into *out (NULL: none; free with jsmf_vocab_free). */
 int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
 
+/** What the admission at the start of a command did (jsmf_ingest_admit_ahead). */
+typedef struct jsmf_ingest_ahead {
+    uint32_t admitted;          /**< words admitted */
+    uint64_t docs;              /**< contributing documents the pre-pass counted */
+    jsmf_store_input *marks;    /**< the new inputs' records it wrote (no progress; caller frees) */
+    uint32_t n_marks;
+} jsmf_ingest_ahead;
+
+/** The admission at the start of an ingest command (formats/store.md, "Growth"), while the
+ *  store's rule grows: the inputs among `paths` that the command starts afresh (not stdin, no
+ *  partial record, not complete unless o->force) are read once (tokenized and mapped, no
+ *  pairs), and the words outside the vocabulary whose df, stored plus counted in their
+ *  contributing documents, passes the rule join the vocabulary with admission point M (the
+ *  documents before the command), in one transaction that also writes those inputs' records
+ *  without progress: a rerun resumes them and admits nothing again. Nothing is written when no
+ *  input is new or none of their documents counts. Errors: the inputs' (nothing written) and the
+ *  store's. */
+int jsmf_ingest_admit_ahead(jsmf_store *s, const char *const *paths, uint32_t n,
+                            const jsmf_ingest_opts *o, jsmf_ingest_ahead *out);
+
 /** Checkpoints committed by this session so far. */
 uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
 

@@ -15,6 +15,11 @@ static uint64_t word_hash(const char *w, uint32_t len)
     return hash_fmix64(hash_fnv1a(14695981039346656037ull, w, len));
 }
 
+uint64_t pending_word_hash(const char *w, uint32_t len)
+{
+    return word_hash(w, len);
+}
+
 int pending_init(pending_table *p, uint64_t limit)
 {
     memset(p, 0, sizeof *p);

@@ -39,6 +39,8 @@ int pending_fits(const pending_table *p, uint64_t types, uint64_t bytes);
 int pending_add(pending_table *p, const char *w, uint32_t len, uint64_t count, uint32_t stamp);
 /* Add counts counted elsewhere (the shards of an MPI job) to a word's. */
 int pending_add_counts(pending_table *p, const char *w, uint32_t len, uint64_t df, uint64_t tf);
+/* The hash a word's slot is found by (also what a pre-pass splits the words into parts by). */
+uint64_t pending_word_hash(const char *w, uint32_t len);
 /* The types held, sorted by bytes, into *out (owned by the table until the next clear). */
 int pending_list(pending_table *p, const jsmf_pending_word **out, uint32_t *n);
 

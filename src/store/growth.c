@@ -389,7 +389,8 @@ int jsmf_store_growth_get(jsmf_store *s, jsmf_store_growth *out)
 typedef struct candidate {
     char *word;
     uint32_t len;
-    uint64_t df, tf;
+    uint64_t df, tf;   /* what the rule judges: stored counts plus a pre-pass's */
+    uint64_t sdf, stf; /* the stored (pending) counts: the word statistics it starts with */
 } candidate;
 
 /* df descending, then the bytes as LMDB orders keys (memcmp, a prefix first). */
@@ -410,63 +411,113 @@ static void candidates_free(candidate *c, uint32_t n)
     free(c);
 }
 
-/* The pending words that pass the rule (min df, max df fraction of grow_docs, not a stopword),
- * in admission order. */
+/* Bytes as LMDB orders keys: memcmp, a prefix first. */
+static int bytes_cmp(const char *a, uint32_t la, const char *b, uint32_t lb)
+{
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+/* The pre-pass count of a word (the list is sorted by bytes), NULL when it has none. */
+static const jsmf_pending_word *ahead_find(const store_ahead *x, const char *w, uint32_t len)
+{
+    uint32_t lo = 0, hi = x ? x->n_words : 0;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = bytes_cmp(x->words[mid].word, x->words[mid].len, w, len);
+        if (!c)
+            return &x->words[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+typedef struct collector {
+    const jsmf_store_rule *r;
+    const jsmf_wordmap *stop;
+    double max_df;
+    candidate *a;
+    uint32_t n, cap;
+} collector;
+
+/* Keep a word when its counts pass the rule (min df, max df fraction, not a stopword). */
+static int consider(collector *k, const char *w, uint32_t len, uint64_t df, uint64_t tf,
+                    uint64_t sdf, uint64_t stf)
+{
+    if (df < k->r->min_df || (k->r->max_df_frac < 1 && (double)df > k->max_df))
+        return JSMF_OK;
+    if (k->stop && jsmf_wordmap_find(k->stop, w, len) != UINT32_MAX)
+        return JSMF_OK;
+    if (k->n == k->cap) {
+        uint32_t cap = k->cap ? 2 * k->cap : 64;
+        candidate *na = realloc(k->a, cap * sizeof *na);
+        if (!na)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        k->a = na, k->cap = cap;
+    }
+    candidate *c = &k->a[k->n];
+    if (!(c->word = malloc(len + 1)))
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    memcpy(c->word, w, len);
+    c->word[len] = 0;
+    c->len = len, c->df = df, c->tf = tf, c->sdf = sdf, c->stf = stf;
+    k->n++;
+    return JSMF_OK;
+}
+
+/* The words that pass the rule (min df, max df fraction of the documents counted, not a
+ * stopword), in admission order: the pending words with their counts, plus (when `x`) the
+ * counts of a pre-pass over the command's new inputs, its documents added to grow_docs. */
 static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *r,
-                              uint64_t grow_docs, const jsmf_wordmap *stop, candidate **out,
-                              uint32_t *nout)
+                              uint64_t grow_docs, const jsmf_wordmap *stop, const store_ahead *x,
+                              candidate **out, uint32_t *nout)
 {
     *out = NULL, *nout = 0;
     MDB_cursor *c;
     int rc = mdb_cursor_open(t, s->pending, &c);
     if (rc)
         return store_lmdb_error(s, rc, "reading pending words");
-    candidate *a = NULL;
-    uint32_t n = 0, cap = 0;
-    MDB_val k, v;
-    double max_df = r->max_df_frac * (double)grow_docs;
-    for (int g = mdb_cursor_get(c, &k, &v, MDB_FIRST); g == 0 && !rc;
-         g = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+    collector k = {r, stop, r->max_df_frac * (double)(grow_docs + (x ? x->docs : 0)), NULL, 0, 0};
+    MDB_val kv, v;
+    for (int g = mdb_cursor_get(c, &kv, &v, MDB_FIRST); g == 0 && !rc;
+         g = mdb_cursor_get(c, &kv, &v, MDB_NEXT)) {
         if (v.mv_size != 16) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
             break;
         }
         uint64_t df = get_u64(v.mv_data), tf = get_u64((char *)v.mv_data + 8);
-        if (df < r->min_df || (r->max_df_frac < 1 && (double)df > max_df))
-            continue;
-        if (stop && jsmf_wordmap_find(stop, k.mv_data, k.mv_size) != UINT32_MAX)
-            continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            candidate *na = realloc(a, cap * sizeof *na);
-            if (!na) {
-                rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-                break;
-            }
-            a = na;
-        }
-        if (!(a[n].word = malloc(k.mv_size + 1))) {
-            rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-            break;
-        }
-        memcpy(a[n].word, k.mv_data, k.mv_size);
-        a[n].word[k.mv_size] = 0;
-        a[n].len = (uint32_t)k.mv_size, a[n].df = df, a[n].tf = tf;
-        n++;
+        const jsmf_pending_word *e = ahead_find(x, kv.mv_data, (uint32_t)kv.mv_size);
+        rc = consider(&k, kv.mv_data, (uint32_t)kv.mv_size, df + (e ? e->df : 0),
+                      tf + (e ? e->tf : 0), df, tf);
     }
     mdb_cursor_close(c);
+    /* the pre-pass's words that nothing stored counts yet */
+    for (uint32_t i = 0; x && !rc && i < x->n_words; i++) {
+        const jsmf_pending_word *e = &x->words[i];
+        if (e->len == 0 || e->len > STORE_PENDING_WORD_MAX)
+            continue;
+        MDB_val pk = {e->len, (void *)e->word};
+        int g = mdb_get(t, s->pending, &pk, &v);
+        if (g == MDB_NOTFOUND)
+            rc = consider(&k, e->word, e->len, e->df, e->tf, 0, 0);
+        else if (g)
+            rc = store_lmdb_error(s, g, "reading pending words");
+    }
     if (rc) {
-        candidates_free(a, n);
+        candidates_free(k.a, k.n);
         return rc;
     }
-    if (n > 1)
-        qsort(a, n, sizeof *a, candidate_cmp);
-    *out = a, *nout = n;
+    if (k.n > 1)
+        qsort(k.a, k.n, sizeof *k.a, candidate_cmp);
+    *out = k.a, *nout = k.n;
     return JSMF_OK;
 }
 
-/* Give `n` candidates the ids N, N+1, ...: vocabulary, word statistics, admission point,
- * out of pending; then N. */
+/* Give `n` candidates the ids N, N+1, ...: vocabulary, word statistics (their stored counts),
+ * admission point, out of pending; then N. */
 static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n, uint64_t m)
 {
     int rc = JSMF_OK;
@@ -474,13 +525,15 @@ static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n
         unsigned char kb[4];
         put_be32(kb, s->n_words + i);
         MDB_val k = {4, kb}, w = {c[i].len, c[i].word}, pk = {c[i].len, c[i].word};
-        uint64_t stats[2] = {c[i].df, c[i].tf};
+        uint64_t stats[2] = {c[i].sdf, c[i].stf};
         MDB_val sv = {16, stats}, av = {8, &m};
         if ((rc = mdb_put(t, s->vocab, &k, &w, MDB_APPEND)) ||
             (rc = mdb_put(t, s->wordstats, &k, &sv, 0)) ||
             (rc = mdb_put(t, s->admitted, &k, &av, MDB_APPEND)) ||
-            (rc = mdb_del(t, s->pending, &pk, NULL)))
+            ((rc = mdb_del(t, s->pending, &pk, NULL)) && rc != MDB_NOTFOUND))
             rc = store_lmdb_error(s, rc, "admitting words");
+        else
+            rc = 0;
     }
     if (!rc)
         rc = store_meta_put_u64(s, t, "n_words", (uint64_t)s->n_words + n);
@@ -489,8 +542,29 @@ static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n
     return rc;
 }
 
-/* One attempt: the candidates, the cap and the writes, in one transaction. */
-static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, uint32_t *admitted)
+/* The pre-pass's inputs as records with no progress: the mark that their command's admission
+ * is done, so that a rerun after a kill resumes them without admitting again. */
+static int put_marks(jsmf_store *s, MDB_txn *t, const store_ahead *x)
+{
+    unsigned char kb[12], buf[sizeof x->inputs->path + 128];
+    for (uint32_t i = 0; x && i < x->n_inputs; i++) {
+        input_key(kb, x->inputs[i].fingerprint, x->inputs[i].occurrence);
+        MDB_val k = {12, kb}, v = {input_encode(buf, &x->inputs[i]), buf};
+        int rc = mdb_put(t, s->inputs, &k, &v, MDB_NOOVERWRITE);
+        if (rc == MDB_KEYEXIST)
+            return jsmf_error(JSMF_ESTORE, "%s: %s already has a record (fingerprint %016" PRIx64
+                              ", occurrence %u)", s->path, x->inputs[i].path,
+                              x->inputs[i].fingerprint, x->inputs[i].occurrence);
+        if (rc)
+            return store_lmdb_error(s, rc, "writing input record");
+    }
+    return JSMF_OK;
+}
+
+/* One attempt: the candidates, the cap and the writes (and the pre-pass's marks), in one
+ * transaction. */
+static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, const store_ahead *x,
+                      uint32_t *admitted)
 {
     MDB_txn *t;
     int rc = store_write_begin(s, &t);
@@ -503,7 +577,7 @@ static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, uint32_t *admitte
     if (!(rc = rule_read(s, t, &r)) && r.state == JSMF_RULE_GROW &&
         !(rc = store_meta_get_u64(s, t, "docs", &m)) &&
         !(rc = store_meta_get_u64(s, t, "grow_docs", &grow_docs)))
-        rc = collect_candidates(s, t, &r, grow_docs, stop, &c, &ncand);
+        rc = collect_candidates(s, t, &r, grow_docs, stop, x, &c, &ncand);
     n = ncand;
     if (!rc && r.max_words) {
         uint64_t room = r.max_words > s->n_words ? r.max_words - s->n_words : 0;
@@ -515,7 +589,10 @@ static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, uint32_t *admitte
     if (!rc && n)
         rc = admit_words(s, t, c, n, m);
     candidates_free(c, ncand);
-    if (!rc && n) {
+    int marks = x && x->n_inputs;
+    if (!rc && marks)
+        rc = put_marks(s, t, x);
+    if (!rc && (n || marks)) {
         s->commits++;
         if (s->hook_exit_inside == s->commits)
             _exit(98); /* test hook: die with the admission written but not committed */
@@ -535,7 +612,8 @@ static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, uint32_t *admitte
     return rc;
 }
 
-int jsmf_store_admit(jsmf_store *s, const jsmf_vocab *stop, uint32_t *admitted)
+static int admit_with(jsmf_store *s, const jsmf_vocab *stop, const store_ahead *x,
+                      uint32_t *admitted)
 {
     *admitted = 0;
     if (!s->writable || !s->has_vocab)
@@ -543,11 +621,47 @@ int jsmf_store_admit(jsmf_store *s, const jsmf_vocab *stop, uint32_t *admitted)
     jsmf_wordmap *sm = NULL;
     int rc = stop && stop->n ? jsmf_wordmap_new(stop, &sm) : JSMF_OK;
     while (!rc) {
-        rc = admit_once(s, sm, admitted);
+        rc = admit_once(s, sm, x, admitted);
         if (!(rc && s->map_full))
             break;
         rc = store_grow_map(s); /* no transaction is open now: grow and try again */
     }
     jsmf_wordmap_free(sm);
+    return rc;
+}
+
+int jsmf_store_admit(jsmf_store *s, const jsmf_vocab *stop, uint32_t *admitted)
+{
+    return admit_with(s, stop, NULL, admitted);
+}
+
+int store_admit_ahead(jsmf_store *s, const jsmf_vocab *stop, const store_ahead *x,
+                      uint32_t *admitted)
+{
+    return admit_with(s, stop, x, admitted);
+}
+
+int store_pending_df(jsmf_store *s, const jsmf_pending_word *w, uint32_t n, uint64_t *df)
+{
+    memset(df, 0, (size_t)n * sizeof *df);
+    if (!s->has_growth_dbs || !n)
+        return JSMF_OK;
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        if (w[i].len == 0 || w[i].len > STORE_PENDING_WORD_MAX)
+            continue;
+        MDB_val k = {w[i].len, (void *)w[i].word}, v;
+        int g = mdb_get(t, s->pending, &k, &v);
+        if (g == 0 && v.mv_size == 16)
+            df[i] = get_u64(v.mv_data);
+        else if (g == 0)
+            rc = jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
+        else if (g != MDB_NOTFOUND)
+            rc = store_lmdb_error(s, g, "reading pending words");
+    }
+    mdb_txn_abort(t);
     return rc;
 }
