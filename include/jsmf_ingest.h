@@ -115,9 +115,10 @@ JSMF_API int jsmf_ingest_input(jsmf_ingest *g, const jsmf_store_input *rec);
 JSMF_API void jsmf_ingest_doc_words(jsmf_ingest *g, const char *const *words, const uint32_t *len,
                                     const uint32_t *count, uint32_t n);
 
-/** The admission that ends an ingest command: the pending words that pass the store's rule
- *  join the vocabulary with the next ids (jsmf_store_admit with the rule's stopwords; nothing
- *  unless the rule grows); their number in *admitted. jsmf_ingest_files runs it; a program
+/** The admission that ends an ingest command (jsmf_ingest_files also admits at its start, after
+ *  a pre-pass over its files; formats/store.md, "Growth"): the pending words that pass the
+ *  store's rule join the vocabulary with the next ids (jsmf_store_admit with the rule's
+ *  stopwords; nothing unless the rule grows); their number in *admitted. jsmf_ingest_files runs it; a program
  *  feeding jsmf_ingest_doc calls it after jsmf_ingest_finish (and again after a kill between
  *  the two: it admits only what is still pending). */
 JSMF_API int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted);
@@ -156,11 +157,17 @@ JSMF_API void jsmf_ingest_free(jsmf_ingest *g);
  *  document to C (empty inputs, or every document dropped) fails with JSMF_EFORMAT before its
  *  final checkpoint, so the store is left as it was. On error the store is at its last
  *  checkpoint. While the store's rule grows (jsmf_store_rule_get), the words outside the
- *  vocabulary are counted at the checkpoints, and once every input is complete the words that
- *  pass the rule are admitted (jsmf_store_admit); when every input is skipped that admission
- *  still runs, and the call succeeds when it admitted words (a rerun after a kill between the
- *  last checkpoint and the admission). A jsmf_ingest_doc session counts the words given by
- *  jsmf_ingest_doc_words and admits by jsmf_ingest_admit. */
+ *  vocabulary are counted at the checkpoints, and words are admitted twice (formats/store.md,
+ *  "Growth"): first, before anything is counted, the words that pass the rule with the counts
+ *  of one pre-pass over the new input files (those started afresh; not stdin) added to the
+ *  stored ones, in one transaction that also writes those inputs' records without progress, so
+ *  that a rerun resumes them and does not admit again; then, once every input is complete, the
+ *  words that pass with the stored counts (jsmf_store_admit): stdin's, chiefly. When every
+ *  input is skipped that second admission still runs, and the call succeeds when it admitted
+ *  words (a rerun after a kill between the last checkpoint and the admission). An input the
+ *  pre-pass cannot read fails the call before anything is written. A jsmf_ingest_doc session
+ *  counts the words given by jsmf_ingest_doc_words and admits by jsmf_ingest_admit (as stdin's:
+ *  at the end). */
 JSMF_API int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
                                const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 

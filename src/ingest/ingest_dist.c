@@ -209,8 +209,6 @@ static void assign_ranks(plan *p, int size)
     free(order), free(load);
 }
 
-/* Which inputs to read and under what record key, as jsmf_ingest_files decides: a complete
- * input is skipped unless forced, a forced one gets the next occurrence. */
 /* A partial record that holds nothing yet. */
 static int no_progress(const jsmf_store_input *r)
 {
@@ -226,6 +224,9 @@ static int planned(const plan *p, uint64_t fp, uint32_t occurrence)
     return 0;
 }
 
+/* Which inputs to read and under what record key, as jsmf_ingest_files decides: a complete
+ * input is skipped unless forced, a forced one gets the next occurrence, one marked by the
+ * command's admission (a record without progress) is read under the mark's key. */
 static int plan_inputs(job *j, const char *const *paths, uint32_t n)
 {
     plan *p = &j->p;

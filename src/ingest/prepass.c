@@ -96,7 +96,7 @@ static int find_new_inputs(ahead *a, const char *const *paths, uint32_t n)
                 next_occ = x->occurrence + 1;
             if (x->state == JSMF_INPUT_PARTIAL && !claimed[r] && !resumed)
                 claimed[r] = 1, resumed = 1;
-            else if (x->state == JSMF_INPUT_COMPLETE || (x->state == JSMF_INPUT_PARTIAL && claimed[r]))
+            else if (x->state == JSMF_INPUT_COMPLETE || claimed[r])
                 complete = 1; /* a claimed partial one completes before this input is read */
         }
         for (uint32_t k = 0; k < a->nmarks; k++)
