@@ -1,13 +1,17 @@
 """test_ingest_grow.py — a vocabulary that grows (formats/store.md, "Growth"). A planted corpus
 of six nights where one word ('zephyr', topic 0) occurs at a constant rate but is not in the
-first vocabulary: the store counts it while it is pending and admits it at the end of the third
-ingest (its df passes --min-df then). Checks: C equals a numpy reference recomputed from the raw
-documents with the same admission rule; the late word's normalised row agrees with a one-shot
-store's within 5% relative l1, the two fits' topics within mean l1 0.05; old ids are kept;
-equal stores for threads 1 and 2, a small --mem, mpirun -np 2 (skipped without it), kills
-during an ingest and during an admission; a frozen store, bad rules and a vocabulary file with
-a bad rule line give clear errors and change nothing; merge of grown stores is refused; a
-hand-written vocabulary does not grow; UCI input grows by its vocabulary file's words."""
+first vocabulary: the store counts it while it is pending and admits it at the start of the
+third ingest, whose pre-pass over the night's file makes its df pass --min-df, so that night's
+documents count its pairs. Checks: C equals a numpy reference recomputed from the raw documents
+with the same admission rule; the late word's normalised row agrees with a one-shot store's
+within 5% relative l1, the two fits' topics within mean l1 0.05; old ids are kept; equal stores
+for threads 1 and 2, a small --mem, a pre-pass that counts in parts, mpirun -np 2 (skipped
+without it; also killed after the admission), kills in a checkpoint, in the pre-pass, in the
+admission, after it and in the night's checkpoint; stdin (read once) admits at the command's
+end, and a kill inside that admission is repaired by the rerun; a frozen store, bad rules and a
+vocabulary file with a bad rule line give clear errors and change nothing; merge of grown stores
+is refused; a hand-written vocabulary does not grow; UCI input grows by its vocabulary file's
+words."""
 import json
 import os
 import random
