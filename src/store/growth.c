@@ -393,15 +393,20 @@ typedef struct candidate {
     uint64_t sdf, stf; /* the stored (pending) counts: the word statistics it starts with */
 } candidate;
 
-/* df descending, then the bytes as LMDB orders keys (memcmp, a prefix first). */
+/* Bytes as LMDB orders keys: memcmp, a prefix first. */
+static int bytes_cmp(const char *a, uint32_t la, const char *b, uint32_t lb)
+{
+    int c = memcmp(a, b, la < lb ? la : lb);
+    return c ? c : (la > lb) - (la < lb);
+}
+
+/* df descending, then the bytes as LMDB orders keys. */
 static int candidate_cmp(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
     if (x->df != y->df)
         return x->df > y->df ? -1 : 1;
-    size_t l = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->word, y->word, l);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
+    return bytes_cmp(x->word, x->len, y->word, y->len);
 }
 
 static void candidates_free(candidate *c, uint32_t n)
@@ -409,13 +414,6 @@ static void candidates_free(candidate *c, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         free(c[i].word);
     free(c);
-}
-
-/* Bytes as LMDB orders keys: memcmp, a prefix first. */
-static int bytes_cmp(const char *a, uint32_t la, const char *b, uint32_t lb)
-{
-    int c = memcmp(a, b, la < lb ? la : lb);
-    return c ? c : (la > lb) - (la < lb);
 }
 
 /* The pre-pass count of a word (the list is sorted by bytes), NULL when it has none. */
