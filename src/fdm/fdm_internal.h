@@ -32,8 +32,13 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
                            uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
 
 /** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
- *  out[N], zero outside the row's columns; recovered exactly from its alias table. */
+ *  out[N], zero outside the row's columns; recovered exactly from its alias table (from the
+ *  documents: computed from those that hold the row). */
 void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
+/** The same for k rows at once: p(v | u = rows[c]) in column c of out (N x k, row-major);
+ *  from documents in one pass over them. JSMF_ENOMEM only. */
+int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+                               double *out);
 
 /** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler.
  *  A documents sampler (documents set) has its tables in doc and none of the others. */
@@ -58,8 +63,10 @@ int fdm_doc_sampler_build(const jsmf_doc_source *d, uint32_t n, uint64_t mem_bud
 void fdm_doc_sampler_free(fdm_doc_tables *t);
 /* Its bytes for `docs` documents and `nnz` entries, with late words or not. */
 uint64_t fdm_doc_sampler_bytes(uint64_t docs, uint64_t nnz, uint32_t n, int late);
-/* p(v | u = row) as a dense out[N], computed from the documents that hold row. */
-void fdm_doc_row_dist(const fdm_doc_tables *t, uint32_t row, double *out);
+/* p(v | u = rows[c]) in column c of out (N x k, row-major) in one pass over the documents;
+ * slot (N) and total (k) are scratch. */
+void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k, double *out,
+                       uint32_t *slot, double *total);
 /* Vose's alias method over w[0..n) (sampler.c): prob[i] the chance to keep i, alias[i]
  * otherwise; zero weights are never drawn. `work` holds n doubles, `idx` 2n indices; a
  * positive total. */

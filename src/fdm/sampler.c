@@ -361,10 +361,39 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
     fdm_sampler_draw(s, seed, stream, first, count, u, v, omp_get_max_threads());
 }
 
+int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+                               double *out)
+{
+    uint32_t n = s->n;
+    double *tmp = malloc((size_t)(s->documents ? k : n) * sizeof *tmp);
+    uint32_t *slot = s->documents ? malloc((size_t)n * sizeof *slot) : NULL;
+    if (!tmp || (s->documents && !slot)) {
+        free(tmp), free(slot);
+        return jsmf_error(JSMF_ENOMEM, "out of memory for %u rows of C", k);
+    }
+    if (s->documents) {
+        fdm_doc_rows_dist(&s->doc, rows, k, out, slot, tmp);
+    } else {
+        for (uint32_t c = 0; c < k; c++) {
+            jsmf_fdm_sampler_row_dist(s, rows[c], tmp);
+            for (uint32_t j = 0; j < n; j++)
+                out[(size_t)j * k + c] = tmp[j];
+        }
+    }
+    free(tmp), free(slot);
+    return 0;
+}
+
 void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)
 {
     if (s->documents) {
-        fdm_doc_row_dist(&s->doc, row, out);
+        uint32_t *slot = malloc((size_t)s->n * sizeof *slot);
+        double total;
+        if (slot) /* (a test's call: training asks for its rows at once) */
+            fdm_doc_rows_dist(&s->doc, &row, 1, out, slot, &total);
+        else
+            memset(out, 0, (size_t)s->n * sizeof *out);
+        free(slot);
         return;
     }
     memset(out, 0, (size_t)s->n * sizeof(double));

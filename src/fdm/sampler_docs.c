@@ -249,38 +249,52 @@ fail:
     return rc;
 }
 
-/* p(v | u = row) through the documents that hold `row`: sum over them of
- * h_row (h_v - [v == row]) / (n (n - 1)), times f(max(a_row, a_v)) with late words,
- * normalised (every row of a held word has mass). */
-void fdm_doc_row_dist(const fdm_doc_tables *t, uint32_t row, double *out)
+/* Document d's share of row `row` of C (unnormalised) added to column `col` of out (N x k). */
+static double add_row_share(const fdm_doc_tables *t, uint32_t d, uint64_t at, uint32_t row,
+                            double *out, uint32_t k, uint32_t col)
 {
-    memset(out, 0, (size_t)t->n * sizeof(double));
-    double total = 0;
-    for (uint32_t d = 0; d < t->docs; d++) {
-        uint64_t a = t->offs[d], len = t->offs[d + 1] - a, lo = 0, hi = len;
-        while (lo < hi) { /* the entry of `row`, if the document holds it */
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (t->ids[a + mid] < row)
-                lo = mid + 1;
-            else
-                hi = mid;
+    uint64_t a = t->offs[d], len = t->offs[d + 1] - a;
+    double n = t->cum[a + len - 1], w = 1.0 / (n * (n - 1)), sum = 0;
+    double h = t->cum[at] - (at > a ? t->cum[at - 1] : 0);
+    for (uint64_t e = 0; e < len; e++) {
+        uint32_t j = t->ids[a + e];
+        double hj = t->cum[a + e] - (e ? t->cum[a + e - 1] : 0), x = w * h * (hj - (j == row));
+        if (t->admit) {
+            uint64_t g = t->admit[j] > t->admit[row] ? t->admit[j] : t->admit[row];
+            x /= (double)(t->m - g);
         }
-        if (lo == len || t->ids[a + lo] != row)
-            continue;
-        double n = t->cum[a + len - 1], w = 1.0 / (n * (n - 1));
-        double h = t->cum[a + lo] - (lo ? t->cum[a + lo - 1] : 0);
-        for (uint64_t e = 0; e < len; e++) {
-            uint32_t j = t->ids[a + e];
-            double hj = t->cum[a + e] - (e ? t->cum[a + e - 1] : 0), x = w * h * (hj - (j == row));
-            if (t->admit) {
-                uint64_t g = t->admit[j] > t->admit[row] ? t->admit[j] : t->admit[row];
-                x /= (double)(t->m - g);
-            }
-            out[j] += x;
-            total += x;
+        out[(size_t)j * k + col] += x;
+        sum += x;
+    }
+    return sum;
+}
+
+/* p(v | u = rows[c]) in column c of out (N x k, row-major), for all k rows in one pass over
+ * the documents: sum over the documents holding the row of h_row (h_v - [v == row]) /
+ * (n (n - 1)), times f(max(a_row, a_v)) with late words, normalised. A row repeated in rows[]
+ * gets the same column. */
+void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k, double *out,
+                       uint32_t *slot, double *total)
+{
+    memset(out, 0, (size_t)t->n * k * sizeof(double));
+    for (uint32_t i = 0; i < t->n; i++)
+        slot[i] = UINT32_MAX;
+    for (uint32_t c = 0; c < k; c++) {
+        total[c] = 0;
+        if (slot[rows[c]] == UINT32_MAX)
+            slot[rows[c]] = c;
+    }
+    for (uint32_t d = 0; d < t->docs; d++)
+        for (uint64_t e = t->offs[d]; e < t->offs[d + 1]; e++) {
+            uint32_t c = slot[t->ids[e]];
+            if (c != UINT32_MAX)
+                total[c] += add_row_share(t, d, e, t->ids[e], out, k, c);
+        }
+    for (uint32_t c = 0; c < k; c++) {
+        uint32_t first = slot[rows[c]];
+        for (uint32_t j = 0; j < t->n; j++) {
+            double *x = out + (size_t)j * k;
+            x[c] = first == c ? (total[c] > 0 ? x[c] / total[c] : 0) : x[first];
         }
     }
-    if (total > 0)
-        for (uint32_t j = 0; j < t->n; j++)
-            out[j] /= total;
 }

@@ -163,6 +163,19 @@ static void exact_distribution(int late)
         CHECK(err < 1e-12);
     }
 
+    /* several rows at once (one pass over the documents), a row repeated */
+    uint32_t pick[4] = {7, 0, 7, 5};
+    double cols4[N * 4], err4 = 0;
+    CHECK_OK(jsmf_fdm_sampler_rows_dist(smp, pick, 4, cols4));
+    for (uint32_t q = 0; q < 4; q++) {
+        double sum = 0;
+        for (uint32_t j = 0; j < N; j++)
+            sum += c[pick[q] * N + j];
+        for (uint32_t j = 0; j < N; j++)
+            err4 = fmax(err4, fabs(cols4[j * 4 + q] - c[pick[q] * N + j] / sum));
+    }
+    CHECK(err4 < 1e-12);
+
     /* a pure function of (seed, stream, index): in chunks, on 1 or 2 threads */
     enum { D = 10000 };
     static uint32_t u1[D], v1[D], u2[D], v2[D];
