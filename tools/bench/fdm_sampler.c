@@ -7,7 +7,12 @@
  * thread as training draws them, and one large draw on every thread). Not a test.
  *
  *   zstd -dc docword.NAME.txt.zst | fdm_sampler STORE vocab.NAME.txt [--min-doc-len 5]
- *       [--mem 64M] [--pairs 10000000] */
+ *       [--mem 64M] [--pairs 10000000] [--late 8] [--train K:STEPS] [--seeds S]
+ *
+ * --late G adds the documents sampler with late words: word i admitted after
+ * floor(i G / N) M / (G + 1) documents (made up: it measures the mixture's cost; 0: none).
+ * --train also trains FDM from each (K topics, STEPS steps; seeds 1..S) and scores every model
+ * on one set of pairs drawn from the documents; --pairs 0 leaves out the throughput table. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -194,6 +199,61 @@ static void throughput(const jsmf_fdm_sampler *s, uint64_t pairs, double *batch_
     free(u), free(v);
 }
 
+/* The pair loss of a model (B, A) on pairs u, v: log B and log A are logits whose softmaxes
+ * give B and A back. */
+static double model_loss(const jsmf_fdm_result *r, const uint32_t *u, const uint32_t *v,
+                         uint32_t cnt)
+{
+    size_t nk = (size_t)r->n * r->k, kk = (size_t)r->k * r->k;
+    double *lb = malloc(nk * sizeof *lb), *la = malloc(kk * sizeof *la), loss = NAN;
+    for (size_t e = 0; e < nk; e++)
+        lb[e] = log(r->B[e]);
+    for (size_t e = 0; e < kk; e++)
+        la[e] = log(r->A[e]);
+    if (jsmf_fdm_loss_grad_cpu(r->n, r->k, lb, la, u, v, cnt, &loss, NULL, NULL))
+        die("loss", 1);
+    free(lb), free(la);
+    return loss; /* the mean over the pairs */
+}
+
+/* FDM trained from C's rows and from the documents with the same options (a cold start from
+ * words, one start, `steps` steps at a fixed rate), both scored on one set of pairs drawn
+ * through the documents with another seed: the same C, so the same loss within noise. */
+static void train_both(const jsmf_source *rows, const jsmf_source *with_docs, uint32_t k,
+                       uint64_t steps, uint32_t seeds)
+{
+    jsmf_fdm_opts p;
+    jsmf_fdm_opts_init(&p);
+    p.k = k, p.steps = steps, p.patience = 0, p.starts = 1, p.eval_every = 100;
+    p.checkpoint_seconds = 0;
+    enum { SCORE = 200000 };
+    static uint32_t u[SCORE], v[SCORE];
+    jsmf_fdm_sampler *s;
+    int rc = jsmf_fdm_sampler_build(with_docs, 0, &s);
+    if (rc)
+        die("documents sampler", rc);
+    jsmf_fdm_sampler_draw(s, 99, 1, 0, SCORE, u, v);
+    jsmf_fdm_sampler_free(s);
+    printf("\nFDM K=%u, %llu steps of %u pairs, lr %g, a cold start from words, %d threads; "
+           "loss on %u pairs drawn from the documents with seed 99\n\n| sampler | seed | sampler "
+           "build s | train s | pairs/s | own held-out loss | loss on the common pairs |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", k, (unsigned long long)steps, p.batch,
+           p.lr, omp_get_max_threads(), SCORE);
+    const jsmf_source *srcs[2] = {rows, with_docs};
+    for (int x = 0; x < 2; x++)
+        for (uint32_t seed = 1; seed <= seeds; seed++) {
+            jsmf_fdm_result r;
+            p.seed = seed;
+            if ((rc = jsmf_fdm_train(srcs[x], &p, &r)))
+                die("fdm", rc);
+            printf("| %s | %u | %.2f | %.1f | %.0f | %.4f | %.4f |\n", x ? "documents" : "rows",
+                   seed, r.sampler.build_seconds, r.seconds_train, r.pairs_per_second,
+                   r.best_heldout, model_loss(&r, u, v, SCORE));
+            fflush(stdout);
+            jsmf_fdm_result_free(&r);
+        }
+}
+
 static void row(const char *name, const jsmf_fdm_sampler_info *in, double brate, double rate)
 {
     printf("| %s | %.3f | %.1f | %llu | %.4f | %.2fM | %.2fM |\n", name, in->build_seconds,
@@ -205,10 +265,11 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: zstd -dc DOCWORD | fdm_sampler STORE UCI_VOCAB [--min-doc-len N]"
-                        " [--mem SIZE] [--pairs P]\n");
+                        " [--mem SIZE] [--pairs P] [--late G] [--train K:STEPS] [--seeds S]\n");
         return 2;
     }
-    uint32_t min_len = 5;
+    uint32_t min_len = 5, train_k = 0, seeds = 1, late = 8;
+    uint64_t train_steps = 0;
     uint64_t mem = 64ull << 20, pairs = 10000000;
     for (int a = 3; a + 1 < argc; a += 2) {
         if (!strcmp(argv[a], "--min-doc-len"))
@@ -217,6 +278,13 @@ int main(int argc, char **argv)
             die("--mem", 1);
         else if (!strcmp(argv[a], "--pairs"))
             pairs = strtoull(argv[a + 1], NULL, 10);
+        else if (!strcmp(argv[a], "--late"))
+            late = (uint32_t)atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--seeds"))
+            seeds = (uint32_t)atoi(argv[a + 1]);
+        else if (!strcmp(argv[a], "--train") &&
+                 sscanf(argv[a + 1], "%u:%llu", &train_k, (unsigned long long *)&train_steps) != 2)
+            die("--train K:STEPS", 0);
     }
     jsmf_source_input in;
     int rc = jsmf_source_open(argv[1], JSMF_SOURCE_NEED_VOCAB, &in);
@@ -245,14 +313,15 @@ int main(int argc, char **argv)
            "(%.1f s)\n\n", tv, (unsigned long long)nnz_c, (unsigned long long)in.src.nnz,
            now() - t0);
 
-    printf("%d threads; pairs/s over %llu pairs: in batches of 4096 on one thread, and in one "
-           "call on all threads\n\n", omp_get_max_threads(), (unsigned long long)pairs);
-    printf("| sampler | build s | MiB | entries kept | mass dropped | pairs/s (4096, 1 thread) "
-           "| pairs/s (bulk) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    if (pairs)
+        printf("%d threads; pairs/s over %llu pairs: in batches of 4096 on one thread, and in "
+               "one call on all threads\n\n| sampler | build s | MiB | entries kept | mass "
+               "dropped | pairs/s (4096, 1 thread) | pairs/s (bulk) |\n| --- | ---: | ---: | "
+               "---: | ---: | ---: | ---: |\n", omp_get_max_threads(), (unsigned long long)pairs);
     jsmf_source rows = in.src, with_docs = in.src;
     rows.docs = NULL, with_docs.docs = &ds;
     uint64_t budgets[2] = {0, mem};
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < 2 && pairs; b++) { /* --pairs 0: no throughput table */
         jsmf_fdm_sampler *s;
         jsmf_fdm_sampler_info info;
         double br, r;
@@ -278,6 +347,33 @@ int main(int argc, char **argv)
         row(name, &info, br, r);
         jsmf_fdm_sampler_free(s);
     }
+    if (pairs && late) { /* the mixture's cost: admission points in `late` steps by id */
+        uint64_t *adm = malloc((size_t)dc.n * sizeof *adm);
+        for (uint32_t i = 0; i < dc.n; i++)
+            adm[i] = (uint64_t)((double)i * late / dc.n) * (d.m / (late + 1));
+        jsmf_doc_csr dl = dc;
+        jsmf_doc_source dsl;
+        dl.admit = adm;
+        if ((rc = jsmf_doc_csr_source(&dl, 0, &dsl)))
+            die("documents with late words", rc);
+        jsmf_source late_src = in.src;
+        late_src.docs = &dsl;
+        jsmf_fdm_sampler *s;
+        jsmf_fdm_sampler_info info;
+        double br, r;
+        char name[64];
+        if ((rc = jsmf_fdm_sampler_build(&late_src, 0, &s)))
+            die("documents sampler", rc);
+        jsmf_fdm_sampler_info_get(s, &info);
+        throughput(s, pairs, &br, &r);
+        snprintf(name, sizeof name, "documents, %u admission steps", late);
+        row(name, &info, br, r);
+        jsmf_fdm_sampler_free(s);
+        jsmf_doc_csr_source_free(&dsl);
+        free(adm);
+    }
+    if (train_k)
+        train_both(&rows, &with_docs, train_k, train_steps, seeds);
     jsmf_doc_csr_source_free(&ds);
     free(d.offs), free(d.ids), free(d.counts);
     jsmf_vocab_free(uv);
