@@ -237,8 +237,8 @@ static void train_both(const jsmf_source *rows, const jsmf_source *with_docs, ui
     printf("\nFDM K=%u, %llu steps of %u pairs, lr %g, a cold start from words, %d threads; "
            "loss on %u pairs drawn from the documents with seed 99\n\n| sampler | seed | sampler "
            "build s | train s | pairs/s | own held-out loss | loss on the common pairs |\n"
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", k, (unsigned long long)steps, p.batch,
-           p.lr, omp_get_max_threads(), SCORE);
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", k, (unsigned long long)steps,
+           p.batch, p.lr, omp_get_max_threads(), SCORE);
     const jsmf_source *srcs[2] = {rows, with_docs};
     for (int x = 0; x < 2; x++)
         for (uint32_t seed = 1; seed <= seeds; seed++) {
