@@ -28,19 +28,19 @@ typedef struct fdm_doc_tables {
 } fdm_doc_tables;
 
 /* An index in [0, n) from 32 random bits, without division; a uniform in [0, 1). */
-FDM_HD static inline uint32_t fdm_scale32(uint32_t r, uint64_t n)
+static inline FDM_HD uint32_t fdm_scale32(uint32_t r, uint64_t n)
 {
     return (uint32_t)(((uint64_t)r * n) >> 32);
 }
 
-FDM_HD static inline double fdm_unit32(uint32_t r)
+static inline FDM_HD double fdm_unit32(uint32_t r)
 {
     return r * (1.0 / 4294967296.0);
 }
 
 /* The word at token position pos of the document of entries [a, a + len): the first entry
  * whose cumulative count passes pos (binary search). */
-FDM_HD static inline uint32_t fdm_doc_word(const fdm_doc_tables *t, uint64_t a, uint64_t len,
+static inline FDM_HD uint32_t fdm_doc_word(const fdm_doc_tables *t, uint64_t a, uint64_t len,
                                            uint32_t pos)
 {
     uint64_t lo = 0, hi = len - 1;
@@ -64,7 +64,7 @@ FDM_HD static inline uint32_t fdm_doc_word(const fdm_doc_tables *t, uint64_t a, 
  * mass (jsmf_doc_mass). Walks the components in order and stops at the first whose running
  * sum passes `target` (HUGE_VAL: none, the total), its E in *early (0 for component 1; the
  * last one when rounding lets the target pass them all); returns the running sum. */
-FDM_HD static inline double fdm_doc_mix(const fdm_doc_tables *t, uint64_t a, uint64_t len,
+static inline FDM_HD double fdm_doc_mix(const fdm_doc_tables *t, uint64_t a, uint64_t len,
                                         double target, uint32_t *early)
 {
     double n = t->cum[a + len - 1], pairs = n * (n - 1);
@@ -89,7 +89,7 @@ FDM_HD static inline double fdm_doc_mix(const fdm_doc_tables *t, uint64_t a, uin
  * among the other n - 1, exactly the document's share of C. With late words r4 picks the
  * component (fdm_doc_mix), r5 which side of a late component's pair is late, r6 and r7 the
  * positions. */
-FDM_HD static inline void fdm_doc_draw(const fdm_doc_tables *t, const uint32_t r[8], uint32_t *u,
+static inline FDM_HD void fdm_doc_draw(const fdm_doc_tables *t, const uint32_t r[8], uint32_t *u,
                                        uint32_t *v)
 {
     uint32_t d = fdm_scale32(r[0], t->docs);

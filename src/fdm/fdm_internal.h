@@ -67,11 +67,6 @@ uint64_t fdm_doc_sampler_bytes(uint64_t docs, uint64_t nnz, uint32_t n, int late
  * slot (N) and total (k) are scratch. */
 void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k, double *out,
                        uint32_t *slot, double *total);
-/* Vose's alias method over w[0..n) (sampler.c): prob[i] the chance to keep i, alias[i]
- * otherwise; zero weights are never drawn. `work` holds n doubles, `idx` 2n indices; a
- * positive total. */
-void fdm_alias_build(const double *w, uint32_t n, double total, float *prob, uint32_t *alias,
-                     double *work, uint32_t *idx);
 
 /** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
  *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc

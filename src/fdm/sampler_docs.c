@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alias.h"
 #include "fdm_internal.h"
 #include "core/hash.h"
 
@@ -240,7 +241,8 @@ int fdm_doc_sampler_build(const jsmf_doc_source *d, uint32_t n, uint64_t mem_bud
     info->nnz = d->nnz;
     info->kept = c.held_nnz;
     info->total_mass = total;
-    info->bytes = fdm_doc_sampler_bytes(t->docs, c.held_nnz, n, admit != NULL);
+    /* for every document and entry announced, those of < 2 tokens included (as allocated) */
+    info->bytes = fdm_doc_sampler_bytes(d->n_docs, d->nnz, n, admit != NULL);
     info->fingerprint = c.fingerprint;
     info->documents = t->docs;
     return 0;
