@@ -30,26 +30,38 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------------
- * Pairs are drawn from a two-stage alias table built by one streaming pass over the source: a
- * table over the N row marginals, then one table per row over that row's non-zeros. Memory: 16
- * bytes per row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32 column).
- * When that exceeds the memory budget the sampler is *thinned*: a first pass histograms the
- * values, a second keeps per row only the entries above a global threshold chosen to fit (each
- * row keeps at least its largest entry). Row marginals stay exact; within a row the kept entries
- * are renormalised. The mass dropped is reported (jsmf_fdm_result.sampler).
+ * Pairs are drawn from C's documents when the source has them (jsmf_source.docs): the documents
+ * are held in memory (8 bytes an entry of H, 8 a document; with late words also 8 a document
+ * and 8 a word), and a pair is a document (uniformly: each carries 1/M of C's mass; with late
+ * words by its mass), then an ordered pair of two of its distinct tokens (with late words
+ * through an exact mixture over their admission points, formats/fdm.md). That is exactly C,
+ * never thinned; when the documents do not fit the memory budget the run stops with
+ * JSMF_ENOMEM saying which budget would do.
+ *
+ * A source known only by its rows gets a two-stage alias table built by one streaming pass:
+ * a table over the N row marginals, then one table per row over that row's non-zeros. Memory:
+ * 16 bytes per row + 12 bytes per kept non-zero (float probability, uint32 alias, uint32
+ * column). When that exceeds the memory budget the sampler is *thinned*: a first pass
+ * histograms the values, a second keeps per row only the entries above a global threshold
+ * chosen to fit (each row keeps at least its largest entry). Row marginals stay exact; within
+ * a row the kept entries are renormalised. The mass dropped is reported
+ * (jsmf_fdm_result.sampler).
  * ------------------------------------------------------------------------------------------- */
 
 /** What the pair sampler of a run holds. */
 typedef struct jsmf_fdm_sampler_info {
     uint32_t n;            /**< rows (vocabulary size) */
-    uint64_t nnz;          /**< non-zeros seen in the source */
-    uint64_t kept;         /**< non-zeros in the table (== nnz unless thinned) */
-    int thinned;           /**< 1 when the budget forced thinning */
+    uint64_t nnz;          /**< non-zeros seen in the source (documents: entries of H) */
+    uint64_t kept;         /**< non-zeros in the table (== nnz unless thinned; documents: the
+                                entries of the documents of two tokens or more) */
+    int thinned;           /**< 1 when the budget forced thinning (never from documents) */
     double dropped_mass;   /**< mass of C not represented in the within-row tables */
     double total_mass;     /**< sum of all entries seen (1 for a normalised C) */
     uint64_t bytes;        /**< memory of the tables */
     double build_seconds;  /**< wall time of the build (all passes) */
-    uint64_t fingerprint;  /**< hash of the source content (rows, columns, values) */
+    uint64_t fingerprint;  /**< hash of the source content (rows, columns, values; or the
+                                documents as loaded, and the admission points) */
+    uint64_t documents;    /**< documents held by a sampler from documents; 0: from C's rows */
 } jsmf_fdm_sampler_info;
 
 /* ---------------------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ class FitReport(Structure):
 class FdmSamplerInfo(Structure):
     _fields_ = [("n", u32), ("nnz", u64), ("kept", u64), ("thinned", c_int),
                 ("dropped_mass", f64), ("total_mass", f64), ("bytes", u64),
-                ("build_seconds", f64), ("fingerprint", u64)]
+                ("build_seconds", f64), ("fingerprint", u64), ("documents", u64)]
 
 
 class FdmOpts(Structure):

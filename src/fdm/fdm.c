@@ -105,11 +105,8 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm
 {
     uint32_t n = st->n, k = st->k;
     uint32_t *words = malloc((size_t)k * sizeof *words);
-    double *row = malloc((size_t)n * sizeof *row);
-    if (!words || !row) {
-        free(words), free(row);
+    if (!words)
         return jsmf_error(JSMF_ENOMEM, "out of memory for the random start");
-    }
     uint64_t index = (uint64_t)start << 32;
     uint32_t got = 0, tries = 0;
     while (got < k) {
@@ -123,13 +120,12 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm
             words[got++] = u;
     }
     double s = p->init_smooth > 0 ? p->init_smooth : 1e-3; /* rows have zeros: never log 0 */
-    for (uint32_t t = 0; t < k; t++) {
-        jsmf_fdm_sampler_row_dist(smp, words[t], row);
-        for (uint32_t l = 0; l < n; l++)
-            st->w[(size_t)l * k + t] = log((1 - s) * row[l] + s / n);
-    }
-    free(words), free(row);
-    return 0;
+    /* the rows into w (N x K, word-major as w), then their logits in place */
+    int rc = jsmf_fdm_sampler_rows_dist(smp, words, k, st->w); /* from documents: one pass */
+    for (size_t e = 0; !rc && e < (size_t)n * k; e++)
+        st->w[e] = log((1 - s) * st->w[e] + s / n);
+    free(words);
+    return rc;
 }
 
 static int state_init(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm_sampler *smp,

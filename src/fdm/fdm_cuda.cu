@@ -1,5 +1,6 @@
 /* fdm_cuda.cu — the CUDA back end of FDM, the same algorithm as fdm_cpu.c in float: pairs drawn
- * on the device from the alias tables with cuRAND Philox, column softmax kernels, one cuBLAS GEMM
+ * on the device with cuRAND Philox, from the documents (fdm_docdraw.h, as the host draws) or
+ * from the rows' alias tables, column softmax kernels, one cuBLAS GEMM
  * for [X; Y] alpha and one for X^T diag(w) Y, an atomic scatter of dL/dmu, and fused Adam.
  * Built as the plugin libjsmf_cuda.so; it reaches the library only through fdm_host_api. */
 #include <cublas_v2.h>
@@ -249,6 +250,21 @@ __global__ void sample_pairs(const float *row_prob, const uint32_t *row_alias,
     v[i] = col[a + j];
 }
 
+/* Pair i of training step `step` through the documents: the host's steps (fdm_doc_draw) on
+ * eight words of cuRAND's Philox. */
+__global__ void sample_doc_pairs(fdm_doc_tables t, unsigned long long seed,
+                                 unsigned long long step, uint32_t cnt, uint32_t *u, uint32_t *v)
+{
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= cnt)
+        return;
+    curandStatePhilox4_32_10_t st;
+    curand_init(seed, step * cnt + i, 0, &st);
+    uint4 a = curand4(&st), b = curand4(&st);
+    uint32_t r[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    fdm_doc_draw(&t, r, u + i, v + i);
+}
+
 /* XY rows 0..cnt-1 = mu[u_i], rows cnt..2cnt-1 = mu[v_i]. One block per pair. */
 __global__ void gather_rows(const float *mu, const uint32_t *u, const uint32_t *v, uint32_t cnt,
                             uint32_t k, float *XY)
@@ -374,6 +390,8 @@ typedef struct fdm_gpu {
     float *row_prob, *prob;             /* sampler tables, unless host sampling */
     uint32_t *row_alias, *alias, *col;
     uint64_t *rowptr;
+    int documents;                      /* the sampler draws through the documents: */
+    fdm_doc_tables dt;                  /* their copies on the device */
     int host_sampling;
     uint32_t *host_u, *host_v;
     int fresh;
@@ -390,6 +408,11 @@ static void gpu_free(fdm_gpu *g)
     for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
         if (ptrs[i])
             cudaFree(ptrs[i]);
+    const void *dptrs[] = {g->dt.offs, g->dt.ids, g->dt.cum, g->dt.admit, g->dt.doc_prob,
+                           g->dt.doc_alias};
+    for (size_t i = 0; i < sizeof dptrs / sizeof dptrs[0]; i++)
+        if (dptrs[i])
+            cudaFree((void *)dptrs[i]);
     if (g->have_blas)
         cublasDestroy(g->blas);
     free(g->host_u), free(g->host_v);
@@ -491,6 +514,19 @@ static int read_loss(fdm_gpu *g, double *out)
     return 0;
 }
 
+/* Pairs of step `step` (cnt of them) into u, v on the device, from the tables there. */
+static int device_draw(fdm_gpu *g, uint64_t seed, uint64_t step, uint32_t cnt, uint32_t *u,
+                       uint32_t *v)
+{
+    if (g->documents)
+        sample_doc_pairs<<<(cnt + 255) / 256, 256>>>(g->dt, seed, step, cnt, u, v);
+    else
+        sample_pairs<<<(cnt + 255) / 256, 256>>>(g->row_prob, g->row_alias, g->rowptr, g->prob,
+                                                 g->alias, g->col, g->n, seed, step, cnt, u, v);
+    CU(cudaGetLastError());
+    return 0;
+}
+
 /* Pairs of step `step` into g->u, g->v: on the device, or drawn on the host and copied. */
 static int gpu_draw(fdm_gpu *g, uint64_t step)
 {
@@ -501,11 +537,7 @@ static int gpu_draw(fdm_gpu *g, uint64_t step)
         CU(cudaMemcpy(g->v, g->host_v, s->batch * sizeof(uint32_t), cudaMemcpyHostToDevice));
         return 0;
     }
-    sample_pairs<<<(s->batch + 255) / 256, 256>>>(g->row_prob, g->row_alias, g->rowptr, g->prob,
-                                                   g->alias, g->col, g->n, s->seed, step,
-                                                   s->batch, g->u, g->v);
-    CU(cudaGetLastError());
-    return 0;
+    return device_draw(g, s->seed, step, s->batch, g->u, g->v);
 }
 
 static int gpu_grad_and_update(fdm_gpu *g, uint64_t step, double *out_mu, double *out_alpha)
@@ -628,10 +660,47 @@ static size_t model_bytes(uint32_t n, uint32_t k, uint32_t bmax)
                 3 * (size_t)bmax) + 8 + 16 * A_PARTS + ((size_t)64 << 20) /* cuBLAS workspace and slack */;
 }
 
-static int gpu_upload_tables(fdm_gpu *g)
+/* A copy of `count` elements of `size` bytes on the device, in *dst (NULL for a NULL src). */
+static int upload(const void **dst, const void *src, size_t count, size_t size)
+{
+    void *p = NULL;
+    int rc;
+    *dst = NULL;
+    if (!src)
+        return 0;
+    if ((rc = dalloc(&p, count * size)))
+        return rc;
+    *dst = p;
+    CU(cudaMemcpy(p, src, count * size, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+/* The documents sampler's tables on the device: the host's arrays copied, the sizes kept. */
+static int gpu_upload_documents(fdm_gpu *g, const fdm_doc_tables *h)
+{
+    fdm_doc_tables *d = &g->dt;
+    uint64_t nnz = h->offs[h->docs];
+    int rc;
+    g->documents = 1;
+    *d = *h;
+    d->offs = NULL, d->ids = NULL, d->cum = NULL, d->admit = NULL;
+    d->doc_prob = NULL, d->doc_alias = NULL;
+    if ((rc = upload((const void **)&d->offs, h->offs, (size_t)h->docs + 1, 8)) ||
+        (rc = upload((const void **)&d->ids, h->ids, nnz, 4)) ||
+        (rc = upload((const void **)&d->cum, h->cum, nnz, 4)) ||
+        (rc = upload((const void **)&d->admit, h->admit, h->n, 8)) ||
+        (rc = upload((const void **)&d->doc_prob, h->doc_prob, h->docs, 4)) ||
+        (rc = upload((const void **)&d->doc_alias, h->doc_alias, h->docs, 4)))
+        return rc;
+    return 0;
+}
+
+static int gpu_upload_tables(fdm_gpu *g, const jsmf_fdm_sampler *smp)
 {
     jsmf_fdm_sampler_tables t;
-    jsmf_fdm_sampler_tables_get(g->setup->sampler, &t);
+    jsmf_fdm_sampler_tables_get(smp, &t);
+    if (t.documents)
+        return gpu_upload_documents(g, &t.doc);
     int rc;
     if ((rc = dalloc((void **)&g->row_prob, t.n * 4)) ||
         (rc = dalloc((void **)&g->row_alias, t.n * 4)) ||
@@ -677,7 +746,7 @@ static int gpu_setup(fdm_gpu *g, const fdm_setup *setup, fdm_state *st, fdm_back
         g->host_v = (uint32_t *)malloc(g->bmax * sizeof(uint32_t));
         if (!g->host_u || !g->host_v)
             return jsmf_error(JSMF_ENOMEM, "out of memory");
-    } else if ((rc = gpu_upload_tables(g))) {
+    } else if ((rc = gpu_upload_tables(g, setup->sampler))) {
         return rc;
     }
     size_t nk = (size_t)g->n * g->k, kk = (size_t)g->k * g->k;
@@ -785,6 +854,33 @@ static int cuda_loss_grad(uint32_t n, uint32_t k, const double *wmu, const doubl
     return rc;
 }
 
+/* A test hook: pairs of step `step` drawn on the device from the sampler's tables, copied
+ * back (the kernels training uses). */
+static int cuda_sample(const jsmf_fdm_sampler *smp, uint64_t seed, uint64_t step, uint32_t count,
+                       uint32_t *u, uint32_t *v)
+{
+    int rc = cuda_probe(NULL, 0);
+    if (rc)
+        return rc;
+    if (!count)
+        return 0;
+    fdm_gpu *g = (fdm_gpu *)calloc(1, sizeof *g);
+    if (!g)
+        return jsmf_error(JSMF_ENOMEM, "out of memory");
+    jsmf_fdm_sampler_tables t;
+    jsmf_fdm_sampler_tables_get(smp, &t);
+    g->n = t.n;
+    if (!(rc = gpu_upload_tables(g, smp)) && !(rc = dalloc((void **)&g->u, count * 4)) &&
+        !(rc = dalloc((void **)&g->v, count * 4)) &&
+        !(rc = device_draw(g, seed, step, count, g->u, g->v))) {
+        if (cudaMemcpy(u, g->u, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess ||
+            cudaMemcpy(v, g->v, count * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+            rc = jsmf_error(JSMF_EIO, "CUDA: copy failed");
+    }
+    gpu_free(g);
+    return rc;
+}
+
 /* The plugin's one exported symbol: take the host's callbacks, hand back ours. */
 extern "C" __attribute__((visibility("default"))) int jsmf_fdm_cuda_plugin_v1(
     const fdm_host_api *host, fdm_plugin_api *out)
@@ -793,5 +889,6 @@ extern "C" __attribute__((visibility("default"))) int jsmf_fdm_cuda_plugin_v1(
     out->probe = cuda_probe;
     out->backend_create = cuda_backend_create;
     out->loss_grad = cuda_loss_grad;
+    out->sample = cuda_sample;
     return 0;
 }

@@ -183,3 +183,13 @@ int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const dou
     int rc = fdm_plugin_load(devices[JSMF_FDM_DEVICE_CUDA].plugin, &api);
     return rc ? rc : api->loss_grad(n, k, wmu, walpha, u, v, count, loss, gmu, galpha);
 }
+
+int jsmf_fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
+                         uint32_t *u, uint32_t *v)
+{
+    const fdm_plugin_api *api;
+    int rc = fdm_plugin_load(devices[JSMF_FDM_DEVICE_CUDA].plugin, &api);
+    if (!rc && !api->sample)
+        rc = jsmf_error(JSMF_ENOTSUP, "the CUDA back end has no sampling hook (an older plugin)");
+    return rc ? rc : api->sample(s, seed, step, count, u, v);
+}

@@ -9,6 +9,7 @@
 
 #include "jsmf_fdm.h"
 #include "core/clock.h"
+#include "fdm_docdraw.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,8 +17,11 @@ extern "C" {
 
 typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
 
-/** Build a sampler from `src` within `mem_budget` bytes (0 = no limit). Values must be finite
- *  and non-negative (JSMF_EFORMAT otherwise); a source with no positive mass is JSMF_EINVAL. */
+/** Build a sampler from `src` within `mem_budget` bytes (0 = no limit): from its documents
+ *  when it has them (src->docs; exact, JSMF_ENOMEM saying which --mem would do when they do
+ *  not fit), else from its rows (thinned to fit). Values must be finite and non-negative, the
+ *  documents as include/jsmf.h says (JSMF_EFORMAT otherwise); a source with no positive mass
+ *  is JSMF_EINVAL. */
 int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
 void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s);
 void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
@@ -28,11 +32,19 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
                            uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
 
 /** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
- *  out[N], zero outside the row's columns; recovered exactly from its alias table. */
+ *  out[N], zero outside the row's columns; recovered exactly from its alias table (from the
+ *  documents: computed from those that hold the row). */
 void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
+/** The same for k rows at once: p(v | u = rows[c]) in column c of out (N x k, row-major);
+ *  from documents in one pass over them. JSMF_ENOMEM only. */
+int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+                               double *out);
 
-/** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler. */
+/** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler.
+ *  A documents sampler (documents set) has its tables in doc and none of the others. */
 typedef struct jsmf_fdm_sampler_tables {
+    int documents;
+    fdm_doc_tables doc;
     uint32_t n;
     uint64_t kept;
     const float *row_prob;     /**< N: alias probability of each row */
@@ -43,6 +55,18 @@ typedef struct jsmf_fdm_sampler_tables {
     const uint32_t *col;       /**< kept: column (the second word of the pair) */
 } jsmf_fdm_sampler_tables;
 void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+
+/* The documents sampler (sampler_docs.c): the documents of `d` (N = n) loaded into `t`, its
+ * info filled; fdm_doc_draw (fdm_docdraw.h) draws from it. */
+int fdm_doc_sampler_build(const jsmf_doc_source *d, uint32_t n, uint64_t mem_budget,
+                          fdm_doc_tables *t, jsmf_fdm_sampler_info *info);
+void fdm_doc_sampler_free(fdm_doc_tables *t);
+/* Its bytes for `docs` documents and `nnz` entries, with late words or not. */
+uint64_t fdm_doc_sampler_bytes(uint64_t docs, uint64_t nnz, uint32_t n, int late);
+/* p(v | u = rows[c]) in column c of out (N x k, row-major) in one pass over the documents;
+ * slot (N) and total (k) are scratch. */
+void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k, double *out,
+                       uint32_t *slot, double *total);
 
 /** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
  *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
@@ -99,6 +123,11 @@ int jsmf_fdm_cuda_probe(char *name, size_t len);
 int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                            double *gmu, double *galpha);
+/** Pairs of training step `step` drawn on the GPU by the kernels a CUDA run uses, from the
+ *  sampler's tables copied there (a test hook: the device's pair distribution); JSMF_ENOTSUP
+ *  without a GPU. */
+int jsmf_fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
+                         uint32_t *u, uint32_t *v);
 /** The same computed by the CUDA back end (float on the device); JSMF_ENOTSUP without one. */
 int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                             const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
@@ -189,6 +218,8 @@ typedef struct fdm_plugin_api {
     int (*loss_grad)(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                      const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                      double *gmu, double *galpha); /* a test hook (jsmf_fdm_loss_grad_cuda) */
+    int (*sample)(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
+                  uint32_t *u, uint32_t *v); /* a test hook (jsmf_fdm_sample_cuda) */
 } fdm_plugin_api;
 
 typedef int (*fdm_plugin_fn)(const fdm_host_api *host, fdm_plugin_api *out);

@@ -159,8 +159,11 @@ static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
     jsmf_json_bool(j, "stopped_early", r->stopped_early);
     jsmf_json_number(j, "pairs_per_second", r->pairs_per_second);
     jsmf_json_begin_object(j, "sampler");
-    jsmf_json_string(j, "strategy", "two-stage alias (row marginals, then within row)");
+    jsmf_json_string(j, "strategy", r->sampler.documents
+                     ? "documents (a document, then two of its distinct tokens)"
+                     : "two-stage alias (row marginals, then within row)");
     jsmf_json_string(j, "where", r->host_sampling ? "host" : "device");
+    jsmf_json_uint(j, "documents", r->sampler.documents);
     jsmf_json_uint(j, "nnz", r->sampler.nnz);
     jsmf_json_uint(j, "kept", r->sampler.kept);
     jsmf_json_bool(j, "thinned", r->sampler.thinned);

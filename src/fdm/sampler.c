@@ -1,14 +1,18 @@
-/* sampler.c — pairs (u,v) drawn from C: a two-stage alias table (row marginals, then each row's
- * non-zeros) built in one streaming pass over a source, thinned to fit a memory budget. */
+/* sampler.c — pairs (u,v) drawn from C: through its documents when the source has them
+ * (sampler_docs.c), else a two-stage alias table (row marginals, then each row's non-zeros)
+ * built in one streaming pass over its rows, thinned to fit a memory budget. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "alias.h"
 #include "fdm_internal.h"
 #include "core/hash.h"
 
 struct jsmf_fdm_sampler {
+    int documents;      /* drawn through the documents (doc), not the row tables */
+    fdm_doc_tables doc;
     uint32_t n;
     float *row_prob;
     uint32_t *row_alias;
@@ -31,40 +35,6 @@ static int value_bin(double x)
 {
     int b = (int)floor(log2(x) * HIST_PER_OCTAVE) + HIST_BINS; /* x <= 1 for a normalised C */
     return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
-}
-
-/* Vose's alias method over w[0..n): prob[i] = chance to keep i, alias[i] otherwise. Zero weights
- * are never drawn. `work` holds n doubles and `idx` 2n indices. Requires a positive total. */
-static void alias_build(const double *w, uint32_t n, double total, float *prob, uint32_t *alias,
-                        double *work, uint32_t *idx)
-{
-    uint32_t *small = idx, *large = idx + n;
-    uint32_t ns = 0, nl = 0, last_large = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        work[i] = w[i] * n / total;
-        if (work[i] < 1.0)
-            small[ns++] = i;
-        else
-            large[nl++] = i, last_large = i;
-    }
-    while (ns && nl) {
-        uint32_t s = small[--ns], l = large[nl - 1];
-        prob[s] = (float)work[s];
-        alias[s] = l;
-        work[l] -= 1.0 - work[s];
-        if (work[l] < 1.0)
-            nl--, small[ns++] = l;
-    }
-    while (nl) {
-        uint32_t l = large[--nl];
-        prob[l] = 1.0f, alias[l] = l;
-    }
-    /* Leftovers from rounding: positive ones are (nearly) full; zero weights must stay unreachable. */
-    while (ns) {
-        uint32_t s = small[--ns];
-        prob[s] = w[s] > 0 ? 1.0f : 0.0f;
-        alias[s] = w[s] > 0 ? s : last_large;
-    }
 }
 
 typedef struct build_ctx {
@@ -148,7 +118,7 @@ static int fill_row(void *arg, uint32_t row, const uint32_t *cols, const double 
     b->row_sum[row] = sum;
     b->dropped += sum - kept_sum;
     if (nk) {
-        alias_build(b->w, nk, kept_sum, s->prob + b->fill, s->alias + b->fill, b->work, b->idx);
+        fdm_alias_build(b->w, nk, kept_sum, s->prob + b->fill, s->alias + b->fill, b->work, b->idx);
         b->fill += nk;
     }
     return 0;
@@ -172,6 +142,7 @@ static double threshold_for(const uint64_t *hist, uint64_t room)
 
 static void sampler_release(jsmf_fdm_sampler *s)
 {
+    fdm_doc_sampler_free(&s->doc);
     free(s->row_prob), free(s->row_alias), free(s->rowptr);
     free(s->prob), free(s->alias), free(s->col);
     free(s);
@@ -183,6 +154,26 @@ void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s)
         sampler_release(s);
 }
 
+/* From the documents: exact and smaller than C's rows (formats/fdm.md). */
+static int build_from_documents(const jsmf_source *src, uint64_t mem_budget,
+                                jsmf_fdm_sampler **out)
+{
+    double t0 = clock_seconds();
+    jsmf_fdm_sampler *s = calloc(1, sizeof *s);
+    if (!s)
+        return jsmf_error(JSMF_ENOMEM, "out of memory for the pair sampler");
+    s->documents = 1;
+    s->n = src->n;
+    int rc = fdm_doc_sampler_build(src->docs, src->n, mem_budget, &s->doc, &s->info);
+    if (rc) {
+        sampler_release(s);
+        return rc;
+    }
+    s->info.build_seconds = clock_seconds() - t0;
+    *out = s;
+    return 0;
+}
+
 int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
 {
     double t0 = clock_seconds();
@@ -190,6 +181,8 @@ int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm
     uint32_t n = src->n;
     if (n == 0)
         return jsmf_error(JSMF_EINVAL, "empty matrix (N = 0)");
+    if (src->docs)
+        return build_from_documents(src, mem_budget, out);
     uint64_t row_bytes = (uint64_t)BYTES_PER_ROW * n + 8;
     uint64_t full_bytes = row_bytes + (uint64_t)BYTES_PER_NZ * src->nnz;
     int thin = mem_budget && full_bytes > mem_budget;
@@ -252,7 +245,7 @@ int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm
         rc = jsmf_error(JSMF_EINVAL, "the co-occurrence matrix has no positive entry");
         goto done;
     }
-    alias_build(b.row_sum, n, total, s->row_prob, s->row_alias, b.work, b.idx);
+    fdm_alias_build(b.row_sum, n, total, s->row_prob, s->row_alias, b.work, b.idx);
 
     jsmf_fdm_sampler_info *in = &s->info;
     in->n = n;
@@ -280,6 +273,9 @@ void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info 
 
 void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out)
 {
+    memset(out, 0, sizeof *out);
+    out->documents = s->documents;
+    out->doc = s->doc;
     out->n = s->n;
     out->kept = s->info.kept;
     out->row_prob = s->row_prob;
@@ -290,30 +286,38 @@ void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tab
     out->col = s->col;
 }
 
-/* Index in [0, n) from 32 random bits, without division. */
-static inline uint32_t scale32(uint32_t r, uint64_t n)
+/* Pair `index` of the stream through the documents: Philox's four words at counter
+ * (index, stream), and with late words four more at (index, stream ^ 2^63), a stretch no
+ * other stream reaches (steps count from 1, the fixed streams sit just below 2^64). */
+static inline void doc_draw_one(const fdm_doc_tables *t, uint64_t seed, uint64_t stream,
+                                uint64_t index, uint32_t *u, uint32_t *v)
 {
-    return (uint32_t)(((uint64_t)r * n) >> 32);
-}
-
-static inline double unit32(uint32_t r)
-{
-    return r * (1.0 / 4294967296.0);
+    uint32_t r[8];
+    fdm_philox(seed, stream, index, r);
+    if (t->admit)
+        fdm_philox(seed, stream ^ (UINT64_C(1) << 63), index, r + 4);
+    fdm_doc_draw(t, r, u, v);
 }
 
 void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
                       uint32_t count, uint32_t *u, uint32_t *v, int nt)
 {
+    if (s->documents) {
+#pragma omp parallel for schedule(static) if (count > 4096) num_threads(nt)
+        for (uint32_t i = 0; i < count; i++)
+            doc_draw_one(&s->doc, seed, stream, first + i, u + i, v + i);
+        return;
+    }
 #pragma omp parallel for schedule(static) if (count > 4096) num_threads(nt)
     for (uint32_t i = 0; i < count; i++) {
         uint32_t r[4];
         fdm_philox(seed, stream, first + i, r);
-        uint32_t row = scale32(r[0], s->n);
-        if (unit32(r[1]) >= s->row_prob[row])
+        uint32_t row = fdm_scale32(r[0], s->n);
+        if (fdm_unit32(r[1]) >= s->row_prob[row])
             row = s->row_alias[row];
         uint64_t a = s->rowptr[row], len = s->rowptr[row + 1] - a;
-        uint32_t j = scale32(r[2], len);
-        if (unit32(r[3]) >= s->prob[a + j])
+        uint32_t j = fdm_scale32(r[2], len);
+        if (fdm_unit32(r[3]) >= s->prob[a + j])
             j = s->alias[a + j];
         u[i] = row;
         v[i] = s->col[a + j];
@@ -326,8 +330,41 @@ void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t st
     fdm_sampler_draw(s, seed, stream, first, count, u, v, omp_get_max_threads());
 }
 
+int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+                               double *out)
+{
+    uint32_t n = s->n;
+    double *tmp = malloc((size_t)(s->documents ? k : n) * sizeof *tmp);
+    uint32_t *slot = s->documents ? malloc((size_t)n * sizeof *slot) : NULL;
+    if (!tmp || (s->documents && !slot)) {
+        free(tmp), free(slot);
+        return jsmf_error(JSMF_ENOMEM, "out of memory for %u rows of C", k);
+    }
+    if (s->documents) {
+        fdm_doc_rows_dist(&s->doc, rows, k, out, slot, tmp);
+    } else {
+        for (uint32_t c = 0; c < k; c++) {
+            jsmf_fdm_sampler_row_dist(s, rows[c], tmp);
+            for (uint32_t j = 0; j < n; j++)
+                out[(size_t)j * k + c] = tmp[j];
+        }
+    }
+    free(tmp), free(slot);
+    return 0;
+}
+
 void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)
 {
+    if (s->documents) {
+        uint32_t *slot = malloc((size_t)s->n * sizeof *slot);
+        double total;
+        if (slot) /* (a test's call: training asks for its rows at once) */
+            fdm_doc_rows_dist(&s->doc, &row, 1, out, slot, &total);
+        else
+            memset(out, 0, (size_t)s->n * sizeof *out);
+        free(slot);
+        return;
+    }
     memset(out, 0, (size_t)s->n * sizeof(double));
     uint64_t a = s->rowptr[row], len = s->rowptr[row + 1] - a;
     /* Entry j keeps prob[j] of its own slot and takes 1 - prob[i] of each slot i aliased to it;

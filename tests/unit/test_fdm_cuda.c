@@ -1,6 +1,8 @@
 /* test_fdm_cuda.c — the CUDA back end against the CPU back end on the same batch (loss and both
- * logit gradients, float vs double), a short CUDA training run whose loss decreases, and a run
- * on TF32 tensor cores whose held-out loss stays within 0.01 nats of the FP32 run's.
+ * logit gradients, float vs double), a short CUDA training run whose loss decreases, a run
+ * on TF32 tensor cores whose held-out loss stays within 0.01 nats of the FP32 run's, and pairs
+ * drawn on the device through documents (with and without late words) against their exact C
+ * (chi-square), then a CUDA run trained from those documents.
  * Skips (exit 77) when CUDA is not compiled in or no GPU answers. */
 #include <math.h>
 #include <stdlib.h>
@@ -42,6 +44,76 @@ static void compare(uint32_t n, uint32_t k, uint32_t cnt, unsigned seed)
     CHECK(gerr <= 1e-4 * gmax);
     CHECK(herr <= 1e-4 * hmax);
     free(w), free(a), free(g1), free(g2), free(h1), free(h2), free(u), free(v);
+}
+
+/* Documents: six over seven words, words 5 and 6 admitted after 2 and 3 documents. */
+enum { DN = 7, DM = 6 };
+static const uint64_t doffs[DM + 1] = {0, 3, 5, 8, 11, 13, 15};
+static const uint32_t dids[] = {0, 2, 4, 1, 3, 0, 1, 5, 2, 5, 6, 3, 6, 4, 6};
+static const uint32_t dcounts[] = {2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 4, 2, 1, 2, 1};
+static const uint64_t dadmit[DN] = {0, 0, 0, 0, 0, 2, 3};
+
+/* The device's pairs from the documents sampler against C built pair by pair. */
+static void device_documents(int late)
+{
+    jsmf_doc_csr d = {DN, DM, doffs, dids, dcounts, late ? dadmit : NULL};
+    jsmf_doc_source ds;
+    CHECK_OK(jsmf_doc_csr_source(&d, 0, &ds));
+    double c[DN * DN] = {0}, total = 0;
+    for (int m = 0; m < DM; m++) {
+        double len = 0;
+        for (uint64_t e = doffs[m]; e < doffs[m + 1]; e++)
+            len += dcounts[e];
+        for (uint64_t e = doffs[m]; e < doffs[m + 1]; e++)
+            for (uint64_t f = doffs[m]; f < doffs[m + 1]; f++) {
+                uint32_t i = dids[e], j = dids[f];
+                uint64_t a = late ? (dadmit[i] > dadmit[j] ? dadmit[i] : dadmit[j]) : 0;
+                double x = ((double)dcounts[e] * dcounts[f] - (e == f ? dcounts[e] : 0)) /
+                           (len * (len - 1) * (double)(DM - a));
+                c[i * DN + j] += x, total += x;
+            }
+    }
+    jsmf_source src;
+    memset(&src, 0, sizeof src);
+    src.n = DN, src.docs = &ds;
+    jsmf_fdm_sampler *smp = NULL;
+    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp));
+    uint32_t draws = 2000000, *u = malloc(4 * draws), *v = malloc(4 * draws);
+    double cnt[DN * DN] = {0}, x2 = 0;
+    int dof = -1;
+    uint64_t outside = 0;
+    CHECK_OK(jsmf_fdm_sample_cuda(smp, 3, 1, draws, u, v));
+    for (uint32_t i = 0; i < draws; i++)
+        cnt[u[i] < DN && v[i] < DN ? u[i] * DN + v[i] : 0]++;
+    for (int e = 0; e < DN * DN; e++) {
+        double x = c[e] / total * draws;
+        if (x > 0)
+            x2 += (cnt[e] - x) * (cnt[e] - x) / x, dof++;
+        else
+            outside += (uint64_t)cnt[e];
+    }
+    fprintf(stderr, "device draws from documents (%s late words): chi2 = %.1f with %d dof, %llu "
+            "outside the support\n", late ? "with" : "no", x2, dof, (unsigned long long)outside);
+    CHECK(x2 < dof + 6 * sqrt(2.0 * dof) && outside == 0);
+    free(u), free(v);
+
+    /* a CUDA run from the documents: the held-out loss decreases */
+    jsmf_fdm_opts p;
+    jsmf_fdm_result r;
+    jsmf_fdm_opts_init(&p);
+    p.k = 3, p.device = JSMF_FDM_DEVICE_CUDA, p.steps = 300, p.batch = 1024, p.eval_every = 50;
+    p.heldout = 5000, p.patience = 0, p.init_kind = JSMF_FDM_INIT_GAUSSIAN, p.starts = 1;
+    CHECK_OK(jsmf_fdm_train(&src, &p, &r));
+    if (r.n_curve > 1) {
+        fprintf(stderr, "CUDA run from documents: held-out %.4f -> %.4f, sampling on the %s\n",
+                r.curve_heldout[0], r.curve_heldout[r.n_curve - 1],
+                r.host_sampling ? "host" : "device");
+        CHECK(r.curve_heldout[r.n_curve - 1] < r.curve_heldout[0]);
+        CHECK(!r.host_sampling && r.sampler.documents == DM);
+    }
+    jsmf_fdm_result_free(&r);
+    jsmf_fdm_sampler_free(smp);
+    jsmf_doc_csr_source_free(&ds);
 }
 
 int main(void)
@@ -107,5 +179,7 @@ int main(void)
     fprintf(stderr, "K=64 after 200 steps: held-out FP32 %.5f, TF32 %.5f\n", held[0], held[1]);
     CHECK(fabs(held[0] - held[1]) < 1e-2);
     free(rowptr), free(cols), free(vals);
+    device_documents(0);
+    device_documents(1);
     CHECK_DONE();
 }
