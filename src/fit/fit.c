@@ -44,7 +44,9 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;
     /* debdesc, K=50: the fixed point's topics within l1 0.014 after 20 steps (0.0037 at 3e-4,
-     * 38 steps; 0.0012 at 1e-4, 56 steps), against l1 ~0.4 to planted truths */
+     * 38 steps; 0.0012 at 1e-4, 56 steps), against l1 ~0.4 to planted truths; on day 2 of
+     * lineage's debdesc split 0.23 after 23 steps (to 1e-5), at equal held-out likelihood
+     * (tools/bench/fit-results.md, "Warm start") */
     o->rectify_tol = 1e-3;
     o->sketch_tol = 3e-2;
 }

@@ -541,16 +541,15 @@ static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, cons
     uint32_t d = cap < 4 ? cap : 4;
     *cap_out = cap;
     return (fit_eig_opts){o->k, first_block(o->k), d, cap / d, Q0, p0, o->sketch_tol, 1,
-                          o->seed, 1};
+                          o->seed, 1, NULL};
 }
 
 /* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
  * factor of C, its rows mapped onto this C's words (a new word's row is 0: the first product
  * with C fills it), random columns up to the block. Experimental (formats/fit.md, "Warm
- * start"): on debdesc 90/10 its topics lay at mean l1 0.09 from the cold fit's, whether after
- * one cycle or with this stopping test, where two cold seeds lie at 0.005: C's K-th
- * eigenvalues lie close together, the Ritz values settle while the subspace keeps yesterday's
- * directions, and the fit follows that subspace. */
+ * start"): on debdesc 90/10 it gives the cold fit's topics (mean l1 0.0016) with as many
+ * products as the cold fit; with fewer, the eigenvectors are not exact enough for the steps
+ * after them, whose iterate after ~23 steps (not their limit) is the model: 4 products, 0.20. */
 static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
                     const fit_start *st, double *U, double *lam, fit_eig_result *er)
 {
@@ -612,6 +611,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     int streamed = 0;
     double *hist = NULL, *U = NULL, *lam = NULL, *Yn = NULL, *Qn = NULL;
     fit_lowrank *lr = NULL;
+    fit_eig_ws *ws = NULL;
     double t0 = clock_seconds();
     int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
     if (rc)
@@ -655,7 +655,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     jsmf_fit_trace tr = {NAN, lr->omega, 0, lr->esum, lam[k - 1], iters};
     uint32_t maxit = o->rectify_iters ? o->rectify_iters : 100;
     hist = calloc((size_t)maxit + 1, sizeof(double));
-    if (!hist) {
+    ws = fit_eig_ws_new();
+    if (!hist || !ws) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
         goto out;
     }
@@ -663,7 +664,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rectify_progress(o, t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
-                           t == 1 ? k : p, o->eig_tol, 0, o->seed + t, 0};
+                           t == 1 ? k : p, o->eig_tol, 0, o->seed + t, 0, ws};
         if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, U, lam, &er, Qn)))
             goto out;
         iters = er.applies;
@@ -699,6 +700,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
 out:
     fit_csrc_close(src);
     fit_lowrank_free(lr);
+    fit_eig_ws_free(ws);
     free(U), free(lam), free(Yn), free(Qn), free(hist);
     return rc;
 }

@@ -44,13 +44,63 @@ static int orth_block(const fit_part *L, uint32_t p, double **Vb, uint32_t nb, d
                       double *tmp, double *coef, uint64_t *rng)
 {
     uint32_t r = 0;
-    int rc = fit_orth_part(L, p, Q, &r);
+    int rc = fit_orth_part_ws(L, p, Q, &r, tmp);
     if (rc || r == p)
         return rc;
     fill_random(L, p, r, Q, rng);
     if (nb && (rc = orth_against(L, p, Vb, nb, Q, tmp, coef)))
         return rc;
-    return fit_orth_part(L, p, Q, &r);
+    return fit_orth_part_ws(L, p, Q, &r, tmp);
+}
+
+/* The n-row blocks of one solve: depth blocks of V and of A V, the Ritz vectors Y, A Y and a
+ * scratch block, each of this rank's rows x p (+ 1: a rank may hold no rows). */
+struct fit_eig_ws {
+    size_t np;
+    uint32_t depth;
+    double **Vb, **Wb, *Y, *AY, *tmp;
+};
+
+fit_eig_ws *fit_eig_ws_new(void)
+{
+    return calloc(1, sizeof(fit_eig_ws));
+}
+
+static void ws_release(fit_eig_ws *ws)
+{
+    for (uint32_t j = 0; j < ws->depth && ws->Vb && ws->Wb; j++)
+        free(ws->Vb[j]), free(ws->Wb[j]);
+    free(ws->Vb), free(ws->Wb), free(ws->Y), free(ws->AY), free(ws->tmp);
+    memset(ws, 0, sizeof *ws);
+}
+
+void fit_eig_ws_free(fit_eig_ws *ws)
+{
+    if (ws)
+        ws_release(ws);
+    free(ws);
+}
+
+/* Blocks of at least np doubles, depth of V and of A V: those held when large enough. */
+static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
+{
+    if (ws->np >= np && ws->depth >= depth)
+        return 0;
+    ws_release(ws);
+    ws->Vb = calloc(depth, sizeof *ws->Vb), ws->Wb = calloc(depth, sizeof *ws->Wb);
+    ws->Y = malloc(sizeof(double) * np), ws->AY = malloc(sizeof(double) * np);
+    ws->tmp = malloc(sizeof(double) * np);
+    int fail = !ws->Vb || !ws->Wb || !ws->Y || !ws->AY || !ws->tmp;
+    ws->depth = ws->Vb && ws->Wb ? depth : 0;
+    for (uint32_t j = 0; j < ws->depth && !fail; j++)
+        fail = !(ws->Vb[j] = malloc(sizeof(double) * np)) ||
+               !(ws->Wb[j] = malloc(sizeof(double) * np));
+    if (fail) {
+        ws_release(ws);
+        return -1;
+    }
+    ws->np = np;
+    return 0;
 }
 
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
@@ -72,16 +122,14 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     uint32_t m = depth * p;
     uint64_t rng = e->seed ^ 0x5DEECE66Dull;
     size_t np = (size_t)nl * p + 1; /* + 1: a rank may hold no rows */
-    double **Vb = calloc(depth, sizeof *Vb), **Wb = calloc(depth, sizeof *Wb);
-    double *Y = malloc(sizeof(double) * np), *AY = malloc(sizeof(double) * np);
-    double *tmp = malloc(sizeof(double) * np), *T = malloc(sizeof(double) * m * m);
+    fit_eig_ws own = {0}, *ws = e->ws ? e->ws : &own;
+    double *T = malloc(sizeof(double) * m * m);
     double *w = malloc(sizeof(double) * m), *coef = malloc(sizeof(double) * p * p);
     double *Sj = malloc(sizeof(double) * p * p), *G = malloc(sizeof(double) * p * p);
     double *prev = malloc(sizeof(double) * k);
     int rc = JSMF_OK,
-        fail = !Vb || !Wb || !Y || !AY || !tmp || !T || !w || !coef || !Sj || !G || !prev;
-    for (uint32_t j = 0; j < depth && !fail; j++)
-        fail = !(Vb[j] = malloc(sizeof(double) * np)) || !(Wb[j] = malloc(sizeof(double) * np));
+        fail = ws_reserve(ws, np, depth) || !T || !w || !coef || !Sj || !G || !prev;
+    double **Vb = ws->Vb, **Wb = ws->Wb, *Y = ws->Y, *AY = ws->AY, *tmp = ws->tmp;
     if (fail) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
@@ -186,9 +234,8 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         res->resid = last_res;
     }
 out:
-    for (uint32_t j = 0; j < depth && Vb && Wb; j++)
-        free(Vb[j]), free(Wb[j]);
-    free(Vb), free(Wb), free(Y), free(AY), free(tmp), free(T), free(w), free(coef), free(Sj);
-    free(G), free(prev);
+    if (ws == &own)
+        ws_release(ws);
+    free(T), free(w), free(coef), free(Sj), free(G), free(prev);
     return rc;
 }

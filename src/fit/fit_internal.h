@@ -152,6 +152,8 @@ int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const doub
  * Gram matrices reduced over ranks); *rank gets the rank kept (the columns beyond it are
  * zeroed). */
 int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank);
+/* The same with caller's scratch of this rank's rows x p (no allocation of that size). */
+int fit_orth_part_ws(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *scratch);
 
 /* Symmetric eigendecomposition of a small p x p matrix: ascending values w, vectors in A's
  * columns (row-major). Returns LAPACK info. */
@@ -165,8 +167,15 @@ int fit_syev(uint32_t p, double *A, double *w);
  * ritz_change, when no wanted Ritz value moved by more than that since the previous cycle; or
  * after maxit cycles. U (n x k), lam (k, descending); next (n x p, may be NULL) gets A applied
  * to the last Ritz vectors: the warm start that advances the subspace by one power step. Every
- * n-row block (Q0, U, next, and V and Z of apply) holds the rows of L this rank holds. */
+ * n-row block (Q0, U, next, and V and Z of apply) holds the rows of L this rank holds.
+ * ws (may be NULL): the solver's n-row blocks kept from one call to the next, for a caller that
+ * calls it once per step (the rectification): blocks allocated and freed on every call were
+ * faulted in page by page each time, which cost more than the arithmetic of a step
+ * (tools/bench/fit-results.md, "Rectification steps"). Results never depend on it. */
 typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
+typedef struct fit_eig_ws fit_eig_ws;
+fit_eig_ws *fit_eig_ws_new(void);
+void fit_eig_ws_free(fit_eig_ws *ws);
 typedef struct fit_eig_opts {
     uint32_t k, p, depth, maxit;
     const double *Q0;
@@ -175,6 +184,7 @@ typedef struct fit_eig_opts {
     int tol_kth;
     uint64_t seed;
     int ritz_change;
+    fit_eig_ws *ws;
 } fit_eig_opts;
 typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */

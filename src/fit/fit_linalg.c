@@ -263,14 +263,14 @@ int fit_syev(uint32_t p, double *A, double *w)
 
 /* One SVQB sweep: G = Q^T Q = V D V^T, Q <- Q V D^-1/2 over the well-conditioned directions
  * (robust to rank deficiency, unlike Cholesky QR). Q holds this rank's rows of L; *rank gets
- * the rank kept. */
-static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
+ * the rank kept. T: nl x p scratch. */
+static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *T)
 {
     uint32_t nl = L->r1 - L->r0;
     double *G = malloc(sizeof(double) * p * p), *w = malloc(sizeof(double) * p);
-    double *S = calloc((size_t)p * p, sizeof(double)), *T = malloc(sizeof(double) * nl * p + 1);
-    int rc = !G || !w || !S || !T ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u)", nl, p)
-                                  : fit_gemm_tn_part(L, p, p, Q, Q, G);
+    double *S = calloc((size_t)p * p, sizeof(double));
+    int rc = !G || !w || !S ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u)", p, p)
+                            : fit_gemm_tn_part(L, p, p, Q, Q, G);
     if (rc)
         goto out;
     fit_syev(p, G, w);
@@ -288,14 +288,26 @@ static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
     fit_gemm_nn(nl, p, p, Q, S, T);
     memcpy(Q, T, sizeof(double) * nl * p);
 out:
-    free(G), free(w), free(S), free(T);
+    free(G), free(w), free(S);
     return rc;
+}
+
+int fit_orth_part_ws(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *scratch)
+{
+    int rc = svqb(L, p, Q, rank, scratch);
+    return rc ? rc : svqb(L, p, Q, rank, scratch);
 }
 
 int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 {
-    int rc = svqb(L, p, Q, rank);
-    return rc ? rc : svqb(L, p, Q, rank);
+    uint32_t nl = L->r1 - L->r0;
+    double *T = malloc(sizeof(double) * nl * p + 1);
+    int rc = T ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u)", nl, p);
+    rc = fit_part_agree(L, rc);
+    if (!rc)
+        rc = fit_orth_part_ws(L, p, Q, rank, T);
+    free(T);
+    return rc;
 }
 
 uint64_t fit_rng_next(uint64_t *s)
