@@ -623,6 +623,75 @@ static uint32_t gather_row(const fit_docs *fd, uint32_t i, double *acc, unsigned
     return out;
 }
 
+/* Sum of squares of row i, gathered as gather_row does but unsorted: touched lists the
+ * columns in the order the documents first reach them (fixed), acc is left zero. */
+static double gather_rowsq(const fit_docs *fd, uint32_t i, double *acc, uint32_t *touched)
+{
+    uint32_t li = level(fd, i), nv = 0;
+    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
+        uint64_t m = fd->cdoc[c], e0 = fd->offs[m], e1 = fd->offs[m + 1];
+        double w = doc_weight(fd->counts, e0, e1) * fd->inv_t * fd->ccnt[c];
+        for (uint64_t e = e0; e < e1 && w != 0; e++) {
+            uint32_t j = fd->ids[e], lj = level(fd, j);
+            if (acc[j] == 0)
+                touched[nv++] = j; /* (a sum back at exactly 0 is listed again: reset below) */
+            acc[j] += w * fd->counts[e] * fd->F[lj > li ? lj : li];
+        }
+    }
+    if (fd->coff[i + 1] > fd->coff[i]) {
+        if (acc[i] == 0)
+            touched[nv++] = i;
+        acc[i] -= fd->diag[i];
+    }
+    double q = 0;
+    for (uint32_t a = 0; a < nv; a++) {
+        double v = acc[touched[a]];
+        q += v * v;
+        acc[touched[a]] = 0;
+    }
+    return q;
+}
+
+int fit_docs_rowsq(fit_docs *fd, double *q)
+{
+    if (!fd->cached)
+        return jsmf_error(JSMF_ENOTSUP, "fit: C's rows are gathered from the documents in "
+                          "memory, and they do not fit the budget (raise --mem)");
+    int rc = build_index(fd);
+    if (rc)
+        return rc;
+    uint32_t n = fd->n;
+    /* a column is listed at most once per document of the row, and once more for the diagonal */
+    int fail = 0;
+#pragma omp parallel num_threads(fd->nt) reduction(| : fail)
+    {
+        double *acc = calloc(n ? n : 1, sizeof(double));
+        uint32_t *touched = NULL;
+        uint64_t cap = 0;
+        if (!acc)
+            fail = 1;
+#pragma omp for schedule(dynamic, 64)
+        for (uint32_t i = 0; i < n; i++) {
+            if (fail)
+                continue;
+            uint64_t need = 1;
+            for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++)
+                need += fd->offs[fd->cdoc[c] + 1] - fd->offs[fd->cdoc[c]];
+            if (need > cap) {
+                free(touched);
+                cap = need > 2 * cap ? need : 2 * cap;
+                if (!(touched = malloc(sizeof(uint32_t) * cap))) {
+                    fail = 1, cap = 0;
+                    continue;
+                }
+            }
+            q[i] = gather_rowsq(fd, i, acc, touched);
+        }
+        free(acc), free(touched);
+    }
+    return fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory for rows of C") : JSMF_OK;
+}
+
 /* Per-thread scratch of a gather, and each gathered row of a batch until it is handed on. */
 typedef struct {
     double **acc, **tvals, **vals;

@@ -282,6 +282,8 @@ int fit_docs_rows(fit_docs *fd, const uint32_t *ids, uint32_t m, double *out);
 /* Rows r0 <= i < r1 of C in order, each gathered from the documents holding word i, as a
  * source's scan gives them (empty rows skipped); needs the documents in memory. */
 int fit_docs_scan_rows(fit_docs *fd, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);
+/* Every row's sum of squares (n): sum_m nnz_m^2 multiply-adds; needs the documents in memory. */
+int fit_docs_rowsq(fit_docs *fd, double *q);
 
 /* The compressed iterate (fit_compress.c). */
 /* Rows of Y split as L (every n-row argument below holds this rank's rows) until

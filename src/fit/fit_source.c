@@ -795,18 +795,6 @@ const double *fit_csrc_rowsq(const fit_csrc *s)
     return s->have_stats && (!s->docs || s->have_rowsq) ? s->rowsq : NULL;
 }
 
-static int stats_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals,
-                     uint32_t nv)
-{
-    (void)cols;
-    fit_csrc *s = arg;
-    double a = 0;
-    for (uint32_t e = 0; e < nv; e++)
-        a += vals[e] * vals[e];
-    s->rowsq[row] = a;
-    return 0;
-}
-
 int fit_csrc_need_rowsq(fit_csrc *s)
 {
     if (!s->docs)
@@ -814,8 +802,7 @@ int fit_csrc_need_rowsq(fit_csrc *s)
     if (s->have_rowsq)
         return JSMF_OK;
     /* every row gathered from the documents: sum_m nnz_m^2 multiply-adds, once */
-    memset(s->rowsq, 0, sizeof(double) * s->n);
-    int rc = fit_docs_scan_rows(s->docs, 0, s->n, stats_row, s);
+    int rc = fit_docs_rowsq(s->docs, s->rowsq);
     s->have_rowsq = !rc;
     return rc;
 }
