@@ -125,9 +125,10 @@ typedef struct {
 static int open_block(fit_docs *fd, const jsmf_doc_block *b, void *arg)
 {
     open_state *o = arg;
-    if (b->first != o->docs)
-        return jsmf_error(JSMF_EFORMAT, "fit: documents block at %llu, expected %llu",
-                          (unsigned long long)b->first, (unsigned long long)o->docs);
+    if (b->first != o->docs || b->n_docs > fd->m - o->docs)
+        return jsmf_error(JSMF_EFORMAT, "fit: documents block of %u at %llu, expected one "
+                          "at %llu within M=%llu", b->n_docs, (unsigned long long)b->first,
+                          (unsigned long long)o->docs, (unsigned long long)fd->m);
     for (uint32_t d = 0; d < b->n_docs; d++) {
         uint64_t e0 = b->offs[d], e1 = b->offs[d + 1], m = b->first + d;
         if (e1 < e0 || o->nnz + (e1 - e0) > fd->D->nnz)
@@ -153,9 +154,6 @@ static int open_block(fit_docs *fd, const jsmf_doc_block *b, void *arg)
         o->nnz += e1 - e0;
     }
     o->docs += b->n_docs;
-    if (o->docs > fd->m)
-        return jsmf_error(JSMF_EFORMAT, "fit: more documents than M=%llu",
-                          (unsigned long long)fd->m);
     return JSMF_OK;
 }
 

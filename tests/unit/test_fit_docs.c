@@ -278,8 +278,43 @@ static void check_fit(const docs_t *d, uint32_t k, int mode)
     jsmf_doc_csr_source_free(&D);
 }
 
+/* A view whose documents break the rules: its scan hands them as they are. */
+static const uint64_t bad_offs[3] = {0, 2, 4};
+static uint32_t bad_ids[4] = {0, 1, 2, 1}, bad_counts[4] = {1, 1, 1, 1};
+
+static int bad_scan(void *ctx, jsmf_doc_fn fn, void *arg)
+{
+    (void)ctx;
+    jsmf_doc_block b = {0, 2, bad_offs, bad_ids, bad_counts};
+    return fn(arg, &b);
+}
+
+static void check_bad(void)
+{
+    jsmf_doc_source D = {3, 2, 4, 4, NULL, 1.0, NULL, bad_scan, 0};
+    fit_docs *fd = NULL;
+    CHECK(fit_docs_open(&D, 3, 1 << 20, 1, NULL, NULL, &fd) == JSMF_EFORMAT && !fd &&
+          strstr(jsmf_errmsg(), "document 1, entry 1: id 1 not ascending"));
+    bad_ids[3] = 7;
+    CHECK(fit_docs_open(&D, 3, 1 << 20, 1, NULL, NULL, &fd) == JSMF_EFORMAT && !fd &&
+          strstr(jsmf_errmsg(), "id 7 outside N"));
+    bad_ids[3] = 0, D.n_docs = 1; /* more documents than announced */
+    CHECK(fit_docs_open(&D, 3, 1 << 20, 1, NULL, NULL, &fd) == JSMF_EFORMAT && !fd);
+    D.n_docs = 2;
+    CHECK(fit_docs_open(&D, 4, 1 << 20, 1, NULL, NULL, &fd) == JSMF_EFORMAT && !fd &&
+          strstr(jsmf_errmsg(), "N=3"));
+    uint64_t adm[3] = {0, 1, 0}; /* admission points must not decrease */
+    D.admit = adm;
+    CHECK(fit_docs_open(&D, 3, 1 << 20, 1, NULL, NULL, &fd) == JSMF_EFORMAT && !fd &&
+          strstr(jsmf_errmsg(), "word 2"));
+    D.admit = NULL, bad_ids[2] = 0, bad_ids[3] = 2;
+    CHECK_OK(fit_docs_open(&D, 3, 1 << 20, 1, NULL, NULL, &fd));
+    fit_docs_close(fd);
+}
+
 int main(void)
 {
+    check_bad();
     docs_t d;
     make_docs(&d, 60, 4, 300, 8);
     check_ops(&d, 7, 1ull << 30);     /* in memory, blocks of 7 documents */
