@@ -249,6 +249,8 @@ uint64_t fit_csrc_passes(const fit_csrc *s);
 void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs);
 /* What the report says of reading C: the source's scans so far, their time and bytes. */
 void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C);
+/* 1 when C is in memory: its rows, or, through the documents, when C's rows would be (the fit
+ * plans its passes and metrics alike either way). */
 int fit_csrc_cached(const fit_csrc *s);
 /* 1 when products use C's values in double (the metrics can read them). */
 int fit_csrc_exact(const fit_csrc *s);

@@ -509,7 +509,12 @@ static int open_docs(fit_csrc *s, uint64_t mem)
     free(one);
     if (rc)
         return rc;
-    s->cached = fit_docs_cached(s->docs), s->have_stats = 1, s->passes = 1;
+    /* "in memory" as the fit plans with it (the eigensolver's pass cap, keeping C for the
+     * metrics): as C's rows would be, so that the documents make the rows' fit; a C of
+     * unknown size goes by the documents themselves */
+    s->cached = s->C->nnz ? cache_bytes(s->n, s->C->nnz, 1) <= mem / 2
+                          : fit_docs_cached(s->docs);
+    s->have_stats = 1, s->passes = 1;
     return JSMF_OK;
 }
 
