@@ -41,11 +41,17 @@ struct fit_docs {
     uint32_t *wsplit;  /* nt + 1 bounds of the word ranges the threads own */
     /* the documents in memory, when they fit the budget */
     int cached;
+    uint64_t mem;      /* the budget */
     uint64_t *offs;
     uint32_t *ids, *counts;
     /* the documents holding each word (built for gathers): doc index and count */
     uint64_t *coff;
     uint32_t *cdoc, *ccnt;
+    uint32_t *cslot;    /* the entry's level slot in its document (late words only) */
+    uint64_t *goff;     /* first vector of each document in G, and the total (M + 1) */
+    double *dscale;     /* w_m / T of each document */
+    double *G;          /* every document's level vectors of a product */
+    size_t g_cap;
     /* the product being formed */
     const double *V;
     double *Z;
@@ -230,7 +236,7 @@ int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
     if (!fd)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     fd->D = D, fd->n = n, fd->nt = nt > 0 ? nt : 1, fd->m = D->n_docs, fd->inv_t = 1 / D->total;
-    fd->progress = progress, fd->progress_arg = parg;
+    fd->progress = progress, fd->progress_arg = parg, fd->mem = mem;
     open_state o = {0, 0, calloc(n ? n : 1, sizeof(double))};
     fd->colcnt = calloc(n ? n : 1, sizeof(uint64_t));
     fd->diag = malloc(sizeof(double) * (n ? n : 1));
@@ -290,7 +296,8 @@ void fit_docs_close(fit_docs *fd)
     free(fd->scratch);
     free(fd->lvl), free(fd->F), free(fd->diag), free(fd->colcnt), free(fd->wsplit);
     free(fd->offs), free(fd->ids), free(fd->counts);
-    free(fd->coff), free(fd->cdoc), free(fd->ccnt);
+    free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
+    free(fd->dscale), free(fd->G);
     free(fd->R), free(fd->eslot);
     free(fd);
 }
@@ -464,6 +471,9 @@ static int product_block(fit_docs *fd, const jsmf_doc_block *b, void *arg)
     return JSMF_OK;
 }
 
+static int build_index(fit_docs *fd);
+static int product_whole(fit_docs *fd);
+
 int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z)
 {
     uint32_t n = fd->n;
@@ -476,8 +486,16 @@ int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z)
         fd->scratch_p = p;
     }
     fd->V = V, fd->Z = Z, fd->p = p;
+    int rc = fd->cached ? build_index(fd) : JSMF_OK;
+    /* documents in memory and all their vectors within a quarter of the budget: whole */
+    if (!rc && fd->cached && (double)fd->goff[fd->m] * p * sizeof(double) <= fd->mem / 4) {
+        rc = product_whole(fd);
+        fd->V = NULL, fd->Z = NULL;
+        return rc;
+    }
     memset(Z, 0, sizeof(double) * n * p);
-    int rc = each_block(fd, product_block, NULL);
+    if (!rc)
+        rc = each_block(fd, product_block, NULL);
     fd->V = NULL, fd->Z = NULL;
     if (rc)
         return rc;
@@ -553,7 +571,8 @@ int fit_docs_rows(fit_docs *fd, const uint32_t *ids, uint32_t m, double *out)
     return rc;
 }
 
-/* The documents holding each word (from the documents in memory). */
+/* The documents holding each word (from the documents in memory), each entry's level slot in
+ * its document, and where each document's vectors start in G. */
 static int build_index(fit_docs *fd)
 {
     if (fd->coff)
@@ -565,21 +584,93 @@ static int build_index(fit_docs *fd)
     fd->coff = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     fd->cdoc = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
     fd->ccnt = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
-    if (!fd->coff || !fd->cdoc || !fd->ccnt)
+    fd->cslot = fd->lvl ? malloc(sizeof(uint32_t) * (nnz ? nnz : 1)) : NULL;
+    fd->goff = malloc(sizeof(uint64_t) * (fd->m + 1));
+    fd->dscale = malloc(sizeof(double) * fd->m);
+    uint64_t *pos = malloc(sizeof(uint64_t) * (n ? n : 1));
+    if (!fd->coff || !fd->cdoc || !fd->ccnt || (fd->lvl && !fd->cslot) || !fd->goff ||
+        !fd->dscale || !pos) {
+        free(pos);
+        free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
+        free(fd->dscale);
+        fd->coff = fd->goff = NULL, fd->cdoc = fd->ccnt = fd->cslot = NULL, fd->dscale = NULL;
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents of each word");
+    }
     fd->coff[0] = 0;
     for (uint32_t i = 0; i < n; i++)
         fd->coff[i + 1] = fd->coff[i] + fd->colcnt[i];
-    uint64_t *pos = malloc(sizeof(uint64_t) * (n ? n : 1));
-    if (!pos)
-        return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     memcpy(pos, fd->coff, sizeof(uint64_t) * n);
-    for (uint64_t m = 0; m < fd->m; m++)
-        for (uint64_t e = fd->offs[m]; e < fd->offs[m + 1]; e++) {
+    fd->goff[0] = 0;
+    for (uint64_t m = 0; m < fd->m; m++) {
+        uint64_t e0 = fd->offs[m], e1 = fd->offs[m + 1];
+        uint32_t slot = 0;
+        fd->dscale[m] = doc_weight(fd->counts, e0, e1) * fd->inv_t;
+        for (uint64_t e = e0; e < e1; e++) {
             uint64_t at = pos[fd->ids[e]]++;
             fd->cdoc[at] = (uint32_t)m, fd->ccnt[at] = fd->counts[e];
+            if (fd->lvl) {
+                slot += e > e0 && fd->lvl[fd->ids[e]] != fd->lvl[fd->ids[e - 1]];
+                fd->cslot[at] = slot;
+            }
         }
+        fd->goff[m + 1] = fd->goff[m] + doc_levels(fd, fd->ids, e0, e1);
+    }
     free(pos);
+    return JSMF_OK;
+}
+
+/* Documents in memory: every document's vectors into G (documents in parallel), then each row
+ * of Z gathered over the documents holding its word, in their order (words in parallel): Z is
+ * written once a row, where the stepped product adds to it once an entry. */
+static int product_whole(fit_docs *fd)
+{
+    uint32_t n = fd->n, p = fd->p;
+    size_t need = (size_t)fd->goff[fd->m] * p;
+    if (need > fd->g_cap) {
+        free(fd->G);
+        if (!(fd->G = malloc(sizeof(double) * need))) {
+            fd->g_cap = 0;
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
+        }
+        fd->g_cap = need;
+    }
+    if (fd->lvl && fd->offs[fd->m] > fd->e_cap) {
+        uint32_t *e = realloc(fd->eslot, sizeof(uint32_t) * fd->offs[fd->m]);
+        if (!e)
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
+        fd->eslot = e, fd->e_cap = fd->offs[fd->m];
+    }
+    jsmf_doc_block all = {0, (uint32_t)fd->m, fd->offs, fd->ids, fd->counts};
+    const double *V = fd->V;
+    double *Z = fd->Z;
+#pragma omp parallel num_threads(fd->nt)
+    {
+        double *tmp = fd->scratch[omp_get_thread_num()];
+#pragma omp for schedule(dynamic, 256)
+        for (uint64_t m = 0; m < fd->m; m++)
+            if (fd->dscale[m] != 0)
+                doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m], fd->G + fd->goff[m] * p,
+                            fd->eslot, tmp);
+#pragma omp for schedule(dynamic, 64)
+        for (uint32_t i = 0; i < n; i++) {
+            double *z = Z + (size_t)i * p;
+            const double *v = V + (size_t)i * p;
+            double dg = fd->diag[i];
+            memset(z, 0, sizeof(double) * p);
+            for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
+                uint32_t m = fd->cdoc[c];
+                if (fd->dscale[m] == 0)
+                    continue;
+                const double *r = fd->G + (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
+                double h = fd->ccnt[c];
+#pragma omp simd
+                for (uint32_t k = 0; k < p; k++)
+                    z[k] += h * r[k];
+            }
+            for (uint32_t k = 0; k < p; k++)
+                z[k] -= dg * v[k];
+        }
+    }
     return JSMF_OK;
 }
 

@@ -138,6 +138,8 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
     jsmf_doc_csr csr = {n, d->m, d->offs, d->ids, d->counts, d->admit};
     jsmf_doc_source D;
     CHECK_OK(jsmf_doc_csr_source(&csr, block_docs, &D));
+    if (!mem) /* the documents in memory, their vectors not: the stepped product */
+        mem = 2 * fit_docs_bytes(&D) + 16;
     double *C = dense_c(d), scale = max_val(C, (size_t)n * n);
     double *V = malloc(sizeof(double) * n * p), *Z = malloc(sizeof(double) * n * p);
     double *Zr = calloc((size_t)n * p, sizeof(double)), *Z1 = malloc(sizeof(double) * n * p);
@@ -319,6 +321,7 @@ int main(void)
     make_docs(&d, 60, 4, 300, 8);
     check_ops(&d, 7, 1ull << 30);     /* in memory, blocks of 7 documents */
     check_ops(&d, 0, 1000);           /* streamed every product */
+    check_ops(&d, 0, 0);              /* in memory, stepped */
     /* late words: ids 40.. admitted after 100 documents, 55.. after 250 (and before any
      * document that holds them the views' rule drops nothing: admission only scales) */
     d.admit = malloc(sizeof(uint64_t) * d.n);
@@ -326,6 +329,7 @@ int main(void)
         d.admit[i] = i < 40 ? 0 : i < 55 ? 100 : 250;
     check_ops(&d, 5, 1ull << 30);
     check_ops(&d, 0, 1000);
+    check_ops(&d, 0, 0);
     free_docs(&d);
 
     make_docs(&d, 300, 6, 3000, 30);
