@@ -51,7 +51,10 @@ struct fit_docs {
     uint64_t *goff;     /* first vector of each document in G, and the total (M + 1) */
     double *dscale;     /* w_m / T of each document */
     double *G;          /* every document's level vectors of a product */
+    float *Gf;          /* the same in float32 (single) */
     size_t g_cap;
+    uint32_t maxq;      /* the most levels a document holds */
+    int single;         /* G in float32: half the memory traffic of the gathers */
     /* the product being formed */
     const double *V;
     double *Z;
@@ -70,6 +73,14 @@ struct fit_docs {
     jsmf_step_progress_fn progress;
     void *progress_arg;
 };
+
+/* A row of len bytes on its way to the cache: the rows a product gathers are random, so the
+ * next one is asked for while this one is summed (measured: the gathers wait on memory). */
+static inline void prefetch_row(const void *row, size_t len)
+{
+    for (size_t o = 0; o < len; o += 64)
+        __builtin_prefetch((const char *)row + o);
+}
 
 static double doc_weight(const uint32_t *counts, uint64_t e0, uint64_t e1)
 {
@@ -297,9 +308,14 @@ void fit_docs_close(fit_docs *fd)
     free(fd->lvl), free(fd->F), free(fd->diag), free(fd->colcnt), free(fd->wsplit);
     free(fd->offs), free(fd->ids), free(fd->counts);
     free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
-    free(fd->dscale), free(fd->G);
+    free(fd->dscale), free(fd->G), free(fd->Gf);
     free(fd->R), free(fd->eslot);
     free(fd);
+}
+
+void fit_docs_single(fit_docs *fd, int single)
+{
+    fd->single = single;
 }
 
 int fit_docs_cached(const fit_docs *fd)
@@ -338,6 +354,8 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
     if (!fd->lvl) {
         for (uint64_t e = e0; e < e1; e++) {
             const double *v = V + (size_t)b->ids[e] * p;
+            if (e + 2 < e1)
+                prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
             double h = b->counts[e];
 #pragma omp simd
             for (uint32_t c = 0; c < p; c++)
@@ -360,6 +378,8 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
         }
         eslot[e - b->offs[0]] = j;
         const double *v = V + (size_t)b->ids[e] * p;
+        if (e + 2 < e1)
+            prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
         double h = b->counts[e];
 #pragma omp simd
         for (uint32_t c = 0; c < p; c++)
@@ -477,18 +497,21 @@ static int product_whole(fit_docs *fd);
 int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z)
 {
     uint32_t n = fd->n;
-    if (p > fd->scratch_p) {
+    int rc = fd->cached ? build_index(fd) : JSMF_OK;
+    if (rc)
+        return rc;
+    if (p > fd->scratch_p) { /* 2 p, and a document's vectors (float32 G) */
         for (int t = 0; t < fd->nt; t++) {
             free(fd->scratch[t]);
-            if (!(fd->scratch[t] = malloc(sizeof(double) * 2 * p)))
+            if (!(fd->scratch[t] = malloc(sizeof(double) * (2 + (size_t)fd->maxq + 1) * p)))
                 return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
         }
         fd->scratch_p = p;
     }
     fd->V = V, fd->Z = Z, fd->p = p;
-    int rc = fd->cached ? build_index(fd) : JSMF_OK;
     /* documents in memory and all their vectors within a quarter of the budget: whole */
-    if (!rc && fd->cached && (double)fd->goff[fd->m] * p * sizeof(double) <= fd->mem / 4) {
+    size_t gbytes = fd->single ? sizeof(float) : sizeof(double);
+    if (fd->cached && (double)fd->goff[fd->m] * p * gbytes <= fd->mem / 4) {
         rc = product_whole(fd);
         fd->V = NULL, fd->Z = NULL;
         return rc;
@@ -613,7 +636,9 @@ static int build_index(fit_docs *fd)
                 fd->cslot[at] = slot;
             }
         }
-        fd->goff[m + 1] = fd->goff[m] + doc_levels(fd, fd->ids, e0, e1);
+        uint32_t q = doc_levels(fd, fd->ids, e0, e1);
+        fd->goff[m + 1] = fd->goff[m] + q;
+        fd->maxq = q > fd->maxq ? q : fd->maxq;
     }
     free(pos);
     return JSMF_OK;
@@ -626,12 +651,15 @@ static int product_whole(fit_docs *fd)
 {
     uint32_t n = fd->n, p = fd->p;
     size_t need = (size_t)fd->goff[fd->m] * p;
-    if (need > fd->g_cap) {
-        free(fd->G);
-        if (!(fd->G = malloc(sizeof(double) * need))) {
-            fd->g_cap = 0;
+    if (need > fd->g_cap || !(fd->single ? (void *)fd->Gf : (void *)fd->G)) {
+        free(fd->G), free(fd->Gf);
+        fd->G = NULL, fd->Gf = NULL, fd->g_cap = 0;
+        if (fd->single)
+            fd->Gf = malloc(sizeof(float) * need);
+        else
+            fd->G = malloc(sizeof(double) * need);
+        if (!fd->G && !fd->Gf)
             return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
-        }
         fd->g_cap = need;
     }
     if (fd->lvl && fd->offs[fd->m] > fd->e_cap) {
@@ -645,12 +673,17 @@ static int product_whole(fit_docs *fd)
     double *Z = fd->Z;
 #pragma omp parallel num_threads(fd->nt)
     {
-        double *tmp = fd->scratch[omp_get_thread_num()];
+        double *tmp = fd->scratch[omp_get_thread_num()], *vec = tmp + 2 * (size_t)p;
 #pragma omp for schedule(dynamic, 256)
-        for (uint64_t m = 0; m < fd->m; m++)
-            if (fd->dscale[m] != 0)
-                doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m], fd->G + fd->goff[m] * p,
-                            fd->eslot, tmp);
+        for (uint64_t m = 0; m < fd->m; m++) {
+            if (fd->dscale[m] == 0)
+                continue;
+            uint64_t g0 = fd->goff[m] * p, len = (fd->goff[m + 1] - fd->goff[m]) * p;
+            doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m], fd->single ? vec : fd->G + g0,
+                        fd->eslot, tmp);
+            for (uint64_t k = 0; fd->single && k < len; k++)
+                fd->Gf[g0 + k] = (float)vec[k];
+        }
 #pragma omp for schedule(dynamic, 64)
         for (uint32_t i = 0; i < n; i++) {
             double *z = Z + (size_t)i * p;
@@ -661,11 +694,27 @@ static int product_whole(fit_docs *fd)
                 uint32_t m = fd->cdoc[c];
                 if (fd->dscale[m] == 0)
                     continue;
-                const double *r = fd->G + (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
+                size_t at = (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
                 double h = fd->ccnt[c];
+                if (c + 2 < fd->coff[i + 1]) {
+                    size_t nx = (fd->goff[fd->cdoc[c + 2]] +
+                                 (fd->cslot ? fd->cslot[c + 2] : 0)) * p;
+                    if (fd->single)
+                        prefetch_row(fd->Gf + nx, sizeof(float) * p);
+                    else
+                        prefetch_row(fd->G + nx, sizeof(double) * p);
+                }
+                if (fd->single) {
+                    const float *r = fd->Gf + at;
 #pragma omp simd
-                for (uint32_t k = 0; k < p; k++)
-                    z[k] += h * r[k];
+                    for (uint32_t k = 0; k < p; k++)
+                        z[k] += h * r[k];
+                } else {
+                    const double *r = fd->G + at;
+#pragma omp simd
+                    for (uint32_t k = 0; k < p; k++)
+                        z[k] += h * r[k];
+                }
             }
             for (uint32_t k = 0; k < p; k++)
                 z[k] -= dg * v[k];

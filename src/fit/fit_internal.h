@@ -276,6 +276,9 @@ void fit_docs_close(fit_docs *fd);
 /* Bytes the documents take in memory. */
 uint64_t fit_docs_bytes(const jsmf_doc_source *D);
 int fit_docs_cached(const fit_docs *fd);
+/* Products keep the documents' vectors in float32 (sums stay in double): as C's rows go to
+ * float32 when they do not fit in double, half the memory traffic. */
+void fit_docs_single(fit_docs *fd, int single);
 void fit_docs_scans(const fit_docs *fd, uint64_t *scans, double *secs);
 /* Z (n x p, all rows) = C V. */
 int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z);

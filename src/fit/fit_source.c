@@ -496,9 +496,13 @@ int fit_source_use_docs(const jsmf_source *C, uint64_t mem)
  * one product with the ones vector. */
 static int open_docs(fit_csrc *s, uint64_t mem)
 {
-    s->single = 0, s->r0 = 0, s->r1 = s->n;
+    /* float32 where C's rows would be float32: C too large for the budget in double */
+    s->single = s->single && s->C->nnz && cache_bytes(s->n, s->C->nnz, 0) > mem / 2;
+    s->r0 = 0, s->r1 = s->n;
     int rc = fit_docs_open(s->C->docs, s->n, mem, s->nt, s->progress, s->progress_arg,
                            &s->docs);
+    if (!rc)
+        fit_docs_single(s->docs, s->single);
     double *one = rc ? NULL : malloc(sizeof(double) * (s->n ? s->n : 1));
     if (!rc && !one)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
@@ -824,7 +828,7 @@ int fit_csrc_cached(const fit_csrc *s)
 
 int fit_csrc_exact(const fit_csrc *s)
 {
-    return s->docs || !s->single;
+    return !s->single;
 }
 
 void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C)

@@ -177,6 +177,11 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
         } else {
             CHECK(fit_docs_scan_rows(fd, 0, n, collect_row, NULL) == JSMF_ENOTSUP);
         }
+        if (nt == 2) { /* float32 vectors: within float rounding, the same for any thread count */
+            fit_docs_single(fd, 1);
+            CHECK_OK(fit_docs_apply(fd, V, p, Z));
+            CHECK(max_abs(Z, Zr, (size_t)n * p) <= 1e-6 * max_val(Zr, (size_t)n * p));
+        }
         fit_docs_close(fd);
     }
     /* through fit_csrc: a source with documents only; row sums, sums of squares, product */
