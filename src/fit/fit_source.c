@@ -650,7 +650,7 @@ static int product(fit_csrc *s, const double *V, uint32_t p, double *Z, uint32_t
     if (s->docs) { /* every row, on every rank (z0 is 0: the part is whole) */
         int rc = fit_docs_apply(s->docs, V, p, Z);
         s->passes++;
-        return rc;
+        return rc ? rc : pass_progress(s, 0);
     }
     float *Vf = NULL;
     int rc = ensure_scratch(s, p);
