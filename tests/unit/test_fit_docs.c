@@ -270,7 +270,9 @@ static void check_fit(const docs_t *d, uint32_t k, int mode)
         CHECK(!rr.c_documents && (mode == JSMF_MODE_DENSE || rd.c_documents));
         /* C's rows fit the budget: they are kept; streamed, the documents are cheaper */
         int docs = fit_source_use_docs(&both, o.mem_bytes);
-        CHECK(!docs && fit_source_use_docs(&both, 1000) == (16 * D.nnz < by_rows.nnz));
+        double dcost = 8.0 * D.nnz * 64 + (double)fit_docs_bytes(&D);
+        CHECK(!docs && fit_source_use_docs(&both, 1000) ==
+                           (dcost < by_rows.nnz * 64.0 + 12.0 * by_rows.nnz));
         CHECK(mode == JSMF_MODE_DENSE || rb.c_documents == docs);
         CHECK(memcmp(mr->anchors, md->anchors, sizeof(uint32_t) * k) == 0);
         double l1 = topics_l1(mr, md);
