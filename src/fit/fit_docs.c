@@ -1,6 +1,6 @@
 /* fit_docs.c — C applied through the documents that define it (jsmf_doc_source), never formed:
  * products C V, chosen rows of C, and every row in order (for the row statistics and the paths
- * that load C whole), as notes/documents-and-growth.md derives them.
+ * that load C whole); formats/fit.md, "C through its documents".
  *
  * With f(a) = 1/(M - a) and a_i the admission point of word i, C_ij = (1/T) sum_m w_m (h_mi h_mj
  * - [i==j] h_mi) f(max(a_i, a_j)). The distinct points a^(0) < a^(1) < ... are levels; ids are
