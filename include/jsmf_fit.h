@@ -177,6 +177,8 @@ typedef struct jsmf_fit_report {
     uint32_t compress_rows;       /**< compressed: rows kept non-negative, l */
     int eig_start;                /**< compressed: where C's eigendecomposition started (enum
                                        jsmf_eig_start) */
+    int c_documents;              /**< 1: the products with C went through its documents
+                                       (jsmf_source.docs; formats/fit.md), 0: through its rows */
 } jsmf_fit_report;
 
 /** Where the compressed rectification's eigendecomposition of C started. */

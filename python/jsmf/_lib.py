@@ -256,7 +256,7 @@ class FitReport(Structure):
                 ("final_neg_mass", f64), ("metrics", Metrics), ("c_metrics_skipped", c_int),
                 ("recovery_rect", f64), ("approximation_rect", f64), ("levels", u32),
                 ("rectify", c_int), ("converged", c_int), ("compress_rows", u32),
-                ("eig_start", c_int)]
+                ("eig_start", c_int), ("c_documents", c_int)]
 
 
 class FdmSamplerInfo(Structure):

@@ -535,7 +535,7 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
     const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
     if (o->k < 2 || o->k >= C->n)
         return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o->k, C->n);
-    if (C->nnz == 0)
+    if (C->nnz == 0 && !(C->docs && C->docs->nnz))
         return jsmf_error(JSMF_EINVAL, "fit: C is empty: no word pairs were counted (documents "
                           "of at least 2 in-vocabulary words make them)");
     if (vocab && vocab->n != C->n)

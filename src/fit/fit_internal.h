@@ -259,9 +259,46 @@ uint64_t fit_csrc_passes(const fit_csrc *s);
 void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs);
 /* What the report says of reading C: the source's scans so far, their time and bytes. */
 void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C);
+/* 1 when C is in memory: its rows, or, through the documents, when C's rows would be (the fit
+ * plans its passes and metrics alike either way). */
 int fit_csrc_cached(const fit_csrc *s);
 /* 1 when products use C's values in double (the metrics can read them). */
 int fit_csrc_exact(const fit_csrc *s);
+/* The row sums of squares of C made available (fit_csrc_rowsq): from the first read of C's
+ * rows, or, through the documents, gathered once. */
+int fit_csrc_need_rowsq(fit_csrc *s);
+/* 1 when this reader goes through C's documents. */
+int fit_csrc_docs(const fit_csrc *s);
+/* The cost rule: 1 when a reader of C with budget `mem` takes its documents (fit_source.c). */
+int fit_source_use_docs(const jsmf_source *C, uint64_t mem);
+/* Rows r0 <= i < r1 of a source, from its rows, or gathered from its documents when it has
+ * no rows. */
+int fit_source_scan(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);
+
+/* C through its documents (fit_docs.c): never formed, applied as (1/T) sum_m w_m (h_m h_m^T -
+ * diag h_m) with each pair scaled by 1 / (M - max(a_i, a_j)). Opening reads the documents once
+ * (checked; kept in memory when they take at most half of `mem`, else every use scans them).
+ * Results do not depend on the thread count. */
+typedef struct fit_docs fit_docs;
+int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
+                  jsmf_step_progress_fn progress, void *parg, fit_docs **out);
+void fit_docs_close(fit_docs *fd);
+/* Bytes the documents take in memory. */
+uint64_t fit_docs_bytes(const jsmf_doc_source *D);
+int fit_docs_cached(const fit_docs *fd);
+/* Products keep the documents' vectors in float32 (sums stay in double): as C's rows go to
+ * float32 when they do not fit in double, half the memory traffic. */
+void fit_docs_single(fit_docs *fd, int single);
+void fit_docs_scans(const fit_docs *fd, uint64_t *scans, double *secs);
+/* Z (n x p, all rows) = C V. */
+int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z);
+/* Rows ids (m, any order, repeats allowed) of C, dense, into out (m x n): one read. */
+int fit_docs_rows(fit_docs *fd, const uint32_t *ids, uint32_t m, double *out);
+/* Rows r0 <= i < r1 of C in order, each gathered from the documents holding word i, as a
+ * source's scan gives them (empty rows skipped); needs the documents in memory. */
+int fit_docs_scan_rows(fit_docs *fd, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);
+/* Every row's sum of squares (n): sum_m nnz_m^2 multiply-adds; needs the documents in memory. */
+int fit_docs_rowsq(fit_docs *fd, double *q);
 
 /* The compressed iterate (fit_compress.c). */
 /* Rows of Y split as L (every n-row argument below holds this rank's rows) until

@@ -122,7 +122,15 @@ int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out)
     }
     if (mdl->anchors && (rc = fit_csrc_rows(src, mdl->anchors, k, CS)))
         goto out;
-    if (!fit_csrc_rowsums(src) && (rc = fit_csrc_rows(src, NULL, 0, NULL)))
+    if ((rc = fit_csrc_need_rowsq(src)) == JSMF_ENOTSUP) {
+        /* C through documents too large for the budget to gather its rows: the two metrics
+         * that need them are not computed, the others need only the row sums */
+        jsmf_error_clear();
+        out->recovery = out->approximation = NAN;
+        rc = fit_metrics_local(mdl, fit_csrc_rowsums(src), out);
+        goto out;
+    }
+    if (rc)
         goto out;
     const double *p = fit_csrc_rowsums(src), *q = fit_csrc_rowsq(src);
     for (uint32_t a = 0; a < k && mdl->anchors; a++) {

@@ -37,7 +37,7 @@ int fit_load_dense(const jsmf_source *C, double **X)
     dense_load d = {calloc(n * n, sizeof(double)), C->n};
     if (!d.X)
         return jsmf_error(JSMF_ENOMEM, "fit: no memory for a dense %zu x %zu C", n, n);
-    int rc = C->scan(C->ctx, dense_row, &d);
+    int rc = C->scan ? C->scan(C->ctx, dense_row, &d) : fit_source_scan(C, 0, C->n, dense_row, &d);
     if (rc) {
         free(d.X);
         return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
@@ -88,7 +88,7 @@ int fit_load_csr(const jsmf_source *C, fit_mat *m)
     if (!m->rowptr)
         return jsmf_error(JSMF_ENOMEM, "fit: no memory for C rows");
     csr_load c = {m, 0, 0, 0};
-    int rc = C->scan(C->ctx, csr_row, &c);
+    int rc = C->scan ? C->scan(C->ctx, csr_row, &c) : fit_source_scan(C, 0, C->n, csr_row, &c);
     if (rc) {
         fit_mat_free(m);
         return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);

@@ -10,6 +10,12 @@
  * across the job. Which products are formed, and how (cached or streamed, double or float),
  * is decided from the whole of C, so the fit is the one a single process makes.
  *
+ * C defined by its documents (jsmf_source.docs) is applied through them instead (fit_docs.c)
+ * when the cost rule below says they are cheaper, or when C has no rows: then every pass of this
+ * reader (products, chosen rows, row statistics) uses the documents, and in an MPI job every
+ * rank makes the whole product from all the documents (the same bits on every rank, nothing to
+ * exchange: the documents path does not divide its work among ranks).
+ *
  * (Measured and dropped: replacing a C too large for memory by an unbiased entrywise sample that
  * fits, to read the store once. On a dense planted corpus (N=5000, 97% non-zero) a sample of
  * half the entries moved the K-th eigenvalue by 60% and the l1 error to the truth from 0.39 to
@@ -74,6 +80,9 @@ struct fit_csrc {
     uint32_t planned;   /* passes the caller expects, for the progress line */
     jsmf_step_progress_fn progress;
     void *progress_arg;
+    /* C through its documents (NULL: through its rows) */
+    fit_docs *docs;
+    int have_rowsq;
 };
 
 typedef struct {
@@ -92,6 +101,8 @@ static int filter_row(void *arg, uint32_t row, const uint32_t *cols, const doubl
 /* This process's rows of the source: all of them, or a range read by seeking (or filtered). */
 static int scan_range(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
 {
+    if (!C->scan)
+        return fit_source_scan(C, r0, r1, fn, arg);
     if (r0 == 0 && r1 >= C->n)
         return C->scan(C->ctx, fn, arg);
     if (C->scan_rows)
@@ -176,6 +187,8 @@ static int split_rows(fit_csrc *s)
 /* Every rank's rows of an n x width array of doubles, to all ranks. */
 static int share_rows(fit_csrc *s, double *X, uint32_t width)
 {
+    if (s->docs) /* every rank made every row */
+        return JSMF_OK;
     fit_part L = fit_csrc_part(s);
     return fit_part_gather(&L, width, X + (size_t)s->r0 * width, X);
 }
@@ -189,7 +202,10 @@ static int share_stats(fit_csrc *s)
 
 void fit_csrc_scans(const fit_csrc *s, uint64_t *scans, double *secs)
 {
-    *scans = s->scans, *secs = s->scan_secs;
+    if (s->docs)
+        fit_docs_scans(s->docs, scans, secs);
+    else
+        *scans = s->scans, *secs = s->scan_secs;
 }
 
 /* ---- one block of buffered rows ---------------------------------------------------------- */
@@ -443,6 +459,100 @@ static void free_rows(fit_csrc *s)
     s->nrows = 0, s->nnz = 0;
 }
 
+/* ---- the documents path ------------------------------------------------------------------ */
+
+/* The cost rule (formats/fit.md, "Which form"). C's rows held in memory are kept: their
+ * product runs dense rows as one GEMM and sparse rows in order, and measured against the
+ * documents' gathers (a random row of the block per entry of H) it won on a planted corpus
+ * with 56x fewer entries of H than of C (N=20k: 1.3 against 2.3 CPU s a product) and lost on
+ * kjv and debdesc (2-5x), no count separating them. C's rows read from the store on every
+ * pass are the case the documents are for: there the rows cost nnz(C) p multiply-adds plus the
+ * bytes of a scan (one multiply-add each), the documents 2 nnz(H) p multiply-adds weighted
+ * SRC_DOC_WEIGHT (a gathered row against a streamed one: 2 on debdesc, 9 on the planted N=20k
+ * corpus, measured in CPU seconds a product), plus their bytes when they are not in memory
+ * either. Only counts and sizes, never timings: the same choice on every run, thread count and
+ * rank. */
+#define SRC_RULE_P 64
+#define SRC_DOC_WEIGHT 4
+
+static int rows_in_memory(const jsmf_source *C, uint64_t mem)
+{
+    return cache_bytes(C->n, C->nnz, 1) <= mem / 2;
+}
+
+static double rows_cost(const jsmf_source *C, uint32_t p)
+{
+    return (double)C->nnz * p + (double)(C->bytes ? C->bytes : 12 * C->nnz);
+}
+
+static double docs_cost(const jsmf_doc_source *D, uint64_t mem, uint32_t p)
+{
+    uint64_t bytes = fit_docs_bytes(D);
+    int kept = bytes <= mem / 2;
+    return 2.0 * SRC_DOC_WEIGHT * (double)D->nnz * p +
+           (kept ? 0 : (double)(D->bytes ? D->bytes : bytes));
+}
+
+int fit_source_use_docs(const jsmf_source *C, uint64_t mem)
+{
+    if (!C->docs)
+        return 0;
+    if (!C->scan)
+        return 1;
+    if (rows_in_memory(C, mem))
+        return 0;
+    return docs_cost(C->docs, mem, SRC_RULE_P) < rows_cost(C, SRC_RULE_P);
+}
+
+/* The documents opened (kept in memory when they fit half the budget) and the row sums from
+ * one product with the ones vector. */
+static int open_docs(fit_csrc *s, uint64_t mem)
+{
+    /* float32 where C's rows would be float32: C too large for the budget in double */
+    s->single = s->single && s->C->nnz && cache_bytes(s->n, s->C->nnz, 0) > mem / 2;
+    s->r0 = 0, s->r1 = s->n;
+    int rc = fit_docs_open(s->C->docs, s->n, mem, s->nt, s->progress, s->progress_arg,
+                           &s->docs);
+    if (!rc)
+        fit_docs_single(s->docs, s->single);
+    double *one = rc ? NULL : malloc(sizeof(double) * (s->n ? s->n : 1));
+    if (!rc && !one)
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
+    for (uint32_t i = 0; !rc && i < s->n; i++)
+        one[i] = 1;
+    if (!rc)
+        rc = fit_docs_apply(s->docs, one, 1, s->rowsum);
+    free(one);
+    if (rc)
+        return rc;
+    /* "in memory" as the fit plans with it (the eigensolver's pass cap, keeping C for the
+     * metrics): as C's rows would be, so that the documents make the rows' fit; a C of
+     * unknown size goes by the documents themselves */
+    s->cached = s->C->nnz ? cache_bytes(s->n, s->C->nnz, 1) <= mem / 2
+                          : fit_docs_cached(s->docs);
+    s->have_stats = 1, s->passes = 1;
+    return JSMF_OK;
+}
+
+int fit_csrc_docs(const fit_csrc *s)
+{
+    return s->docs != NULL;
+}
+
+/* A rows scan of a source that holds only documents: each row gathered from them (in
+ * memory for the gather, whatever the budget: they are the smaller form). */
+int fit_source_scan(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
+{
+    if (!C->docs)
+        return jsmf_error(JSMF_EINVAL, "fit: the source has neither rows nor documents");
+    fit_docs *fd = NULL;
+    int rc = fit_docs_open(C->docs, C->n, UINT64_MAX, omp_get_max_threads(), NULL, NULL, &fd);
+    if (!rc)
+        rc = fit_docs_scan_rows(fd, r0, r1, fn, arg);
+    fit_docs_close(fd);
+    return rc;
+}
+
 int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
                   jsmf_step_progress_fn progress, void *parg,
                   fit_csrc **out)
@@ -463,7 +573,15 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_c
     int rc = JSMF_OK;
     if (!s->rowsum || !s->rowsq || !s->dense_f || !s->dense_d || !s->zf)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    if ((rc = jsmf_comm_agree(s->comm, rc)) || (rc = split_rows(s)))
+    if ((rc = jsmf_comm_agree(s->comm, rc)))
+        goto fail;
+    if (fit_source_use_docs(C, mem)) {
+        if ((rc = open_docs(s, mem)))
+            goto fail;
+        *out = s;
+        return JSMF_OK;
+    }
+    if ((rc = split_rows(s)))
         goto fail;
     /* C in memory when it takes at most half the budget: later passes read RAM, not the store.
      * In double whenever that fits (exact, and the metrics reuse it); float32 is for C larger
@@ -510,6 +628,7 @@ void fit_csrc_close(fit_csrc *s)
 {
     if (!s)
         return;
+    fit_docs_close(s->docs);
     free_rows(s);
     for (int t = 0; t < s->nt && s->dense_f; t++)
         free(s->dense_f[t]), free(s->dense_d[t]), free(s->zf[t]);
@@ -540,6 +659,11 @@ static int ensure_scratch(fit_csrc *s, uint32_t p)
 static int product(fit_csrc *s, const double *V, uint32_t p, double *Z, uint32_t z0)
 {
     uint32_t n = s->n;
+    if (s->docs) { /* every row, on every rank (z0 is 0: the part is whole) */
+        int rc = fit_docs_apply(s->docs, V, p, Z);
+        s->passes++;
+        return rc ? rc : pass_progress(s, 0);
+    }
     float *Vf = NULL;
     int rc = ensure_scratch(s, p);
     if (rc)
@@ -585,7 +709,7 @@ int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
 fit_part fit_csrc_part(const fit_csrc *s)
 {
     fit_part L = fit_part_whole(s->n);
-    if (jsmf_comm_size(s->comm) > 1)
+    if (jsmf_comm_size(s->comm) > 1 && !s->docs)
         L.r0 = s->r0, L.r1 = s->r1, L.starts = s->starts, L.comm = s->comm;
     return L;
 }
@@ -640,6 +764,12 @@ static int rows_row(void *arg, uint32_t row, const uint32_t *cols, const double 
 
 int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out)
 {
+    if (s->docs) { /* the row sums are known since the open; rows are one read */
+        if (!m)
+            return JSMF_OK;
+        s->passes++;
+        return fit_docs_rows(s->docs, ids, m, out);
+    }
     if (m)
         memset(out, 0, sizeof(double) * m * s->n);
     if (s->cached) {
@@ -683,7 +813,19 @@ const double *fit_csrc_rowsums(const fit_csrc *s)
 
 const double *fit_csrc_rowsq(const fit_csrc *s)
 {
-    return s->have_stats ? s->rowsq : NULL;
+    return s->have_stats && (!s->docs || s->have_rowsq) ? s->rowsq : NULL;
+}
+
+int fit_csrc_need_rowsq(fit_csrc *s)
+{
+    if (!s->docs)
+        return s->have_stats ? JSMF_OK : fit_csrc_rows(s, NULL, 0, NULL);
+    if (s->have_rowsq)
+        return JSMF_OK;
+    /* every row gathered from the documents: sum_m nnz_m^2 multiply-adds, once */
+    int rc = fit_docs_rowsq(s->docs, s->rowsq);
+    s->have_rowsq = !rc;
+    return rc;
 }
 
 uint64_t fit_csrc_passes(const fit_csrc *s)
@@ -704,7 +846,8 @@ int fit_csrc_exact(const fit_csrc *s)
 void fit_note_scans(jsmf_fit_report *rep, const fit_csrc *src, const jsmf_source *C)
 {
     fit_csrc_scans(src, &rep->c_scans, &rep->c_scan_secs);
-    rep->c_bytes = (uint64_t)(C->bytes * src->share);
+    rep->c_bytes = src->docs ? C->docs->bytes : (uint64_t)(C->bytes * src->share);
+    rep->c_documents = src->docs != NULL;
     rep->ranks = jsmf_comm_size(src->comm);
     rep->rank_rows_min = rep->rank_rows_max = src->r1 - src->r0;
     for (int r = 0; r < rep->ranks && src->starts; r++) {

@@ -105,6 +105,7 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     put_timings(j, r);
     put_trace(j, r);
     jsmf_json_uint(j, "passes", r->passes);
+    jsmf_json_string(j, "c_products", r->c_documents ? "documents" : "rows");
     jsmf_json_uint(j, "snls_iters", r->snls_iters);
     jsmf_json_uint(j, "snls_unconverged", r->snls_unconverged);
     jsmf_json_number(j, "a_raw_sum", r->a_raw_sum);
@@ -209,6 +210,8 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
         jsmf_report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",
                          100 * r->final_neg_frac, r->final_neg_mass);
     }
+    if (r->c_documents)
+        jsmf_report_line(f, p, "C applied through its documents (cheaper than its rows)");
     if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
         jsmf_report_line(f, p, "read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
                          (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s",
