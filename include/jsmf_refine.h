@@ -36,9 +36,9 @@ typedef struct jsmf_refine_opts {
     double mix;            /**< weight of the uniform distribution mixed into the start's B,
                                 0 <= mix < 1, so a word the start gives probability 0 in every
                                 topic can be reached (default 0.01) */
-    int exclude;           /**< 1: the joint step gives a token the responsibility its
-                                document's and word's counts give without its own share
-                                (synchronous CVB0), which does not overfit short documents as
+    int exclude;           /**< 1: the joint step gives a token the responsibility
+                                (n_dk + a)(n_wk + b)/(n_k + N b) of its document's and word's
+                                counts without its own share (synchronous CVB0), which does not overfit short documents as
                                 EM does; L is then reported, not guaranteed to rise (default 1) */
     int threads;           /**< OpenMP threads (0: the OpenMP default). The result depends on
                                 the thread count only (the same for the same count) */

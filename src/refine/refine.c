@@ -86,13 +86,13 @@ static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_
 
 /* The joint step of exclude mode (synchronous CVB0, Asuncion et al. 2009; BP for LDA, Zeng et
  * al. 2013): a token's responsibility comes from its document's and its word's counts without
- * its own share, (n_dk^-dw + a)(n_wk^-dw + b)/(n_k^-dw + N b), the shares re-derived from the
- * current theta and B instead of stored per token (no nnz x K array). Returns sum h log p at
- * the theta it started from, as doc_step. */
+ * its own share, (n_dk^-dw + a)(n_wk^-dw + b)/(n_k + N b), the shares re-derived from the current
+ * theta and B instead of stored per token (no nnz x K array); n_k keeps the share, a change of
+ * one token in n_k's thousands. Returns sum h log p at the theta it started from, as doc_step. */
 static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
                                uint64_t len, double *theta, double *ndk, double *nwk)
 {
-    const uint32_t k = s->k, n = s->n;
+    const uint32_t k = s->k;
     const double a = s->o->alpha, beta = s->o->beta;
     double nd = 0, ll = 0;
     for (uint64_t e = 0; e < len; e++)
@@ -101,7 +101,7 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
     double *nold = ndk + k, *g = ndk + 2 * k;
     for (uint32_t t = 0; t < k; t++)
         nold[t] = theta[t] * z - a, ndk[t] = 0;
-    const double *nk = s->have_prev ? s->nprev + (uint64_t)n * k : NULL;
+    const double *inv = s->have_prev ? s->nprev + (uint64_t)s->n * k : NULL;
     for (uint64_t e = 0; e < len; e++) {
         const double *b = s->B + (uint64_t)ids[e] * k;
         double p = 0;
@@ -112,12 +112,18 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
         const double c = counts[e], f = c / p;
         ll += c * log(p);
         double sum = 0;
-        for (uint32_t t = 0; t < k; t++) {
-            double own = theta[t] * b[t] * f, dk = fmax(nold[t] - own, 0) + a, wk = b[t];
-            if (nk)
-                wk = (fmax(s->nprev[(uint64_t)ids[e] * k + t] - own, 0) + beta) /
-                     (fmax(nk[t] - own, 0) + n * beta);
-            sum += g[t] = dk * wk;
+        if (inv) {
+            const double *nw = s->nprev + (uint64_t)ids[e] * k;
+            for (uint32_t t = 0; t < k; t++) {
+                double own = theta[t] * b[t] * f;
+                g[t] = (fmax(nold[t] - own, 0) + a) * (fmax(nw[t] - own, 0) + beta) * inv[t];
+                sum += g[t];
+            }
+        } else { /* the first pass: the start's topics, no counts yet */
+            for (uint32_t t = 0; t < k; t++) {
+                g[t] = (fmax(nold[t] - theta[t] * b[t] * f, 0) + a) * b[t];
+                sum += g[t];
+            }
         }
         double *acc = nwk + (uint64_t)ids[e] * k, norm = c / sum;
         for (uint32_t t = 0; t < k; t++) {
@@ -195,13 +201,13 @@ static void update_topics(refine_state *s, double *B)
     for (uint32_t w = 0; w < n; w++)
         for (uint32_t t = 0; t < k; t++)
             colsum[t] += s->nwk[(uint64_t)w * k + t];
-    if (s->nprev) { /* exclude mode keeps the raw counts for the next pass */
+    for (uint32_t t = 0; t < k; t++)
+        colsum[t] = 1.0 / (colsum[t] + n * beta);
+    if (s->nprev) { /* exclude mode keeps the counts n_wk and 1/(n_k + N b) for the next pass */
         memcpy(s->nprev, s->nwk, nk * sizeof *s->nwk);
         memcpy(s->nprev + nk, colsum, k * sizeof *colsum);
         s->have_prev = 1;
     }
-    for (uint32_t t = 0; t < k; t++)
-        colsum[t] = 1.0 / (colsum[t] + n * beta);
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int64_t w = 0; w < (int64_t)n; w++)
         for (uint32_t t = 0; t < k; t++)

@@ -114,7 +114,7 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                             g[t] = (fmax(nold[t] - own, 0) + o->alpha) *
                                    (it == 0 ? B[w * K + t]
                                             : (fmax(prev[w * K + t] - own, 0) + o->beta) /
-                                                  (fmax(prevk[t] - own, 0) + N * o->beta));
+                                                  (prevk[t] + N * o->beta));
                         gs += g[t];
                     }
                     for (uint32_t t = 0; t < K; t++) {
