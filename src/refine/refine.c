@@ -58,6 +58,7 @@ static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_
     for (uint64_t e = 0; e < len; e++) {
         const double *b = s->B + (uint64_t)ids[e] * k;
         double p = 0;
+#pragma omp simd reduction(+ : p)
         for (uint32_t t = 0; t < k; t++)
             p += theta[t] * b[t];
         if (!(p > 0)) /* a word no topic produces (only with mix 0, first pass): no say */
@@ -68,12 +69,14 @@ static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_
         double f = c / p;
         if (nwk) {
             double *acc = nwk + (uint64_t)ids[e] * k;
+#pragma omp simd
             for (uint32_t t = 0; t < k; t++) {
                 double r = theta[t] * b[t] * f;
                 ndk[t] += r;
                 acc[t] += r;
             }
         } else {
+#pragma omp simd
             for (uint32_t t = 0; t < k; t++)
                 ndk[t] += theta[t] * b[t] * f;
         }
@@ -105,6 +108,7 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
     for (uint64_t e = 0; e < len; e++) {
         const double *b = s->B + (uint64_t)ids[e] * k;
         double p = 0;
+#pragma omp simd reduction(+ : p)
         for (uint32_t t = 0; t < k; t++)
             p += theta[t] * b[t];
         if (!(p > 0))
@@ -114,18 +118,22 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
         double sum = 0;
         if (inv) {
             const double *nw = s->nprev + (uint64_t)ids[e] * k;
+#pragma omp simd reduction(+ : sum)
             for (uint32_t t = 0; t < k; t++) {
-                double own = theta[t] * b[t] * f;
-                g[t] = (fmax(nold[t] - own, 0) + a) * (fmax(nw[t] - own, 0) + beta) * inv[t];
+                double own = theta[t] * b[t] * f, dk = nold[t] - own, wk = nw[t] - own;
+                g[t] = ((dk > 0 ? dk : 0) + a) * ((wk > 0 ? wk : 0) + beta) * inv[t];
                 sum += g[t];
             }
         } else { /* the first pass: the start's topics, no counts yet */
+#pragma omp simd reduction(+ : sum)
             for (uint32_t t = 0; t < k; t++) {
-                g[t] = (fmax(nold[t] - theta[t] * b[t] * f, 0) + a) * b[t];
+                double dk = nold[t] - theta[t] * b[t] * f;
+                g[t] = ((dk > 0 ? dk : 0) + a) * b[t];
                 sum += g[t];
             }
         }
         double *acc = nwk + (uint64_t)ids[e] * k, norm = c / sum;
+#pragma omp simd
         for (uint32_t t = 0; t < k; t++) {
             double r = g[t] * norm;
             ndk[t] += r;
