@@ -12,8 +12,11 @@
  * (the MAP objective of LDA with Dirichlet(1 + a) and Dirichlet(1 + b) priors) by EM: each
  * iteration fits every document's theta a few EM steps with B fixed, then takes one joint EM
  * step: theta_dk <- (n_dk + a) / (n_d + K a), B_wk <- (n_wk + b) / (n_k + N b), n the expected
- * topic counts of the tokens. L never decreases. Cost per iteration O(nnz(H) K (1 + theta
- * steps)); memory M K doubles (the thetas) and one N x K array of doubles per thread.
+ * topic counts of the tokens: L never decreases. The default (exclude) replaces the joint step
+ * by synchronous CVB0, each token's share left out of its document's and word's counts, which
+ * generalises better on short documents; L is then reported, and rises until near CVB0's fixed
+ * point. Cost per iteration O(nnz(H) K (1 + theta steps)); memory M K doubles (the thetas) and
+ * one N x K array of doubles per thread (one more in exclude mode).
  */
 #ifndef JSMF_REFINE_H
 #define JSMF_REFINE_H
