@@ -15,6 +15,8 @@
  *                  of a refit's topics, what changed between two models (diff)
  *   jsmf_fit.h     the spectral fit: rectification, anchors, B, A, alpha, hierarchy
  *   jsmf_fdm.h     the FDM model (CPU and CUDA back ends)
+ *   jsmf_refine.h  a model refined over its documents (EM / CVB0 for LDA); documents read into
+ *                  memory
  *   jsmf_eval.h    topic mixtures (theta) of documents, metrics, the HTML report
  *   jsmf_comm.h    the MPI job that ingest and fit may run on
  *

@@ -3,6 +3,7 @@
  * metrics and timings to stderr, the model directory with summary.json. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "jsmf_comm.h"
@@ -13,6 +14,8 @@ typedef struct {
     const char *input, *output, *previous;
     jsmf_fit_opts o;
     int json, force, save_rect, warm;
+    cli_list corpus;   /* --corpus INPUT...: refine the fit over these documents */
+    cli_refine refine;
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -48,6 +51,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
 {
     jsmf_fit_opts *o = &a->o;
     jsmf_fit_opts_init(o, 0);
+    cli_refine_defaults(&a->refine);
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &a->input),
          .hint = "(a store directory, or a .mtx or .npy matrix)"},
@@ -85,6 +89,9 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
         {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
+        {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
+        {CLI_OPT("--refine", 0, CLI_U32, &a->refine.o.iters), .min = 1},
+        {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->refine.min_doc_len)},
         {0},
     };
     return cli_parse(options, argc, argv);
@@ -108,12 +115,39 @@ static void report_lineage(const jsmf_model *m)
     jsmf_lineage_free(&l);
 }
 
+/* --corpus: the spectral fit refined over the documents (cmd_refine.c) replaces it in the
+ * output directory. */
+static int refine_fit(fit_args *a, jsmf_model **m)
+{
+    jsmf_model *refined = NULL;
+    a->refine.o.threads = a->o.threads;
+    int rc = cli_refine_model(*m, a->corpus.items, a->corpus.n, &a->refine, &refined);
+    if (!rc)
+        rc = jsmf_model_save(a->output, refined, 1);
+    if (rc) {
+        jsmf_model_free(refined);
+        return rc;
+    }
+    jsmf_model_free(*m);
+    *m = refined;
+    return JSMF_OK;
+}
+
 int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc)
+    if (rc) {
+        free(a.corpus.items);
         return rc;
+    }
+    for (uint32_t i = 0; i < a.corpus.n; i++) /* a missing corpus fails before the fit */
+        if (strcmp(a.corpus.items[i], "-") && access(a.corpus.items[i], R_OK)) {
+            rc = cli_fail(jsmf_error(JSMF_ENOTFOUND, "%s: cannot read the corpus",
+                                     a.corpus.items[i]));
+            free(a.corpus.items);
+            return rc;
+        }
     /* under mpirun every rank fits (each reading its rows of C); rank 0 writes the model */
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
@@ -129,9 +163,12 @@ int cmd_fit(int argc, char **argv)
         jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
         report_lineage(m);
     }
+    if (!rc && a.corpus.n && m && m->summary_json) /* rank 0 refines and rewrites the model */
+        rc = refine_fit(&a, &m);
     if (!rc && a.json && m->summary_json) /* rank 0's alone */
         fputs(m->summary_json, stdout);
     jsmf_model_free(m);
+    free(a.corpus.items);
     if (rc)
         return cli_fail(rc);
     return cli_finish_stdout();

@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"merge", cmd_merge, "combine stores built with the same vocabulary", 0},
     {"export", cmd_export, "write the normalised co-occurrence matrix as npy or MatrixMarket", 0},
     {"fit", cmd_fit, "fit topics with the rectified anchor word algorithm", 1},
+    {"refine", cmd_refine, "refine a model's topics over the documents (EM for LDA)", 0},
     {"fdm", cmd_fdm, "fit the full dependence mixture model (CPU or CUDA)", 0},
     {"topics", cmd_topics, "print the topics of a model", 0},
     {"infer", cmd_infer, "topic mixtures of documents", 0},

@@ -1,0 +1,99 @@
+/* jsmf_refine.h — refinement of a model over its documents: a few iterations of MAP-EM for LDA
+ * (every document's topic mixture and the topics themselves), started from a spectral (or FDM)
+ * model, and the reader that loads a corpus file's documents into memory for it.
+ *
+ * The spectral fit reads C, which forgets which words shared a document; the refinement reads
+ * the documents again and climbs the LDA likelihood from the spectral topics, which held-out
+ * likelihood rewards (tools/bench/heldout-results.md). It maximises, over theta (one K-vector
+ * per document, on the simplex) and B (N x K, columns on the simplex),
+ *
+ *     L = sum_d sum_w h_dw log(sum_k theta_dk B_wk) + a sum_dk log theta_dk + b sum_wk log B_wk
+ *
+ * (the MAP objective of LDA with Dirichlet(1 + a) and Dirichlet(1 + b) priors) by EM: each
+ * iteration fits every document's theta a few EM steps with B fixed, then takes one joint EM
+ * step: theta_dk <- (n_dk + a) / (n_d + K a), B_wk <- (n_wk + b) / (n_k + N b), n the expected
+ * topic counts of the tokens: L never decreases. The default (exclude) replaces the joint step
+ * by synchronous CVB0, each token's share left out of its document's and word's counts, which
+ * generalises better on short documents; L is then reported, and rises until near CVB0's fixed
+ * point. Cost per iteration O(nnz(H) K (1 + theta steps)); memory M K doubles (the thetas) and
+ * one N x K array of doubles per thread (one more in exclude mode).
+ */
+#ifndef JSMF_REFINE_H
+#define JSMF_REFINE_H
+
+#include "jsmf.h"
+#include "jsmf_io.h"
+#include "jsmf_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How the refinement runs (fill with jsmf_refine_opts_init). */
+typedef struct jsmf_refine_opts {
+    uint32_t iters;        /**< EM iterations over the documents (default 40) */
+    uint32_t theta_steps;  /**< theta-only EM steps of each document in the first iteration,
+                                from the uniform theta (default 20); later iterations take 1 */
+    double alpha;          /**< a > 0: pseudo-count of every topic in a document (default 0.02) */
+    double beta;           /**< b > 0: pseudo-count of every word in a topic (default 0.05) */
+    double mix;            /**< weight of the uniform distribution mixed into the start's B,
+                                0 <= mix < 1, so a word the start gives probability 0 in every
+                                topic can be reached (default 0.01) */
+    int exclude;           /**< 1: the joint step gives a token the responsibility
+                                (n_dk + a)(n_wk + b)/(n_k + N b) of its document's and word's
+                                counts without its own share (synchronous CVB0), which does not overfit short documents as
+                                EM does; L is then reported, not guaranteed to rise (default 1) */
+    int threads;           /**< OpenMP threads (0: the OpenMP default). The result depends on
+                                the thread count only (the same for the same count) */
+    jsmf_step_progress_fn progress; /**< called after each iteration ("refine", steps) or NULL */
+    void *progress_arg;
+} jsmf_refine_opts;
+
+/* The defaults were chosen on debdesc's training documents, every tenth held out as a validation
+ * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
+ * refinement's defaults". */
+#define JSMF_REFINE_OPTS_DEFAULT {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL}
+/** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
+JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
+
+/** What a refinement did. */
+typedef struct jsmf_refine_result {
+    uint32_t iters;        /**< iterations done */
+    double *objective;     /**< iters values: L per token at the start of each iteration's joint
+                                step (after its theta steps); nondecreasing (owned) */
+    uint64_t docs;         /**< documents used (M) */
+    uint64_t tokens;       /**< their tokens */
+    double seconds;        /**< wall time of the call */
+    uint64_t bytes;        /**< memory of the thetas and the per-thread topic counts */
+} jsmf_refine_result;
+
+/** Free what `r` holds and zero it (the struct is the caller's). */
+JSMF_API void jsmf_refine_result_free(jsmf_refine_result *r);
+
+/** Refine `start` over `docs` (its N must be the model's: the documents' word ids are the
+ *  model's rows) into a new model *out (free with jsmf_model_free): B refined, A the mean of
+ *  theta_d theta_d^T over the documents, no anchors, no alpha, no levels, the start's vocabulary,
+ *  and a summary.json of kind "refined" recording the start's kind, the options and the
+ *  objective curve (formats/model.md). `res` (may be NULL) receives what was done. Errors:
+ *  JSMF_EINVAL (N differs, no documents, an option out of range), JSMF_ENOMEM, the scan's. */
+JSMF_API int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
+                         const jsmf_refine_opts *opts, jsmf_model **out,
+                         jsmf_refine_result *res);
+
+/** Read the documents of `n` `inputs` (any format jsmf_io.h reads; "-" = stdin) into memory over
+ *  `vocab`'s rows: each document's in-vocabulary counts, ascending ids, those with fewer than
+ *  max(2, min_doc_len) in-vocabulary tokens dropped, as ingest drops them. *out's arrays are
+ *  owned (free with jsmf_doc_csr_free); its admit is NULL. *dropped (may be NULL) gets the
+ *  documents dropped. Errors: those of reading the inputs (naming file and line), JSMF_EINVAL
+ *  (no document left), JSMF_ENOMEM. */
+JSMF_API int jsmf_doc_csr_read(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
+                               const jsmf_vocab *vocab, uint32_t min_doc_len, jsmf_doc_csr *out,
+                               uint64_t *dropped);
+/** Free the arrays of a jsmf_doc_csr filled by jsmf_doc_csr_read and zero it. */
+JSMF_API void jsmf_doc_csr_free(jsmf_doc_csr *d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,430 @@
+/* refine.c — MAP-EM for LDA over the documents, started from a model's topics (jsmf_refine.h):
+ * the documents' thetas are kept between iterations, so each pass is one E-step per token.
+ * Parallel over the documents of each block with per-thread topic counts summed in thread order
+ * afterwards, so the result depends on the thread count only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "jsmf_refine.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/threads.h"
+#include "model/model.h"
+#include "model/summary.h"
+
+void jsmf_refine_opts_init(jsmf_refine_opts *o)
+{
+    jsmf_refine_opts d = JSMF_REFINE_OPTS_DEFAULT;
+    *o = d;
+}
+
+void jsmf_refine_result_free(jsmf_refine_result *r)
+{
+    if (!r)
+        return;
+    free(r->objective);
+    memset(r, 0, sizeof *r);
+}
+
+/* The state of one refinement. */
+typedef struct refine_state {
+    uint32_t n, k, nt;
+    const jsmf_refine_opts *o;
+    const double *B;           /* N x K, this iteration's topics */
+    double *theta;             /* M x K */
+    double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
+    double *work;              /* nt x 2K scratch */
+    double *ll;                /* nt partial sums of sum h log p + a sum log theta */
+    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode;
+                                  NULL in EM mode) */
+    int have_prev;             /* nprev holds a pass's counts */
+    uint32_t theta_steps;      /* theta-only steps of each document this pass */
+    uint64_t docs, tokens;
+} refine_state;
+
+/* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
+ * from; theta <- (n_dk + a) / (n_d + K a). With nwk (the joint step) also adds the expected
+ * counts of the document's tokens to nwk. */
+static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                       uint64_t len, double *theta, double *ndk, double *nwk)
+{
+    const uint32_t k = s->k;
+    double ll = 0, nd = 0;
+    memset(ndk, 0, k * sizeof *ndk);
+    for (uint64_t e = 0; e < len; e++) {
+        const double *b = s->B + (uint64_t)ids[e] * k;
+        double p = 0;
+#pragma omp simd reduction(+ : p)
+        for (uint32_t t = 0; t < k; t++)
+            p += theta[t] * b[t];
+        if (!(p > 0)) /* a word no topic produces (only with mix 0, first pass): no say */
+            continue;
+        double c = counts[e];
+        ll += c * log(p);
+        nd += c;
+        double f = c / p;
+        if (nwk) {
+            double *acc = nwk + (uint64_t)ids[e] * k;
+#pragma omp simd
+            for (uint32_t t = 0; t < k; t++) {
+                double r = theta[t] * b[t] * f;
+                ndk[t] += r;
+                acc[t] += r;
+            }
+        } else {
+#pragma omp simd
+            for (uint32_t t = 0; t < k; t++)
+                ndk[t] += theta[t] * b[t] * f;
+        }
+    }
+    const double a = s->o->alpha, z = nd + k * a;
+    for (uint32_t t = 0; t < k; t++)
+        theta[t] = (ndk[t] + a) / z;
+    return ll;
+}
+
+/* The joint step of exclude mode (synchronous CVB0, Asuncion et al. 2009; BP for LDA, Zeng et
+ * al. 2013): a token's responsibility comes from its document's and its word's counts without
+ * its own share, (n_dk^-dw + a)(n_wk^-dw + b)/(n_k + N b), the shares re-derived from the current
+ * theta and B instead of stored per token (no nnz x K array); n_k keeps the share, a change of
+ * one token in n_k's thousands. Returns sum h log p at the theta it started from, as doc_step. */
+static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                               uint64_t len, double *theta, double *ndk, double *nwk)
+{
+    const uint32_t k = s->k;
+    const double a = s->o->alpha, beta = s->o->beta;
+    double nd = 0, ll = 0;
+    for (uint64_t e = 0; e < len; e++)
+        nd += counts[e];
+    const double z = nd + k * a;
+    double *nold = ndk + k, *g = ndk + 2 * k;
+    for (uint32_t t = 0; t < k; t++)
+        nold[t] = theta[t] * z - a, ndk[t] = 0;
+    const double *inv = s->have_prev ? s->nprev + (uint64_t)s->n * k : NULL;
+    for (uint64_t e = 0; e < len; e++) {
+        const double *b = s->B + (uint64_t)ids[e] * k;
+        double p = 0;
+#pragma omp simd reduction(+ : p)
+        for (uint32_t t = 0; t < k; t++)
+            p += theta[t] * b[t];
+        if (!(p > 0))
+            continue;
+        const double c = counts[e], f = c / p;
+        ll += c * log(p);
+        double sum = 0;
+        if (inv) {
+            const double *nw = s->nprev + (uint64_t)ids[e] * k;
+#pragma omp simd reduction(+ : sum)
+            for (uint32_t t = 0; t < k; t++) {
+                double own = theta[t] * b[t] * f, dk = nold[t] - own, wk = nw[t] - own;
+                g[t] = ((dk > 0 ? dk : 0) + a) * ((wk > 0 ? wk : 0) + beta) * inv[t];
+                sum += g[t];
+            }
+        } else { /* the first pass: the start's topics, no counts yet */
+#pragma omp simd reduction(+ : sum)
+            for (uint32_t t = 0; t < k; t++) {
+                double dk = nold[t] - theta[t] * b[t] * f;
+                g[t] = ((dk > 0 ? dk : 0) + a) * b[t];
+                sum += g[t];
+            }
+        }
+        double *acc = nwk + (uint64_t)ids[e] * k, norm = c / sum;
+#pragma omp simd
+        for (uint32_t t = 0; t < k; t++) {
+            double r = g[t] * norm;
+            ndk[t] += r;
+            acc[t] += r;
+        }
+    }
+    for (uint32_t t = 0; t < k; t++)
+        theta[t] = (ndk[t] + a) / z;
+    return ll;
+}
+
+static double log_sum(const double *x, uint32_t k)
+{
+    double s = 0;
+    for (uint32_t t = 0; t < k; t++)
+        s += log(x[t]);
+    return s;
+}
+
+/* One document of a pass: its theta steps, then the joint step (log-likelihood and prior at
+ * the theta the joint step starts from go into *ll). */
+static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                       uint64_t len, double *theta, int tid)
+{
+    double *ndk = s->work + (uint64_t)tid * 3 * s->k;
+    for (uint32_t i = 0; i < s->theta_steps; i++)
+        doc_step(s, ids, counts, len, theta, ndk, NULL);
+    double prior = s->o->alpha * log_sum(theta, s->k);
+    double *nwk = s->nwk + (uint64_t)tid * s->n * s->k;
+    double ll = s->o->exclude ? doc_step_exclude(s, ids, counts, len, theta, ndk, nwk)
+                              : doc_step(s, ids, counts, len, theta, ndk, nwk);
+    s->ll[tid] += ll + prior;
+}
+
+static int refine_block(void *arg, const jsmf_doc_block *b)
+{
+    refine_state *s = arg;
+    if (b->first + b->n_docs > s->docs)
+        return jsmf_error(JSMF_EINVAL, "refine: a block goes past document %llu of %llu",
+                          (unsigned long long)(b->first + b->n_docs), (unsigned long long)s->docs);
+    for (uint64_t e = b->offs[0]; e < b->offs[b->n_docs]; e++)
+        if (b->ids[e] >= s->n)
+            return jsmf_error(JSMF_EINVAL, "refine: document %llu has word id %u, the model %u "
+                              "words", (unsigned long long)b->first, b->ids[e], s->n);
+    const int64_t nd = b->n_docs;
+#pragma omp parallel for schedule(static) num_threads(s->nt)
+    for (int64_t d = 0; d < nd; d++) {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        uint64_t a = b->offs[d], z = b->offs[d + 1];
+        refine_doc(s, b->ids + a, b->counts + a, z - a,
+                   s->theta + (b->first + (uint64_t)d) * s->k, tid);
+    }
+    return JSMF_OK;
+}
+
+/* The M-step of the topics: the threads' counts summed in thread order into nwk[0], then
+ * B_wk = (n_wk + b) / (n_k + N b). */
+static void update_topics(refine_state *s, double *B)
+{
+    const uint32_t n = s->n, k = s->k, nt = s->nt;
+    const uint64_t nk = (uint64_t)n * k;
+    const double beta = s->o->beta;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t w = 0; w < (int64_t)n; w++)
+        for (uint32_t th = 1; th < nt; th++)
+            for (uint32_t t = 0; t < k; t++)
+                s->nwk[(uint64_t)w * k + t] += s->nwk[th * nk + (uint64_t)w * k + t];
+    double *colsum = s->work; /* K, before the next pass reuses it */
+    memset(colsum, 0, k * sizeof *colsum);
+    for (uint32_t w = 0; w < n; w++)
+        for (uint32_t t = 0; t < k; t++)
+            colsum[t] += s->nwk[(uint64_t)w * k + t];
+    for (uint32_t t = 0; t < k; t++)
+        colsum[t] = 1.0 / (colsum[t] + n * beta);
+    if (s->nprev) { /* exclude mode keeps the counts n_wk and 1/(n_k + N b) for the next pass */
+        memcpy(s->nprev, s->nwk, nk * sizeof *s->nwk);
+        memcpy(s->nprev + nk, colsum, k * sizeof *colsum);
+        s->have_prev = 1;
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t w = 0; w < (int64_t)n; w++)
+        for (uint32_t t = 0; t < k; t++)
+            B[(uint64_t)w * k + t] = (s->nwk[(uint64_t)w * k + t] + beta) * colsum[t];
+}
+
+/* b sum_wk log B_wk, summed by word in order (deterministic). */
+static double topic_prior(const double *B, uint32_t n, uint32_t k, double beta)
+{
+    double s = 0;
+    for (uint32_t w = 0; w < n; w++)
+        s += log_sum(B + (uint64_t)w * k, k);
+    return beta * s;
+}
+
+/* One pass over the documents at B: the objective per token at its start into *obj, the next
+ * B into B. */
+static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, double *obj)
+{
+    memset(s->nwk, 0, (uint64_t)s->nt * s->n * s->k * sizeof *s->nwk);
+    memset(s->ll, 0, s->nt * sizeof *s->ll);
+    s->B = B;
+    int rc = docs->scan(docs->ctx, refine_block, s);
+    if (rc)
+        return rc < 0 ? rc : jsmf_error(JSMF_EINVAL, "refine: the document scan stopped (%d)", rc);
+    double total = topic_prior(B, s->n, s->k, s->o->beta);
+    for (uint32_t th = 0; th < s->nt; th++)
+        total += s->ll[th];
+    *obj = total / (double)s->tokens;
+    update_topics(s, B);
+    return JSMF_OK;
+}
+
+static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
+                      const jsmf_refine_opts *o)
+{
+    if (!start || !docs || !docs->scan)
+        return jsmf_error(JSMF_EINVAL, "refine: no model or no documents");
+    if (docs->n != start->n)
+        return jsmf_error(JSMF_EINVAL, "refine: the documents have %u words, the model %u",
+                          docs->n, start->n);
+    if (!docs->n_docs || !docs->tokens)
+        return jsmf_error(JSMF_EINVAL, "refine: no documents to refine over");
+    if (!(o->alpha > 0) || !isfinite(o->alpha) || !(o->beta > 0) || !isfinite(o->beta))
+        return jsmf_error(JSMF_EINVAL, "refine: alpha (%g) and beta (%g) must be positive",
+                          o->alpha, o->beta);
+    if (!(o->mix >= 0 && o->mix < 1))
+        return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
+    if (!o->iters)
+        return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
+    return JSMF_OK;
+}
+
+/* The start's B mixed with the uniform distribution; a column without mass becomes uniform. */
+static void start_topics(const jsmf_model *m, double mix, double *B)
+{
+    const uint32_t n = m->n, k = m->k;
+    for (uint32_t t = 0; t < k; t++) {
+        double sum = 0;
+        for (uint32_t w = 0; w < n; w++)
+            sum += m->B[(uint64_t)w * k + t] > 0 ? m->B[(uint64_t)w * k + t] : 0;
+        double keep = sum > 0 ? (1 - mix) / sum : 0, flat = sum > 0 ? mix / n : 1.0 / n;
+        for (uint32_t w = 0; w < n; w++) {
+            double v = m->B[(uint64_t)w * k + t];
+            B[(uint64_t)w * k + t] = (v > 0 ? v : 0) * keep + flat;
+        }
+    }
+}
+
+/* A = mean over the documents of theta_d theta_d^T (sums to 1). */
+static void topic_pairs(const double *theta, uint64_t m, uint32_t k, double *A)
+{
+    memset(A, 0, (uint64_t)k * k * sizeof *A);
+    for (uint64_t d = 0; d < m; d++) {
+        const double *th = theta + d * k;
+        for (uint32_t i = 0; i < k; i++)
+            for (uint32_t j = 0; j < k; j++)
+                A[(uint64_t)i * k + j] += th[i] * th[j];
+    }
+    for (uint64_t i = 0; i < (uint64_t)k * k; i++)
+        A[i] /= (double)m;
+}
+
+static jsmf_vocab *vocab_copy(const jsmf_vocab *v)
+{
+    jsmf_vocab *c = calloc(1, sizeof *c);
+    if (!c || !(c->words = calloc(v->n ? v->n : 1, sizeof *c->words))) {
+        free(c);
+        return NULL;
+    }
+    c->n = v->n;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (!(c->words[i] = strdup(v->words[i]))) {
+            jsmf_vocab_free(c);
+            return NULL;
+        }
+    return c;
+}
+
+static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
+                            const jsmf_refine_opts *o, const jsmf_refine_result *r)
+{
+    jsmf_summary_buf b;
+    if (jsmf_model_summary_begin(&b))
+        return NULL;
+    jsmf_model_summary_header(&b.j, m, "refined");
+    char *kind = NULL;
+    if (start->summary_json && jsmf_json_get_string(start->summary_json, "kind", &kind))
+        kind = NULL;
+    jsmf_json_begin_object(&b.j, "refine");
+    jsmf_json_string(&b.j, "method", "MAP-EM for LDA over the documents");
+    jsmf_json_string(&b.j, "start_kind", kind ? kind : "unknown");
+    jsmf_json_uint(&b.j, "iterations", r->iters);
+    jsmf_json_uint(&b.j, "theta_steps", o->theta_steps);
+    jsmf_json_number(&b.j, "alpha", o->alpha);
+    jsmf_json_number(&b.j, "beta", o->beta);
+    jsmf_json_number(&b.j, "mix", o->mix);
+    jsmf_json_bool(&b.j, "exclude", o->exclude);
+    jsmf_json_uint(&b.j, "docs", r->docs);
+    jsmf_json_uint(&b.j, "tokens", r->tokens);
+    jsmf_json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
+    jsmf_json_number(&b.j, "seconds", r->seconds);
+    jsmf_json_uint(&b.j, "bytes", r->bytes);
+    jsmf_json_end_object(&b.j);
+    free(kind);
+    jsmf_error_clear();
+    return jsmf_model_summary_end(&b);
+}
+
+/* The refined model: B, A from the thetas, the start's vocabulary, the summary. */
+static int refined_model(const jsmf_model *start, const refine_state *s, double *B,
+                         const jsmf_refine_opts *o, const jsmf_refine_result *r, jsmf_model **out)
+{
+    jsmf_model *m;
+    int rc = jsmf_model_new(start->n, start->k, &m);
+    if (rc)
+        return rc;
+    free(m->B);
+    m->B = B;
+    topic_pairs(s->theta, s->docs, s->k, m->A);
+    if ((start->vocab && !(m->vocab = vocab_copy(start->vocab))) ||
+        !(m->summary_json = refine_summary(m, start, o, r))) {
+        jsmf_model_free(m);
+        return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
+    }
+    *out = m;
+    return JSMF_OK;
+}
+
+static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
+                      const jsmf_refine_opts *o, refine_state *s, double *B,
+                      jsmf_refine_result *r)
+{
+    start_topics(start, o->mix, B);
+    for (uint64_t i = 0; i < s->docs * s->k; i++)
+        s->theta[i] = 1.0 / s->k;
+    for (uint32_t it = 0; it < o->iters; it++) {
+        s->theta_steps = it == 0 ? o->theta_steps : 1;
+        int rc = refine_pass(s, docs, B, &r->objective[it]);
+        if (rc)
+            return rc;
+        r->iters = it + 1;
+        if (o->progress)
+            o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
+        if ((rc = jsmf_cancel_check()))
+            return rc;
+    }
+    return JSMF_OK;
+}
+
+int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
+                const jsmf_refine_opts *opts, jsmf_model **out, jsmf_refine_result *res)
+{
+    jsmf_refine_opts o;
+    if (opts)
+        o = *opts;
+    else
+        jsmf_refine_opts_init(&o);
+    int rc = check_opts(start, docs, &o);
+    if (rc)
+        return rc;
+    double t0 = clock_seconds();
+    call_threads_saved saved = call_threads_begin(o.threads);
+    refine_state s = {.n = start->n, .k = start->k, .nt = (uint32_t)call_threads(), .o = &o,
+                      .docs = docs->n_docs, .tokens = docs->tokens};
+    jsmf_refine_result r = {.docs = docs->n_docs, .tokens = docs->tokens};
+    const uint64_t nk = (uint64_t)s.n * s.k;
+    r.bytes = (s.docs * s.k + (s.nt + (o.exclude != 0)) * nk) * sizeof(double);
+    double *B = malloc(nk * sizeof *B);
+    s.theta = malloc(s.docs * s.k * sizeof *s.theta);
+    s.nwk = malloc(s.nt * nk * sizeof *s.nwk);
+    s.work = malloc((uint64_t)s.nt * 3 * s.k * sizeof *s.work);
+    if (o.exclude && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))
+        rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory");
+    s.ll = malloc(s.nt * sizeof *s.ll);
+    r.objective = malloc(o.iters * sizeof *r.objective);
+    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective))
+        rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %llu documents x %u topics and "
+                        "%u threads x %u words", (unsigned long long)s.docs, s.k, s.nt, s.n);
+    if (!rc)
+        rc = refine_run(start, docs, &o, &s, B, &r);
+    r.seconds = clock_seconds() - t0;
+    if (!rc && !(rc = refined_model(start, &s, B, &o, &r, out)))
+        B = NULL; /* the model owns it */
+    call_threads_end(saved);
+    free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev);
+    if (!rc && res)
+        *res = r;
+    else
+        free(r.objective);
+    return rc;
+}
