@@ -201,6 +201,9 @@ typedef struct jsmf_ingest_run_opts {
                                    the same. NULL: a new store counts its inputs once */
     uint32_t min_doc_len;     /**< of a new store ('jsmf ingest' default: 5) */
     int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    uint32_t hold;            /**< what a new store keeps of C (JSMF_HOLD_*, formats/store.md
+                                   "Documents"; 0: JSMF_HOLD_CHOSEN); an existing store must
+                                   have been created with it unless 0 */
     jsmf_ingest_dist_opts dist; /**< the job's, on several ranks */
     /** Told what the counting pass of a new store counted, as soon as the store is made and
      *  before any input is ingested (on rank 0 of a job); not called when no pass ran. NULL:

@@ -82,4 +82,11 @@ static inline jsmf_sum accum_fixed(double x)
     return (jsmf_sum)(m >> -e);
 }
 
+/* q = 2^90 / (n (n - 1)) of a document of n tokens, with the bits every accumulator and every
+ * reader of documents uses. */
+static inline double accum_doc_q(uint64_t len)
+{
+    return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
+}
+
 #endif

@@ -168,6 +168,10 @@ static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_sto
     if (o->min_doc_len_given && p.min_doc_len != o->min_doc_len)
         return jsmf_error(JSMF_EMISMATCH, "%s: --min-doc-len %u differs from the store's %u "
                           "(fixed at creation)", path, o->min_doc_len, p.min_doc_len);
+    if (o->hold && p.hold != o->hold)
+        return jsmf_error(JSMF_EMISMATCH, "%s: --hold %s differs from the store's %s (fixed at "
+                          "creation; jsmf merge writes a store that holds rows)", path,
+                          jsmf_store_hold_name(o->hold), jsmf_store_hold_name(p.hold));
     if (!o->vocab)
         return JSMF_OK;
     jsmf_vocab *want = NULL, *have = NULL;
@@ -205,7 +209,7 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
         return rc;
     }
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len};
+    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len, o->hold};
     if (!o->mem_below_need)
         rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
     if (!rc)
