@@ -66,7 +66,8 @@ typedef struct jsmf_ingest_summary {
     uint64_t flushes;         /**< checkpoints committed */
     uint32_t dense_width;     /**< the accumulator's dense block: pairs of the words with ids
                                    below this (N: all of C dense, 0: hash tables only) */
-    int doc_buffer;           /**< 1: documents were kept and C's rows computed from them */
+    int doc_buffer;           /**< 1: documents were kept and C's rows computed from them;
+                                   2: the store holds documents only, no rows were summed */
     uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
                                    (1 MiB); a smaller budget is refused, or, with
                                    mem_below_need, exceeded by the difference */

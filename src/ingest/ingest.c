@@ -363,7 +363,7 @@ int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
             g->sum.dense_width = accum_dense_width(g->acc);
     }
     jsmf_vocab_free(v);
-    g->sum.doc_buffer = g->ds != NULL;
+    g->sum.doc_buffer = g->docs_only ? 2 : g->ds != NULL;
     if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids)) ||
         (rc = batch_reserve(&g->added, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_free(g);
