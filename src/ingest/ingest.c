@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "accum.h"
-#include "docsum.h"
+#include "store/docsum.h"
 #include "jsmf_io.h"
 #include "core/clock.h"
 #include "core/grow.h"

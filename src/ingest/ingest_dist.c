@@ -34,6 +34,7 @@
 #include "store/commit.h"
 #include "store/flush.h"
 #include "store/rows.h"
+#include "store/codec.h" /* row encoding */
 #include "store/runs.h"
 #include "store/store.h"
 #include "store/growth.h"

@@ -5,8 +5,7 @@
 #include "docrows.h"
 
 #include "docs.h"
-#include "ingest/accum.h"
-#include "ingest/docsum.h"
+#include "docsum.h"
 
 #include <omp.h>
 #include <stdlib.h>

@@ -84,6 +84,31 @@ typedef struct jsmf_store_flush {
 typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
                                const jsmf_sum *sums, uint32_t n);
 
+/* The contribution of one pair, exactly as formats/store.md defines it: truncation toward zero
+ * of x = (double)(h_i h_j - [i==j] h_i) * q, q = 2^90/(n(n-1)), to a 128-bit integer. */
+static inline jsmf_sum accum_fixed(double x)
+{
+    uint64_t b;
+    __builtin_memcpy(&b, &x, 8);
+    int be = (int)(b >> 52) & 0x7ff;
+    if (be == 0)
+        return 0;
+    int e = be - 1075;
+    uint64_t m = (b & ((1ULL << 52) - 1)) | (1ULL << 52);
+    if (e >= 0)
+        return (jsmf_sum)m << e;
+    if (e <= -53)
+        return 0;
+    return (jsmf_sum)(m >> -e);
+}
+
+/* q = 2^90 / (n (n - 1)) of a document of n tokens, with the bits every accumulator and every
+ * reader of documents uses. */
+static inline double accum_doc_q(uint64_t len)
+{
+    return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
+}
+
 #endif
 
 #endif

@@ -1,4 +1,5 @@
-/* docsum.h — ingest's accumulator for a C much larger than memory: it keeps the documents of a
+/* docsum.h — ingest's accumulator for a C much larger than memory (and the rows of a store that
+ * holds documents, docrows.c): it keeps the documents of a
  * checkpoint window (word ids and counts, about 16 bytes a distinct word of a document) instead
  * of their pairs, and computes the rows of their C one at a time at the checkpoint, in row
  * order, each row summed in a dense N-wide buffer (a row-wise sparse product, Gustavson's
@@ -8,7 +9,7 @@
 #define JSMF_DOCSUM_H
 
 #include "jsmf_store.h"
-#include "store/flush.h"
+#include "flush.h"
 
 typedef struct docsum docsum;
 

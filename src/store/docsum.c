@@ -1,17 +1,16 @@
-/* docsum.c — the documents of a checkpoint window, and the rows of their C computed one row at
+/* docsum.c — the documents of a checkpoint window (ingest) or of a store (docrows.c), and the rows of their C computed one row at
  * a time (docsum.h): row i = sum over the documents m holding word i of h_i h_m / (n (n - 1)),
  * added into a dense row buffer per thread and gathered in column order through a bitmap. */
 #include "docsum.h"
 
-#include "accum.h" /* accum_fixed: the same contribution bits as the other accumulators */
 #include "core/bigmem.h"
 
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/flush.h"
-#include "store/runs.h"
+#include "flush.h" /* accum_fixed: the same contribution bits as the accumulators */
+#include "codec.h" /* row encoding */
 
 /* Bytes kept per distinct word of a document: its id and count, and, once indexed, the
  * document and count in the word's posting list. Per document: its start, q and the value of
