@@ -66,7 +66,8 @@ typedef struct jsmf_ingest_summary {
     uint64_t flushes;         /**< checkpoints committed */
     uint32_t dense_width;     /**< the accumulator's dense block: pairs of the words with ids
                                    below this (N: all of C dense, 0: hash tables only) */
-    int doc_buffer;           /**< 1: documents were kept and C's rows computed from them */
+    int doc_buffer;           /**< 1: documents were kept and C's rows computed from them;
+                                   2: the store holds documents only, no rows were summed */
     uint64_t mem_needed;      /**< the least --mem that leaves the accumulator its minimum
                                    (1 MiB); a smaller budget is refused, or, with
                                    mem_below_need, exceeded by the difference */
@@ -208,6 +209,9 @@ typedef struct jsmf_ingest_run_opts {
                                    the same. NULL: a new store counts its inputs once */
     uint32_t min_doc_len;     /**< of a new store ('jsmf ingest' default: 5) */
     int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    uint32_t hold;            /**< what a new store keeps of C (JSMF_HOLD_*, formats/store.md
+                                   "Documents"; 0: JSMF_HOLD_CHOSEN); an existing store must
+                                   have been created with it unless 0 */
     jsmf_ingest_dist_opts dist; /**< the job's, on several ranks */
     /** Told what the counting pass of a new store counted, as soon as the store is made and
      *  before any input is ingested (on rank 0 of a job); not called when no pass ran. NULL:

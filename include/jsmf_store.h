@@ -59,7 +59,13 @@ typedef struct jsmf_store_stats {
     uint64_t bytes;          /**< size of the LMDB data file */
     uint32_t runs;           /**< live runs of C (formats/store.md): readers sum them row by row */
     int nnz_exact;           /**< 0: nnz is an upper bound (an ingest was interrupted before its
-                                  last checkpoint recounted); jsmf_store_source counts exactly */
+                                  last checkpoint recounted, or C is held by its documents only:
+                                  min(N^2, the sum of the documents' squared distinct words));
+                                  jsmf_store_source counts exactly unless documents only */
+    uint32_t hold;           /**< what the store holds of C: JSMF_HOLD_ROWS, _DOCS or _BOTH */
+    uint64_t doc_nnz;        /**< nnz(H): (document, word) entries of the documents held (0 when
+                                  the store holds rows only) */
+    uint64_t doc_bytes;      /**< bytes of the documents' encoded blocks (values, no LMDB overhead) */
 } jsmf_store_stats;
 
 /** The store's counters into *out. Errors: JSMF_ESTORE. */
@@ -87,11 +93,18 @@ typedef struct jsmf_store_check_result {
     uint64_t digest;    /**< a hash of every (row, column, exact sum) in order: equal for two
                              stores holding the same C however it is cut into runs */
     double seconds;     /**< wall time of the read */
+    uint64_t docs;      /**< a store that holds documents: the documents read (equals M) */
+    uint64_t doc_entries; /**< ... their (document, word) entries (equals nnz(H)) */
+    uint64_t doc_digest;  /**< ... a hash of the documents' sequence in key order (each
+                               document's ids and counts): equal for two stores holding the
+                               same documents however checkpoints cut them into blocks */
 } jsmf_store_check_result;
 
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
- *  increasing within a row. JSMF_ESTORE names the first corrupt row; a count other than the
- *  store's nnz is JSMF_ESTORE too. */
+ *  increasing within a row (a store without rows: its rows computed from its documents). A
+ *  store that holds documents has them all decoded too, their count checked against M and
+ *  nnz(H). JSMF_ESTORE names the first corrupt row or block; a count other than the store's
+ *  nnz (of a store holding rows) is JSMF_ESTORE too. */
 JSMF_API int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
 
 /** What jsmf_store_check found in the store at `path`, for people: two lines, each
@@ -106,16 +119,32 @@ JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *pa
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 5
+#define JSMF_STORE_FORMAT_VERSION 6
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90
+
+/** What a store keeps of C (formats/store.md, "Documents"), chosen at its creation: the rows of
+ *  its fixed-point sums, each contributing document's in-vocabulary bag of words, or both.
+ *  Bits: 1 rows, 2 documents. */
+enum { JSMF_HOLD_DEFAULT = 0, JSMF_HOLD_ROWS = 1, JSMF_HOLD_DOCS = 2, JSMF_HOLD_BOTH = 3 };
+
+/** What a new store holds when its creator does not say (jsmf_store_params.hold 0, `jsmf ingest`
+ *  without --hold): one constant (formats/store.md "Documents": documents measured 28x to 70x
+ *  fewer bytes, 2.8x less ingest CPU, the same fit; rows until the tests of the rows' machinery
+ *  all ask for rows). A new store an MPI job makes without --hold holds rows whatever this says. */
+#define JSMF_HOLD_CHOSEN JSMF_HOLD_ROWS
+
+/** The name of a hold ("rows", "docs", "both"), or "?" . */
+JSMF_API const char *jsmf_store_hold_name(uint32_t hold);
 
 /** Settings fixed when a store is created. */
 typedef struct jsmf_store_params {
     uint32_t min_doc_len;   /**< documents with fewer in-vocabulary tokens (and < 2) are dropped */
     uint32_t tok_min_len;   /**< tokenizer settings used for text input (recorded, informative) */
     uint32_t tok_max_len;
+    uint32_t hold;          /**< JSMF_HOLD_*: what the store keeps of C (JSMF_HOLD_DEFAULT:
+                                 JSMF_HOLD_CHOSEN); a store written before version 6 holds rows */
 } jsmf_store_params;
 
 /** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with

@@ -132,16 +132,17 @@ class StoreStats(Structure):
     _fields_ = [("n_words", u32), ("docs", u64), ("docs_dropped", u64), ("tokens", u64),
                 ("tokens_dropped", u64), ("oov_tokens", u64), ("nnz", u64),
                 ("min_doc_len", u32), ("n_inputs", u32), ("format_version", u32),
-                ("fingerprint", u64), ("bytes", u64), ("runs", u32), ("nnz_exact", c_int)]
+                ("fingerprint", u64), ("bytes", u64), ("runs", u32), ("nnz_exact", c_int),
+                ("hold", u32), ("doc_nnz", u64), ("doc_bytes", u64)]
 
 
 class StoreCheck(Structure):
     _fields_ = [("entries", u64), ("bytes", u64), ("sum", f64), ("digest", u64),
-                ("seconds", f64)]
+                ("seconds", f64), ("docs", u64), ("doc_entries", u64), ("doc_digest", u64)]
 
 
 class StoreParams(Structure):
-    _fields_ = [("min_doc_len", u32), ("tok_min_len", u32), ("tok_max_len", u32)]
+    _fields_ = [("min_doc_len", u32), ("tok_min_len", u32), ("tok_max_len", u32), ("hold", u32)]
 
 
 class StoreRule(Structure):
@@ -197,7 +198,7 @@ class IngestDistSummary(Structure):
 
 class IngestRunOpts(Structure):
     _fields_ = [("ingest", IngestOpts), ("vocab", c_char_p), ("min_doc_len", u32),
-                ("min_doc_len_given", c_int), ("dist", IngestDistOpts),
+                ("min_doc_len_given", c_int), ("hold", u32), ("dist", IngestDistOpts),
                 ("counted", c_void_p), ("counted_arg", c_void_p), ("rule", c_char_p)]
 
 

@@ -13,6 +13,7 @@ from ._progress import Guard
 
 RDONLY, WRITE, CREATE = 0, 1, 2
 FORMATS = {"auto": 0, "text": 1, "uci": 2, "ldac": 3}
+HOLDS = {None: 0, "rows": 1, "docs": 2, "both": 3}  # jsmf_store_params.hold (JSMF_HOLD_*)
 
 
 def _fnv1a64(data):
@@ -78,22 +79,23 @@ class Store:
         return cls(path)
 
     @classmethod
-    def create(cls, path, vocabulary, min_doc_len=5, tok_min_len=3, tok_max_len=64):
+    def create(cls, path, vocabulary, min_doc_len=5, tok_min_len=3, tok_max_len=64, hold=None):
         """A new store with `vocabulary` (a list of words in row order, or the path of a
-        vocabulary file as 'jsmf vocab' writes it) and the documents' rules."""
+        vocabulary file as 'jsmf vocab' writes it) and the documents' rules; `hold` "rows",
+        "docs" or "both" (None: the default; formats/store.md "Documents")."""
         if isinstance(vocabulary, (str, bytes, os.PathLike)):
             vp = POINTER(_lib.Vocab)()
             check(lib.jsmf_vocab_load(enc(vocabulary), byref(vp)))
             try:
-                return cls._create(path, vp, min_doc_len, tok_min_len, tok_max_len)
+                return cls._create(path, vp, min_doc_len, tok_min_len, tok_max_len, hold)
             finally:
                 lib.jsmf_vocab_free(vp)
         v, _keep = make_vocab(list(vocabulary))
-        return cls._create(path, byref(v), min_doc_len, tok_min_len, tok_max_len)
+        return cls._create(path, byref(v), min_doc_len, tok_min_len, tok_max_len, hold)
 
     @classmethod
-    def _create(cls, path, vp, min_doc_len, tok_min_len, tok_max_len):
-        p = _lib.StoreParams(min_doc_len, tok_min_len, tok_max_len)
+    def _create(cls, path, vp, min_doc_len, tok_min_len, tok_max_len, hold=None):
+        p = _lib.StoreParams(min_doc_len, tok_min_len, tok_max_len, HOLDS[hold])
         h = c_void_p()
         check(lib.jsmf_store_create(enc(path), vp, byref(p), byref(h)))
         lib.jsmf_store_close(h)
@@ -123,6 +125,7 @@ class Store:
             finally:
                 _libc_free(recs)
         d = {f: getattr(st, f) for f, _ in _lib.StoreStats._fields_}
+        d["hold"] = {v: k for k, v in HOLDS.items() if k}.get(st.hold, st.hold)
         d["min_doc_len"] = pr.min_doc_len
         d["tokenizer"] = (pr.tok_min_len, pr.tok_max_len)
         d["inputs"] = inputs

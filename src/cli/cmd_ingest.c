@@ -48,6 +48,7 @@ int cmd_ingest(int argc, char **argv)
     double max_df_frac = 0.5;
     int min_df_given = 0, frac_given = 0, max_words_given = 0, freeze = 0, unfreeze = 0;
     char rule[256];
+    int hold = 0; /* JSMF_HOLD_*'s order */
     const cli_option options[] = {
         {CLI_OPT("STORE", 0, CLI_ARG, &store)},
         {CLI_OPT("INPUT", 0, CLI_ARGS, &inputs), .count = &n, .stdin_once = 1,
@@ -66,6 +67,7 @@ int cmd_ingest(int argc, char **argv)
         {CLI_OPT("--max-words", 0, CLI_U64, &max_words), .given = &max_words_given},
         {CLI_OPT("--freeze", 0, CLI_FLAG, &freeze)},
         {CLI_OPT("--unfreeze", 0, CLI_FLAG, &unfreeze)},
+        {CLI_OPT("--hold", 0, CLI_CHOICE, &hold), .choices = "default|rows|docs|both"},
         {CLI_OPT("--accumulator", 0, CLI_CHOICE, &io->accumulator),
          .choices = "auto|hash|dense|docs"}, /* jsmf_ingest_opts.accumulator's order */
         {0},
@@ -80,6 +82,7 @@ int cmd_ingest(int argc, char **argv)
                                "--min-df, --max-df-frac or --max-words");
     o.rule = rule_text(rule, sizeof rule, min_df, min_df_given, max_df_frac, frac_given,
                        max_words, max_words_given, freeze, unfreeze);
+    o.hold = (uint32_t)hold;
     if ((rc = cli_comm(&c)))
         return rc;
     rc = jsmf_ingest_run(store, inputs, n, &o, c, &r);

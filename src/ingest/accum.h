@@ -64,22 +64,7 @@ int accum_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx);
 /* Empty the tables (after a successful commit). */
 void accum_clear(accum *a);
 
-/* The contribution of one pair, exactly as formats/store.md defines it: truncation toward zero
- * of x = (double)(h_i h_j - [i==j] h_i) * q, q = 2^90/(n(n-1)), to a 128-bit integer. */
-static inline jsmf_sum accum_fixed(double x)
-{
-    uint64_t b;
-    __builtin_memcpy(&b, &x, 8);
-    int be = (int)(b >> 52) & 0x7ff;
-    if (be == 0)
-        return 0;
-    int e = be - 1075;
-    uint64_t m = (b & ((1ULL << 52) - 1)) | (1ULL << 52);
-    if (e >= 0)
-        return (jsmf_sum)m << e;
-    if (e <= -53)
-        return 0;
-    return (jsmf_sum)(m >> -e);
-}
+/* accum_fixed and accum_doc_q: the contribution bits, in store/flush.h (every reader of
+ * documents computes them too). */
 
 #endif

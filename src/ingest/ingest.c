@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "accum.h"
-#include "docsum.h"
+#include "store/docsum.h"
 #include "jsmf_io.h"
 #include "core/clock.h"
 #include "core/grow.h"
@@ -19,6 +19,8 @@
 #include "store/flush.h"
 #include "store/store.h"
 #include "store/growth.h"
+#include "store/codec.h"
+#include "store/docs.h"
 
 /* A batch of documents takes about this share of --mem (see jsmf_ingest_new), between these
  * bounds; per id: id and count, and the accumulator's occurrence lists; per document: offsets,
@@ -67,6 +69,12 @@ struct jsmf_ingest {
     const char *const *oov_w;    /* the next document's words outside the vocabulary */
     const uint32_t *oov_len, *oov_cnt;
     uint32_t oov_n, oov_stamp;
+    /* a store that holds its documents (formats/store.md "Documents"): the window's, encoded */
+    int keep_docs, docs_only;    /* docs_only: no rows at all, nothing summed */
+    store_docw dw;
+    uint64_t dw_room;            /* bytes the buffer may take, sealed blocks included */
+    jsmf_store_doc_move *moves;  /* stdin records renamed since the last checkpoint */
+    uint32_t n_moves, cap_moves;
     jsmf_ingest_summary sum;
     double t0;            /* clock_seconds() at jsmf_ingest_new */
     double every, last_checkpoint;
@@ -330,12 +338,24 @@ int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
      * summing rows from the documents above that (debdesc, N = 17.7k at 4G: 2.5 GB dense
      * 3.64 s, documents 1.15 s; kjv, 0.16 GB: 0.28 s and 0.31 s); hash tables when even the
      * rows' per-thread buffers would take a quarter of the budget */
+    g->keep_docs = (p.hold & JSMF_HOLD_DOCS) != 0;
+    g->docs_only = p.hold == JSMF_HOLD_DOCS;
+    store_docw_init(&g->dw);
+    if (g->keep_docs) { /* documents only: all of it; with rows: a quarter */
+        g->dw_room = g->docs_only ? tables : tables / 4;
+        tables -= g->docs_only ? 0 : g->dw_room;
+        const char *cap = getenv("JSMF_TEST_DOCS_BYTES"); /* tests: many small windows */
+        if (cap && atoll(cap) > 0 && (uint64_t)atoll(cap) < g->dw_room)
+            g->dw_room = (uint64_t)atoll(cap);
+    }
     int mode = o ? o->accumulator : ACCUM_AUTO;
     uint64_t dense_max = tables < DENSE_MAX_BYTES ? tables : DENSE_MAX_BYTES;
     if (mode == ACCUM_AUTO && !accum_dense_fits(g->n_words, dense_max) &&
         docsum_fixed_bytes(g->n_words, g->threads) <= tables / 4)
         mode = ACCUM_DOCS;
-    if (mode == ACCUM_DOCS) {
+    if (g->docs_only) {
+        rc = JSMF_OK; /* nothing summed */
+    } else if (mode == ACCUM_DOCS) {
         rc = docsum_new(g->n_words, g->threads, tables, &g->ds);
     } else {
         rc = accum_new(g->n_words, g->threads, tables, mode, planning_df(v, o), &g->acc);
@@ -343,7 +363,7 @@ int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
             g->sum.dense_width = accum_dense_width(g->acc);
     }
     jsmf_vocab_free(v);
-    g->sum.doc_buffer = g->ds != NULL;
+    g->sum.doc_buffer = g->docs_only ? 2 : g->ds != NULL;
     if (rc || (rc = batch_reserve(&g->b, g->threads, g->batch_docs, g->batch_ids)) ||
         (rc = batch_reserve(&g->added, g->threads, g->batch_docs, g->batch_ids))) {
         jsmf_ingest_free(g);
@@ -368,6 +388,8 @@ void jsmf_ingest_free(jsmf_ingest *g)
     free(g->add), free(g->room), free(g->stamp), free(g->cnt), free(g->uniq), free(g->ucnt);
     free(g->df), free(g->tf), free(g->recs), free(g->solo_cols), free(g->solo_vals);
     pending_free(&g->pend);
+    store_docw_free(&g->dw);
+    free(g->moves);
     jsmf_wordmap_free(g->stopmap);
     jsmf_vocab_free(g->stop);
     free(g);
@@ -401,8 +423,10 @@ static void clear_window(jsmf_ingest *g)
 {
     if (g->acc)
         accum_clear(g->acc);
-    else
+    else if (g->ds)
         docsum_clear(g->ds);
+    store_docw_clear(&g->dw);
+    g->n_moves = 0;
 }
 
 /* The checkpoint: everything added so far, with the inputs' progress, in one commit. */
@@ -414,7 +438,7 @@ static int checkpoint(jsmf_ingest *g)
     if (!g->dirty && g->nrecs == 0 && !g->finishing)
         return JSMF_OK;
     double t0 = clock_seconds();
-    if ((rc = g->acc ? accum_prepare_rows(g->acc) : docsum_prepare_rows(g->ds)))
+    if ((rc = g->acc ? accum_prepare_rows(g->acc) : g->ds ? docsum_prepare_rows(g->ds) : 0))
         return rc;
     jsmf_store_flush f = {0};
     if (g->solo_k)
@@ -427,6 +451,10 @@ static int checkpoint(jsmf_ingest *g)
     f.df = g->df, f.tf = g->tf;
     f.inputs = g->recs, f.n_inputs = g->nrecs;
     f.exact_nnz = g->finishing;
+    if (g->keep_docs && store_docw_docs(&g->dw) &&
+        (rc = store_docw_seal(&g->dw, g->recs, g->threads, &f.docs)))
+        return rc;
+    f.doc_moves = g->moves, f.n_doc_moves = g->n_moves;
     f.counting = g->grow;
     if (g->grow && (rc = pending_list(&g->pend, &f.pending, &f.n_pending)))
         return rc;
@@ -493,6 +521,25 @@ void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out)
     *out = g->sum;
 }
 
+/* The documents of record `old` (key of `r`) move to (fingerprint, occurrence): those stored
+ * by earlier checkpoints in the next commit, those buffered now at once. */
+static int add_move(jsmf_ingest *g, const jsmf_store_input *r, uint64_t fingerprint,
+                    uint32_t occurrence, uint32_t old)
+{
+    if (g->n_moves == g->cap_moves) {
+        uint32_t c = g->cap_moves ? 2 * g->cap_moves : 4;
+        jsmf_store_doc_move *m = realloc(g->moves, c * sizeof *m);
+        if (!m)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        g->moves = m, g->cap_moves = c;
+    }
+    jsmf_store_doc_move *m = &g->moves[g->n_moves++];
+    put_be64(m->from, r->fingerprint), put_be32(m->from + 8, r->occurrence);
+    put_be64(m->to, fingerprint), put_be32(m->to + 8, occurrence);
+    store_docw_rename(&g->dw, old, (uint32_t)g->cur);
+    return JSMF_OK;
+}
+
 int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
                               uint64_t size, int stored)
 {
@@ -503,7 +550,10 @@ int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occ
     if (rekey && stored) {
         /* the same commit deletes the record under its old key, then writes the new one */
         jsmf_store_input copy = *r;
+        uint32_t old = (uint32_t)g->cur;
         int rc = jsmf_ingest_input(g, &copy); /* appended: the copy becomes the current one */
+        if (!rc && g->keep_docs) /* its documents follow it, the stored ones in the commit */
+            rc = add_move(g, &copy, fingerprint, occurrence, old);
         if (rc)
             return rc;
         g->recs[g->cur - 1].state = JSMF_INPUT_REMOVE;
@@ -564,7 +614,7 @@ static uint32_t normalise(jsmf_ingest *g, const uint32_t *ids, const uint32_t *c
 /* q = 2^90 / (n (n - 1)) of a document of n tokens, with the bits every accumulator uses. */
 static double doc_q(uint64_t len)
 {
-    return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
+    return accum_doc_q(len);
 }
 
 /* A contributing document's words outside the vocabulary, but the rule's stopwords. */
@@ -587,15 +637,22 @@ static int count_oov(jsmf_ingest *g)
     return JSMF_OK;
 }
 
-/* A contributing document's counters and word statistics. */
-static void count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t len)
+/* A contributing document's counters and word statistics, and the document itself in a store
+ * that holds them (its position: its index in the input, the record's resume point before it). */
+static int count_doc(jsmf_ingest *g, jsmf_store_input *r, uint32_t k, uint64_t len)
 {
+    if (g->keep_docs) {
+        int rc = store_docw_add(&g->dw, (uint32_t)g->cur, r->next_doc, g->uniq, g->ucnt, k);
+        if (rc)
+            return rc;
+    }
     for (uint32_t i = 0; i < k; i++)
         g->df[g->uniq[i]]++, g->tf[g->uniq[i]] += g->ucnt[i];
     g->counts.docs++, g->counts.tokens += len;
     r->docs++, r->tokens += len;
     g->sum.docs++, g->sum.tokens += len;
     g->sum.pairs += (uint64_t)k * (k + 1) / 2;
+    return JSMF_OK;
 }
 
 /* The document buffer's way (g->ds): a checkpoint when it is full or the window is old; a
@@ -611,7 +668,8 @@ static int keep_doc(jsmf_ingest *g, uint32_t k, uint64_t len, int *oversize)
         *oversize = 1, g->solo_k = k, g->solo_q = q;
     else if ((rc = docsum_add(g->ds, g->uniq, g->ucnt, k, q)))
         return rc;
-    count_doc(g, &g->recs[g->cur], k, len);
+    if ((rc = count_doc(g, &g->recs[g->cur], k, len)))
+        return rc;
     return g->grow ? count_oov(g) : JSMF_OK;
 }
 
@@ -635,6 +693,18 @@ static int oov_room(jsmf_ingest *g)
 
 static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                       uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc);
+
+/* Room in the document buffer for a document of k words, else a checkpoint first; in a store
+ * without rows the time rule of the other buffers too. 0, or an error. */
+static int docs_room(jsmf_ingest *g, uint32_t k)
+{
+    if (!store_docw_docs(&g->dw))
+        return JSMF_OK;
+    int old = g->docs_only && g->every > 0 && clock_seconds() - g->last_checkpoint > g->every;
+    if (old || store_docw_bytes(&g->dw) + store_docw_doc_bytes(k) > g->dw_room)
+        return checkpoint(g);
+    return JSMF_OK;
+}
 
 int jsmf_ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *counts, uint32_t n,
                     uint64_t oov, uint64_t next_offset, uint64_t next_line, uint64_t next_doc)
@@ -667,12 +737,21 @@ static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *count
         g->counts.docs_dropped++, g->counts.tokens_dropped += len;
         r->docs_dropped++, r->tokens_dropped += len;
         g->sum.docs_dropped++, g->sum.tokens_dropped += len;
+    } else if (g->keep_docs && (rc0 = docs_room(g, k))) {
+        return rc0;
+    } else if (g->docs_only) {
+        r = &g->recs[g->cur]; /* a checkpoint moves the current record to the front */
+        int rc = count_doc(g, r, k, len);
+        if (rc || (g->grow && (rc = count_oov(g))))
+            return rc;
     } else if (g->ds) {
+        r = &g->recs[g->cur];
         int rc = keep_doc(g, k, len, &oversize);
         if (rc)
             return rc;
         r = &g->recs[g->cur];
     } else {
+        r = &g->recs[g->cur];
         accum_doc_pairs(g->acc, g->uniq, k, g->add);
         /* a long run in a big budget still checkpoints now and then */
         int over = g->every > 0 && clock_seconds() - g->last_checkpoint > g->every;
@@ -709,8 +788,7 @@ static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *count
             for (int t = 0; t < T; t++)
                 b->pairs[t] += g->add[t];
         }
-        count_doc(g, r, k, len);
-        if (g->grow && (rc = count_oov(g)))
+        if ((rc = count_doc(g, r, k, len)) || (g->grow && (rc = count_oov(g))))
             return rc;
         if ((g->b.ndocs >= g->batch_docs || g->b.nids >= g->batch_ids) && (rc = start_batch(g)))
             return rc;

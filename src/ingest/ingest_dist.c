@@ -34,6 +34,7 @@
 #include "store/commit.h"
 #include "store/flush.h"
 #include "store/rows.h"
+#include "store/codec.h" /* row encoding */
 #include "store/runs.h"
 #include "store/store.h"
 #include "store/growth.h"
@@ -515,6 +516,11 @@ static int open_shard(job *j)
         rc = jsmf_store_params_get(j->main, &params);
     if (!(rc = jsmf_comm_agree(j->c, rc)))
         rc = jsmf_comm_bcast(j->c, &params, sizeof params, 0);
+    if (!rc && (params.hold & JSMF_HOLD_DOCS)) /* the same answer on every rank */
+        rc = jsmf_error(JSMF_EINVAL, "%s: the store holds its documents (--hold %s), which one "
+                        "process ingests: run jsmf ingest without mpirun, or make the store with "
+                        "--hold rows", j->store_path,
+                        jsmf_store_hold_name(params.hold));
     if (!rc && (rc = jsmf_store_open(j->shard, JSMF_STORE_WRITE, &j->sh)) == JSMF_ENOTFOUND)
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     else if (!rc && !jsmf_store_has_vocab(j->sh)) {

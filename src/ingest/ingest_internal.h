@@ -105,6 +105,8 @@ typedef struct jsmf_ingest_store_opts {
                                    its inputs once with 'jsmf vocab' defaults (not stdin) */
     uint32_t min_doc_len;     /**< of a new store */
     int min_doc_len_given;    /**< an existing store must have been created with min_doc_len */
+    uint32_t hold;            /**< of a new store (JSMF_HOLD_*; 0: the default); an existing
+                                   store must hold this unless 0 */
     jsmf_format format;       /**< of the inputs, for the counting pass */
     const char *uci_vocab;    /**< UCI vocabulary of the inputs, for the counting pass */
     uint64_t mem;             /**< the ingest's budget: a new store is not made for one too small */

@@ -168,6 +168,10 @@ static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_sto
     if (o->min_doc_len_given && p.min_doc_len != o->min_doc_len)
         return jsmf_error(JSMF_EMISMATCH, "%s: --min-doc-len %u differs from the store's %u "
                           "(fixed at creation)", path, o->min_doc_len, p.min_doc_len);
+    if (o->hold && p.hold != o->hold)
+        return jsmf_error(JSMF_EMISMATCH, "%s: --hold %s differs from the store's %s (fixed at "
+                          "creation; jsmf merge writes a store that holds rows)", path,
+                          jsmf_store_hold_name(o->hold), jsmf_store_hold_name(p.hold));
     if (!o->vocab)
         return JSMF_OK;
     jsmf_vocab *want = NULL, *have = NULL;
@@ -205,7 +209,7 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
         return rc;
     }
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len};
+    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len, o->hold};
     if (!o->mem_below_need)
         rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
     if (!rc)
@@ -279,6 +283,8 @@ int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const cha
     if (!(rc = jsmf_comm_agree(c, rc)) && jsmf_comm_rank(c) == 0) {
         jsmf_ingest_store_opts with = *o;
         with.counted = v;
+        if (!with.hold) /* a job of ranks ingests rows only (formats/store.md "Documents") */
+            with.hold = JSMF_HOLD_ROWS;
         rc = jsmf_ingest_open_store(path, inputs, n, &with, out, df, counted);
         if (count)
             *counted = st;
@@ -315,15 +321,22 @@ void jsmf_ingest_summary_write(FILE *f, const char *p, const char *store, uint64
     jsmf_report_line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, "
                      "OOV %.2f%%", r->docs, r->docs_dropped, r->tokens,
                      all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0);
-    if (r->doc_buffer)
-        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
-                         r->flushes, s);
-    else
-        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes, s,
-                         r->dense_width);
-    jsmf_report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
-                     r->pairs, r->seconds, (double)(r->docs + r->docs_dropped) / t,
-                     (double)r->pairs / t);
+    if (r->doc_buffer == 2) {
+        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (the store holds documents: no rows "
+                         "summed)", r->flushes, s);
+        jsmf_report_line(f, p, "%" PRIu64 " documents in %.2f s (%.0f docs/s)", r->docs,
+                         r->seconds, (double)(r->docs + r->docs_dropped) / t);
+    } else {
+        if (r->doc_buffer)
+            jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
+                             r->flushes, s);
+        else
+            jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes,
+                             s, r->dense_width);
+        jsmf_report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
+                         r->pairs, r->seconds, (double)(r->docs + r->docs_dropped) / t,
+                         (double)r->pairs / t);
+    }
     jsmf_report_line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
                      r->seconds_checkpoints);
 }

@@ -18,6 +18,7 @@ static jsmf_ingest_store_opts store_opts(const jsmf_ingest_run_opts *o)
     so.vocab = o->vocab;
     so.min_doc_len = o->min_doc_len;
     so.min_doc_len_given = o->min_doc_len_given;
+    so.hold = o->hold;
     so.format = (jsmf_format)o->ingest.format;
     so.uci_vocab = o->ingest.uci_vocab;
     so.mem = o->ingest.mem ? o->ingest.mem : jsmf_mem_default();

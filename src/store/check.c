@@ -12,6 +12,7 @@
 #include "core/out.h"
 #include "flush.h"
 #include "rows.h"
+#include "docs.h"
 #include "growth.h"
 
 #include <stdlib.h>
@@ -48,6 +49,38 @@ static int check_row(void *arg, uint32_t row, const uint32_t *cols, const jsmf_s
     return 0;
 }
 
+static int check_docs_block(void *arg, const store_docdec *d)
+{
+    jsmf_store_check_result *r = arg;
+    uint64_t h = r->doc_digest;
+    for (uint32_t m = 0; m < d->n_docs; m++) {
+        h = hash_fmix64(h ^ (d->offs[m + 1] - d->offs[m]));
+        for (uint64_t x = d->offs[m]; x < d->offs[m + 1]; x++)
+            h = hash_fmix64(h ^ ((uint64_t)d->ids[x] << 32 | d->counts[x]));
+    }
+    r->doc_digest = h;
+    r->docs += d->n_docs, r->doc_entries += d->nnz;
+    return 0;
+}
+
+/* Every block of documents decoded (corrupt ones named), counted and hashed in key order. */
+static int check_docs(jsmf_store *s, const jsmf_store_stats *st, jsmf_store_check_result *out)
+{
+    MDB_txn *t;
+    int rc = store_read_begin(s, &t);
+    if (rc)
+        return rc;
+    out->doc_digest = HASH_FNV1A_OFFSET;
+    rc = store_docs_each_block(s, t, check_docs_block, out);
+    mdb_txn_abort(t);
+    if (!rc && (out->docs != st->docs || out->doc_entries != st->doc_nnz))
+        rc = jsmf_error(JSMF_ESTORE, "%s: the documents held are %llu with %llu entries, the "
+                        "store counts %llu with %llu", s->path, (unsigned long long)out->docs,
+                        (unsigned long long)out->doc_entries, (unsigned long long)st->docs,
+                        (unsigned long long)st->doc_nnz);
+    return rc;
+}
+
 int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -71,7 +104,9 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     if (!rc)
         rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
     free(c.adm);
-    if (!rc && out->entries != nnz)
+    if (!rc && (st.hold & JSMF_HOLD_DOCS))
+        rc = check_docs(s, &st, out);
+    if (!rc && out->entries != nnz && (s->hold & JSMF_HOLD_ROWS)) /* else nnz is a bound */
         rc = jsmf_error(JSMF_ESTORE, "%s: C holds %llu entries, the store counts %llu", s->path,
                         (unsigned long long)out->entries, (unsigned long long)nnz);
     out->seconds = clock_seconds() - t0;
@@ -86,4 +121,7 @@ void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
                      path, r->entries, r->sum);
     jsmf_report_line(f, prefix, "  content digest %016" PRIx64 ", %.2f GB of store in %.2f s "
                      "(%.2f GB/s)", r->digest, r->bytes / 1e9, t, t > 0 ? r->bytes / 1e9 / t : 0.0);
+    if (r->docs)
+        jsmf_report_line(f, prefix, "  documents: %" PRIu64 " with %" PRIu64 " entries, digest "
+                         "%016" PRIx64, r->docs, r->doc_entries, r->doc_digest);
 }

@@ -347,3 +347,22 @@ void input_decode(const MDB_val *key, const MDB_val *val, jsmf_store_input *out)
         pl = sizeof out->path - 1;
     memcpy(out->path, p + INPUT_FIXED, pl);
 }
+
+size_t jsmf_store_row_bytes(uint32_t n)
+{
+    return row_record_bytes(n);
+}
+
+size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+                             const jsmf_sum *vals, uint32_t n)
+{
+    size_t len = 0;
+    for (uint32_t a = 0, m; a < n; a += m) {
+        unsigned char *p = buf + len;
+        put_be32(p, row), put_be32(p + 4, cols[a]);
+        uint16_t vlen = (uint16_t)chunk_encode(p + 10, cols + a, vals + a, n - a, &m);
+        memcpy(p + 8, &vlen, 2);
+        len += 10 + (size_t)vlen;
+    }
+    return len;
+}

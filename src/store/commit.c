@@ -2,6 +2,7 @@
  * transactions), and one last transaction registers it together with the counters, word
  * statistics and input progress records; map-full grows the map and replays the flush. */
 #include "codec.h"
+#include "docs.h"
 #include "env.h"
 #include "growth.h"
 #include "registry.h"
@@ -98,6 +99,8 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
 static int update_nnz(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, const run_writer *w)
 {
     uint64_t nnz, exact;
+    if (!(s->hold & JSMF_HOLD_ROWS)) /* no rows: store_docs_commit keeps a bound */
+        return JSMF_OK;
     int rc = store_meta_get_u64(s, t, "nnz", &nnz);
     if (!rc)
         rc = store_nnz_exact(s, t, &exact);
@@ -135,6 +138,8 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
     }
     if (!rc)
         rc = update_nnz(s, t, f, w);
+    if (!rc && (f->docs || f->n_doc_moves))
+        rc = store_docs_commit(s, t, f);
     const jsmf_store_counts *k = &f->counts;
     const char *names[] = {"docs", "docs_dropped", "tokens", "tokens_dropped", "oov_tokens"};
     const uint64_t adds[] = {k->docs, k->docs_dropped, k->tokens, k->tokens_dropped,

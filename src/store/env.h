@@ -15,6 +15,9 @@ struct jsmf_store {
     MDB_dbi meta, vocab, wordstats, C, inputs;
     MDB_dbi pending, admitted; /* version 5 (growth); absent in an older store read-only */
     int has_growth_dbs;      /* pending and admitted exist */
+    MDB_dbi docs;            /* version 6: the documents' blocks (formats/store.md "Documents") */
+    int has_docs_db;         /* docs exists (a reader of an older store has none) */
+    uint32_t hold;           /* JSMF_HOLD_*: meta "hold" (absent: rows) */
     int writable;
     int lockfd;
     int has_vocab;
@@ -37,6 +40,8 @@ struct jsmf_store {
     double *src_vals;        /* a row of the source as doubles */
     uint64_t *src_adm;       /* its words' admission points (NULL: all 0) */
     double src_total;        /* a grown store: the sum of its entries per the admission rule (else 1) */
+    int src_total_known;     /* src_total found (a store without rows finds it at its first scan) */
+    jsmf_doc_source src_docs; /* the documents view (a store that holds them) */
     /* test hooks (formats/store.md, "Failure injection") */
     long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
     long commits, stages;

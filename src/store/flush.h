@@ -41,6 +41,23 @@ typedef struct jsmf_pending_word {
     uint64_t df, tf;
 } jsmf_pending_word;
 
+/** A checkpoint's documents (formats/store.md, "Documents"), encoded by store_docw_seal: n
+ *  blocks, block b's key keys + 20 b and its value vals[off[b] .. off[b+1]). */
+typedef struct jsmf_store_doc_blocks {
+    uint32_t n;
+    const unsigned char *keys;
+    const unsigned char *vals;
+    const uint64_t *off;
+    uint64_t docs, nnz;       /**< documents and (document, word) entries in the blocks */
+    uint64_t nnz_bound;       /**< sum over the documents of k^2 (k their distinct words) */
+} jsmf_store_doc_blocks;
+
+/** The documents a stdin input stored under its key while it was read move to its final key
+ *  (12 bytes each: u64 fingerprint, u32 occurrence, big-endian) in the same checkpoint. */
+typedef struct jsmf_store_doc_move {
+    unsigned char from[12], to[12];
+} jsmf_store_doc_move;
+
 /** One flush: C increments, counters, per-word df/tf increments (dense arrays of N entries or
  *  NULL), and the input records to write (replacing the records with the same key). */
 typedef struct jsmf_store_flush {
@@ -53,6 +70,9 @@ typedef struct jsmf_store_flush {
     uint32_t n_inputs;
     const jsmf_pending_word *pending;  /**< counts of words not admitted, added to the store's */
     uint32_t n_pending;
+    const jsmf_store_doc_blocks *docs; /**< documents to add (a store that holds them), or NULL */
+    const jsmf_store_doc_move *doc_moves;
+    uint32_t n_doc_moves;
     int counting;                      /**< the store counts words (its rule grows): counts.docs
                                             is added to grow_docs too */
     int exact_nnz;                     /**< recount nnz over all of C (one read pass): set on
@@ -63,6 +83,31 @@ typedef struct jsmf_store_flush {
 /** A row of exact sums (formats/store.md: the stored fixed-point integers), columns increasing. */
 typedef int (*jsmf_sum_row_fn)(void *arg, uint32_t row, const uint32_t *cols,
                                const jsmf_sum *sums, uint32_t n);
+
+/* The contribution of one pair, exactly as formats/store.md defines it: truncation toward zero
+ * of x = (double)(h_i h_j - [i==j] h_i) * q, q = 2^90/(n(n-1)), to a 128-bit integer. */
+static inline jsmf_sum accum_fixed(double x)
+{
+    uint64_t b;
+    __builtin_memcpy(&b, &x, 8);
+    int be = (int)(b >> 52) & 0x7ff;
+    if (be == 0)
+        return 0;
+    int e = be - 1075;
+    uint64_t m = (b & ((1ULL << 52) - 1)) | (1ULL << 52);
+    if (e >= 0)
+        return (jsmf_sum)m << e;
+    if (e <= -53)
+        return 0;
+    return (jsmf_sum)(m >> -e);
+}
+
+/* q = 2^90 / (n (n - 1)) of a document of n tokens, with the bits every accumulator and every
+ * reader of documents uses. */
+static inline double accum_doc_q(uint64_t len)
+{
+    return 1.0 / ((double)len * (double)(len - 1)) * 0x1p90;
+}
 
 #endif
 

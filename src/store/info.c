@@ -38,6 +38,9 @@ static void write_json(FILE *f, const char *path, const jsmf_store_stats *st,
     jsmf_json_uint(&j, "nnz", st->nnz);
     jsmf_json_bool(&j, "nnz_exact", st->nnz_exact);
     jsmf_json_uint(&j, "runs", st->runs);
+    jsmf_json_string(&j, "hold", jsmf_store_hold_name(st->hold));
+    jsmf_json_uint(&j, "doc_nnz", st->doc_nnz);
+    jsmf_json_uint(&j, "doc_bytes", st->doc_bytes);
     jsmf_json_uint(&j, "tokens", st->tokens);
     jsmf_json_uint(&j, "oov_tokens", st->oov_tokens);
     jsmf_json_number(&j, "oov_fraction", oov_fraction(st->oov_tokens, st->tokens,
@@ -83,13 +86,25 @@ static void write_text(FILE *f, const char *path, const jsmf_store_stats *st,
     fprintf(f, "store           %s\n", path);
     fprintf(f, "format version  %u\n", st->format_version);
     fprintf(f, "fingerprint     %016" PRIx64 "\n", st->fingerprint);
-    fprintf(f, "size            %.1f MiB (C in %u run%s)\n", st->bytes / 1048576.0, st->runs,
-           st->runs == 1 ? "" : "s");
+    if (st->hold & JSMF_HOLD_ROWS)
+        fprintf(f, "size            %.1f MiB (C in %u run%s)\n", st->bytes / 1048576.0, st->runs,
+                st->runs == 1 ? "" : "s");
+    else
+        fprintf(f, "size            %.1f MiB\n", st->bytes / 1048576.0);
+    fprintf(f, "C held as       %s\n", st->hold == JSMF_HOLD_ROWS ? "rows"
+                                   : st->hold == JSMF_HOLD_DOCS ? "documents (rows computed on demand)"
+                                                                : "rows and documents");
+    if (st->hold & JSMF_HOLD_DOCS)
+        fprintf(f, "documents       nnz(H) %" PRIu64 ", %.1f MiB encoded (%.2f bytes an entry)\n",
+                st->doc_nnz, st->doc_bytes / 1048576.0,
+                st->doc_nnz ? (double)st->doc_bytes / (double)st->doc_nnz : 0.0);
     fprintf(f, "words (N)       %u\n", st->n_words);
     fprintf(f, "documents (M)   %" PRIu64 "\n", st->docs);
     fprintf(f, "non-zeros of C  %s%" PRIu64 " (%.3g%% of N^2)%s\n", st->nnz_exact ? "" : "<= ", st->nnz,
            st->n_words ? 100.0 * (double)st->nnz / ((double)st->n_words * st->n_words) : 0.0,
-           st->nnz_exact ? "" : ": an upper bound until an ingest completes");
+           st->nnz_exact                   ? ""
+           : (st->hold & JSMF_HOLD_ROWS) ? ": an upper bound until an ingest completes"
+                                          : ": a bound from the documents; info --check counts");
     fprintf(f, "tokens          %" PRIu64 " (%.1f per document)\n", st->tokens,
            st->docs ? (double)st->tokens / (double)st->docs : 0.0);
     fprintf(f, "OOV tokens      %" PRIu64 " (%.2f%% of all tokens)\n", st->oov_tokens,

@@ -146,8 +146,10 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
     }
     if (!rc)
         rc = collect_inputs(&c, &inputs, &n_inputs);
+    jsmf_store_params params = c.in[0]->params;
+    params.hold = JSMF_HOLD_ROWS; /* C's sums; inputs holding documents give their rows */
     if (!rc)
-        rc = jsmf_store_create(out, v0, &c.in[0]->params, &o);
+        rc = jsmf_store_create(out, v0, &params, &o);
     if (!rc) {
         f.rows = merge_rows, f.rows_arg = &c;
         f.df = df, f.tf = tf;

@@ -1,6 +1,8 @@
 /* rows.c — reading the rows of C: row streams over one database (the legacy C or one run),
  * decoded with codec.c, their row-by-row sum, and the snapshot matrix source built on it. */
 #include "rows.h"
+#include "docrows.h"
+#include "docs.h"
 #include "growth.h"
 
 #include "codec.h"
@@ -47,11 +49,34 @@ static int stream_room(row_stream *m, uint64_t n)
 }
 
 /* Load the row at the cursor (all its chunks) and advance past it. */
+static int stream_load_docs(row_stream *m)
+{
+    uint32_t row, n;
+    const uint32_t *cols;
+    const jsmf_sum *vals;
+    int rc = docrows_next(m->dr, &row, &cols, &vals, &n);
+    if (rc < 0 || rc > 1)
+        return rc;
+    if (rc == 0) {
+        m->eof = 1;
+        return JSMF_OK;
+    }
+    if ((rc = stream_room(m, n)))
+        return rc;
+    m->row = row, m->n = n;
+    memcpy(m->cols, cols, (size_t)n * sizeof *cols);
+    if (!m->cols_only)
+        memcpy(m->vals, vals, (size_t)n * sizeof *vals);
+    return JSMF_OK;
+}
+
 static int stream_load(row_stream *m)
 {
     m->n = 0, m->stale = 0;
     if (m->eof)
         return JSMF_OK;
+    if (m->dr)
+        return stream_load_docs(m);
     if (m->k.mv_size != 8)
         return jsmf_error(JSMF_ESTORE, "%s: corrupt key in C", m->s->path);
     m->row = get_be32(m->k.mv_data);
@@ -83,6 +108,11 @@ static int stream_seek(row_stream *m, uint32_t row, int force)
 {
     if (!force && m->n && !m->stale && m->row >= row)
         return JSMF_OK;
+    if (m->dr) {
+        m->eof = 0;
+        docrows_seek(m->dr, row);
+        return stream_load(m);
+    }
     if (!force && !m->eof && (m->n || m->stale) && get_be32(m->k.mv_data) >= row)
         return stream_load(m); /* the cursor is at the next row already: no search */
     unsigned char kb[8];
@@ -130,10 +160,33 @@ int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
     return stream_seek(m, 0, 1);
 }
 
+/* The rows of a store holding no rows, computed from its documents. */
+static int reader_add_docs(row_reader *r, jsmf_store *s, MDB_txn *t)
+{
+    if (r->k == r->cap) {
+        uint32_t cap = r->cap ? 2 * r->cap : 4;
+        row_stream *ns = realloc(r->st, cap * sizeof *ns);
+        if (!ns)
+            return jsmf_error(JSMF_ENOMEM, "out of memory");
+        r->st = ns, r->cap = cap;
+    }
+    row_stream *m = &r->st[r->k];
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    m->cols_only = r->cols_only;
+    int rc = docrows_open(s, t, &m->dr);
+    if (rc)
+        return rc;
+    r->k++;
+    return stream_seek(m, 0, 1);
+}
+
 int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t)
 {
     run_list l;
     int rc = runs_get(s, t, &l);
+    if (!rc && !(s->hold & JSMF_HOLD_ROWS))
+        rc = reader_add_docs(r, s, t);
     if (!rc)
         rc = reader_add_dbi(r, s, t, s->C);
     for (uint32_t i = 0; i < l.n && !rc; i++) {
@@ -279,7 +332,9 @@ int reader_next(row_reader *r, uint32_t *row, const uint32_t **cols, const jsmf_
 void reader_free(row_reader *r)
 {
     for (uint32_t i = 0; i < r->k; i++) {
-        mdb_cursor_close(r->st[i].cur);
+        if (r->st[i].cur)
+            mdb_cursor_close(r->st[i].cur);
+        docrows_free(r->st[i].dr);
         free(r->st[i].cols), free(r->st[i].vals);
     }
     free(r->st), free(r->cols), free(r->vals), free(r->dense), free(r->bits);
@@ -312,13 +367,17 @@ int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out
 
 /* ---- the snapshot source ---------------------------------------------------------------- */
 
+static int source_find_total(jsmf_store *s);
+
 static int source_scan_rows(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
 {
     jsmf_store *s = ctx;
     if (!s->src_txn)
         return jsmf_error(JSMF_EINVAL, "%s: source was released", s->path);
     uint64_t m;
-    int rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
+    int rc = s->src_total_known ? JSMF_OK : source_find_total(s);
+    if (!rc)
+        rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
     if (!rc)
         rc = reader_rewind(s->src_rd);
     if (!rc && r0)
@@ -358,11 +417,12 @@ static int add_row_sum(void *arg, uint32_t row, const uint32_t *cols, const doub
  * (mean l1 0.16 -> 0.89). One more pass finds the total, in the scan's fixed row order. */
 static int source_find_total(jsmf_store *s)
 {
-    s->src_total = 1.0;
+    s->src_total = 1.0, s->src_total_known = 1; /* the scan below reads with 1 */
     if (!s->src_adm)
         return JSMF_OK;
     double total = 0;
     int rc = source_scan(s, add_row_sum, &total);
+    s->src_total_known = !rc;
     if (!rc && !(total > 0))
         rc = jsmf_error(JSMF_ENUMERIC, "%s: C sums to %g", s->path, total);
     if (!rc)
@@ -404,16 +464,22 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
     else if (!(rc = reader_init(s->src_rd, s->n_words)))
         rc = reader_add_store(s->src_rd, s, s->src_txn);
     uint64_t exact = 1;
+    int rows = (s->hold & JSMF_HOLD_ROWS) != 0;
+    s->src_total_known = 0;
     if (!rc)
         rc = store_admissions_load(s, s->src_txn, &s->src_adm);
     if (!rc)
         rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz);
     if (!rc)
         rc = store_nnz_exact(s, s->src_txn, &exact);
-    if (!rc && !exact) /* an interrupted ingest left an upper bound: count */
+    if (!rc && !exact && rows) /* an interrupted ingest left an upper bound: count */
         rc = store_count_entries(s, s->src_txn, 0, &nnz);
-    if (!rc)
+    if (!rc && !rows && (double)nnz > (double)s->n_words * s->n_words) /* a bound */
+        nnz = (uint64_t)s->n_words * s->n_words;
+    if (!rc && rows) /* without rows, the first scan of them finds it */
         rc = source_find_total(s);
+    if (!rc && (s->hold & JSMF_HOLD_DOCS))
+        rc = store_doc_source(s, s->src_adm, &s->src_docs);
     if (rc) {
         jsmf_store_source_release(s);
         return rc;
@@ -423,8 +489,8 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
     out->ctx = s;
     out->scan = source_scan;
     out->scan_rows = source_scan_rows;
-    out->docs = NULL;
-    out->bytes = c_bytes(s, s->src_txn);
+    out->docs = (s->hold & JSMF_HOLD_DOCS) ? &s->src_docs : NULL;
+    out->bytes = rows ? c_bytes(s, s->src_txn) : store_docs_pages(s, s->src_txn);
     return JSMF_OK;
 }
 

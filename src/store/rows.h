@@ -9,6 +9,7 @@
 typedef struct row_stream {
     jsmf_store *s;
     MDB_cursor *cur;
+    struct docrows *dr; /* instead of cur: rows computed from the documents (docrows.h) */
     MDB_val k, v;     /* the first chunk not yet loaded */
     int eof, stale;   /* stale: the loaded row was handed out; load the next one first */
     int cols_only;    /* load columns only (values are left undefined) */
@@ -29,7 +30,8 @@ typedef struct row_reader {
 } row_reader;
 
 int reader_init(row_reader *r, uint32_t n_words);
-/* Add the legacy C and the live runs of store s as seen by transaction t. */
+/* Add the legacy C and the live runs of store s as seen by transaction t, and, for a store
+ * that holds no rows, the rows computed from its documents. */
 int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t);
 int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi);
 /* Move every stream forward to its first row >= row; rewind: back to the first row. */

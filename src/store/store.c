@@ -57,7 +57,16 @@ static int load_meta(jsmf_store *s, MDB_txn *t)
         return rc;
     s->version = (uint32_t)ver;
     s->n_words = (uint32_t)n;
-    s->params = (jsmf_store_params){(uint32_t)mdl, (uint32_t)tmin, (uint32_t)tmax};
+    uint64_t hold = 0;
+    if ((rc = store_meta_get_u64(s, t, "hold", &hold)))
+        return rc;
+    if (hold == 0) /* written before version 6 */
+        hold = JSMF_HOLD_ROWS;
+    if (hold > JSMF_HOLD_BOTH)
+        return jsmf_error(JSMF_ESTORE, "%s: meta 'hold' is %" PRIu64 " (1 rows, 2 documents, 3 "
+                          "both)", s->path, hold);
+    s->hold = (uint32_t)hold;
+    s->params = (jsmf_store_params){(uint32_t)mdl, (uint32_t)tmin, (uint32_t)tmax, s->hold};
     s->has_vocab = 1;
     return JSMF_OK;
 }
@@ -113,8 +122,8 @@ static int prepare_dir(const char *path, int flags)
 static int store_db_name(const MDB_val *k)
 {
     static const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs", "pending",
-                                  "admitted"};
-    for (int i = 0; i < 7; i++)
+                                  "admitted", "docs"};
+    for (int i = 0; i < 8; i++)
         if (k->mv_size == strlen(names[i]) && !memcmp(k->mv_data, names[i], k->mv_size))
             return 1;
     return k->mv_size == 12 && !memcmp(k->mv_data, "run.", 4);
@@ -178,13 +187,13 @@ static int open_dbs(jsmf_store *s)
         }
     }
     /* growth's databases (version 5): a writer makes them, a reader of an older store has none */
-    const char *gnames[] = {"pending", "admitted"};
-    MDB_dbi *gdbis[] = {&s->pending, &s->admitted};
-    s->has_growth_dbs = 1;
-    for (int i = 0; i < 2; i++) {
+    const char *gnames[] = {"pending", "admitted", "docs"};
+    MDB_dbi *gdbis[] = {&s->pending, &s->admitted, &s->docs};
+    s->has_growth_dbs = 1, s->has_docs_db = 1;
+    for (int i = 0; i < 3; i++) {
         rc = mdb_dbi_open(t, gnames[i], dflags, gdbis[i]);
-        if (rc == MDB_NOTFOUND && !s->writable) {
-            s->has_growth_dbs = 0;
+        if (rc == MDB_NOTFOUND && !s->writable) { /* version 6 made docs */
+            *(i < 2 ? &s->has_growth_dbs : &s->has_docs_db) = 0;
             continue;
         }
         if (rc) {
@@ -277,6 +286,12 @@ void jsmf_store_close(jsmf_store *s)
     free(s);
 }
 
+const char *jsmf_store_hold_name(uint32_t hold)
+{
+    return hold == JSMF_HOLD_ROWS ? "rows" : hold == JSMF_HOLD_DOCS ? "docs"
+           : hold == JSMF_HOLD_BOTH ? "both" : "?";
+}
+
 const char *jsmf_store_path(const jsmf_store *s)
 {
     return s->path;
@@ -311,10 +326,14 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         MDB_val k = store_key("format"), val = {10, "jsmf-store"};
         if ((rc = mdb_put(t, s->meta, &k, &val, 0)))
             rc = store_lmdb_error(s, rc, "writing meta");
-        const char *names[] = {"version", "n_words", "min_doc_len", "tok_min_len", "tok_max_len"};
+        uint32_t hold = p->hold ? p->hold : JSMF_HOLD_CHOSEN;
+        const char *names[] = {"version", "n_words", "min_doc_len", "tok_min_len", "tok_max_len",
+                               "hold"};
         uint64_t vals[] = {JSMF_STORE_FORMAT_VERSION, v->n, p->min_doc_len, p->tok_min_len,
-                           p->tok_max_len};
-        for (int i = 0; i < 5 && !rc; i++)
+                           p->tok_max_len, hold};
+        if (hold > JSMF_HOLD_BOTH)
+            rc = jsmf_error(JSMF_EINVAL, "%s: hold %u is not rows, docs or both", s->path, hold);
+        for (int i = 0; i < 6 && !rc; i++)
             rc = store_meta_put_u64(s, t, names[i], vals[i]);
         for (uint32_t i = 0; i < v->n && !rc; i++) {
             unsigned char kb[4];
@@ -338,6 +357,7 @@ int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params 
         s->n_words = v->n;
         s->version = JSMF_STORE_FORMAT_VERSION;
         s->params = *p;
+        s->params.hold = s->hold = hold;
         return JSMF_OK;
     }
 }
@@ -423,6 +443,16 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
         out->runs = l.n;
     if (!rc && !(rc = store_nnz_exact(s, t, &exact)))
         out->nnz_exact = exact != 0;
+    out->hold = s->hold;
+    if (!rc)
+        rc = store_meta_get_u64(s, t, "doc_nnz", &out->doc_nnz);
+    if (!rc)
+        rc = store_meta_get_u64(s, t, "doc_bytes", &out->doc_bytes);
+    if (!rc && !(s->hold & JSMF_HOLD_ROWS)) { /* a bound: at most N^2 */
+        double n2 = (double)s->n_words * (double)s->n_words;
+        if ((double)out->nnz > n2)
+            out->nnz = (uint64_t)n2;
+    }
     mdb_txn_abort(t);
     out->fingerprint = h;
     char data[4096];

@@ -55,8 +55,8 @@ expect 2 "--threads must be at most 2147483647$" "$J" fit "$T/in" -k 3 -o "$T/x"
 # a flag noted as given (.given) and a choice stored as the library's enum: ingest
 expect 2 "--accumulator must be auto, hash, dense or docs, not 'x'" \
     "$J" ingest "$T/s0" "$T/c.txt" --accumulator x
-expect 0 "documents kept" "$J" ingest "$T/s1" "$T/c.txt" --accumulator docs --vocab "$T/m/vocab.txt"
-expect 0 "dense block [1-9]" "$J" ingest "$T/s2" "$T/c.txt" --accumulator dense --vocab "$T/m/vocab.txt"
+expect 0 "documents kept" "$J" ingest "$T/s1" "$T/c.txt" --accumulator docs --vocab "$T/m/vocab.txt" --hold rows
+expect 0 "dense block [1-9]" "$J" ingest "$T/s2" "$T/c.txt" --accumulator dense --vocab "$T/m/vocab.txt" --hold rows
 expect 1 "min-doc-len" "$J" ingest "$T/s2" "$T/c.txt" --min-doc-len 3 --force
 expect 2 "--init-smooth must be in \[0, 1)$" "$J" fdm "$T/in" -k 3 -o "$T/x" --init-smooth 1
 expect 2 "--init-smooth must be in \[0, 1)$" "$J" fdm "$T/in" -k 3 -o "$T/x" --init-smooth -0.1

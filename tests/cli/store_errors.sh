@@ -70,7 +70,7 @@ awk 'BEGIN { for (i = 0; i < 3000; i++) printf "w%dq\n", i }' | tr 0-9 a-j >"$T/
 awk 'BEGIN { srand(9); for (d = 0; d < 400; d++) { for (k = 0; k < 60; k++) printf "w%dq ", int(rand() * 3000); print "" } }' |
     tr 0-9 a-j >"$T/wide.txt"
 { head -n 100 "$T/wide.txt"; printf 'x\0y\n'; } >"$T/long4.txt"
-expect 1 "long4.txt" env JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/p" "$T/long4.txt" --vocab "$T/v3k.txt" --mem 1M --accumulator=hash
+expect 1 "long4.txt" env JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/p" "$T/long4.txt" --vocab "$T/v3k.txt" --mem 1M --accumulator=hash --hold rows
 expect 0 "" "$J" info "$T/p"
 grep -q "partial .*long4.txt" "$T/out" || fail "no partial record after a bad file with checkpoints: $(cat "$T/out")"
 
@@ -128,7 +128,7 @@ expect 1 "not a store directory" "$J" ingest "$T/plainfile" "$T/a.txt" --vocab "
 mkdir -p "$T/full"
 if mount -t tmpfs -o size=1m none "$T/full" 2>/dev/null; then
     # a vocabulary of 3000 words fills 1 MiB quickly
-    expect 1 "no space left on device" env JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/full/s" "$T/wide.txt" --vocab "$T/v3k.txt" --mem 1M --accumulator=hash
+    expect 1 "no space left on device" env JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/full/s" "$T/wide.txt" --vocab "$T/v3k.txt" --mem 1M --accumulator=hash --hold rows
     expect 0 "" "$J" info "$T/full/s"
     expect 0 "" "$J" export "$T/full/s" -o /dev/null
     umount "$T/full"

@@ -12,8 +12,8 @@ for part in 1 2 3; do
         tr 0-9 a-j >"$T/p$part.txt"
 done
 
-"$J" ingest "$T/all" "$T/p1.txt" "$T/p2.txt" --vocab "$T/vocab.txt" -q || fail "ingest all"
-JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/a" "$T/p1.txt" --vocab "$T/vocab.txt" -q --mem 1M --accumulator=hash || fail "ingest a"
+"$J" ingest "$T/all" "$T/p1.txt" "$T/p2.txt" --vocab "$T/vocab.txt" -q --hold rows || fail "ingest all"
+JSMF_TEST_SMALL_MEM=1 "$J" ingest "$T/a" "$T/p1.txt" --vocab "$T/vocab.txt" -q --mem 1M --accumulator=hash --hold rows || fail "ingest a"
 "$J" ingest "$T/b" "$T/p2.txt" --vocab "$T/vocab.txt" -q --threads 1 || fail "ingest b"
 "$J" merge "$T/ab" "$T/a" "$T/b" -q || fail "merge"
 "$J" export "$T/all" -o "$T/all.mm" -q && "$J" export "$T/ab" -o "$T/ab.mm" -q

@@ -16,7 +16,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 sh "$G" "$ROOT" >"$T/out" 2>&1 || fail "this tree: $(grep -v -- ' ->' "$T/out")"
-grep -q '^src/store/rows -> src/core/clock src/core/grow src/core/hash src/store/codec src/store/env src/store/flush src/store/growth src/store/registry$' "$T/out" \
+grep -q '^src/store/rows -> src/core/clock src/core/grow src/core/hash src/store/codec src/store/docrows src/store/docs src/store/env src/store/flush src/store/growth src/store/registry$' "$T/out" \
     || fail "store/rows edges: $(grep '^src/store/rows' "$T/out")"
 grep -q '^no cycles$' "$T/out" || fail "no verdict"
 

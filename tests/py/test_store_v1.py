@@ -1,5 +1,5 @@
 """test_store_v1.py — stores of older format versions stay readable, and ingesting into them
-upgrades them to the current version (5), what the older version wrote being read alongside
+upgrades them to the current version (6), what the older version wrote being read alongside
 what the new checkpoint adds: version 1 (C in one database keyed by row and column, no runs,
 plain chunks), version 2 (runs of plain chunks) and version 3 (runs of packed chunks, no palette
 chunks). Each reads the same counters and C as the current store it was made from, merges, and
@@ -18,7 +18,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ingest_corpus import export_bytes, make_corpus, run, write_text  # noqa: E402
 
-CURRENT = 5  # JSMF_STORE_FORMAT_VERSION: what a fresh store is written as
+CURRENT = 6  # JSMF_STORE_FORMAT_VERSION: what a fresh store is written as
 CHUNK_BYTES_MAX = 1922  # a packed chunk's size limit (formats/store.md)
 PLAIN_MAX = 96  # entries of a plain chunk at most
 HEX = lambda s: s.encode().hex()  # noqa: E731

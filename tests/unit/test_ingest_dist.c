@@ -165,7 +165,7 @@ int main(void)
     fclose(m);
     test_counting(text, more);
     jsmf_vocab *v = make_vocab();
-    jsmf_store_params p = {3, 3, 64};
+    jsmf_store_params p = {3, 3, 64, JSMF_HOLD_ROWS};
     const char *inputs[] = {text, ldac};
     jsmf_ingest_opts o = {.mem = 64u << 20, .mem_below_need = 1};
     jsmf_store *a, *b;

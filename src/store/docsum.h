@@ -1,4 +1,5 @@
-/* docsum.h — ingest's accumulator for a C much larger than memory: it keeps the documents of a
+/* docsum.h — ingest's accumulator for a C much larger than memory (and the rows of a store that
+ * holds documents, docrows.c): it keeps the documents of a
  * checkpoint window (word ids and counts, about 16 bytes a distinct word of a document) instead
  * of their pairs, and computes the rows of their C one at a time at the checkpoint, in row
  * order, each row summed in a dense N-wide buffer (a row-wise sparse product, Gustavson's
@@ -8,7 +9,7 @@
 #define JSMF_DOCSUM_H
 
 #include "jsmf_store.h"
-#include "store/flush.h"
+#include "flush.h"
 
 typedef struct docsum docsum;
 
@@ -24,6 +25,9 @@ int docsum_fits(const docsum *d, uint32_t k);
 /* Distinct words of one document the empty docsum holds at most. */
 uint64_t docsum_limit(const docsum *d);
 uint64_t docsum_docs(const docsum *d);
+/* Bytes for documents (what `docs` documents of `ids` distinct words in all need of it). */
+uint64_t docsum_room(const docsum *d);
+uint64_t docsum_need(uint64_t docs, uint64_t ids);
 
 /* Keep a document: ids sorted and distinct, counts >= 1, q = 2^90 / (n (n - 1)). */
 int docsum_add(docsum *d, const uint32_t *ids, const uint32_t *counts, uint32_t k, double q);
@@ -34,6 +38,13 @@ int docsum_prepare_rows(docsum *d);
  * both triangles, with the values formats/store.md defines, summed and encoded by the threads;
  * callable any number of times. */
 int docsum_rows(void *arg, jsmf_emit_encoded_fn emit, void *txnctx);
+
+/* The rows of the held documents' C as exact sums (formats/store.md), for readers: rows r0 on,
+ * before r_end, as many as the arena holds, summed in parallel; *r1 where they end. Then
+ * docsum_block_row gives row i (r0 <= i < *r1): its entries, columns increasing. */
+int docsum_sum_block(docsum *d, uint32_t r0, uint32_t r_end, uint32_t *r1);
+uint32_t docsum_block_row(const docsum *d, uint32_t i, const uint32_t **cols,
+                          const jsmf_sum **vals);
 
 /* Forget the documents (after a successful commit). */
 void docsum_clear(docsum *d);

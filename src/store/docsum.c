@@ -1,17 +1,16 @@
-/* docsum.c — the documents of a checkpoint window, and the rows of their C computed one row at
+/* docsum.c — the documents of a checkpoint window (ingest) or of a store (docrows.c), and the rows of their C computed one row at
  * a time (docsum.h): row i = sum over the documents m holding word i of h_i h_m / (n (n - 1)),
  * added into a dense row buffer per thread and gathered in column order through a bitmap. */
 #include "docsum.h"
 
-#include "accum.h" /* accum_fixed: the same contribution bits as the other accumulators */
 #include "core/bigmem.h"
 
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/flush.h"
-#include "store/runs.h"
+#include "flush.h" /* accum_fixed: the same contribution bits as the accumulators */
+#include "codec.h" /* row encoding */
 
 /* Bytes kept per distinct word of a document: its id and count, and, once indexed, the
  * document and count in the word's posting list. Per document: its start, q and the value of
@@ -55,6 +54,11 @@ struct docsum {
     uint64_t *row_off, *row_len; /* N: a block's rows' places in the arena and their sizes */
     uint32_t *row_ent;           /* N: their entries */
     worker *w;
+    /* rows handed out as sums (docsum_sum_block): entries of a block of rows */
+    uint64_t dcap;
+    uint32_t *dcols;
+    jsmf_sum *dvals;
+    uint32_t blk_r0;
 };
 
 static uint64_t worker_bytes(uint32_t n_words)
@@ -88,6 +92,7 @@ void docsum_free(docsum *d)
     free(d->post_start), free(d->row_work), free(d->row_off), free(d->row_len);
     free(d->row_ent);
     big_free(d->arena, d->arena_cap);
+    big_free(d->dcols, d->dcap * 4), big_free(d->dvals, d->dcap * sizeof(jsmf_sum));
     for (int t = 0; d->w && t < d->threads; t++) {
         big_free(d->w[t].dense, (size_t)d->n_words * sizeof(jsmf_sum));
         free(d->w[t].bits), free(d->w[t].cols), free(d->w[t].vals);
@@ -149,6 +154,16 @@ int docsum_fits(const docsum *d, uint32_t k)
 uint64_t docsum_limit(const docsum *d)
 {
     return d->room > DOC_BYTES ? (d->room - DOC_BYTES) / ID_BYTES : 0;
+}
+
+uint64_t docsum_room(const docsum *d)
+{
+    return d->room;
+}
+
+uint64_t docsum_need(uint64_t docs, uint64_t ids)
+{
+    return ids * ID_BYTES + (docs + 1) * DOC_BYTES;
 }
 
 uint64_t docsum_docs(const docsum *d)
@@ -282,4 +297,50 @@ int docsum_rows(void *arg, jsmf_emit_encoded_fn emit, void *txnctx)
         r = r1;
     }
     return rc;
+}
+
+/* Sums, not encodings: the rows from r0 on whose bounds fill the decoded arena, summed in
+ * parallel; *r1 is where the block ends (> r0 when r0 < r_end). */
+int docsum_sum_block(docsum *d, uint32_t r0, uint32_t r_end, uint32_t *r1)
+{
+    uint32_t N = d->n_words;
+    int rc = docsum_prepare_rows(d);
+    if (rc)
+        return rc;
+    if (!d->dcols) {
+        /* at least 2^18 entries (5 MiB): each block is a parallel region, and many small ones
+         * cost more in waits than they sum on a loaded machine */
+        uint64_t cap = d->arena_cap / (4 + sizeof(jsmf_sum)), least = (uint64_t)N + 1;
+        least = least < (1u << 18) ? (1u << 18) : least;
+        d->dcap = cap < least ? least : cap;
+        d->dcols = big_alloc(d->dcap * 4), d->dvals = big_alloc(d->dcap * sizeof(jsmf_sum));
+        if (!d->dcols || !d->dvals)
+            return jsmf_error(JSMF_ENOMEM, "out of memory for rows of C");
+    }
+    uint64_t used = 0;
+    uint32_t r = r0;
+    for (; r < r_end; r++) {
+        uint64_t b = d->row_work[r] < N ? d->row_work[r] : N;
+        if (r > r0 && used + b > d->dcap)
+            break;
+        d->row_off[r - r0] = used, used += b;
+    }
+    *r1 = r;
+    d->blk_r0 = r0;
+    int threads = r - r0 < 16 ? 1 : d->threads;
+#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
+    for (uint32_t i = r0; i < r; i++) {
+        worker *w = &d->w[omp_get_thread_num()];
+        uint64_t o = d->row_off[i - r0];
+        d->row_ent[i - r0] = d->row_work[i] ? sum_row(d, w, i, d->dcols + o, d->dvals + o) : 0;
+    }
+    return JSMF_OK;
+}
+
+uint32_t docsum_block_row(const docsum *d, uint32_t i, const uint32_t **cols,
+                          const jsmf_sum **vals)
+{
+    uint64_t o = d->row_off[i - d->blk_r0];
+    *cols = d->dcols + o, *vals = d->dvals + o;
+    return d->row_ent[i - d->blk_r0];
 }
