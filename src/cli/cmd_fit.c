@@ -9,6 +9,8 @@
 #include "jsmf_comm.h"
 #include "jsmf_fit.h"
 #include "jsmf_model.h"
+#include "jsmf_refine.h"
+#include "jsmf_store.h"
 
 typedef struct {
     const char *input, *output, *previous;
@@ -16,6 +18,7 @@ typedef struct {
     int json, force, save_rect, warm;
     cli_list corpus;   /* --corpus INPUT...: refine the fit over these documents */
     cli_refine refine;
+    uint32_t refine_iters; /* --refine N: refine (over the store's documents without --corpus) */
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -90,7 +93,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
         {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
         {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
-        {CLI_OPT("--refine", 0, CLI_U32, &a->refine.o.iters), .min = 1},
+        {CLI_OPT("--refine", 0, CLI_U32, &a->refine_iters), .min = 1},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->refine.min_doc_len)},
         {0},
     };
@@ -115,13 +118,61 @@ static void report_lineage(const jsmf_model *m)
     jsmf_lineage_free(&l);
 }
 
-/* --corpus: the spectral fit refined over the documents (cmd_refine.c) replaces it in the
- * output directory. */
+/* --refine without --corpus: the documents the store holds are the ones it was fitted on, with
+ * its word ids, so no corpus is read again. */
+static int refine_over_store(fit_args *a, const jsmf_model *m, jsmf_model **out)
+{
+    jsmf_source_input in;
+    int rc = jsmf_source_open(a->input, 0, &in);
+    if (rc)
+        return rc;
+    if (!in.src.docs) {
+        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give --corpus with "
+                        "the documents it was ingested from (or ingest with --hold docs)",
+                        a->input);
+    } else {
+        jsmf_refine_result res;
+        memset(&res, 0, sizeof res);
+        a->refine.o.progress = cli_step_progress;
+        rc = jsmf_refine(m, in.src.docs, &a->refine.o, out, &res);
+        cli_progress_done();
+        if (!rc)
+            cli_info("refined over the store's %llu documents (%llu tokens): %u iterations in "
+                     "%.1f s, %.1f MB", (unsigned long long)res.docs,
+                     (unsigned long long)res.tokens, res.iters, res.seconds, res.bytes / 1e6);
+        jsmf_refine_result_free(&res);
+    }
+    jsmf_source_close(&in);
+    return rc;
+}
+
+/* --refine without --corpus needs a store holding its documents: said before the fit, so that a
+ * refusal writes nothing. */
+static int check_store_documents(const char *input)
+{
+    jsmf_store *s = NULL;
+    jsmf_store_stats st;
+    int rc = jsmf_store_open(input, JSMF_STORE_RDONLY, &s);
+    if (!rc)
+        rc = jsmf_store_stats_get(s, &st);
+    jsmf_store_close(s);
+    if (!rc && !(st.hold & JSMF_HOLD_DOCS))
+        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over (it holds C's rows): "
+                        "give --corpus with the documents it was ingested from", input);
+    return rc;
+}
+
+/* --corpus or --refine: the spectral fit refined over the documents (cmd_refine.c) replaces it
+ * in the output directory. */
 static int refine_fit(fit_args *a, jsmf_model **m)
 {
     jsmf_model *refined = NULL;
     a->refine.o.threads = a->o.threads;
-    int rc = cli_refine_model(*m, a->corpus.items, a->corpus.n, &a->refine, &refined);
+    if (a->refine_iters)
+        a->refine.o.iters = a->refine_iters;
+    int rc = a->corpus.n ? cli_refine_model(*m, a->corpus.items, a->corpus.n, &a->refine,
+                                            &refined)
+                         : refine_over_store(a, *m, &refined);
     if (!rc)
         rc = jsmf_model_save(a->output, refined, 1);
     if (rc) {
@@ -148,6 +199,10 @@ int cmd_fit(int argc, char **argv)
             free(a.corpus.items);
             return rc;
         }
+    if (a.refine_iters && !a.corpus.n && (rc = check_store_documents(a.input))) {
+        free(a.corpus.items);
+        return cli_fail(rc);
+    }
     /* under mpirun every rank fits (each reading its rows of C); rank 0 writes the model */
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
@@ -163,7 +218,7 @@ int cmd_fit(int argc, char **argv)
         jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
         report_lineage(m);
     }
-    if (!rc && a.corpus.n && m && m->summary_json) /* rank 0 refines and rewrites the model */
+    if (!rc && (a.corpus.n || a.refine_iters) && m && m->summary_json) /* rank 0 refines */
         rc = refine_fit(&a, &m);
     if (!rc && a.json && m->summary_json) /* rank 0's alone */
         fputs(m->summary_json, stdout);

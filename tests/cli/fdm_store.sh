@@ -2,7 +2,8 @@
 # fdm_store.sh — 'jsmf fdm' on a real store (a slice of the shipped KJV passages): a random start
 # and a warm start from 'jsmf fit' both write a model that 'topics', 'eval' and 'report' read;
 # the warm start begins at a lower held-out loss than the random one; C exported from the same
-# store as .npy or MatrixMarket gives the same model as the store itself.
+# store as .npy or MatrixMarket gives the same model as the store itself (a store of rows: one
+# holding its documents draws its pairs through them, another stream of the same C).
 set -u
 JSMF=${JSMF:-build/jsmf}
 ROOT=${ROOT:-.}
@@ -11,7 +12,7 @@ trap 'rm -rf "$d"' EXIT
 fail=0
 zstd -dc "$ROOT/examples/kjv-passages.txt.zst" | head -n 1500 >"$d/corpus.txt"
 "$JSMF" vocab "$d/corpus.txt" -o "$d/vocab.txt" --stopwords en --min-df 10 --max-df-frac 0.5 -q &&
-"$JSMF" ingest "$d/store" "$d/corpus.txt" --vocab "$d/vocab.txt" -q || { echo "FAIL: ingest"; exit 1; }
+"$JSMF" ingest "$d/store" "$d/corpus.txt" --vocab "$d/vocab.txt" --hold rows -q || { echo "FAIL: ingest"; exit 1; }
 "$JSMF" fit "$d/store" -k 8 -o "$d/fit" -q || { echo "FAIL: fit"; exit 1; }
 opts="--device cpu --steps 300 --batch 2048 --lr 0.01 --eval-every 50 --heldout 5000 --threads 2 -q"
 "$JSMF" fdm "$d/store" -k 8 --init none -o "$d/rand" $opts || { echo "FAIL: fdm random start"; fail=1; }

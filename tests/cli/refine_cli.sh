@@ -1,6 +1,7 @@
 #!/bin/sh
 # refine_cli.sh — 'jsmf refine' and 'jsmf fit --corpus': a small kjv fit refined over its
-# documents scores a better held-out likelihood than the spectral fit, the model is of kind
+# documents scores a better held-out likelihood than the spectral fit ('fit --refine' over the
+# store's own documents gives the same model), the model is of kind
 # refined and every reader takes it, the same command gives the same bytes, 'fit --corpus'
 # equals fit then refine, the plain fit is unchanged by the option's existence; bad input names
 # its file and writes nothing.
@@ -32,6 +33,12 @@ awk -v a="$a" -v b="$b" 'BEGIN {exit !(b > a + 0.05)}' || fail "held-out LL: ref
 # fit --corpus: the fit refined in one command, as fit + refine on the same threads
 "$J" fit "$T/store" -k 8 -o "$T/fitref" --corpus "$T/train.txt" --threads 2 -q || fail "fit --corpus"
 cmp -s "$T/fitref/B.npy" "$T/ref/B.npy" || fail "fit --corpus differs from fit + refine"
+# fit --refine N without --corpus: over the documents the store holds, as over the corpus
+"$J" fit "$T/store" -k 8 -o "$T/fitst" --refine 40 --threads 2 -q || fail "fit --refine"
+cmp -s "$T/fitst/B.npy" "$T/ref/B.npy" || fail "fit --refine over the store differs from --corpus"
+"$J" ingest "$T/rows" "$T/train.txt" --vocab "$T/vocab.txt" --hold rows -q || fail "rows store"
+expect 1 "give --corpus" "$J" fit "$T/rows" -k 8 -o "$T/fx" --refine 3 -q
+[ ! -e "$T/fx" ] || fail "fit --refine over a rows store wrote a model"
 "$J" fit "$T/store" -k 8 -o "$T/fit2" -q || fail "plain fit"
 cmp -s "$T/fit/B.npy" "$T/fit2/B.npy" || fail "the plain fit changed"
 

@@ -48,7 +48,8 @@ def main():
     write_text(a, lines[:500])
     # one long document: more distinct pairs than the 1M budget's tables hold
     write_text(b, lines[500:700] + [" ".join(vocab[:400])] + lines[700:])
-    args = [a, b, "--vocab", vpath, "--mem", "1M", "--accumulator=hash", "--threads", "2"]
+    args = [a, b, "--vocab", vpath, "--mem", "1M", "--accumulator=hash", "--threads", "2",
+            "--hold", "rows"]  # the rows machinery: checkpoint windows, kills
 
     ref = os.path.join(tmp, "ref.store")
     t0 = time.monotonic()

@@ -24,6 +24,8 @@ def ingest(*args, env=None):
     """Run jsmf ingest; its bytes written (block outputs x 512) and stderr."""
     e = dict(os.environ, JSMF_STORE_NOSYNC="1", JSMF_TEST_SMALL_MEM="1")  # --mem 1M: windows
     e.update(env or {})
+    if "--hold" not in args:  # the rows' checkpoint windows are measured here
+        args = args + ("--hold", "rows")
     p = subprocess.Popen([JSMF, "ingest"] + [str(a) for a in args], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, env=e)
     err = p.stderr.read()
