@@ -140,7 +140,8 @@ int reader_init(row_reader *r, uint32_t n_words)
     return JSMF_OK;
 }
 
-int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
+/* The reader's next stream slot, zeroed and tied to the store (not counted until it opens). */
+static int next_stream(row_reader *r, jsmf_store *s, row_stream **out)
 {
     if (r->k == r->cap) {
         uint32_t cap = r->cap ? 2 * r->cap : 4;
@@ -153,7 +154,17 @@ int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
     memset(m, 0, sizeof *m);
     m->s = s;
     m->cols_only = r->cols_only;
-    int rc = mdb_cursor_open(t, dbi, &m->cur);
+    *out = m;
+    return JSMF_OK;
+}
+
+int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
+{
+    row_stream *m;
+    int rc = next_stream(r, s, &m);
+    if (rc)
+        return rc;
+    rc = mdb_cursor_open(t, dbi, &m->cur);
     if (rc)
         return store_lmdb_error(s, rc, "cursor on C");
     r->k++;
@@ -163,18 +174,11 @@ int reader_add_dbi(row_reader *r, jsmf_store *s, MDB_txn *t, MDB_dbi dbi)
 /* The rows of a store holding no rows, computed from its documents. */
 static int reader_add_docs(row_reader *r, jsmf_store *s, MDB_txn *t)
 {
-    if (r->k == r->cap) {
-        uint32_t cap = r->cap ? 2 * r->cap : 4;
-        row_stream *ns = realloc(r->st, cap * sizeof *ns);
-        if (!ns)
-            return jsmf_error(JSMF_ENOMEM, "out of memory");
-        r->st = ns, r->cap = cap;
-    }
-    row_stream *m = &r->st[r->k];
-    memset(m, 0, sizeof *m);
-    m->s = s;
-    m->cols_only = r->cols_only;
-    int rc = docrows_open(s, t, &m->dr);
+    row_stream *m;
+    int rc = next_stream(r, s, &m);
+    if (rc)
+        return rc;
+    rc = docrows_open(s, t, &m->dr);
     if (rc)
         return rc;
     r->k++;
