@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "jsmf.h"
+#include "core/doccheck.h"
 
 static int csr_scan_rows(void *ctx, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg)
 {
@@ -81,12 +82,13 @@ static int check_doc(const jsmf_doc_csr *d, uint64_t m)
     if (b < a)
         return jsmf_error(JSMF_EINVAL, "documents: offsets of document %llu decrease",
                           (unsigned long long)m);
+    uint64_t bad = doc_first_bad_entry(d->ids, d->counts, a, b, d->n);
+    if (bad < b)
+        return jsmf_error(JSMF_EINVAL, "documents: document %llu, entry %llu: id %u %s",
+                          (unsigned long long)m, (unsigned long long)(bad - a), d->ids[bad],
+                          d->ids[bad] >= d->n ? "out of range" : !d->counts[bad]
+                          ? "has count 0" : "not ascending");
     for (uint64_t e = a; e < b; e++) {
-        if (d->ids[e] >= d->n || (e > a && d->ids[e] <= d->ids[e - 1]) || !d->counts[e])
-            return jsmf_error(JSMF_EINVAL, "documents: document %llu, entry %llu: id %u %s",
-                              (unsigned long long)m, (unsigned long long)(e - a), d->ids[e],
-                              d->ids[e] >= d->n ? "out of range" : !d->counts[e]
-                              ? "has count 0" : "not ascending");
         if (d->admit && d->admit[d->ids[e]] >= d->n_docs)
             return jsmf_error(JSMF_EINVAL, "documents: word %u admitted after the last document",
                               d->ids[e]);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/doccheck.h"
 #include "core/error.h"
 #include "fit_internal.h"
 
@@ -152,12 +153,12 @@ static int open_block(fit_docs *fd, const jsmf_doc_block *b, void *arg)
             return jsmf_error(JSMF_EFORMAT, "fit: document %llu: more entries than the "
                               "documents' nnz (%llu)", (unsigned long long)m,
                               (unsigned long long)fd->D->nnz);
-        for (uint64_t e = e0; e < e1; e++)
-            if (b->ids[e] >= fd->n || (e > e0 && b->ids[e] <= b->ids[e - 1]) || !b->counts[e])
-                return jsmf_error(JSMF_EFORMAT, "fit: document %llu, entry %llu: id %u %s",
-                                  (unsigned long long)m, (unsigned long long)(e - e0), b->ids[e],
-                                  b->ids[e] >= fd->n ? "outside N" : !b->counts[e]
-                                  ? "has count 0" : "not ascending");
+        uint64_t bad = doc_first_bad_entry(b->ids, b->counts, e0, e1, fd->n);
+        if (bad < e1)
+            return jsmf_error(JSMF_EFORMAT, "fit: document %llu, entry %llu: id %u %s",
+                              (unsigned long long)m, (unsigned long long)(bad - e0), b->ids[bad],
+                              b->ids[bad] >= fd->n ? "outside N" : !b->counts[bad]
+                              ? "has count 0" : "not ascending");
         double w = doc_weight(b->counts, e0, e1);
         for (uint64_t e = e0; e < e1; e++) {
             fd->colcnt[b->ids[e]]++;
