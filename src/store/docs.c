@@ -366,7 +366,25 @@ int store_docdec_block(jsmf_store *s, const MDB_val *k, const MDB_val *v, store_
     return JSMF_OK;
 }
 
+typedef struct {
+    store_docblock_fn fn;
+    void *arg;
+} each_block_ctx;
+
+static int decoded_only(void *arg, const MDB_val *k, const MDB_val *v, const store_docdec *d)
+{
+    (void)k, (void)v;
+    each_block_ctx *c = arg;
+    return c->fn(c->arg, d);
+}
+
 int store_docs_each_block(jsmf_store *s, MDB_txn *t, store_docblock_fn fn, void *arg)
+{
+    each_block_ctx c = {fn, arg};
+    return store_docs_each_stored(s, t, decoded_only, &c);
+}
+
+int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, void *arg)
 {
     if (!s->has_docs_db)
         return JSMF_OK;
@@ -380,7 +398,7 @@ int store_docs_each_block(jsmf_store *s, MDB_txn *t, store_docblock_fn fn, void 
     for (r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0 && !rc;
          r = mdb_cursor_get(c, &k, &v, MDB_NEXT))
         if (!(rc = store_docdec_block(s, &k, &v, &d)))
-            rc = fn(arg, &d);
+            rc = fn(arg, &k, &v, &d);
     if (!rc && r != MDB_NOTFOUND)
         rc = store_lmdb_error(s, r, "reading documents");
     mdb_cursor_close(c);

@@ -76,6 +76,11 @@ int store_docdec_block(jsmf_store *s, const MDB_val *k, const MDB_val *v, store_
 typedef int (*store_docblock_fn)(void *arg, const store_docdec *d);
 /* Every block of the store in key order, decoded, in transaction t. */
 int store_docs_each_block(jsmf_store *s, MDB_txn *t, store_docblock_fn fn, void *arg);
+typedef int (*store_docstored_fn)(void *arg, const MDB_val *k, const MDB_val *v,
+                                  const store_docdec *d);
+/* The same, each block also as it is stored (its key and value, valid until the next call):
+ * for a copy into another store (merge). */
+int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, void *arg);
 
 /* Bytes of the pages of the documents' database. */
 uint64_t store_docs_pages(jsmf_store *s, MDB_txn *t);

@@ -3,7 +3,8 @@
 # export bytes and content digest as a store holding rows (kjv passages, and a store grown over
 # two nights), rows computed in ranges under a small budget; the same documents whatever the
 # threads, --mem, checkpoints, a kill inside a checkpoint, or stdin killed and resumed; info
-# names the form; fit, eval and merge work on it; bad input changes nothing.
+# names the form; fit, eval and merge work on it (a merge of documents stores keeps them: the
+# same as one store of all their inputs); bad input changes nothing.
 . "$(dirname "$0")/common.inc"
 ROOT=${ROOT:-.}
 T=$(mktemp -d /tmp/jsmf-store-docs-XXXXXX)
@@ -71,11 +72,26 @@ cmp -s "$T/grows.mm" "$T/gdocs.mm" || fail "grown: export of documents store dif
 # every command works on it
 "$J" fit "$T/docs" -k 4 -o "$T/fit" -q || fail "fit on a documents store"
 "$J" eval "$T/fit" --store "$T/docs" -q >/dev/null || fail "eval --store on a documents store"
+# merge: stores that all hold documents give one that holds them (the same input twice: its
+# second record and its documents renumbered), equal to ingesting both into one store; with a
+# rows store among them, rows
 "$J" merge "$T/merged" "$T/docs" "$T/t1" -q || fail "merge of documents stores"
-"$J" info "$T/merged" --json | grep -q '"hold": "rows"' || fail "merge does not write rows"
-"$J" ingest "$T/twice" "$T/kjv.txt" "$T/kjv.txt" --force --vocab "$T/vocab.txt" -q --hold rows --freeze
+"$J" info "$T/merged" --json | grep -q '"hold": "docs"' || fail "merge of documents stores does not hold documents"
+"$J" ingest "$T/twice" "$T/kjv.txt" "$T/kjv.txt" --force --vocab "$T/vocab.txt" -q --hold docs --freeze
+[ -n "$(docs "$T/merged")" ] && [ "$(docs "$T/merged")" = "$(docs "$T/twice")" ] || fail "merged documents: $(docs "$T/merged") vs $(docs "$T/twice")"
+[ "$(content "$T/merged")" = "$(content "$T/twice")" ] || fail "merged content digest differs"
 "$J" export "$T/merged" -o "$T/merged.mm" -q && "$J" export "$T/twice" -o "$T/twice.mm" -q
 cmp -s "$T/merged.mm" "$T/twice.mm" || fail "merge of documents stores differs from ingesting twice"
+"$J" ingest "$T/n1" "$T/night1.txt" --vocab "$T/vocab.txt" --freeze -q && \
+    "$J" ingest "$T/n2" "$T/night2.txt" --vocab "$T/vocab.txt" --freeze -q || fail "nights as shards"
+"$J" merge "$T/n12" "$T/n1" "$T/n2" -q || fail "merge of two shards"
+"$J" ingest "$T/n1n2" "$T/night1.txt" "$T/night2.txt" --vocab "$T/vocab.txt" --freeze -q
+[ "$(docs "$T/n12")" = "$(docs "$T/n1n2")" ] || fail "shards merged: $(docs "$T/n12") vs $(docs "$T/n1n2")"
+"$J" fit "$T/n12" -k 4 -o "$T/fit12" -q && "$J" fit "$T/n1n2" -k 4 -o "$T/fit1n2" -q || fail "fit of merged shards"
+cmp -s "$T/fit12/B.npy" "$T/fit1n2/B.npy" || fail "fit of merged shards differs from one store's"
+"$J" merge "$T/mixed" "$T/docs" "$T/rows" -q || fail "merge of a documents and a rows store"
+"$J" info "$T/mixed" --json | grep -q '"hold": "rows"' || fail "merge with a rows store does not write rows"
+"$J" export "$T/mixed" -o "$T/mixed.mm" -q && cmp -s "$T/mixed.mm" "$T/twice.mm" || fail "merge of a documents and a rows store differs"
 
 # bad input: the same error as a rows store, nothing changes
 printf '3\n2\n2\n1 1 2\n1 9 1\n' >"$T/bad.uci"
