@@ -68,7 +68,7 @@ typedef struct jsmf_fit_opts {
     uint32_t sketch_passes;   /**< compressed: most passes over C of its eigendecomposition (0: 16
                                    when C is in memory, 8 when it is read from the source) */
     double sketch_tol;        /**< compressed: that eigendecomposition stops when its wanted Ritz
-                                   values move less than this, relative to the K-th (3e-2) */
+                                   values move less than this, relative to the K-th (1e-3) */
     int anchors;              /**< enum jsmf_anchors (default QR) */
     uint32_t fast_dim;        /**< random projection dimension of --anchors fast (default 1000) */
     int anchor_space;         /**< enum jsmf_anchor_space (default AUTO) */
@@ -84,7 +84,8 @@ typedef struct jsmf_fit_opts {
                                    threshold; 0 when unknown (then no threshold) */
     int threads;              /**< threads of this call (0: the OpenMP default); the caller's
                                    OpenMP and OpenBLAS settings are left as they were */
-    uint64_t seed;            /**< seed of the random starts / projections (default 1) */
+    uint64_t seed;            /**< seed of the random starts / projections (default 1); the
+                                   compressed path's model depends on it only within sketch_tol */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
     uint64_t mem_bytes;       /**< memory budget: C in memory (up to half), row blocks, the dense

@@ -242,8 +242,9 @@ static double topics_l1(const jsmf_model *a, const jsmf_model *b)
     return s / a->k;
 }
 
-/* jsmf_fit through the documents against jsmf_fit through the dense C's rows. */
-static void check_fit(const docs_t *d, uint32_t k, int mode)
+/* jsmf_fit through the documents against jsmf_fit through the dense C's rows: topics within
+ * tol in mean l1 (the two products differ by rounding only). */
+static void check_fit(const docs_t *d, uint32_t k, int mode, double tol)
 {
     uint32_t n = d->n;
     jsmf_doc_csr dc = {n, d->m, d->offs, d->ids, d->counts, d->admit};
@@ -279,7 +280,7 @@ static void check_fit(const docs_t *d, uint32_t k, int mode)
         fprintf(stderr, "fit %s%s: mean l1 rows vs documents %.3g (nnz(C) %llu, nnz(H) %llu)\n",
                 mode == JSMF_MODE_DENSE ? "dense" : "stream", d->admit ? " (late words)" : "",
                 l1, (unsigned long long)by_rows.nnz, (unsigned long long)D.nnz);
-        CHECK(l1 < 1e-6);
+        CHECK(l1 < tol);
         CHECK(mode == JSMF_MODE_DENSE || topics_l1(mb, rb.c_documents ? md : mr) == 0);
     }
     jsmf_model_free(mr), jsmf_model_free(md), jsmf_model_free(mb);
@@ -340,16 +341,20 @@ int main(void)
     free_docs(&d);
 
     make_docs(&d, 300, 6, 3000, 30);
-    check_fit(&d, 6, JSMF_MODE_STREAM);
-    check_fit(&d, 6, JSMF_MODE_DENSE);
+    check_fit(&d, 6, JSMF_MODE_STREAM, 1e-6);
+    check_fit(&d, 6, JSMF_MODE_DENSE, 1e-6);
     d.admit = malloc(sizeof(uint64_t) * d.n);
     for (uint32_t i = 0; i < d.n; i++)
         d.admit[i] = i < 200 ? 0 : i < 260 ? 1000 : 2000;
-    check_fit(&d, 6, JSMF_MODE_STREAM);
+    check_fit(&d, 6, JSMF_MODE_STREAM, 1e-6);
     free_docs(&d);
     /* a larger vocabulary, short documents: nnz(C) well above 2 nnz(H), the rule takes them */
+    /* 1200 documents of 10 tokens over 800 words: C's 6th eigenvalue lies in the noise, so the
+     * eigendecomposition runs to its cap (16 passes) without meeting --sketch-tol 1e-3, and the
+     * rounding by which the two products differ grows through the passes: 4.95e-5 (1.9e-12 with
+     * --sketch-tol 3e-2). The same passes and steps, so 1e-4. */
     make_docs(&d, 800, 6, 1200, 10);
-    check_fit(&d, 6, JSMF_MODE_STREAM);
+    check_fit(&d, 6, JSMF_MODE_STREAM, 1e-4);
     free_docs(&d);
     CHECK_DONE();
 }
