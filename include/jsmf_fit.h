@@ -45,6 +45,11 @@ enum jsmf_recover_a {
     JSMF_A_PINV = 2  /**< A = B^+ C B^+T (Arora et al. 2013 Alg. 3, the 2013 baseline) */
 };
 enum jsmf_fit_mode { JSMF_MODE_AUTO = 0, JSMF_MODE_DENSE = 1, JSMF_MODE_STREAM = 2 };
+/** How the streamed fit multiplies by C when the source holds both C's rows (or can make them)
+ *  and the documents: AUTO (C's rows whenever they fit half the memory budget, else the cheaper
+ *  by counts), ROWS, or DOCUMENTS (H diag H^T: no rows made; ignored when the source holds no
+ *  documents). */
+enum jsmf_fit_products { JSMF_PRODUCTS_AUTO = 0, JSMF_PRODUCTS_ROWS = 1, JSMF_PRODUCTS_DOCUMENTS = 2 };
 /** Where streaming QR anchors are found: exactly on generated rows (one pass per anchor), or in
  *  the (K+1)-dimensional factor space of the unclipped iterate (free); auto: exact for small N. */
 enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1,
@@ -106,6 +111,8 @@ typedef struct jsmf_fit_opts {
                                    each reads and holds its range of C's rows, products with C
                                    and the topics of words are split across ranks; NULL: this
                                    process alone */
+    int products;             /**< enum jsmf_fit_products (default AUTO); `jsmf fit --refine`
+                                   takes DOCUMENTS (tools/bench/heldout-results.md) */
 } jsmf_fit_opts;
 
 /** Fill `o` with the defaults above for K topics (fit has no default K). */

@@ -47,12 +47,20 @@ typedef struct jsmf_refine_opts {
                                 the thread count only (the same for the same count) */
     jsmf_step_progress_fn progress; /**< called after each iteration ("refine", steps) or NULL */
     void *progress_arg;
+    uint32_t batches;      /**< 1 <= batches <= M: after the first pass the documents are taken
+                                in this many consecutive batches, and after each batch its
+                                counts replace its previous pass's in the topics the next
+                                batch sees (incremental EM by blocks): converges in fewer
+                                passes, for batches x N x K more doubles (default 1: the
+                                topics change after a whole pass only) */
+    double tol;            /**< >= 0: stop before `iters` once the objective per token rose by
+                                less than tol over each of the last two passes (0: never) */
 } jsmf_refine_opts;
 
 /* The defaults were chosen on debdesc's training documents, every tenth held out as a validation
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
-#define JSMF_REFINE_OPTS_DEFAULT {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL}
+#define JSMF_REFINE_OPTS_DEFAULT {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
 

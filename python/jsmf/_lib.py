@@ -231,7 +231,7 @@ class FitOpts(Structure):
                 ("levels", u32 * FIT_MAX_LEVELS), ("mode", c_int), ("mem_bytes", u64),
                 ("dense_max_n", u32), ("eig_tol", f64), ("eig_maxit", u32),
                 ("eig_step_maxit", u32), ("progress", PROGRESS_FN), ("progress_arg", c_void_p),
-                ("comm", c_void_p)]
+                ("comm", c_void_p), ("products", c_int)]
 
 
 class Metrics(Structure):

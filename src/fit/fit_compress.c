@@ -623,7 +623,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     fit_lowrank *lr = NULL;
     fit_eig_ws *ws = NULL;
     double t0 = clock_seconds();
-    int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->comm, o->progress, o->progress_arg, &src);
+    int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->products, o->comm, o->progress,
+                           o->progress_arg, &src);
     if (rc)
         goto out;
     /* an MPI job: each rank holds C's rows and the same rows of every n-row block */

@@ -237,8 +237,8 @@ int fit_anchors_fast(uint32_t n, uint32_t d, const double *Y, const unsigned cha
  * double (fit_csrc_exact tells). fit_csrc_apply is a
  * fit_apply_fn. Row sums and sums of squares of C are known after the first read. */
 typedef struct fit_csrc fit_csrc;
-int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
-                  jsmf_step_progress_fn progress, void *parg,
+int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, int products,
+                  jsmf_comm *comm, jsmf_step_progress_fn progress, void *parg,
                   fit_csrc **out);
 void fit_csrc_close(fit_csrc *s);
 /* Rows `ids` (m of them) of C, dense, into out (m x n); read from memory or in one streamed
@@ -270,7 +270,7 @@ int fit_csrc_need_rowsq(fit_csrc *s);
 /* 1 when this reader goes through C's documents. */
 int fit_csrc_docs(const fit_csrc *s);
 /* The cost rule: 1 when a reader of C with budget `mem` takes its documents (fit_source.c). */
-int fit_source_use_docs(const jsmf_source *C, uint64_t mem);
+int fit_source_use_docs(const jsmf_source *C, uint64_t mem, int products);
 /* Rows r0 <= i < r1 of a source, from its rows, or gathered from its documents when it has
  * no rows. */
 int fit_source_scan(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);

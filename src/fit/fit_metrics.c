@@ -191,7 +191,8 @@ int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics
         return jsmf_error(JSMF_EMISMATCH, "metrics: model has %u words, C has %u", mdl->n, C->n);
     /* C in memory when it takes at most 1 GiB, else two streamed passes */
     fit_csrc *src = NULL;
-    int rc = fit_csrc_open(C, 2ull << 30, call_threads(), 0, NULL, NULL, NULL, &src);
+    int rc = fit_csrc_open(C, 2ull << 30, call_threads(), 0, JSMF_PRODUCTS_AUTO, NULL, NULL,
+                           NULL, &src);
     if (!rc)
         rc = fit_metrics_c(mdl, src, out);
     fit_csrc_close(src);

@@ -205,8 +205,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     fit_eig_result er;
     /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
     double t0 = clock_seconds();
-    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->comm, o->progress, o->progress_arg,
-                            &src)))
+    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->products, o->comm, o->progress,
+                            o->progress_arg, &src)))
         goto out;
     /* AP keeps its factor whole on every rank (products with C: each rank its rows) */
     fit_part whole = fit_part_whole(n);

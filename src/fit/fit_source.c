@@ -493,12 +493,14 @@ static double docs_cost(const jsmf_doc_source *D, uint64_t mem, uint32_t p)
            (kept ? 0 : (double)(D->bytes ? D->bytes : bytes));
 }
 
-int fit_source_use_docs(const jsmf_source *C, uint64_t mem)
+int fit_source_use_docs(const jsmf_source *C, uint64_t mem, int products)
 {
     if (!C->docs)
         return 0;
-    if (!C->scan)
+    if (!C->scan || products == JSMF_PRODUCTS_DOCUMENTS)
         return 1;
+    if (products == JSMF_PRODUCTS_ROWS)
+        return 0;
     if (rows_in_memory(C, mem))
         return 0;
     return docs_cost(C->docs, mem, SRC_RULE_P) < rows_cost(C, SRC_RULE_P);
@@ -553,8 +555,8 @@ int fit_source_scan(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn 
     return rc;
 }
 
-int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_comm *comm,
-                  jsmf_step_progress_fn progress, void *parg,
+int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, int products,
+                  jsmf_comm *comm, jsmf_step_progress_fn progress, void *parg,
                   fit_csrc **out)
 {
     *out = NULL;
@@ -575,7 +577,7 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, jsmf_c
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     if ((rc = jsmf_comm_agree(s->comm, rc)))
         goto fail;
-    if (fit_source_use_docs(C, mem)) {
+    if (fit_source_use_docs(C, mem, products)) {
         if ((rc = open_docs(s, mem)))
             goto fail;
         *out = s;

@@ -44,6 +44,9 @@ static void put_parameters(jsmf_json *j, const jsmf_fit_opts *o, const char *inp
         jsmf_json_uint(j, NULL, o->levels[l]);
     jsmf_json_end_array(j);
     jsmf_json_string(j, "mode", jsmf_fit_mode_name(o->mode));
+    jsmf_json_string(j, "products", o->products == JSMF_PRODUCTS_DOCUMENTS ? "documents"
+                                    : o->products == JSMF_PRODUCTS_ROWS    ? "rows"
+                                                                            : "auto");
     jsmf_json_uint(j, "seed", o->seed);
     jsmf_json_int(j, "threads", o->threads);
     jsmf_json_end_object(j);

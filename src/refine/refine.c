@@ -44,6 +44,9 @@ typedef struct refine_state {
     int have_prev;             /* nprev holds a pass's counts */
     uint32_t theta_steps;      /* theta-only steps of each document this pass */
     uint64_t docs, tokens;
+    double *nbatch;            /* batches x N x K: each batch's counts at its last visit (NULL
+                                  with one batch) */
+    double *B_live;            /* the topics the next batch sees (batches > 1) */
 } refine_state;
 
 /* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
@@ -168,6 +171,30 @@ static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_
     s->ll[tid] += ll + prior;
 }
 
+/* The documents [d0, d1) of a block, in parallel. */
+static void refine_range(refine_state *s, const jsmf_doc_block *b, uint64_t d0, uint64_t d1)
+{
+    const int64_t lo = (int64_t)(d0 - b->first), hi = (int64_t)(d1 - b->first);
+#pragma omp parallel for schedule(static) num_threads(s->nt)
+    for (int64_t d = lo; d < hi; d++) {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        uint64_t a = b->offs[d], z = b->offs[d + 1];
+        refine_doc(s, b->ids + a, b->counts + a, z - a,
+                   s->theta + (b->first + (uint64_t)d) * s->k, tid);
+    }
+}
+
+/* First document of batch `i` of `nb` (the last batch ends at M). */
+static uint64_t batch_first(const refine_state *s, uint64_t i)
+{
+    return i * s->docs / s->o->batches;
+}
+
+static void batch_done(refine_state *s, uint64_t i);
+
 static int refine_block(void *arg, const jsmf_doc_block *b)
 {
     refine_state *s = arg;
@@ -178,48 +205,96 @@ static int refine_block(void *arg, const jsmf_doc_block *b)
         if (b->ids[e] >= s->n)
             return jsmf_error(JSMF_EINVAL, "refine: document %llu has word id %u, the model %u "
                               "words", (unsigned long long)b->first, b->ids[e], s->n);
-    const int64_t nd = b->n_docs;
-#pragma omp parallel for schedule(static) num_threads(s->nt)
-    for (int64_t d = 0; d < nd; d++) {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        uint64_t a = b->offs[d], z = b->offs[d + 1];
-        refine_doc(s, b->ids + a, b->counts + a, z - a,
-                   s->theta + (b->first + (uint64_t)d) * s->k, tid);
+    const uint64_t end = b->first + b->n_docs;
+    if (!s->nbatch) { /* one batch: the topics change after the pass only */
+        refine_range(s, b, b->first, end);
+        return JSMF_OK;
+    }
+    /* several batches: cut the block where a batch ends, whose counts then replace its last
+     * visit's in the totals the next batch sees */
+    for (uint64_t d = b->first; d < end;) {
+        uint64_t i = d * s->o->batches / s->docs; /* d's batch, near: moved to the exact one */
+        while (i + 1 < s->o->batches && batch_first(s, i + 1) <= d)
+            i++;
+        while (batch_first(s, i) > d)
+            i--;
+        uint64_t stop = batch_first(s, i + 1) < end ? batch_first(s, i + 1) : end;
+        refine_range(s, b, d, stop);
+        if (stop == batch_first(s, i + 1))
+            batch_done(s, i);
+        d = stop;
     }
     return JSMF_OK;
 }
 
-/* The M-step of the topics: the threads' counts summed in thread order into nwk[0], then
- * B_wk = (n_wk + b) / (n_k + N b). */
-static void update_topics(refine_state *s, double *B)
+/* The threads' counts summed in thread order into nwk[0]. */
+static void sum_threads(refine_state *s)
 {
     const uint32_t n = s->n, k = s->k, nt = s->nt;
     const uint64_t nk = (uint64_t)n * k;
-    const double beta = s->o->beta;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int64_t w = 0; w < (int64_t)n; w++)
         for (uint32_t th = 1; th < nt; th++)
             for (uint32_t t = 0; t < k; t++)
                 s->nwk[(uint64_t)w * k + t] += s->nwk[th * nk + (uint64_t)w * k + t];
-    double *colsum = s->work; /* K, before the next pass reuses it */
+}
+
+/* B_wk = (n_wk + b) / (n_k + N b) from the counts `nwk`; exclude mode keeps the counts and
+ * 1/(n_k + N b) in nprev for the next documents' steps. */
+static void topics_from_counts(refine_state *s, const double *nwk, double *B)
+{
+    const uint32_t n = s->n, k = s->k, nt = s->nt;
+    const uint64_t nk = (uint64_t)n * k;
+    const double beta = s->o->beta;
+    double *colsum = s->work; /* K, before the next documents reuse it */
     memset(colsum, 0, k * sizeof *colsum);
     for (uint32_t w = 0; w < n; w++)
         for (uint32_t t = 0; t < k; t++)
-            colsum[t] += s->nwk[(uint64_t)w * k + t];
+            colsum[t] += nwk[(uint64_t)w * k + t];
     for (uint32_t t = 0; t < k; t++)
         colsum[t] = 1.0 / (colsum[t] + n * beta);
-    if (s->nprev) { /* exclude mode keeps the counts n_wk and 1/(n_k + N b) for the next pass */
-        memcpy(s->nprev, s->nwk, nk * sizeof *s->nwk);
+    if (s->nprev) {
+        if (s->nprev != nwk)
+            memcpy(s->nprev, nwk, nk * sizeof *nwk);
         memcpy(s->nprev + nk, colsum, k * sizeof *colsum);
         s->have_prev = 1;
     }
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int64_t w = 0; w < (int64_t)n; w++)
         for (uint32_t t = 0; t < k; t++)
-            B[(uint64_t)w * k + t] = (s->nwk[(uint64_t)w * k + t] + beta) * colsum[t];
+            B[(uint64_t)w * k + t] = (nwk[(uint64_t)w * k + t] + beta) * colsum[t];
+}
+
+/* The M-step of the topics after a pass of one batch: the threads' counts summed, then
+ * B_wk = (n_wk + b) / (n_k + N b). */
+static void update_topics(refine_state *s, double *B)
+{
+    sum_threads(s);
+    topics_from_counts(s, s->nwk, B);
+}
+
+/* Batch i's documents are done (batches > 1): its counts (the threads' sum) are kept, and after
+ * the first pass replace its previous counts in the totals, from which the topics the next
+ * batch sees are remade (incremental EM, Neal and Hinton 1998, by blocks of documents). The
+ * threads' counts are zeroed for the next batch. */
+static void batch_done(refine_state *s, uint64_t i)
+{
+    const uint64_t nk = (uint64_t)s->n * s->k;
+    double *keep = s->nbatch + i * nk;
+    sum_threads(s);
+    if (s->have_prev) {
+        double *tot = s->nprev; /* the totals, in either mode */
+#pragma omp parallel for schedule(static) num_threads(s->nt)
+        for (int64_t j = 0; j < (int64_t)nk; j++) {
+            double v = tot[j] + (s->nwk[j] - keep[j]);
+            tot[j] = v > 0 ? v : 0; /* rounding must not leave a count below 0 */
+            keep[j] = s->nwk[j];
+        }
+        topics_from_counts(s, tot, s->B_live);
+    } else {
+        memcpy(keep, s->nwk, nk * sizeof *keep);
+    }
+    memset(s->nwk, 0, (uint64_t)s->nt * nk * sizeof *s->nwk);
 }
 
 /* b sum_wk log B_wk, summed by word in order (deterministic). */
@@ -231,21 +306,37 @@ static double topic_prior(const double *B, uint32_t n, uint32_t k, double beta)
     return beta * s;
 }
 
-/* One pass over the documents at B: the objective per token at its start into *obj, the next
- * B into B. */
+/* After the first pass of several batches: the totals are the batches' counts summed in batch
+ * order, and the topics come from them. */
+static void first_pass_topics(refine_state *s, double *B)
+{
+    const uint64_t nk = (uint64_t)s->n * s->k;
+    memset(s->nwk, 0, nk * sizeof *s->nwk);
+    for (uint32_t i = 0; i < s->o->batches; i++)
+        for (uint64_t j = 0; j < nk; j++)
+            s->nwk[j] += s->nbatch[i * nk + j];
+    topics_from_counts(s, s->nwk, B);
+}
+
+/* One pass over the documents from B: the objective per token at its start into *obj (with
+ * several batches, each document's term at the topics its batch saw), the next B into B. */
 static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, double *obj)
 {
     memset(s->nwk, 0, (uint64_t)s->nt * s->n * s->k * sizeof *s->nwk);
     memset(s->ll, 0, s->nt * sizeof *s->ll);
-    s->B = B;
+    s->B = B, s->B_live = B;
+    double total = topic_prior(B, s->n, s->k, s->o->beta);
+    const int first = !s->have_prev;
     int rc = docs->scan(docs->ctx, refine_block, s);
     if (rc)
         return rc < 0 ? rc : jsmf_error(JSMF_EINVAL, "refine: the document scan stopped (%d)", rc);
-    double total = topic_prior(B, s->n, s->k, s->o->beta);
     for (uint32_t th = 0; th < s->nt; th++)
         total += s->ll[th];
     *obj = total / (double)s->tokens;
-    update_topics(s, B);
+    if (!s->nbatch)
+        update_topics(s, B);
+    else if (first)
+        first_pass_topics(s, B);
     return JSMF_OK;
 }
 
@@ -266,6 +357,11 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
         return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
     if (!o->iters)
         return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
+    if (!o->batches || o->batches > docs->n_docs)
+        return jsmf_error(JSMF_EINVAL, "refine: %u batches for %llu documents (1 to M)",
+                          o->batches, (unsigned long long)docs->n_docs);
+    if (!(o->tol >= 0) || !isfinite(o->tol))
+        return jsmf_error(JSMF_EINVAL, "refine: tol %g is not >= 0", o->tol);
     return JSMF_OK;
 }
 
@@ -334,6 +430,9 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     jsmf_json_number(&b.j, "beta", o->beta);
     jsmf_json_number(&b.j, "mix", o->mix);
     jsmf_json_bool(&b.j, "exclude", o->exclude);
+    jsmf_json_uint(&b.j, "batches", o->batches);
+    jsmf_json_number(&b.j, "tol", o->tol);
+    jsmf_json_uint(&b.j, "max_iterations", o->iters);
     jsmf_json_uint(&b.j, "docs", r->docs);
     jsmf_json_uint(&b.j, "tokens", r->tokens);
     jsmf_json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
@@ -365,6 +464,16 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
     return JSMF_OK;
 }
 
+/* The stopping rule: the objective per token rose by less than tol over each of the last two
+ * passes (one pass's small rise alone can be a pause; CVB0's objective may also drift down by
+ * a little near its fixed point, which stops it too). Never before the third pass. */
+static int converged(const double *obj, uint32_t done, const jsmf_refine_opts *o)
+{
+    if (!(o->tol > 0) || done < 3)
+        return 0;
+    return obj[done - 1] - obj[done - 2] < o->tol && obj[done - 2] - obj[done - 3] < o->tol;
+}
+
 static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
                       const jsmf_refine_opts *o, refine_state *s, double *B,
                       jsmf_refine_result *r)
@@ -382,6 +491,8 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
         if ((rc = jsmf_cancel_check()))
             return rc;
+        if (converged(r->objective, it + 1, o))
+            break;
     }
     return JSMF_OK;
 }
@@ -403,13 +514,17 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
                       .docs = docs->n_docs, .tokens = docs->tokens};
     jsmf_refine_result r = {.docs = docs->n_docs, .tokens = docs->tokens};
     const uint64_t nk = (uint64_t)s.n * s.k;
-    r.bytes = (s.docs * s.k + (s.nt + (o.exclude != 0)) * nk) * sizeof(double);
+    const int keep_totals = o.exclude || o.batches > 1;
+    r.bytes = (s.docs * s.k + (s.nt + keep_totals + (o.batches > 1 ? o.batches : 0)) * nk) *
+              sizeof(double);
     double *B = malloc(nk * sizeof *B);
     s.theta = malloc(s.docs * s.k * sizeof *s.theta);
     s.nwk = malloc(s.nt * nk * sizeof *s.nwk);
     s.work = malloc((uint64_t)s.nt * 3 * s.k * sizeof *s.work);
-    if (o.exclude && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))
+    if (keep_totals && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory");
+    if (o.batches > 1 && !(s.nbatch = malloc(o.batches * nk * sizeof *s.nbatch)))
+        rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %u batches' counts", o.batches);
     s.ll = malloc(s.nt * sizeof *s.ll);
     r.objective = malloc(o.iters * sizeof *r.objective);
     if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective))
@@ -421,7 +536,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     if (!rc && !(rc = refined_model(start, &s, B, &o, &r, out)))
         B = NULL; /* the model owns it */
     call_threads_end(saved);
-    free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev);
+    free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
     if (!rc && res)
         *res = r;
     else

@@ -30,12 +30,26 @@ ll() { "$J" eval "$1" --corpus "$T/test.txt" --json -q | tr ',' '\n' | grep '"he
 a=$(ll "$T/fit") b=$(ll "$T/ref")
 awk -v a="$a" -v b="$b" 'BEGIN {exit !(b > a + 0.05)}' || fail "held-out LL: refined $b not above fit $a"
 
-# fit --corpus: the fit refined in one command, as fit + refine on the same threads
+# fit --corpus: the fit refined in one command, as fit + refine on the same threads, the fit
+# taking the products through the documents and at most 10 rectification steps
 "$J" fit "$T/store" -k 8 -o "$T/fitref" --corpus "$T/train.txt" --threads 2 -q || fail "fit --corpus"
-cmp -s "$T/fitref/B.npy" "$T/ref/B.npy" || fail "fit --corpus differs from fit + refine"
+"$J" fit "$T/store" -k 8 -o "$T/fitd" --products documents --rectify-iters 10 --threads 2 -q ||
+    fail "fit --products documents"
+grep -q '"c_products": "documents"' "$T/fitd/summary.json" || fail "--products documents not taken"
+grep -q '"c_products": "rows"' "$T/fit/summary.json" || fail "the plain fit no longer takes rows"
+grep -q '"products": "auto"' "$T/fit/summary.json" || fail "the plain fit's products not auto"
+"$J" refine "$T/fitd" --corpus "$T/train.txt" -o "$T/refd" -j 2 -q || fail "refine of fitd"
+cmp -s "$T/fitref/B.npy" "$T/refd/B.npy" || fail "fit --corpus differs from fit + refine"
 # fit --refine N without --corpus: over the documents the store holds, as over the corpus
 "$J" fit "$T/store" -k 8 -o "$T/fitst" --refine 40 --threads 2 -q || fail "fit --refine"
-cmp -s "$T/fitst/B.npy" "$T/ref/B.npy" || fail "fit --refine over the store differs from --corpus"
+cmp -s "$T/fitst/B.npy" "$T/refd/B.npy" || fail "fit --refine over the store differs from --corpus"
+# --batches and --tol reach the summary; --tol 1 stops after the third pass
+"$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/refb" --batches 4 --tol 1 -j 2 -q ||
+    fail "refine --batches --tol"
+grep -q '"batches": 4' "$T/refb/summary.json" || fail "batches not recorded"
+grep -q '"iterations": 3,' "$T/refb/summary.json" || fail "--tol 1 did not stop at the third pass"
+expect 2 "" "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/x" --batches 0 -q
+expect 2 "" "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/x" --tol -1 -q
 "$J" ingest "$T/rows" "$T/train.txt" --vocab "$T/vocab.txt" --hold rows -q || fail "rows store"
 expect 1 "give --corpus" "$J" fit "$T/rows" -k 8 -o "$T/fx" --refine 3 -q
 [ ! -e "$T/fx" ] || fail "fit --refine over a rows store wrote a model"

@@ -186,9 +186,10 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
     }
     /* through fit_csrc: a source with documents only; row sums, sums of squares, product */
     jsmf_source src = {n, 0, NULL, NULL, 0, NULL, &D};
-    CHECK(fit_source_use_docs(&src, mem));
+    CHECK(fit_source_use_docs(&src, mem, JSMF_PRODUCTS_AUTO));
+    CHECK(fit_source_use_docs(&src, mem, JSMF_PRODUCTS_ROWS)); /* no rows to take */
     fit_csrc *s = NULL;
-    CHECK_OK(fit_csrc_open(&src, 1ull << 30, 2, 1, NULL, NULL, NULL, &s));
+    CHECK_OK(fit_csrc_open(&src, 1ull << 30, 2, 1, JSMF_PRODUCTS_AUTO, NULL, NULL, NULL, &s));
     if (s) {
         CHECK(fit_csrc_docs(s) && fit_csrc_exact(s));
         const double *rs = fit_csrc_rowsums(s);
@@ -270,10 +271,14 @@ static void check_fit(const docs_t *d, uint32_t k, int mode, double tol)
     if (mr && md && mb) {
         CHECK(!rr.c_documents && (mode == JSMF_MODE_DENSE || rd.c_documents));
         /* C's rows fit the budget: they are kept; streamed, the documents are cheaper */
-        int docs = fit_source_use_docs(&both, o.mem_bytes);
+        int docs = fit_source_use_docs(&both, o.mem_bytes, JSMF_PRODUCTS_AUTO);
         double dcost = 8.0 * D.nnz * 64 + (double)fit_docs_bytes(&D);
-        CHECK(!docs && fit_source_use_docs(&both, 1000) ==
+        CHECK(!docs && fit_source_use_docs(&both, 1000, JSMF_PRODUCTS_AUTO) ==
                            (dcost < by_rows.nnz * 64.0 + 12.0 * by_rows.nnz));
+        /* asked for: the documents even where the rows fit, the rows even where they do not */
+        CHECK(fit_source_use_docs(&both, o.mem_bytes, JSMF_PRODUCTS_DOCUMENTS) &&
+              !fit_source_use_docs(&both, 1000, JSMF_PRODUCTS_ROWS) &&
+              !fit_source_use_docs(&by_rows, 1000, JSMF_PRODUCTS_DOCUMENTS));
         CHECK(mode == JSMF_MODE_DENSE || rb.c_documents == docs);
         CHECK(memcmp(mr->anchors, md->anchors, sizeof(uint32_t) * k) == 0);
         double l1 = topics_l1(mr, md);
@@ -282,6 +287,13 @@ static void check_fit(const docs_t *d, uint32_t k, int mode, double tol)
                 l1, (unsigned long long)by_rows.nnz, (unsigned long long)D.nnz);
         CHECK(l1 < tol);
         CHECK(mode == JSMF_MODE_DENSE || topics_l1(mb, rb.c_documents ? md : mr) == 0);
+        /* products = DOCUMENTS on a source with both: the documents' fit, bit for bit */
+        jsmf_model *mf = NULL;
+        jsmf_fit_report rf;
+        o.products = JSMF_PRODUCTS_DOCUMENTS;
+        CHECK_OK(jsmf_fit(&both, NULL, &o, &mf, &rf));
+        CHECK(mode == JSMF_MODE_DENSE || (mf && rf.c_documents && topics_l1(mf, md) == 0));
+        jsmf_model_free(mf);
     }
     jsmf_model_free(mr), jsmf_model_free(md), jsmf_model_free(mb);
     free(C), free(c.rowptr), free(c.cols), free(c.vals);

@@ -66,11 +66,25 @@ static void to_csr(const uint32_t *H, uint64_t *offs, uint32_t *ids, uint32_t *c
     }
 }
 
-/* The dense reference: iters iterations of jsmf_refine.h's EM, written from its formulas. */
+/* B and n_k from counts: B_wk = (n_wk + b) / (n_k + N b). */
+static void topics_of(const double *n, double beta, double *B, double *nk)
+{
+    memset(nk, 0, K * sizeof *nk);
+    for (uint32_t i = 0; i < N * K; i++)
+        nk[i % K] += n[i];
+    for (uint32_t i = 0; i < N * K; i++)
+        B[i] = (n[i] + beta) / (nk[i % K] + N * beta);
+}
+
+/* The dense reference: iters iterations of jsmf_refine.h's EM, written from its formulas; with
+ * batches > 1, after the first pass each batch's counts replace its previous ones in the totals
+ * and the topics are remade from them after every batch. */
 static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine_opts *o,
                       double *B, double *obj)
 {
     static double theta[M * K], ndk[K], nwk[N * K], nk[K], prev[N * K], prevk[K];
+    static double batch[M][N * K]; /* each batch's counts at its last visit (batches <= M) */
+    const uint32_t S = o->batches;
     for (uint32_t w = 0; w < N; w++)
         for (uint32_t t = 0; t < K; t++)
             B[w * K + t] = (1 - o->mix) * Bstart[w * K + t] + o->mix / N;
@@ -83,6 +97,8 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
         uint32_t steps = it == 0 ? o->theta_steps : 1;
         memset(nwk, 0, sizeof nwk);
         double L = 0;
+        for (uint32_t i = 0; i < N * K; i++) /* the prior at the topics the pass starts from */
+            L += o->beta * log(B[i]);
         for (uint32_t d = 0; d < M; d++) {
             double *th = theta + d * K;
             for (uint32_t s = 0; s <= steps; s++) {
@@ -127,15 +143,27 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                 for (uint32_t t = 0; t < K; t++)
                     th[t] = (ndk[t] + o->alpha) / (nd + K * o->alpha);
             }
+            uint32_t b = 0; /* d's batch: documents [b M / S, (b + 1) M / S) */
+            while ((uint64_t)(b + 1) * M / S <= d)
+                b++;
+            if (S > 1 && d + 1 == (uint64_t)(b + 1) * M / S) { /* batch b done */
+                if (it > 0) {
+                    for (uint32_t i = 0; i < N * K; i++)
+                        prev[i] = fmax(prev[i] + (nwk[i] - batch[b][i]), 0);
+                    topics_of(prev, o->beta, B, prevk);
+                }
+                memcpy(batch[b], nwk, sizeof nwk);
+                memset(nwk, 0, sizeof nwk);
+            }
         }
-        for (uint32_t i = 0; i < N * K; i++)
-            L += o->beta * log(B[i]);
         obj[it] = L / tokens;
-        memset(nk, 0, sizeof nk);
-        for (uint32_t i = 0; i < N * K; i++)
-            nk[i % K] += nwk[i];
-        for (uint32_t i = 0; i < N * K; i++)
-            B[i] = (nwk[i] + o->beta) / (nk[i % K] + N * o->beta);
+        if (S > 1 && it > 0)
+            continue;
+        if (S > 1) /* the first pass: the totals are the batches' counts */
+            for (uint32_t b = 0; b < S; b++)
+                for (uint32_t i = 0; i < N * K; i++)
+                    nwk[i] += batch[b][i];
+        topics_of(nwk, o->beta, B, nk);
         memcpy(prev, nwk, sizeof nwk);
         memcpy(prevk, nk, sizeof nk);
     }
@@ -223,6 +251,50 @@ int main(void)
         m = NULL;
     }
 
+    /* several batches (7: they cut the scan's blocks of 50 in odd places), either mode, five
+     * iterations against the reference */
+    for (int exclude = 0; exclude < 2; exclude++) {
+        jsmf_refine_opts_init(&o);
+        o.iters = 5, o.theta_steps = 4, o.threads = 2, o.exclude = exclude, o.batches = 7;
+        CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+        reference(H, start->B, &o, Bref, obj_ref);
+        CHECK(r.iters == 5);
+        for (uint32_t it = 0; it < 5; it++)
+            CHECK_NEAR(r.objective[it], obj_ref[it], 1e-12);
+        double err = 0;
+        for (uint32_t i = 0; m && i < N * K; i++)
+            err = fmax(err, fabs(m->B[i] - Bref[i]));
+        CHECK(m && err < 1e-12);
+        /* and not the one-batch run: the batches change the topics */
+        jsmf_model *one_batch = NULL;
+        o.batches = 1;
+        CHECK_OK(jsmf_refine(start, &docs, &o, &one_batch, NULL));
+        err = 0;
+        for (uint32_t i = 0; m && one_batch && i < N * K; i++)
+            err = fmax(err, fabs(m->B[i] - one_batch->B[i]));
+        CHECK(err > 1e-6);
+        CHECK(m && strstr(m->summary_json, "\"batches\": 7"));
+        jsmf_model_free(one_batch);
+        jsmf_refine_result_free(&r);
+        jsmf_model_free(m);
+        m = NULL;
+    }
+
+    /* the stopping rule: stops at the first pass after two rises below tol, never before */
+    jsmf_refine_opts_init(&o);
+    o.threads = 2, o.exclude = 0, o.iters = 500, o.tol = 1e-4;
+    CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+    CHECK(r.iters >= 3 && r.iters < 500);
+    for (uint32_t it = 2; it < r.iters; it++) {
+        int small = r.objective[it] - r.objective[it - 1] < o.tol &&
+                    r.objective[it - 1] - r.objective[it - 2] < o.tol;
+        CHECK(small == (it == r.iters - 1));
+    }
+    fprintf(stderr, "tol %g: stopped after %u iterations\n", o.tol, r.iters);
+    jsmf_refine_result_free(&r);
+    jsmf_model_free(m);
+    m = NULL;
+
     /* EM: the objective never decreases */
     jsmf_refine_opts_init(&o);
     o.threads = 2, o.exclude = 0;
@@ -292,6 +364,14 @@ int main(void)
     bad = o, bad.mix = 1;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     bad = o, bad.iters = 0;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.batches = 0;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.batches = M + 1;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.tol = -1;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.tol = NAN;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     CHECK(jsmf_refine(start, NULL, &o, &none, NULL) == JSMF_EINVAL && !none);
     jsmf_doc_source wrong = docs;

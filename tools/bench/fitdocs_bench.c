@@ -249,11 +249,13 @@ int main(int argc, char **argv)
     /* the two C's: row sums (the store's are fixed-point sums, relative 1e-9 or so) */
     fit_csrc *sr = NULL, *sd = NULL;
     t0 = clock_seconds();
-    if ((rc = fit_csrc_open(&rows, o.mem_bytes, omp_get_max_threads(), 1, NULL, NULL, NULL, &sr)))
+    if ((rc = fit_csrc_open(&rows, o.mem_bytes, omp_get_max_threads(), 1, JSMF_PRODUCTS_AUTO,
+                            NULL, NULL, NULL, &sr)))
         die("rows", rc);
     double t_open_r = clock_seconds() - t0;
     t0 = clock_seconds();
-    if ((rc = fit_csrc_open(&docs, o.mem_bytes, omp_get_max_threads(), 1, NULL, NULL, NULL, &sd)))
+    if ((rc = fit_csrc_open(&docs, o.mem_bytes, omp_get_max_threads(), 1, JSMF_PRODUCTS_AUTO,
+                            NULL, NULL, NULL, &sd)))
         die("documents", rc);
     double t_open_d = clock_seconds() - t0;
     double *Zr = malloc(sizeof(double) * n * p), *Zd = malloc(sizeof(double) * n * p);
@@ -278,7 +280,8 @@ int main(int argc, char **argv)
            tr, cr, td, cd, tr / td, cr / cd, zd, zm);
     fit_csrc_close(sr);
     if (stream) {
-        if ((rc = fit_csrc_open(&rows, 1, omp_get_max_threads(), 1, NULL, NULL, NULL, &sr)))
+        if ((rc = fit_csrc_open(&rows, 1, omp_get_max_threads(), 1, JSMF_PRODUCTS_AUTO,
+                                NULL, NULL, NULL, &sr)))
             die("rows", rc);
         double cs, ts = time_product(sr, n, p, 1, Zr, &cs);
         printf("product C V, p=%u, rows streamed from the store: %.3f s (CPU %.3f s)\n", p, ts, cs);
