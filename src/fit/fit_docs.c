@@ -58,9 +58,6 @@ struct fit_docs {
     int single;         /* G in float32: half the memory traffic of the gathers */
     /* the product being formed */
     const double *V;
-    float *Vbuf;        /* V in float32 for the products in memory (single) */
-    size_t vf_cap;
-    const float *Vf;    /* Vbuf while such a product gathers V's rows from it, else NULL */
     double *Z;
     uint32_t p;
     double *R;          /* every document's level vectors of a step */
@@ -78,46 +75,12 @@ struct fit_docs {
     void *progress_arg;
 };
 
-/* A row of len bytes on its way to the cache: the rows a product gathers are random, so a row
- * PREFETCH_AHEAD entries on is asked for while this one is summed (measured: the gathers wait
- * on memory; 8 ahead beat 2 by ~10% of a product's CPU at N=100k, p=150). */
-#ifndef PREFETCH_AHEAD
-#define PREFETCH_AHEAD 8
-#endif
-#ifndef PREFETCH_BYTES
-#define PREFETCH_BYTES ((size_t)-1) /* the whole row */
-#endif
-
+/* A row of len bytes on its way to the cache: the rows a product gathers are random, so the
+ * next one is asked for while this one is summed (measured: the gathers wait on memory). */
 static inline void prefetch_row(const void *row, size_t len)
 {
-    len = len < PREFETCH_BYTES ? len : PREFETCH_BYTES;
     for (size_t o = 0; o < len; o += 64)
         __builtin_prefetch((const char *)row + o);
-}
-
-/* g += h V[id], V's row from its float32 copy where the product made one */
-static inline void add_word(const fit_docs *fd, double *g, uint32_t id, double h)
-{
-    uint32_t p = fd->p;
-    if (fd->Vf) {
-        const float *v = fd->Vf + (size_t)id * p;
-#pragma omp simd
-        for (uint32_t c = 0; c < p; c++)
-            g[c] += h * v[c];
-    } else {
-        const double *v = fd->V + (size_t)id * p;
-#pragma omp simd
-        for (uint32_t c = 0; c < p; c++)
-            g[c] += h * v[c];
-    }
-}
-
-static inline void prefetch_word(const fit_docs *fd, uint32_t id)
-{
-    if (fd->Vf)
-        prefetch_row(fd->Vf + (size_t)id * fd->p, sizeof(float) * fd->p);
-    else
-        prefetch_row(fd->V + (size_t)id * fd->p, sizeof(double) * fd->p);
 }
 
 static double doc_weight(const uint32_t *counts, uint64_t e0, uint64_t e1)
@@ -346,7 +309,7 @@ void fit_docs_close(fit_docs *fd)
     free(fd->lvl), free(fd->F), free(fd->diag), free(fd->colcnt), free(fd->wsplit);
     free(fd->offs), free(fd->ids), free(fd->counts);
     free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
-    free(fd->dscale), free(fd->G), free(fd->Gf), free(fd->Vbuf);
+    free(fd->dscale), free(fd->G), free(fd->Gf);
     free(fd->R), free(fd->eslot);
     free(fd);
 }
@@ -386,13 +349,18 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
 {
     uint32_t p = fd->p;
     uint64_t e0 = b->offs[d], e1 = b->offs[d + 1];
+    const double *V = fd->V;
     double *g = tmp, *E = tmp + p;
     memset(g, 0, sizeof(double) * p);
     if (!fd->lvl) {
         for (uint64_t e = e0; e < e1; e++) {
-            if (e + PREFETCH_AHEAD < e1)
-                prefetch_word(fd, b->ids[e + PREFETCH_AHEAD]);
-            add_word(fd, g, b->ids[e], b->counts[e]);
+            const double *v = V + (size_t)b->ids[e] * p;
+            if (e + 2 < e1)
+                prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
+            double h = b->counts[e];
+#pragma omp simd
+            for (uint32_t c = 0; c < p; c++)
+                g[c] += h * v[c];
         }
         double s = sc * fd->F[0];
         for (uint32_t c = 0; c < p; c++)
@@ -410,9 +378,13 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
             memcpy(out + (size_t)j * p, g, sizeof(double) * p);
         }
         eslot[e - b->offs[0]] = j;
-        if (e + PREFETCH_AHEAD < e1)
-            prefetch_word(fd, b->ids[e + PREFETCH_AHEAD]);
-        add_word(fd, g, b->ids[e], b->counts[e]);
+        const double *v = V + (size_t)b->ids[e] * p;
+        if (e + 2 < e1)
+            prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
+        double h = b->counts[e];
+#pragma omp simd
+        for (uint32_t c = 0; c < p; c++)
+            g[c] += h * v[c];
     }
     /* backwards: E_j = sum_{k > l_j} (F_k - F_{k-1}) g(<k), r_j = F_top g - E_j, where
      * g(<k) = P_{j'+1} for k in (l_j', l_{j'+1}] and g above the document's last level */
@@ -697,26 +669,12 @@ static int product_whole(fit_docs *fd)
             return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
         fd->eslot = e, fd->e_cap = fd->offs[fd->m];
     }
-    if (fd->single && (size_t)n * p > fd->vf_cap) { /* V's rows in float32 too: as G, half the bytes a gather reads */
-        free(fd->Vbuf), fd->vf_cap = 0;
-        if (!(fd->Vbuf = malloc(sizeof(float) * (size_t)n * p)))
-            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
-        fd->vf_cap = (size_t)n * p;
-    }
     jsmf_doc_block all = {0, (uint32_t)fd->m, fd->offs, fd->ids, fd->counts};
     const double *V = fd->V;
     double *Z = fd->Z;
-    float *Vf = fd->single ? fd->Vbuf : NULL;
 #pragma omp parallel num_threads(fd->nt)
     {
         double *tmp = fd->scratch[omp_get_thread_num()], *vec = tmp + 2 * (size_t)p;
-        if (Vf) {
-#pragma omp for schedule(static)
-            for (size_t k = 0; k < (size_t)n * p; k++)
-                Vf[k] = (float)V[k];
-#pragma omp single
-            fd->Vf = Vf; /* (the implied barrier: the copy is whole before any gather) */
-        }
 #pragma omp for schedule(dynamic, 256)
         for (uint64_t m = 0; m < fd->m; m++) {
             if (fd->dscale[m] == 0)
@@ -739,9 +697,9 @@ static int product_whole(fit_docs *fd)
                     continue;
                 size_t at = (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
                 double h = fd->ccnt[c];
-                if (c + PREFETCH_AHEAD < fd->coff[i + 1]) {
-                    size_t nx = (fd->goff[fd->cdoc[c + PREFETCH_AHEAD]] +
-                                 (fd->cslot ? fd->cslot[c + PREFETCH_AHEAD] : 0)) * p;
+                if (c + 2 < fd->coff[i + 1]) {
+                    size_t nx = (fd->goff[fd->cdoc[c + 2]] +
+                                 (fd->cslot ? fd->cslot[c + 2] : 0)) * p;
                     if (fd->single)
                         prefetch_row(fd->Gf + nx, sizeof(float) * p);
                     else
@@ -763,7 +721,6 @@ static int product_whole(fit_docs *fd)
                 z[k] -= dg * v[k];
         }
     }
-    fd->Vf = NULL;
     return JSMF_OK;
 }
 
