@@ -14,8 +14,12 @@ zstd -dc "$K/kjv.txt.zst" | head -n 400 >"$T/docs.txt"
 "$J" ingest "$T/store" "$T/docs.txt" --vocab "$T/vocab.txt" -q || fail "ingest"
 "$J" export "$T/store" -o "$T/C.npy" --format npy -q || fail "export"
 
-"$J" fit "$T/store" -k 8 -o "$T/m1" --levels 3 -q || fail "fit store"
+# C's rows (made from the store's documents) give the exported matrix's fit bit for bit; the
+# default multiplies through the documents: the same anchors
+"$J" fit "$T/store" -k 8 -o "$T/m1" --levels 3 --products rows -q || fail "fit store"
 "$J" fit "$T/C.npy" -k 8 -o "$T/m2" --levels 3 -q || fail "fit npy"
+"$J" fit "$T/store" -k 8 -o "$T/m1d" --levels 3 -q || fail "fit store (documents)"
+cmp -s "$T/m1d/anchors.txt" "$T/m2/anchors.txt" || fail "anchors differ between the documents' fit and the exported .npy's"
 for f in B.npy A.npy anchors.txt alpha.npy level1/B.npy level1/A.npy; do
     cmp -s "$T/m1/$f" "$T/m2/$f" || fail "$f differs between store and exported .npy"
 done

@@ -270,11 +270,16 @@ static void check_fit(const docs_t *d, uint32_t k, int mode, double tol)
     CHECK_OK(jsmf_fit(&both, NULL, &o, &mb, &rb));
     if (mr && md && mb) {
         CHECK(!rr.c_documents && (mode == JSMF_MODE_DENSE || rd.c_documents));
-        /* C's rows fit the budget: they are kept; streamed, the documents are cheaper */
+        /* the documents fit half the budget: they are taken, even where C's rows fit too;
+         * when neither fits, the cheaper by counts */
         int docs = fit_source_use_docs(&both, o.mem_bytes, JSMF_PRODUCTS_AUTO);
-        double dcost = 8.0 * D.nnz * 64 + (double)fit_docs_bytes(&D);
-        CHECK(!docs && fit_source_use_docs(&both, 1000, JSMF_PRODUCTS_AUTO) ==
-                           (dcost < by_rows.nnz * 64.0 + 12.0 * by_rows.nnz));
+        uint64_t dbytes = fit_docs_bytes(&D);
+        double dcost = 8.0 * D.nnz * 64 + (double)dbytes;
+        CHECK(docs && fit_source_use_docs(&both, 1000, JSMF_PRODUCTS_AUTO) ==
+                          (dcost < by_rows.nnz * 64.0 + 12.0 * by_rows.nnz));
+        CHECK(fit_source_use_docs(&both, 2 * dbytes, JSMF_PRODUCTS_AUTO) &&
+              (fit_source_use_docs(&both, 2 * dbytes - 2, JSMF_PRODUCTS_AUTO) ==
+               (dcost < by_rows.nnz * 64.0 + 12.0 * by_rows.nnz)));
         /* asked for: the documents even where the rows fit, the rows even where they do not */
         CHECK(fit_source_use_docs(&both, o.mem_bytes, JSMF_PRODUCTS_DOCUMENTS) &&
               !fit_source_use_docs(&both, 1000, JSMF_PRODUCTS_ROWS) &&
