@@ -400,6 +400,9 @@ static void basket_topics(rng *r, const options *o, uint32_t *tp, uint64_t *cut)
         w[i] = gamma_draw(r, o->doc_conc);
         sum += w[i];
     }
+    if (!(sum > 0)) /* every Gamma(doc_conc) draw underflowed: equal weights */
+        for (uint32_t i = 0; i < j; i++)
+            w[i] = 1, sum = j;
     double acc = 0;
     for (uint32_t i = 0; i < j; i++) {
         acc += w[i];
