@@ -119,7 +119,7 @@ DEPS_OK  := $(BUILD)/.deps-ok
 
 .PHONY: install-python all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
         features bench
-all: features $(BUILD)/jsmf $(BUILD)/libjsmf.a $(TEST_BIN) $(CUDA_SO) $(MPI_SO)
+all: features $(BUILD)/jsmf $(BUILD)/libjsmf.a $(TEST_BIN) $(CUDA_SO) $(MPI_SO) $(BUILD)/baskets
 
 features:
 	@echo "jsmf: features openmp openblas lmdb zstd cuda=$(CUDA_ON) mpi=$(MPI_ON)"
@@ -182,6 +182,14 @@ $(SO_LINKS): $(SO_FILE)
 # wherever PREFIX or DESTDIR put them), else in $(LIBDIR).
 # Linked, then checked: every command's --help fails, naming the option, when man/jsmf.1 leaves
 # out an option of its table (or shows a value an option does not take, or none it takes).
+# tools/synth/baskets: the streaming generator of planted basket corpora (tools/bench/million);
+# a tool, not part of the library.
+$(BUILD)/baskets: tools/synth/baskets.c $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 $(OPT) -Wall -Wextra $(SAN_FLAGS) $(PKG_CFLAGS) $(CFLAGS) -o $@ $< \
+	    $(SAN_FLAGS) $(LDFLAGS) $(PKG_LIBS) -lm
+
 $(BUILD)/jsmf: $(CLI_OBJ) $(SO_LINKS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(FINAL_LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/$(SONAME) \
