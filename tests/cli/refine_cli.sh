@@ -36,7 +36,7 @@ awk -v a="$a" -v b="$b" 'BEGIN {exit !(b > a + 0.05)}' || fail "held-out LL: ref
 "$J" fit "$T/store" -k 8 -o "$T/fitd" --products documents --rectify-iters 10 --threads 2 -q ||
     fail "fit --products documents"
 grep -q '"c_products": "documents"' "$T/fitd/summary.json" || fail "--products documents not taken"
-grep -q '"c_products": "rows"' "$T/fit/summary.json" || fail "the plain fit no longer takes rows"
+grep -q '"c_products": "documents"' "$T/fit/summary.json" || fail "the plain fit does not take the documents (they fit --mem)"
 grep -q '"products": "auto"' "$T/fit/summary.json" || fail "the plain fit's products not auto"
 "$J" refine "$T/fitd" --corpus "$T/train.txt" -o "$T/refd" -j 2 -q || fail "refine of fitd"
 cmp -s "$T/fitref/B.npy" "$T/refd/B.npy" || fail "fit --corpus differs from fit + refine"

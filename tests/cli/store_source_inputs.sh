@@ -1,7 +1,7 @@
 #!/bin/sh
 # store_source_inputs.sh — fit, eval and fdm read a store and what 'jsmf export' writes of it (the
 # default MatrixMarket .mtx, and .npy) alike, recognised by content (jsmf_source_open): B within
-# 1e-12, the same eval metrics; bad matrix files are named with their line, exit 1.
+# 1e-12, the same eval metrics (1e-9); bad matrix files are named with their line, exit 1.
 . "$(dirname "$0")/common.inc"
 PY=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d /tmp/jsmf-source-XXXXXX)
@@ -33,7 +33,8 @@ for other in ("C.mtx", "C.dense"):
 PYEOF
 grep -q '"kind": "mtx"' "$T/m-C.mtx/summary.json" || fail "summary.json does not name the mtx input"
 
-# eval --store: the same metrics against the store and against its export
+# eval --store: the same metrics against the store and against its export (within 1e-9: the
+# store's products go through its documents, the same sums in another order)
 for in in store C.mtx; do
     "$J" eval "$T/m-store" --store "$T/$in" --json >"$T/e-$in.json" || fail "eval $in"
 done
@@ -42,7 +43,7 @@ import sys, json
 t = sys.argv[1]
 a, b = (json.load(open(t + "/e-%s.json" % x)) for x in ("store", "C.mtx"))
 for key in ("recovery", "approximation", "dominancy", "specificity", "sparsity", "entropy"):
-    assert abs(a[key] - b[key]) <= 1e-12 * max(1, abs(a[key])), (key, a[key], b[key])
+    assert abs(a[key] - b[key]) <= 1e-9 * max(1, abs(a[key])), (key, a[key], b[key])
 PYEOF
 
 # a matrix of another tool without its vocabulary: fit names the rows, fdm needs the words
