@@ -342,6 +342,19 @@ static uint32_t doc_levels(const fit_docs *fd, const uint32_t *ids, uint64_t e0,
     return q;
 }
 
+/* g += h_e V[id_e] for entry e of a document ending at e1, the row two entries on asked for */
+static inline void add_entry(double *g, const double *V, uint32_t p, const jsmf_doc_block *b,
+                             uint64_t e, uint64_t e1)
+{
+    const double *v = V + (size_t)b->ids[e] * p;
+    if (e + 2 < e1)
+        prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
+    double h = b->counts[e];
+#pragma omp simd
+    for (uint32_t c = 0; c < p; c++)
+        g[c] += h * v[c];
+}
+
 /* Document d's level vectors r(l) (scaled by w_m / T) into out, q of them, and each entry's
  * level slot; tmp: 2 p doubles. */
 static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, double sc,
@@ -354,13 +367,7 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
     memset(g, 0, sizeof(double) * p);
     if (!fd->lvl) {
         for (uint64_t e = e0; e < e1; e++) {
-            const double *v = V + (size_t)b->ids[e] * p;
-            if (e + 2 < e1)
-                prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
-            double h = b->counts[e];
-#pragma omp simd
-            for (uint32_t c = 0; c < p; c++)
-                g[c] += h * v[c];
+            add_entry(g, V, p, b, e, e1);
         }
         double s = sc * fd->F[0];
         for (uint32_t c = 0; c < p; c++)
@@ -378,13 +385,7 @@ static void doc_vectors(fit_docs *fd, const jsmf_doc_block *b, uint32_t d, doubl
             memcpy(out + (size_t)j * p, g, sizeof(double) * p);
         }
         eslot[e - b->offs[0]] = j;
-        const double *v = V + (size_t)b->ids[e] * p;
-        if (e + 2 < e1)
-            prefetch_row(V + (size_t)b->ids[e + 2] * p, sizeof(double) * p);
-        double h = b->counts[e];
-#pragma omp simd
-        for (uint32_t c = 0; c < p; c++)
-            g[c] += h * v[c];
+        add_entry(g, V, p, b, e, e1);
     }
     /* backwards: E_j = sum_{k > l_j} (F_k - F_{k-1}) g(<k), r_j = F_top g - E_j, where
      * g(<k) = P_{j'+1} for k in (l_j', l_{j'+1}] and g above the document's last level */

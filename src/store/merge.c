@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/grow.h"
 #include "core/vocab.h"
 #include "commit.h"
 #include "flush.h"
@@ -130,22 +131,19 @@ static int copy_block(void *arg, const MDB_val *k, const MDB_val *v, const store
         return jsmf_error(JSMF_ESTORE, "%s: documents of an input it lists as incomplete or not "
                           "at all (input %016llx): finish its ingest, then merge", dc->in->path,
                           (unsigned long long)fp);
-    if (dc->n == dc->cap) {
-        uint32_t cap = dc->cap ? 2 * dc->cap : 256;
-        unsigned char *nk = realloc(dc->keys, (size_t)cap * DOCS_KEY_BYTES);
-        uint64_t *no = nk ? realloc(dc->off, sizeof(uint64_t) * ((size_t)cap + 1)) : NULL;
-        dc->keys = nk ? nk : dc->keys, dc->off = no ? no : dc->off;
-        if (!nk || !no)
+    uint64_t cap = grow_capacity(dc->cap, (uint64_t)dc->n + 1, 256);
+    if (cap > dc->cap) {
+        if (grow_array(&dc->keys, cap, DOCS_KEY_BYTES) ||
+            grow_array(&dc->off, cap + 1, sizeof *dc->off))
             return jsmf_error(JSMF_ENOMEM, "merge: out of memory for the documents' blocks");
-        dc->cap = cap;
+        dc->cap = (uint32_t)cap;
     }
-    if (dc->vals_len + v->mv_size > dc->vals_cap) {
-        uint64_t cap = 2 * (dc->vals_len + v->mv_size);
-        unsigned char *nv = realloc(dc->vals, cap);
-        if (!nv)
+    uint64_t vcap = grow_capacity(dc->vals_cap, dc->vals_len + v->mv_size, 1 << 20);
+    if (vcap > dc->vals_cap) {
+        if (grow_array(&dc->vals, vcap, 1))
             return jsmf_error(JSMF_ENOMEM, "merge: out of memory for the documents' blocks "
                               "(%llu bytes so far)", (unsigned long long)dc->vals_len);
-        dc->vals = nv, dc->vals_cap = cap;
+        dc->vals_cap = vcap;
     }
     unsigned char *nk = dc->keys + (size_t)dc->n * DOCS_KEY_BYTES;
     memcpy(nk, key, DOCS_KEY_BYTES);
