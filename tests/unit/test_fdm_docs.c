@@ -424,6 +424,7 @@ static void training(void)
     jsmf_fdm_opts_init(&p);
     p.k = K, p.steps = 1500, p.batch = 512, p.lr = 0.03, p.patience = 0, p.eval_every = 100;
     p.heldout = 5000, p.starts = 1, p.threads = 1, p.checkpoint_seconds = 0;
+    p.device = JSMF_FDM_DEVICE_CPU; /* exact resume is the CPU's promise (formats/fdm.md) */
     double loss[3] = {NAN, NAN, NAN};
     jsmf_fdm_result r[3];
     memset(r, 0, sizeof r);

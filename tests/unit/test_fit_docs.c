@@ -363,7 +363,9 @@ int main(void)
     d.admit = malloc(sizeof(uint64_t) * d.n);
     for (uint32_t i = 0; i < d.n; i++)
         d.admit[i] = i < 200 ? 0 : i < 260 ? 1000 : 2000;
-    check_fit(&d, 6, JSMF_MODE_STREAM, 1e-6);
+    /* 1.5e-11 here; 1.5e-6 on a 16-core AVX-512 host (the GPU machine's), whose BLAS rounds
+     * otherwise and whose eigendecomposition stopped a pass apart: still rounding, so 1e-5 */
+    check_fit(&d, 6, JSMF_MODE_STREAM, 1e-5);
     free_docs(&d);
     /* a larger vocabulary, short documents: nnz(C) well above 2 nnz(H), the rule takes them */
     /* 1200 documents of 10 tokens over 800 words: C's 6th eigenvalue lies in the noise, so the
