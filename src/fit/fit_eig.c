@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fit_internal.h"
 
@@ -81,11 +82,27 @@ void fit_eig_ws_free(fit_eig_ws *ws)
     free(ws);
 }
 
-/* Blocks of at least np doubles, depth of V and of A V: those held when large enough. */
+/* The machine's physical memory in bytes (0 when unknown). */
+static uint64_t physical_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+/* Blocks of at least np doubles, depth of V and of A V: those held when large enough. More
+ * than the machine holds is refused here, before the first product: overcommitted pages would
+ * otherwise be touched one block at a time and the process killed hours later. */
 static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
 {
     if (ws->np >= np && ws->depth >= depth)
-        return 0;
+        return JSMF_OK;
+    double need = ((double)depth * 2 + 3) * (double)np * sizeof(double);
+    uint64_t have = physical_bytes();
+    if (have && need > (double)have)
+        return jsmf_error(JSMF_ENOMEM, "fit: the eigendecomposition holds %u blocks of %zu "
+                          "doubles, %.1f GB, more than this machine's %.1f GB of memory: lower "
+                          "-k, or fit on a machine with more", 2 * depth + 3, np, need / 1e9,
+                          (double)have / 1e9);
     ws_release(ws);
     ws->Vb = calloc(depth, sizeof *ws->Vb), ws->Wb = calloc(depth, sizeof *ws->Wb);
     ws->Y = malloc(sizeof(double) * np), ws->AY = malloc(sizeof(double) * np);
@@ -97,10 +114,11 @@ static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
                !(ws->Wb[j] = malloc(sizeof(double) * np));
     if (fail) {
         ws_release(ws);
-        return -1;
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u blocks of %zu "
+                          "doubles)", 2 * depth + 3, np);
     }
     ws->np = np;
-    return 0;
+    return JSMF_OK;
 }
 
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
@@ -127,13 +145,11 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     double *w = malloc(sizeof(double) * m), *coef = malloc(sizeof(double) * p * p);
     double *Sj = malloc(sizeof(double) * p * p), *G = malloc(sizeof(double) * p * p);
     double *prev = malloc(sizeof(double) * k);
-    int rc = JSMF_OK,
-        fail = ws_reserve(ws, np, depth) || !T || !w || !coef || !Sj || !G || !prev;
+    int rc = ws_reserve(ws, np, depth);
     double **Vb = ws->Vb, **Wb = ws->Wb, *Y = ws->Y, *AY = ws->AY, *tmp = ws->tmp;
-    if (fail) {
+    if (!rc && (!T || !w || !coef || !Sj || !G || !prev))
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
-    }
     rc = fit_part_agree(L, rc);
     if (rc)
         goto out;

@@ -112,6 +112,17 @@ int main(void)
     CHECK_OK(fit_orth_part_ws(&W, K, Q2, &r2, scratch));
     CHECK(r1 == K && r2 == K && !memcmp(Q1, Q2, sizeof(double) * N * K));
 
+    /* blocks larger than the machine: refused before any product, naming the size and what to
+     * change (4e9 rows x 300 columns x 11 blocks is ~1e14 bytes) */
+    fit_part huge = fit_part_whole(4000000000u);
+    fit_eig_opts he = {200, 300, 4, 2, NULL, 0, 1e-3, 0, 5, 0, NULL};
+    fit_eig_result hr;
+    memset(&hr, 0, sizeof hr);
+    CHECK(fit_eig_topk(dense_apply, (void *)&op, &huge, &he, NULL, NULL, &hr, NULL) ==
+          JSMF_ENOMEM);
+    CHECK(strstr(jsmf_errmsg(), "more than this machine's") && strstr(jsmf_errmsg(), "lower -k"));
+    CHECK(hr.applies == 0);
+
     free(spec), free(A), free(D), free(w), free(fresh), free(kept), free(Q1), free(Q2);
     free(scratch);
     CHECK_DONE();
