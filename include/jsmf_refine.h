@@ -56,8 +56,9 @@ typedef struct jsmf_refine_opts {
                                 batch sees (incremental EM by blocks): converges in fewer
                                 passes, for batches x N x K more doubles (default 1: the
                                 topics change after a whole pass only) */
-    double tol;            /**< >= 0: stop before `iters` once the objective per token rose by
-                                less than tol over each of the last two passes (0: never) */
+    double tol;            /**< >= 0: stop before `iters` once the objective per token (its
+                                log-likelihood part when alpha is learned) rose by less than tol
+                                over each of the last two passes (0: never) */
     double overrelax;      /**< >= 1: the largest over-relaxation factor w (default 5; 1: plain
                                 updates). With one batch, each pass's new topic counts and each
                                 document's new theta are moved w times as far from the previous

@@ -61,6 +61,9 @@ typedef struct refine_state {
     int alpha_moved;           /* alpha differs from alpha_was */
     double omega;              /* over-relaxation factor of this pass's updates (1: none) */
     double lik_prev;           /* the last pass's log-likelihood per token */
+    double lik_now;            /* this pass's */
+    double *lik;               /* iters: each pass's log-likelihood per token (the stopping
+                                  rule's measure when alpha is learned) */
     int lik_prev_set;
     int alpha_now;             /* this pass sums Minka's terms into dg */
     int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
@@ -483,7 +486,8 @@ static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, 
         lik += s->ll[2 * th], total += s->ll[2 * th + 1];
     total += lik;
     *obj = total / (double)s->tokens;
-    adapt_overrelax(s, lik / (double)s->tokens);
+    s->lik_now = lik / (double)s->tokens;
+    adapt_overrelax(s, s->lik_now);
     if (!s->nbatch)
         update_topics(s, B);
     else if (first)
@@ -665,7 +669,10 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
         if ((rc = jsmf_cancel_check()))
             return rc;
-        if (converged(r->objective, it + 1, o))
+        s->lik[it] = s->lik_now;
+        /* a learned a moves the objective's prior term (down, as a grows): the rule then
+         * watches the log-likelihood alone */
+        if (converged(s->learn_alpha ? s->lik : r->objective, it + 1, o))
             break;
     }
     return JSMF_OK;
@@ -707,7 +714,8 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     s.alpha_was = s.alpha ? s.alpha + s.k : NULL;
     s.dg = malloc((uint64_t)s.nt * (s.k + 1) * sizeof *s.dg);
     r.objective = malloc(o.iters * sizeof *r.objective);
-    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.alpha ||
+    s.lik = malloc(o.iters * sizeof *s.lik);
+    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.lik || !s.alpha ||
                 !s.dg))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %llu documents x %u topics and "
                         "%u threads x %u words", (unsigned long long)s.docs, s.k, s.nt, s.n);
@@ -718,7 +726,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
         B = NULL; /* the model owns it */
     call_threads_end(saved);
     free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
-    free(s.alpha), free(s.dg);
+    free(s.alpha), free(s.dg), free(s.lik);
     if (!rc && res)
         *res = r;
     else

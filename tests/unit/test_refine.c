@@ -436,6 +436,17 @@ int main(void)
     jsmf_refine_result_free(&r);
     jsmf_model_free(m);
     m = NULL;
+    /* with a learned prior the objective's prior term falls as a grows: the rule watches the
+     * log-likelihood, which still rises, and does not stop at the third pass */
+    jsmf_refine_opts_init(&o);
+    o.threads = 2, o.iters = 500, o.tol = 1e-4, o.learn_alpha = JSMF_REFINE_ALPHA_LEARN;
+    CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+    CHECK(r.objective[2] < r.objective[1]); /* the objective alone would stop here */
+    CHECK(r.iters > 3 && r.iters < 500);
+    fprintf(stderr, "tol %g, alpha learned: stopped after %u iterations\n", o.tol, r.iters);
+    jsmf_refine_result_free(&r);
+    jsmf_model_free(m);
+    m = NULL;
 
     /* EM without over-relaxation: the objective never decreases */
     jsmf_refine_opts_init(&o);
