@@ -43,10 +43,11 @@ typedef struct refine_state {
     const double *B;           /* N x K, this iteration's topics */
     double *theta;             /* M x K */
     double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
-    double *work;              /* nt x 2K scratch */
-    double *ll;                /* nt partial sums of sum h log p + a sum log theta */
-    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode;
-                                  NULL in EM mode) */
+    double *work;              /* nt x 4K scratch: ndk, the old counts, g, the theta before
+                                  the joint step */
+    double *ll;                /* nt x 2: each thread's sum h log p and sum_dk a_k log theta_dk */
+    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode
+                                  or over-relaxed; NULL otherwise) */
     int have_prev;             /* nprev holds a pass's counts */
     uint32_t theta_steps;      /* theta-only steps of each document this pass */
     uint64_t docs, tokens;
@@ -67,13 +68,13 @@ typedef struct refine_state {
     int lik_prev_set;
     int alpha_now;             /* this pass sums Minka's terms into dg */
     int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
-    double *dg;                /* nt x (K + 1): each thread's sums for Minka's update, NULL when
-                                  alpha is not learned */
+    double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
+                                  when alpha is learned) */
 } refine_state;
 
 /* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
- * from (with nwk; 0 without); theta <- (n_dk + a) / (n_d + K a). With nwk (the joint step) also adds the expected
- * counts of the document's tokens to nwk. */
+ * from (with nwk; 0 without); theta_k <- (n_dk + a_k) / (n_d + A). With nwk (the joint step)
+ * also adds the expected counts of the document's tokens to nwk. */
 static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
                        uint64_t len, double *theta, double *ndk, double *nwk)
 {
@@ -715,8 +716,8 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     s.dg = malloc((uint64_t)s.nt * (s.k + 1) * sizeof *s.dg);
     r.objective = malloc(o.iters * sizeof *r.objective);
     s.lik = malloc(o.iters * sizeof *s.lik);
-    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.lik || !s.alpha ||
-                !s.dg))
+    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.lik ||
+                !s.alpha || !s.dg))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %llu documents x %u topics and "
                         "%u threads x %u words", (unsigned long long)s.docs, s.k, s.nt, s.n);
     if (!rc)
