@@ -574,7 +574,8 @@ static jsmf_vocab *vocab_copy(const jsmf_vocab *v)
 }
 
 static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
-                            const jsmf_refine_opts *o, const jsmf_refine_result *r)
+                            const jsmf_refine_opts *o, const jsmf_refine_result *r,
+                            const double *lik)
 {
     jsmf_summary_buf b;
     if (jsmf_model_summary_begin(&b))
@@ -600,6 +601,7 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     jsmf_json_uint(&b.j, "docs", r->docs);
     jsmf_json_uint(&b.j, "tokens", r->tokens);
     jsmf_json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
+    jsmf_json_numbers(&b.j, "loglik_per_token", lik, r->iters);
     jsmf_json_number(&b.j, "seconds", r->seconds);
     jsmf_json_uint(&b.j, "bytes", r->bytes);
     jsmf_json_end_object(&b.j);
@@ -627,7 +629,7 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
         memcpy(m->alpha, s->alpha, s->k * sizeof *m->alpha);
     }
     if ((start->vocab && !(m->vocab = vocab_copy(start->vocab))) ||
-        !(m->summary_json = refine_summary(m, start, o, r))) {
+        !(m->summary_json = refine_summary(m, start, o, r, s->lik))) {
         jsmf_model_free(m);
         return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
     }
