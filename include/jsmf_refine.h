@@ -15,8 +15,11 @@
  * topic counts of the tokens: L never decreases. The default (exclude) replaces the joint step
  * by synchronous CVB0, each token's share left out of its document's and word's counts, which
  * generalises better on short documents; L is then reported, and rises until near CVB0's fixed
- * point. Cost per iteration O(nnz(H) K (1 + theta steps)); memory M K doubles (the thetas) and
- * one N x K array of doubles per thread (one more in exclude mode).
+ * point. By default the updates are over-relaxed (moved up to 5 times as far as a pass takes
+ * them while the likelihood rises: the same point in fewer passes), and on long documents the
+ * pseudo-count a becomes K learned a_k (Minka's fixed point), which the model keeps as its alpha.
+ * Cost per iteration O(nnz(H) K (1 + theta steps)); memory M K doubles (the thetas) and one N x K
+ * array of doubles per thread (one more in exclude mode or over-relaxed).
  */
 #ifndef JSMF_REFINE_H
 #define JSMF_REFINE_H
@@ -53,14 +56,37 @@ typedef struct jsmf_refine_opts {
                                 batch sees (incremental EM by blocks): converges in fewer
                                 passes, for batches x N x K more doubles (default 1: the
                                 topics change after a whole pass only) */
-    double tol;            /**< >= 0: stop before `iters` once the objective per token rose by
-                                less than tol over each of the last two passes (0: never) */
+    double tol;            /**< >= 0: stop before `iters` once the objective per token (its
+                                log-likelihood part when alpha is learned) rose by less than tol
+                                over each of the last two passes (0: never) */
+    double overrelax;      /**< >= 1: the largest over-relaxation factor w (default 5; 1: plain
+                                updates). With one batch, each pass's new topic counts and each
+                                document's new theta are moved w times as far from the previous
+                                ones as the update took them (clipped at no negative count); w
+                                starts at 1, grows by 1.2 a pass while the log-likelihood per
+                                token rises, and falls back to 1 when it falls (adaptive
+                                over-relaxed EM): the same fixed point in fewer passes */
+    int learn_alpha;       /**< JSMF_REFINE_ALPHA_FIXED: every topic's pseudo-count in a
+                                document stays `alpha`; _LEARN: after each pass the K pseudo-counts
+                                a_k (started at `alpha`) take one step of Minka's fixed point for
+                                a Dirichlet from the documents' expected topic counts (an
+                                asymmetric prior, Wallach et al. 2009), written to the model's
+                                alpha; _AUTO (default): learn when the documents have at least
+                                JSMF_REFINE_ALPHA_AUTO_LEN tokens on average (on short documents
+                                the spread of the expected counts inflates the learned prior, and
+                                the topics get worse: tools/bench/heldout-results.md) */
 } jsmf_refine_opts;
+
+/* Values of jsmf_refine_opts.learn_alpha. */
+enum { JSMF_REFINE_ALPHA_FIXED = 0, JSMF_REFINE_ALPHA_LEARN = 1, JSMF_REFINE_ALPHA_AUTO = 2 };
+/** learn_alpha auto learns when tokens >= this times documents. */
+#define JSMF_REFINE_ALPHA_AUTO_LEN 100
 
 /* The defaults were chosen on debdesc's training documents, every tenth held out as a validation
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
-#define JSMF_REFINE_OPTS_DEFAULT {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0}
+#define JSMF_REFINE_OPTS_DEFAULT                                                              \
+    {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0, 5, JSMF_REFINE_ALPHA_AUTO}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
 
@@ -80,7 +106,8 @@ JSMF_API void jsmf_refine_result_free(jsmf_refine_result *r);
 
 /** Refine `start` over `docs` (its N must be the model's: the documents' word ids are the
  *  model's rows) into a new model *out (free with jsmf_model_free): B refined, A the mean of
- *  theta_d theta_d^T over the documents, no anchors, no alpha, no levels, the start's vocabulary,
+ *  theta_d theta_d^T over the documents, no anchors, the learned alpha (NULL when not learned),
+ *  no levels, the start's vocabulary,
  *  and a summary.json of kind "refined" recording the start's kind, the options and the
  *  objective curve (formats/model.md). `res` (may be NULL) receives what was done. Errors:
  *  JSMF_EINVAL (N differs, no documents, an option out of range), JSMF_ENOMEM, the scan's. */

@@ -71,6 +71,8 @@ static int parse_args(int argc, char **argv, refine_args *a)
         {CLI_OPT("--exclude", 0, CLI_CHOICE, &o->exclude), .choices = "no|yes"},
         {CLI_OPT("--batches", 0, CLI_U32, &o->batches), .min = 1},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &o->tol), .range = "[0, inf)"},
+        {CLI_OPT("--overrelax", 0, CLI_DOUBLE, &o->overrelax), .range = "[1, inf)"},
+        {CLI_OPT("--learn-alpha", 0, CLI_CHOICE, &o->learn_alpha), .choices = "no|yes|auto"},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->r.min_doc_len)},
         {CLI_OPT("--format", 0, CLI_CALL, &a->r.read.format), .call = cli_format_option},
         {CLI_OPT("--uci-vocab", 0, CLI_STRING, &a->r.read.uci_vocab)},

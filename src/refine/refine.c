@@ -16,6 +16,12 @@
 #include "model/model.h"
 #include "model/summary.h"
 
+/* Learned pseudo-counts are kept above this floor (a topic no document uses would go to 0). */
+#define JSMF_REFINE_ALPHA_MIN 1e-6
+/* The over-relaxation factor grows by this much a pass while the likelihood rises (chosen on
+ * the validation splits of tools/bench/heldout-results.md: 1.2 to a cap of 5 against 1.1 to 3). */
+#define JSMF_REFINE_OVERRELAX_GROW 1.2
+
 void jsmf_refine_opts_init(jsmf_refine_opts *o)
 {
     jsmf_refine_opts d = JSMF_REFINE_OPTS_DEFAULT;
@@ -37,21 +43,38 @@ typedef struct refine_state {
     const double *B;           /* N x K, this iteration's topics */
     double *theta;             /* M x K */
     double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
-    double *work;              /* nt x 2K scratch */
-    double *ll;                /* nt partial sums of sum h log p + a sum log theta */
-    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode;
-                                  NULL in EM mode) */
+    double *work;              /* nt x 4K scratch: ndk, the old counts, g, the theta before
+                                  the joint step */
+    double *ll;                /* nt x 2: each thread's sum h log p and sum_dk a_k log theta_dk */
+    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode
+                                  or over-relaxed; NULL otherwise) */
     int have_prev;             /* nprev holds a pass's counts */
     uint32_t theta_steps;      /* theta-only steps of each document this pass */
     uint64_t docs, tokens;
     double *nbatch;            /* batches x N x K: each batch's counts at its last visit (NULL
                                   with one batch) */
     double *B_live;            /* the topics the next batch sees (batches > 1) */
+    double *alpha;             /* K: the documents' Dirichlet pseudo-counts a_k this pass */
+    double alpha_sum;          /* sum_k a_k */
+    double *alpha_was;         /* K: the a_k the stored thetas were made with (differs from
+                                  alpha in the pass after alpha was learned) */
+    double alpha_was_sum;
+    int alpha_moved;           /* alpha differs from alpha_was */
+    double omega;              /* over-relaxation factor of this pass's updates (1: none) */
+    double lik_prev;           /* the last pass's log-likelihood per token */
+    double lik_now;            /* this pass's */
+    double *lik;               /* iters: each pass's log-likelihood per token (the stopping
+                                  rule's measure when alpha is learned) */
+    int lik_prev_set;
+    int alpha_now;             /* this pass sums Minka's terms into dg */
+    int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
+    double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
+                                  when alpha is learned) */
 } refine_state;
 
 /* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
- * from; theta <- (n_dk + a) / (n_d + K a). With nwk (the joint step) also adds the expected
- * counts of the document's tokens to nwk. */
+ * from (with nwk; 0 without); theta_k <- (n_dk + a_k) / (n_d + A). With nwk (the joint step)
+ * also adds the expected counts of the document's tokens to nwk. */
 static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
                        uint64_t len, double *theta, double *ndk, double *nwk)
 {
@@ -67,7 +90,8 @@ static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_
         if (!(p > 0)) /* a word no topic produces (only with mix 0, first pass): no say */
             continue;
         double c = counts[e];
-        ll += c * log(p);
+        if (nwk) /* the theta-only steps' likelihood is not used: no log (15% of a pass) */
+            ll += c * log(p);
         nd += c;
         double f = c / p;
         if (nwk) {
@@ -84,9 +108,9 @@ static double doc_step(const refine_state *s, const uint32_t *ids, const uint32_
                 ndk[t] += theta[t] * b[t] * f;
         }
     }
-    const double a = s->o->alpha, z = nd + k * a;
+    const double *a = s->alpha, z = nd + s->alpha_sum;
     for (uint32_t t = 0; t < k; t++)
-        theta[t] = (ndk[t] + a) / z;
+        theta[t] = (ndk[t] + a[t]) / z;
     return ll;
 }
 
@@ -99,14 +123,14 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
                                uint64_t len, double *theta, double *ndk, double *nwk)
 {
     const uint32_t k = s->k;
-    const double a = s->o->alpha, beta = s->o->beta;
+    const double *a = s->alpha, beta = s->o->beta;
     double nd = 0, ll = 0;
     for (uint64_t e = 0; e < len; e++)
         nd += counts[e];
-    const double z = nd + k * a;
+    const double z = nd + s->alpha_sum;
     double *nold = ndk + k, *g = ndk + 2 * k;
     for (uint32_t t = 0; t < k; t++)
-        nold[t] = theta[t] * z - a, ndk[t] = 0;
+        nold[t] = theta[t] * z - a[t], ndk[t] = 0;
     const double *inv = s->have_prev ? s->nprev + (uint64_t)s->n * k : NULL;
     for (uint64_t e = 0; e < len; e++) {
         const double *b = s->B + (uint64_t)ids[e] * k;
@@ -124,14 +148,14 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
 #pragma omp simd reduction(+ : sum)
             for (uint32_t t = 0; t < k; t++) {
                 double own = theta[t] * b[t] * f, dk = nold[t] - own, wk = nw[t] - own;
-                g[t] = ((dk > 0 ? dk : 0) + a) * ((wk > 0 ? wk : 0) + beta) * inv[t];
+                g[t] = ((dk > 0 ? dk : 0) + a[t]) * ((wk > 0 ? wk : 0) + beta) * inv[t];
                 sum += g[t];
             }
         } else { /* the first pass: the start's topics, no counts yet */
 #pragma omp simd reduction(+ : sum)
             for (uint32_t t = 0; t < k; t++) {
                 double dk = nold[t] - theta[t] * b[t] * f;
-                g[t] = ((dk > 0 ? dk : 0) + a) * b[t];
+                g[t] = ((dk > 0 ? dk : 0) + a[t]) * b[t];
                 sum += g[t];
             }
         }
@@ -144,7 +168,7 @@ static double doc_step_exclude(const refine_state *s, const uint32_t *ids, const
         }
     }
     for (uint32_t t = 0; t < k; t++)
-        theta[t] = (ndk[t] + a) / z;
+        theta[t] = (ndk[t] + a[t]) / z;
     return ll;
 }
 
@@ -156,19 +180,90 @@ static double log_sum(const double *x, uint32_t k)
     return s;
 }
 
+/* psi(x) for x > 0: the recurrence up to 6, then the asymptotic series (error < 1e-12). */
+static double digamma(double x)
+{
+    double r = 0;
+    while (x < 6)
+        r -= 1 / x, x += 1;
+    const double f = 1 / (x * x);
+    return r + log(x) - 0.5 / x -
+           f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+/* A theta made with the previous pass's alpha re-expressed with this pass's: the document's
+ * expected counts n_dk = theta_dk (n_d + A_was) - a_was_k kept, the pseudo-counts swapped. */
+static void theta_to_alpha(const refine_state *s, const uint32_t *counts, uint64_t len,
+                           double *theta)
+{
+    double nd = 0;
+    for (uint64_t e = 0; e < len; e++)
+        nd += counts[e];
+    const double zw = nd + s->alpha_was_sum, z = nd + s->alpha_sum;
+    for (uint32_t t = 0; t < s->k; t++) {
+        double n = theta[t] * zw - s->alpha_was[t];
+        theta[t] = ((n > 0 ? n : 0) + s->alpha[t]) / z;
+    }
+}
+
+/* The document's terms of Minka's fixed-point update of alpha (Minka 2000, eq. 55; Wallach et
+ * al. 2009), from its expected topic counts ndk: psi(n_dk + a_k) per topic and
+ * psi(n_d + A) once, summed into the thread's dg (psi(a_k), psi(A) are subtracted per pass). */
+static void alpha_terms(const refine_state *s, const double *ndk, double *dg)
+{
+    const uint32_t k = s->k;
+    double nd = 0;
+    for (uint32_t t = 0; t < k; t++) {
+        double n = ndk[t] > 0 ? ndk[t] : 0;
+        nd += n;
+        dg[t] += digamma(n + s->alpha[t]);
+    }
+    dg[k] += digamma(nd + s->alpha_sum);
+}
+
+/* The document's theta moved w times as far from `old` (its theta before the joint step) as the
+ * joint step took it, kept at or above a_k / (n_d + A) (no negative count), renormalised. */
+static void theta_overrelax(const refine_state *s, const uint32_t *counts, uint64_t len,
+                            const double *old, double *theta)
+{
+    double nd = 0, sum = 0;
+    for (uint64_t e = 0; e < len; e++)
+        nd += counts[e];
+    const double z = nd + s->alpha_sum;
+    for (uint32_t t = 0; t < s->k; t++) {
+        double lo = s->alpha[t] / z, v = old[t] + s->omega * (theta[t] - old[t]);
+        theta[t] = v > lo ? v : lo;
+        sum += theta[t];
+    }
+    for (uint32_t t = 0; t < s->k; t++)
+        theta[t] /= sum;
+}
+
 /* One document of a pass: its theta steps, then the joint step (log-likelihood and prior at
  * the theta the joint step starts from go into *ll). */
 static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
                        uint64_t len, double *theta, int tid)
 {
-    double *ndk = s->work + (uint64_t)tid * 3 * s->k;
+    double *ndk = s->work + (uint64_t)tid * 4 * s->k;
+    if (s->alpha_moved)
+        theta_to_alpha(s, counts, len, theta);
     for (uint32_t i = 0; i < s->theta_steps; i++)
         doc_step(s, ids, counts, len, theta, ndk, NULL);
-    double prior = s->o->alpha * log_sum(theta, s->k);
+    double prior = 0;
+    for (uint32_t t = 0; t < s->k; t++)
+        prior += s->alpha[t] * log(theta[t]);
     double *nwk = s->nwk + (uint64_t)tid * s->n * s->k;
+    double *old = ndk + 3 * s->k;
+    if (s->omega != 1)
+        memcpy(old, theta, s->k * sizeof *old);
     double ll = s->o->exclude ? doc_step_exclude(s, ids, counts, len, theta, ndk, nwk)
                               : doc_step(s, ids, counts, len, theta, ndk, nwk);
-    s->ll[tid] += ll + prior;
+    s->ll[2 * tid] += ll;
+    s->ll[2 * tid + 1] += prior;
+    if (s->omega != 1)
+        theta_overrelax(s, counts, len, old, theta);
+    if (s->alpha_now)
+        alpha_terms(s, ndk, s->dg + (uint64_t)tid * (s->k + 1));
 }
 
 /* The documents [d0, d1) of a block, in parallel. */
@@ -265,11 +360,23 @@ static void topics_from_counts(refine_state *s, const double *nwk, double *B)
             B[(uint64_t)w * k + t] = (nwk[(uint64_t)w * k + t] + beta) * colsum[t];
 }
 
+/* x <- max(prev + w (x - prev), 0), in place. */
+static void extrapolate(double *x, const double *prev, uint64_t n, double w, uint32_t nt)
+{
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (int64_t j = 0; j < (int64_t)n; j++) {
+        double v = prev[j] + w * (x[j] - prev[j]);
+        x[j] = v > 0 ? v : 0;
+    }
+}
+
 /* The M-step of the topics after a pass of one batch: the threads' counts summed, then
  * B_wk = (n_wk + b) / (n_k + N b). */
 static void update_topics(refine_state *s, double *B)
 {
     sum_threads(s);
+    if (s->omega != 1) /* over-relaxed: the counts moved w times as far from the last pass's */
+        extrapolate(s->nwk, s->nprev, (uint64_t)s->n * s->k, s->omega, s->nt);
     topics_from_counts(s, s->nwk, B);
 }
 
@@ -318,21 +425,70 @@ static void first_pass_topics(refine_state *s, double *B)
     topics_from_counts(s, s->nwk, B);
 }
 
+/* Minka's fixed-point step from the pass's sums: a_k <- a_k sum_d [psi(n_dk + a_k) - psi(a_k)]
+ * / sum_d [psi(n_d + A) - psi(A)]; the thetas, made with the old alpha, are re-expressed with
+ * the new one as the next pass reaches them. */
+static void alpha_update(refine_state *s)
+{
+    const uint32_t k = s->k;
+    const double m = (double)s->docs;
+    double *sum = s->work; /* K + 1 */
+    memset(sum, 0, (k + 1) * sizeof *sum);
+    for (uint32_t th = 0; th < s->nt; th++)
+        for (uint32_t t = 0; t <= k; t++)
+            sum[t] += s->dg[(uint64_t)th * (k + 1) + t];
+    const double den = sum[k] - m * digamma(s->alpha_sum);
+    memcpy(s->alpha_was, s->alpha, k * sizeof *s->alpha);
+    s->alpha_was_sum = s->alpha_sum;
+    double total = 0;
+    for (uint32_t t = 0; t < k; t++) {
+        double num = sum[t] - m * digamma(s->alpha[t]);
+        double a = den > 0 && num > 0 ? s->alpha[t] * num / den : s->alpha[t];
+        s->alpha[t] = a > JSMF_REFINE_ALPHA_MIN ? a : JSMF_REFINE_ALPHA_MIN;
+        total += s->alpha[t];
+    }
+    s->alpha_sum = total;
+    s->alpha_moved = 1;
+}
+
+/* The over-relaxation factor w for the next updates, from the pass's log-likelihood per token
+ * (at the parameters the pass started from): grown by JSMF_REFINE_OVERRELAX_GROW up to
+ * opts.overrelax while it rises, back to 1 (plain updates) when it fell, which undoes an
+ * overshoot before it compounds (adaptive over-relaxed EM, Salakhutdinov and Roweis 2003). The
+ * first pass's counts have no predecessor to extrapolate from, the second's likelihood none to
+ * compare with. */
+static void adapt_overrelax(refine_state *s, double lik)
+{
+    if (!(s->o->overrelax > 1) || !s->have_prev || s->nbatch)
+        return;
+    if (s->lik_prev_set) {
+        double grown = s->omega * JSMF_REFINE_OVERRELAX_GROW;
+        s->omega = lik < s->lik_prev ? 1 : grown < s->o->overrelax ? grown : s->o->overrelax;
+    }
+    s->lik_prev = lik, s->lik_prev_set = 1;
+}
+
 /* One pass over the documents from B: the objective per token at its start into *obj (with
  * several batches, each document's term at the topics its batch saw), the next B into B. */
 static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, double *obj)
 {
     memset(s->nwk, 0, (uint64_t)s->nt * s->n * s->k * sizeof *s->nwk);
-    memset(s->ll, 0, s->nt * sizeof *s->ll);
+    memset(s->ll, 0, 2 * s->nt * sizeof *s->ll);
     s->B = B, s->B_live = B;
     double total = topic_prior(B, s->n, s->k, s->o->beta);
     const int first = !s->have_prev;
+    if (s->alpha_now)
+        memset(s->dg, 0, (uint64_t)s->nt * (s->k + 1) * sizeof *s->dg);
     int rc = docs->scan(docs->ctx, refine_block, s);
     if (rc)
         return rc < 0 ? rc : jsmf_error(JSMF_EINVAL, "refine: the document scan stopped (%d)", rc);
+    double lik = 0;
     for (uint32_t th = 0; th < s->nt; th++)
-        total += s->ll[th];
+        lik += s->ll[2 * th], total += s->ll[2 * th + 1];
+    total += lik;
     *obj = total / (double)s->tokens;
+    s->lik_now = lik / (double)s->tokens;
+    adapt_overrelax(s, s->lik_now);
     if (!s->nbatch)
         update_topics(s, B);
     else if (first)
@@ -362,6 +518,12 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
                           o->batches, (unsigned long long)docs->n_docs);
     if (!(o->tol >= 0) || !isfinite(o->tol))
         return jsmf_error(JSMF_EINVAL, "refine: tol %g is not >= 0", o->tol);
+    if (!(o->overrelax >= 1) || !isfinite(o->overrelax))
+        return jsmf_error(JSMF_EINVAL, "refine: overrelax %g is not >= 1", o->overrelax);
+    if (o->learn_alpha != JSMF_REFINE_ALPHA_FIXED && o->learn_alpha != JSMF_REFINE_ALPHA_LEARN &&
+        o->learn_alpha != JSMF_REFINE_ALPHA_AUTO)
+        return jsmf_error(JSMF_EINVAL, "refine: learn_alpha %d is not fixed, learn or auto",
+                          o->learn_alpha);
     return JSMF_OK;
 }
 
@@ -412,7 +574,8 @@ static jsmf_vocab *vocab_copy(const jsmf_vocab *v)
 }
 
 static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
-                            const jsmf_refine_opts *o, const jsmf_refine_result *r)
+                            const jsmf_refine_opts *o, const jsmf_refine_result *r,
+                            const double *lik)
 {
     jsmf_summary_buf b;
     if (jsmf_model_summary_begin(&b))
@@ -432,10 +595,13 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     jsmf_json_bool(&b.j, "exclude", o->exclude);
     jsmf_json_uint(&b.j, "batches", o->batches);
     jsmf_json_number(&b.j, "tol", o->tol);
+    jsmf_json_number(&b.j, "overrelax", o->overrelax);
+    jsmf_json_bool(&b.j, "alpha_learned", m->alpha != NULL);
     jsmf_json_uint(&b.j, "max_iterations", o->iters);
     jsmf_json_uint(&b.j, "docs", r->docs);
     jsmf_json_uint(&b.j, "tokens", r->tokens);
     jsmf_json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
+    jsmf_json_numbers(&b.j, "loglik_per_token", lik, r->iters);
     jsmf_json_number(&b.j, "seconds", r->seconds);
     jsmf_json_uint(&b.j, "bytes", r->bytes);
     jsmf_json_end_object(&b.j);
@@ -455,8 +621,15 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
     free(m->B);
     m->B = B;
     topic_pairs(s->theta, s->docs, s->k, m->A);
+    if (s->learn_alpha) {
+        if (!(m->alpha = malloc(s->k * sizeof *m->alpha))) {
+            jsmf_model_free(m);
+            return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
+        }
+        memcpy(m->alpha, s->alpha, s->k * sizeof *m->alpha);
+    }
     if ((start->vocab && !(m->vocab = vocab_copy(start->vocab))) ||
-        !(m->summary_json = refine_summary(m, start, o, r))) {
+        !(m->summary_json = refine_summary(m, start, o, r, s->lik))) {
         jsmf_model_free(m);
         return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
     }
@@ -481,17 +654,28 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
     start_topics(start, o->mix, B);
     for (uint64_t i = 0; i < s->docs * s->k; i++)
         s->theta[i] = 1.0 / s->k;
+    s->omega = 1;
+    s->alpha_sum = 0;
+    for (uint32_t t = 0; t < s->k; t++)
+        s->alpha[t] = o->alpha, s->alpha_sum += o->alpha;
     for (uint32_t it = 0; it < o->iters; it++) {
         s->theta_steps = it == 0 ? o->theta_steps : 1;
+        s->alpha_now = s->learn_alpha;
         int rc = refine_pass(s, docs, B, &r->objective[it]);
         if (rc)
             return rc;
+        s->alpha_moved = 0;
+        if (s->alpha_now)
+            alpha_update(s);
         r->iters = it + 1;
         if (o->progress)
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
         if ((rc = jsmf_cancel_check()))
             return rc;
-        if (converged(r->objective, it + 1, o))
+        s->lik[it] = s->lik_now;
+        /* a learned a moves the objective's prior term (down, as a grows): the rule then
+         * watches the log-likelihood alone */
+        if (converged(s->learn_alpha ? s->lik : r->objective, it + 1, o))
             break;
     }
     return JSMF_OK;
@@ -513,21 +697,29 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     refine_state s = {.n = start->n, .k = start->k, .nt = (uint32_t)call_threads(), .o = &o,
                       .docs = docs->n_docs, .tokens = docs->tokens};
     jsmf_refine_result r = {.docs = docs->n_docs, .tokens = docs->tokens};
+    s.learn_alpha = o.learn_alpha == JSMF_REFINE_ALPHA_LEARN ||
+                    (o.learn_alpha == JSMF_REFINE_ALPHA_AUTO &&
+                     (double)docs->tokens >= JSMF_REFINE_ALPHA_AUTO_LEN * (double)docs->n_docs);
     const uint64_t nk = (uint64_t)s.n * s.k;
-    const int keep_totals = o.exclude || o.batches > 1;
+    const int keep_totals = o.exclude || o.batches > 1 || o.overrelax > 1;
     r.bytes = (s.docs * s.k + (s.nt + keep_totals + (o.batches > 1 ? o.batches : 0)) * nk) *
               sizeof(double);
     double *B = malloc(nk * sizeof *B);
     s.theta = malloc(s.docs * s.k * sizeof *s.theta);
     s.nwk = malloc(s.nt * nk * sizeof *s.nwk);
-    s.work = malloc((uint64_t)s.nt * 3 * s.k * sizeof *s.work);
+    s.work = malloc((uint64_t)s.nt * 4 * s.k * sizeof *s.work);
     if (keep_totals && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory");
     if (o.batches > 1 && !(s.nbatch = malloc(o.batches * nk * sizeof *s.nbatch)))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %u batches' counts", o.batches);
-    s.ll = malloc(s.nt * sizeof *s.ll);
+    s.ll = malloc(2 * s.nt * sizeof *s.ll);
+    s.alpha = malloc(2 * (uint64_t)s.k * sizeof *s.alpha);
+    s.alpha_was = s.alpha ? s.alpha + s.k : NULL;
+    s.dg = malloc((uint64_t)s.nt * (s.k + 1) * sizeof *s.dg);
     r.objective = malloc(o.iters * sizeof *r.objective);
-    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective))
+    s.lik = malloc(o.iters * sizeof *s.lik);
+    if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.lik ||
+                !s.alpha || !s.dg))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for %llu documents x %u topics and "
                         "%u threads x %u words", (unsigned long long)s.docs, s.k, s.nt, s.n);
     if (!rc)
@@ -537,6 +729,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
         B = NULL; /* the model owns it */
     call_threads_end(saved);
     free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
+    free(s.alpha), free(s.dg), free(s.lik);
     if (!rc && res)
         *res = r;
     else

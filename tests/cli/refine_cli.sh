@@ -2,7 +2,7 @@
 # refine_cli.sh — 'jsmf refine' and 'jsmf fit --corpus': a small kjv fit refined over its
 # documents scores a better held-out likelihood than the spectral fit ('fit --refine' over the
 # store's own documents gives the same model), the model is of kind
-# refined and every reader takes it, the same command gives the same bytes, 'fit --corpus'
+# refined and every reader takes it (its learned alpha too), the same command gives the same bytes, 'fit --corpus'
 # equals fit then refine, the plain fit is unchanged by the option's existence; bad input names
 # its file and writes nothing.
 . "$(dirname "$0")/common.inc"
@@ -22,9 +22,24 @@ cmp -s "$T/ref/B.npy" "$T/ref2/B.npy" || fail "two runs on 2 threads differ"
 grep -q '"kind": "refined"' "$T/ref/summary.json" || fail "kind is not refined"
 grep -q '"start_kind": "anchor"' "$T/ref/summary.json" || fail "start kind not recorded"
 grep -q '"objective_per_token"' "$T/ref/summary.json" || fail "no objective curve"
+grep -q '"loglik_per_token"' "$T/ref/summary.json" || fail "no log-likelihood curve"
 [ ! -f "$T/ref/anchors.txt" ] || fail "a refined model has anchors"
 "$J" topics "$T/ref" >/dev/null || fail "topics of a refined model"
 "$J" infer "$T/ref" "$T/test.txt" -q >/dev/null || fail "infer with a refined model"
+# chapters of ~300 tokens: --learn-alpha auto learns the prior, written as alpha.npy, which every
+# reader takes; --learn-alpha no writes none; --overrelax reaches the summary
+grep -q '"alpha_learned": true' "$T/ref/summary.json" || fail "auto did not learn alpha on long documents"
+[ -f "$T/ref/alpha.npy" ] || fail "the learned alpha was not written"
+"$J" report "$T/ref" -o "$T/ref.html" -q || fail "report of a refined model with alpha"
+"$J" topics "$T/ref" --format json | grep -q '"alpha"' || fail "topics --format json lacks the learned alpha"
+"$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/refna" --learn-alpha no --overrelax 1 -j 2 -q ||
+    fail "refine --learn-alpha no --overrelax 1"
+grep -q '"alpha_learned": false' "$T/refna/summary.json" || fail "--learn-alpha no learned"
+grep -q '"overrelax": 1,' "$T/refna/summary.json" || fail "--overrelax not recorded"
+[ ! -f "$T/refna/alpha.npy" ] || fail "--learn-alpha no wrote alpha.npy"
+cmp -s "$T/ref/B.npy" "$T/refna/B.npy" && fail "the defaults equal plain CVB0 with a fixed alpha"
+expect 2 "" "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/x" --overrelax 0.5 -q
+expect 2 "" "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/x" --learn-alpha maybe -q
 
 ll() { "$J" eval "$1" --corpus "$T/test.txt" --json -q | tr ',' '\n' | grep '"heldout_loglik_per_token"' | cut -d: -f2; }
 a=$(ll "$T/fit") b=$(ll "$T/ref")

@@ -76,15 +76,32 @@ static void topics_of(const double *n, double beta, double *B, double *nk)
         B[i] = (n[i] + beta) / (nk[i % K] + N * beta);
 }
 
+/* psi(x) for x > 0, written apart from refine.c's: the recurrence up to 10, then the asymptotic
+ * series to x^-10 (checked against lgamma's central difference in main). */
+static double ref_digamma(double x)
+{
+    double r = 0;
+    for (; x < 10; x += 1)
+        r -= 1 / x;
+    double f = 1 / (x * x);
+    return r + log(x) - 1 / (2 * x) - f / 12 + f * f / 120 - f * f * f / 252 +
+           f * f * f * f / 240 - f * f * f * f * f / 132;
+}
+
 /* The dense reference: iters iterations of jsmf_refine.h's EM, written from its formulas; with
  * batches > 1, after the first pass each batch's counts replace its previous ones in the totals
- * and the topics are remade from them after every batch. */
+ * and the topics are remade from them after every batch; with overrelax > 1 (one batch) the
+ * adaptive over-relaxation of the topic counts and thetas; with learn (1) Minka's step of the
+ * pseudo-counts after every pass, into alpha (K). */
 static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine_opts *o,
-                      double *B, double *obj)
+                      int learn, double *B, double *obj, double *alpha)
 {
     static double theta[M * K], ndk[K], nwk[N * K], nk[K], prev[N * K], prevk[K];
     static double batch[M][N * K]; /* each batch's counts at its last visit (batches <= M) */
     const uint32_t S = o->batches;
+    double a[K], A = K * o->alpha, omega = 1, lik_prev = 0;
+    for (uint32_t t = 0; t < K; t++)
+        a[t] = o->alpha;
     for (uint32_t w = 0; w < N; w++)
         for (uint32_t t = 0; t < K; t++)
             B[w * K + t] = (1 - o->mix) * Bstart[w * K + t] + o->mix / N;
@@ -96,23 +113,23 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
     for (uint32_t it = 0; it < o->iters; it++) {
         uint32_t steps = it == 0 ? o->theta_steps : 1;
         memset(nwk, 0, sizeof nwk);
-        double L = 0;
+        double L = 0, lik = 0, dg[K] = {0}, dgsum = 0;
         for (uint32_t i = 0; i < N * K; i++) /* the prior at the topics the pass starts from */
             L += o->beta * log(B[i]);
         for (uint32_t d = 0; d < M; d++) {
-            double *th = theta + d * K;
+            double *th = theta + d * K, before[K];
             for (uint32_t s = 0; s <= steps; s++) {
                 int joint = s == steps;
                 memset(ndk, 0, sizeof ndk);
                 double nd = 0;
                 if (joint)
                     for (uint32_t t = 0; t < K; t++)
-                        L += o->alpha * log(th[t]);
-                double z = K * o->alpha, nold[K];
+                        L += a[t] * log(th[t]), before[t] = th[t];
+                double z = A, nold[K];
                 for (uint32_t w = 0; w < N; w++)
                     z += H[d * N + w];
                 for (uint32_t t = 0; t < K; t++)
-                    nold[t] = th[t] * z - o->alpha;
+                    nold[t] = th[t] * z - a[t];
                 for (uint32_t w = 0; w < N; w++) {
                     if (!H[d * N + w])
                         continue;
@@ -121,13 +138,13 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                         p += th[t] * B[w * K + t];
                     nd += H[d * N + w];
                     if (joint)
-                        L += H[d * N + w] * log(p);
+                        lik += H[d * N + w] * log(p);
                     for (uint32_t t = 0; t < K; t++) {
                         /* EM: theta B / p; exclude: the counts without this word's share */
                         double own = H[d * N + w] * th[t] * B[w * K + t] / p;
                         g[t] = own / H[d * N + w];
                         if (joint && o->exclude)
-                            g[t] = (fmax(nold[t] - own, 0) + o->alpha) *
+                            g[t] = (fmax(nold[t] - own, 0) + a[t]) *
                                    (it == 0 ? B[w * K + t]
                                             : (fmax(prev[w * K + t] - own, 0) + o->beta) /
                                                   (prevk[t] + N * o->beta));
@@ -141,7 +158,20 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                     }
                 }
                 for (uint32_t t = 0; t < K; t++)
-                    th[t] = (ndk[t] + o->alpha) / (nd + K * o->alpha);
+                    th[t] = (ndk[t] + a[t]) / (nd + A);
+                if (joint && omega != 1) { /* moved omega times as far, no count below 0 */
+                    double sum = 0;
+                    for (uint32_t t = 0; t < K; t++)
+                        sum += th[t] = fmax(before[t] + omega * (th[t] - before[t]),
+                                            a[t] / (nd + A));
+                    for (uint32_t t = 0; t < K; t++)
+                        th[t] /= sum;
+                }
+                if (joint && learn) { /* Minka's sums from the joint step's counts */
+                    for (uint32_t t = 0; t < K; t++)
+                        dg[t] += ref_digamma(ndk[t] + a[t]);
+                    dgsum += ref_digamma(nd + A);
+                }
             }
             uint32_t b = 0; /* d's batch: documents [b M / S, (b + 1) M / S) */
             while ((uint64_t)(b + 1) * M / S <= d)
@@ -156,17 +186,46 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                 memset(nwk, 0, sizeof nwk);
             }
         }
-        obj[it] = L / tokens;
-        if (S > 1 && it > 0)
-            continue;
-        if (S > 1) /* the first pass: the totals are the batches' counts */
-            for (uint32_t b = 0; b < S; b++)
+        obj[it] = (L + lik) / tokens;
+        lik /= tokens;
+        if (S == 1 && o->overrelax > 1 && it >= 1) { /* grows while lik rises, else 1 */
+            if (it >= 2)
+                omega = lik < lik_prev ? 1 : fmin(omega * 1.2, o->overrelax);
+            lik_prev = lik;
+        }
+        if (!(S > 1 && it > 0)) {
+            if (S > 1) /* the first pass: the totals are the batches' counts */
+                for (uint32_t b = 0; b < S; b++)
+                    for (uint32_t i = 0; i < N * K; i++)
+                        nwk[i] += batch[b][i];
+            if (it > 0 && omega != 1)
                 for (uint32_t i = 0; i < N * K; i++)
-                    nwk[i] += batch[b][i];
-        topics_of(nwk, o->beta, B, nk);
-        memcpy(prev, nwk, sizeof nwk);
-        memcpy(prevk, nk, sizeof nk);
+                    nwk[i] = fmax(prev[i] + omega * (nwk[i] - prev[i]), 0);
+            topics_of(nwk, o->beta, B, nk);
+            memcpy(prev, nwk, sizeof nwk);
+            memcpy(prevk, nk, sizeof nk);
+        }
+        if (learn) { /* a_k <- a_k (sum_d psi(n_dk + a_k) - M psi(a_k)) / (... psi(A)) */
+            double was[K], Aw = A, den = dgsum - M * ref_digamma(A);
+            A = 0;
+            for (uint32_t t = 0; t < K; t++) {
+                was[t] = a[t];
+                double num = dg[t] - M * ref_digamma(a[t]);
+                a[t] = fmax(num > 0 && den > 0 ? a[t] * num / den : a[t], 1e-6);
+                A += a[t];
+            }
+            for (uint32_t d = 0; d < M; d++) { /* the thetas' counts under the new prior */
+                double nd = 0;
+                for (uint32_t w = 0; w < N; w++)
+                    nd += H[d * N + w];
+                for (uint32_t t = 0; t < K; t++)
+                    theta[d * K + t] =
+                        (fmax(theta[d * K + t] * (nd + Aw) - was[t], 0) + a[t]) / (nd + A);
+            }
+        }
     }
+    for (uint32_t t = 0; alpha && t < K; t++)
+        alpha[t] = a[t];
 }
 
 /* Document completion on held-out documents: theta fitted on one half, the other scored. */
@@ -238,7 +297,7 @@ int main(void)
         jsmf_refine_opts_init(&o);
         o.iters = 3, o.theta_steps = 4, o.threads = 2, o.exclude = exclude;
         CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
-        reference(H, start->B, &o, Bref, obj_ref);
+        reference(H, start->B, &o, 0, Bref, obj_ref, NULL);
         CHECK(r.iters == 3 && r.docs == M && r.tokens == (uint64_t)M * LEN);
         for (uint32_t it = 0; it < 3; it++)
             CHECK_NEAR(r.objective[it], obj_ref[it], 1e-12);
@@ -257,7 +316,7 @@ int main(void)
         jsmf_refine_opts_init(&o);
         o.iters = 5, o.theta_steps = 4, o.threads = 2, o.exclude = exclude, o.batches = 7;
         CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
-        reference(H, start->B, &o, Bref, obj_ref);
+        reference(H, start->B, &o, 0, Bref, obj_ref, NULL);
         CHECK(r.iters == 5);
         for (uint32_t it = 0; it < 5; it++)
             CHECK_NEAR(r.objective[it], obj_ref[it], 1e-12);
@@ -280,6 +339,89 @@ int main(void)
         m = NULL;
     }
 
+    /* the reference's digamma against lgamma's central difference */
+    for (double x = 0.003; x < 500; x *= 2.9) {
+        double h = 1e-4 * x, fd = (lgamma(x + h) - lgamma(x - h)) / (2 * h);
+        CHECK_NEAR(ref_digamma(x), fd, 1e-6 * fmax(1, fabs(fd)));
+    }
+
+    /* over-relaxation and a learned alpha, either mode, eight passes against the reference:
+     * objective, topics and the learned pseudo-counts; then each undone changes the topics */
+    for (int exclude = 0; exclude < 2; exclude++) {
+        double aref[K];
+        jsmf_refine_opts_init(&o);
+        o.iters = 8, o.theta_steps = 4, o.threads = 2, o.exclude = exclude;
+        o.learn_alpha = JSMF_REFINE_ALPHA_LEARN;
+        CHECK(o.overrelax == 5); /* the default */
+        CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+        reference(H, start->B, &o, 1, Bref, obj_ref, aref);
+        for (uint32_t it = 0; it < 8; it++)
+            CHECK_NEAR(r.objective[it], obj_ref[it], 1e-10);
+        double err = 0, amin = INFINITY, amax = 0;
+        for (uint32_t i = 0; m && i < N * K; i++)
+            err = fmax(err, fabs(m->B[i] - Bref[i]));
+        CHECK(m && err < 1e-10 && m->alpha);
+        for (uint32_t t = 0; m && m->alpha && t < K; t++) {
+            CHECK_NEAR(m->alpha[t], aref[t], 1e-10);
+            amin = fmin(amin, m->alpha[t]), amax = fmax(amax, m->alpha[t]);
+        }
+        fprintf(stderr, "exclude %d: learned alpha in [%g, %g]\n", exclude, amin, amax);
+        CHECK(amax - amin > 1e-3 && fabs(amin - o.alpha) > 1e-3); /* learned, asymmetric */
+        CHECK(m && strstr(m->summary_json, "\"alpha_learned\": true") &&
+              strstr(m->summary_json, "\"overrelax\": 5"));
+        jsmf_model *plain = NULL, *fixed = NULL;
+        o.overrelax = 1;
+        CHECK_OK(jsmf_refine(start, &docs, &o, &plain, NULL));
+        o.overrelax = 5, o.learn_alpha = JSMF_REFINE_ALPHA_FIXED;
+        CHECK_OK(jsmf_refine(start, &docs, &o, &fixed, NULL));
+        double dp = 0, df = 0;
+        for (uint32_t i = 0; m && plain && fixed && i < N * K; i++)
+            dp = fmax(dp, fabs(m->B[i] - plain->B[i])), df = fmax(df, fabs(m->B[i] - fixed->B[i]));
+        CHECK(dp > 1e-6 && df > 1e-6 && fixed && !fixed->alpha);
+        jsmf_model_free(plain);
+        jsmf_model_free(fixed);
+        jsmf_refine_result_free(&r);
+        jsmf_model_free(m);
+        m = NULL;
+    }
+
+    /* learn_alpha auto: learned on documents of at least JSMF_REFINE_ALPHA_AUTO_LEN tokens on
+     * average (these have 24: the defaults below write no alpha), not below */
+    {
+        enum { LONG_M = 12 };
+        static uint32_t HL[LONG_M * N], idl[LONG_M * N], cl[LONG_M * N];
+        static uint64_t offl[LONG_M + 1];
+        for (uint32_t len = JSMF_REFINE_ALPHA_AUTO_LEN - 1; len <= JSMF_REFINE_ALPHA_AUTO_LEN;
+             len++) {
+            memset(HL, 0, sizeof HL);
+            for (uint32_t d = 0; d < LONG_M; d++) {
+                planted_theta(theta);
+                for (uint32_t i = 0; i < len; i++) {
+                    uint32_t t = draw(theta, K, 1);
+                    HL[d * N + draw(truth + t, N, K)]++;
+                }
+            }
+            uint32_t e = 0;
+            for (uint32_t d = 0; d < LONG_M; d++) {
+                offl[d] = e;
+                for (uint32_t w = 0; w < N; w++)
+                    if (HL[d * N + w])
+                        idl[e] = w, cl[e++] = HL[d * N + w];
+            }
+            offl[LONG_M] = e;
+            jsmf_doc_csr lc = {N, LONG_M, offl, idl, cl, NULL};
+            jsmf_doc_source ls;
+            CHECK_OK(jsmf_doc_csr_source(&lc, 0, &ls));
+            jsmf_refine_opts_init(&o);
+            o.iters = 4, o.threads = 2;
+            CHECK_OK(jsmf_refine(start, &ls, &o, &m, NULL));
+            CHECK(m && !m->alpha == (len < JSMF_REFINE_ALPHA_AUTO_LEN));
+            jsmf_model_free(m);
+            m = NULL;
+            jsmf_doc_csr_source_free(&ls);
+        }
+    }
+
     /* the stopping rule: stops at the first pass after two rises below tol, never before */
     jsmf_refine_opts_init(&o);
     o.threads = 2, o.exclude = 0, o.iters = 500, o.tol = 1e-4;
@@ -294,10 +436,21 @@ int main(void)
     jsmf_refine_result_free(&r);
     jsmf_model_free(m);
     m = NULL;
-
-    /* EM: the objective never decreases */
+    /* with a learned prior the objective's prior term falls as a grows: the rule watches the
+     * log-likelihood, which still rises, and does not stop at the third pass */
     jsmf_refine_opts_init(&o);
-    o.threads = 2, o.exclude = 0;
+    o.threads = 2, o.iters = 500, o.tol = 1e-4, o.learn_alpha = JSMF_REFINE_ALPHA_LEARN;
+    CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+    CHECK(r.objective[2] < r.objective[1]); /* the objective alone would stop here */
+    CHECK(r.iters > 3 && r.iters < 500);
+    fprintf(stderr, "tol %g, alpha learned: stopped after %u iterations\n", o.tol, r.iters);
+    jsmf_refine_result_free(&r);
+    jsmf_model_free(m);
+    m = NULL;
+
+    /* EM without over-relaxation: the objective never decreases */
+    jsmf_refine_opts_init(&o);
+    o.threads = 2, o.exclude = 0, o.overrelax = 1;
     CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
     for (uint32_t it = 1; it < r.iters; it++)
         CHECK(r.objective[it] >= r.objective[it - 1] - 1e-12);
@@ -312,15 +465,37 @@ int main(void)
     CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
     CHECK(r.iters == o.iters);
     CHECK(r.objective[r.iters - 1] > r.objective[0] + 0.05);
-    /* CVB0's fixed point is not the MAP point: the objective rises at every one of the first
-     * iterations here, then drifts down by 1e-3 of its rise as the pass settles (not so for EM) */
-    for (uint32_t it = 1; it < 15 && it < r.iters; it++)
-        CHECK(r.objective[it] >= r.objective[it - 1] - 1e-12);
-    for (uint32_t it = 15; it < r.iters; it++)
-        CHECK(r.objective[it] > r.objective[0] + 0.9 * (r.objective[14] - r.objective[0]));
     for (uint32_t it = 1; it < r.iters; it++)
         fprintf(stderr, "%s%.6f", it == 1 ? "objective: " : " ", r.objective[it]);
     fprintf(stderr, "\n");
+    /* CVB0 with plain updates: its fixed point is not the MAP point: the objective rises at
+     * every one of the first iterations here, then drifts down by 1e-3 of its rise as the pass
+     * settles (not so for EM); over-relaxed, it gets higher in as many passes */
+    {
+        jsmf_refine_opts p = o;
+        jsmf_refine_result rp;
+        jsmf_model *mp = NULL;
+        p.overrelax = 1;
+        CHECK_OK(jsmf_refine(start, &docs, &p, &mp, &rp));
+        for (uint32_t it = 1; it < 15 && it < rp.iters; it++)
+            CHECK(rp.objective[it] >= rp.objective[it - 1] - 1e-12);
+        for (uint32_t it = 15; it < rp.iters; it++)
+            CHECK(rp.objective[it] > rp.objective[0] + 0.9 * (rp.objective[14] - rp.objective[0]));
+        /* the first pass within 0.005 of plain CVB0's best: over-relaxed, sooner */
+        double top = -INFINITY;
+        uint32_t at = 0, at_plain = 0;
+        for (uint32_t it = 0; it < rp.iters; it++)
+            top = fmax(top, rp.objective[it]);
+        while (at < r.iters && r.objective[at] < top - 0.005)
+            at++;
+        while (at_plain < rp.iters && rp.objective[at_plain] < top - 0.005)
+            at_plain++;
+        fprintf(stderr, "within 0.005 of plain CVB0's best objective: pass %u over-relaxed, "
+                "%u plain\n", at + 1, at_plain + 1);
+        CHECK(at < at_plain);
+        jsmf_refine_result_free(&rp);
+        jsmf_model_free(mp);
+    }
     double before = heldout(start->B, fitH, evalH), after = heldout(m->B, fitH, evalH),
            best = heldout(truth, fitH, evalH);
     fprintf(stderr, "held-out LL/token: start %.4f, refined %.4f, planted %.4f\n", before,
@@ -372,6 +547,12 @@ int main(void)
     bad = o, bad.tol = -1;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     bad = o, bad.tol = NAN;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.overrelax = 0.5;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.overrelax = NAN;
+    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
+    bad = o, bad.learn_alpha = 3;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     CHECK(jsmf_refine(start, NULL, &o, &none, NULL) == JSMF_EINVAL && !none);
     jsmf_doc_source wrong = docs;
