@@ -222,6 +222,11 @@ typedef struct fit_snls {
     uint32_t maxit;
 } fit_snls;
 uint32_t fit_snls_admm(const fit_snls *s, const double *r, double *y, double *work);
+/* ADMM for m words r[0..m) -> y[0..m), iters[0..m) (as fit_snls_admm returns), several at a
+ * time; each word's y depends on its own r only. work: fit_snls_admm_many_work(k) doubles. */
+void fit_snls_admm_many(const fit_snls *s, uint32_t m, const double *const *r, double *const *y,
+                        uint32_t *iters, double *work);
+size_t fit_snls_admm_many_work(uint32_t k);
 uint32_t fit_snls_expgrad(const fit_snls *s, const double *r, double *y, double *work);
 uint32_t fit_snls_activeset(const fit_snls *s, const double *r, double *y, double *work);
 /* KL: min KL(v || T^T y) with T (k x n) the row-normalised anchor rows. */
@@ -393,6 +398,9 @@ int fit_anchors_find_fast(const fit_anchor_job *job, uint32_t *S);
 typedef struct fit_recover_method {
     const char *name;
     uint32_t (*solve)(const fit_snls *s, const double *r, double *y, double *work);
+    /* the same for many words at once, where it is faster (optional) */
+    void (*solve_many)(const fit_snls *s, uint32_t m, const double *const *r, double *const *y,
+                       uint32_t *iters, double *work);
     uint32_t (*solve_row)(const fit_snls *s, const double *T, uint32_t n, const double *v,
                           double *y, double *work);
 } fit_recover_method;
