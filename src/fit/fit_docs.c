@@ -57,6 +57,8 @@ struct fit_docs {
     float *Gf;          /* the same in float32 (single) */
     size_t g_cap;
     uint32_t maxq;      /* the most levels a document holds */
+    int direct;         /* one level and no document of weight 0: document m's vector is G's
+                         * row m, and every entry of a word is gathered */
     int single;         /* G in float32: half the memory traffic of the gathers */
     /* the product being formed */
     const double *V;
@@ -645,6 +647,9 @@ static int build_index(fit_docs *fd)
         fd->goff[m + 1] = fd->goff[m] + q;
         fd->maxq = q > fd->maxq ? q : fd->maxq;
     }
+    fd->direct = !fd->lvl;
+    for (uint64_t m = 0; m < fd->m && fd->direct; m++)
+        fd->direct = fd->dscale[m] != 0;
     free(pos);
     return JSMF_OK;
 }
@@ -658,7 +663,17 @@ FIT_HOT static void gather_word(fit_docs *fd, uint32_t i)
     const double *v = fd->V + (size_t)i * p;
     double dg = fd->diag[i];
     memset(z, 0, sizeof(double) * p);
-    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
+    /* the same sums without the two lookups an entry (offset, weight) the general case needs */
+    for (uint64_t c = fd->coff[i]; fd->direct && !fd->single && c < fd->coff[i + 1]; c++) {
+        const double *r = fd->G + (size_t)fd->cdoc[c] * p;
+        double h = fd->ccnt[c];
+        if (c + AHEAD < fd->coff[i + 1])
+            prefetch_row(fd->G + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(double) * p);
+#pragma omp simd
+        for (uint32_t k = 0; k < p; k++)
+            z[k] += h * r[k];
+    }
+    for (uint64_t c = fd->coff[i]; !(fd->direct && !fd->single) && c < fd->coff[i + 1]; c++) {
         uint32_t m = fd->cdoc[c];
         if (fd->dscale[m] == 0)
             continue;
