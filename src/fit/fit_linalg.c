@@ -324,24 +324,38 @@ double fit_rng_gauss(uint64_t *s)
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* The values of x[0, m) above theta, in order, into y (which may be x): how many. */
+static uint32_t keep_above(uint32_t m, const double *x, double theta, double *y)
+{
+    uint32_t kept = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        double xj = x[j];
+        y[kept] = xj;
+        kept += xj > theta;
+    }
+    return kept;
+}
+
 /* Euclidean projection onto the probability simplex: the threshold theta with
  * sum_j max(v_j - theta, 0) = 1, found by Michelot's fixed point (1986): start from the mean
  * over all coordinates and drop those at or below the current theta until none is dropped.
- * theta only grows, so at most k rounds, usually 2-4: no sort (qsort dominated B's recovery). */
+ * theta only grows, so at most k rounds, usually 2-4: no sort (qsort dominated B's recovery).
+ * The coordinates still above theta are kept, in their order, in scratch (k doubles): a round
+ * sums only those, the same additions in the same order as a scan of all k that skips the
+ * others (so the same theta to the bit), without a branch a coordinate to mispredict. */
 void fit_simplex_project(uint32_t k, const double *v, double *out, double *scratch)
 {
-    (void)scratch;
     double theta = -INFINITY;
+    uint32_t m = keep_above(k, v, theta, scratch);
     for (;;) {
         double sum = 0;
-        uint32_t m = 0;
-        for (uint32_t j = 0; j < k; j++)
-            if (v[j] > theta)
-                sum += v[j], m++;
+        for (uint32_t j = 0; j < m; j++)
+            sum += scratch[j];
         double t = (sum - 1.0) / m;
         if (!(t > theta))
             break;
         theta = t;
+        m = keep_above(m, scratch, theta, scratch);
     }
     for (uint32_t j = 0; j < k; j++)
         out[j] = v[j] > theta ? v[j] - theta : 0.0;

@@ -32,7 +32,8 @@ static const fit_anchors_method anchors_methods[] = {
 };
 
 static const fit_recover_method recover_methods[] = {
-    [JSMF_RECOVER_ADMM] = {.name = "admm", .solve = fit_snls_admm},
+    [JSMF_RECOVER_ADMM] = {.name = "admm", .solve = fit_snls_admm,
+                           .solve_many = fit_snls_admm_many},
     [JSMF_RECOVER_EXPGRAD] = {.name = "expgrad", .solve = fit_snls_expgrad},
     [JSMF_RECOVER_KL] = {.name = "kl", .solve_row = fit_snls_kl},
     [JSMF_RECOVER_ACTIVESET] = {.name = "activeset", .solve = fit_snls_activeset},

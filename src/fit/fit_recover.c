@@ -146,6 +146,62 @@ static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs
     return rc;
 }
 
+/* Progress of the words' solves: every thread counts, thread 0 draws. */
+static void words_progress(const jsmf_fit_opts *o, uint32_t *done, uint32_t add, uint32_t n)
+{
+    uint32_t d;
+#pragma omp atomic capture
+    d = *done += add;
+    if (omp_get_thread_num() == 0 && o->progress)
+        o->progress(o->progress_arg, "topics", d < n ? d : n, n, "words");
+}
+
+/* Y's rows [w0, w1) by the method's per-word solver; rhs holds the rows from w0. */
+static void solve_words(const fit_recover_method *rm, const fit_snls *s, uint32_t w0, uint32_t w1,
+                        const unsigned char *skip, const double *rhs, double *Y, uint32_t *iters,
+                        double **work, int nt, const jsmf_fit_opts *o)
+{
+    uint32_t k = s->k, done = 0;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
+    for (uint32_t i = w0; i < w1; i++) {
+        if (i % 1024 == 0)
+            words_progress(o, &done, 1024, w1);
+        if (skip[i])
+            continue;
+        iters[i] = rm->solve(s, rhs + (size_t)(i - w0) * k, Y + (size_t)i * k,
+                             work[omp_get_thread_num()]);
+    }
+}
+
+/* Words solved together by solve_many, in runs of this many (a word's result does not depend on
+ * its run: only the work's grain). */
+#define SOLVE_RUN 256
+
+/* The same by the method's many-word solver, a run of words at a time. */
+static void solve_words_many(const fit_recover_method *rm, const fit_snls *s, uint32_t w0,
+                             uint32_t w1, const unsigned char *skip, const double *rhs, double *Y,
+                             uint32_t *iters, double **work, int nt, const jsmf_fit_opts *o)
+{
+    uint32_t k = s->k, done = 0, runs = (w1 - w0 + SOLVE_RUN - 1) / SOLVE_RUN;
+#pragma omp parallel num_threads(nt)
+    {
+        const double *r[SOLVE_RUN];
+        double *y[SOLVE_RUN];
+        uint32_t at[SOLVE_RUN], it[SOLVE_RUN];
+#pragma omp for schedule(dynamic, 1)
+        for (uint32_t g = 0; g < runs; g++) {
+            uint32_t a = w0 + g * SOLVE_RUN, b = w1 - a < SOLVE_RUN ? w1 : a + SOLVE_RUN, m = 0;
+            for (uint32_t i = a; i < b; i++)
+                if (!skip[i])
+                    r[m] = rhs + (size_t)(i - w0) * k, y[m] = Y + (size_t)i * k, at[m++] = i;
+            rm->solve_many(s, m, r, y, it, work[omp_get_thread_num()]);
+            for (uint32_t e = 0; e < m; e++)
+                iters[at[e]] = it[e];
+            words_progress(o, &done, b - a, w1);
+        }
+    }
+}
+
 int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
                   const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
                   double *Css, double *recovery_rect, jsmf_fit_report *rep)
@@ -171,7 +227,10 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     if (!Tt || !H || !Hinv || !F || !rhs || !iters || !skip || !res || !work || !vrow)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
     for (int t = 0; t < nt && !rc; t++) {
-        work[t] = malloc(sizeof(double) * (8 * k + 2 * k * k));
+        size_t wk = 8 * (size_t)k + 2 * (size_t)k * k;
+        if (rm->solve_many && fit_snls_admm_many_work(k) > wk)
+            wk = fit_snls_admm_many_work(k);
+        work[t] = malloc(sizeof(double) * wk);
         if (rm->solve_row)
             vrow[t] = malloc(sizeof(double) * n);
         if (!work[t] || (rm->solve_row && !vrow[t]))
@@ -218,24 +277,15 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
         /* in an MPI job each rank solves a range of words (the compressed iterate: its rows,
          * whose right-hand sides it holds); the rows are then exchanged */
         jsmf_comm *comm = o->comm ? o->comm : jsmf_comm_self();
-        uint32_t w0 = L.r0, w1 = L.r1, done = 0;
+        uint32_t w0 = L.r0, w1 = L.r1;
         if (!fit_part_split(&L))
             jsmf_comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
-        for (uint32_t i = w0; i < w1; i++) {
-            if (i % 1024 == 0) { /* progress: one thread draws, all count */
-                uint32_t d;
-#pragma omp atomic capture
-                d = done += 1024;
-                if (omp_get_thread_num() == 0 && o->progress)
-                    o->progress(o->progress_arg, "topics", d < n ? d : n, n, "words");
-            }
-            if (skip[i])
-                continue;
-            double *y = Ybreve + (size_t)i * k, *r = rhs + (size_t)(i - r0) * k;
-            double *w = work[omp_get_thread_num()];
-            iters[i] = rm->solve(&s, r, y, w);
-        }
+        if (rm->solve_many && s.maxit > 0)
+            solve_words_many(rm, &s, w0, w1, skip, rhs + (size_t)(w0 - r0) * k, Ybreve, iters,
+                             work, nt, o);
+        else
+            solve_words(rm, &s, w0, w1, skip, rhs + (size_t)(w0 - r0) * k, Ybreve, iters, work,
+                        nt, o);
         if ((rc = jsmf_comm_agree(comm, rc)))
             goto out;
         if (fit_part_split(&L)) {
