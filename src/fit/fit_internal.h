@@ -10,21 +10,14 @@
 #include "mpi/comm.h"
 #include "jsmf_fit.h"
 #include "core/clock.h"
+#include "core/hot.h"
 
 /* Rows per chunk of every reduction over words: fixed, so sums never depend on thread count. */
 #define FIT_CHUNK 2048
 
-/* A hot loop compiled twice, for AVX2 and for the baseline x86-64, the copy picked once by the
- * CPU at load time: the loops the products spend their time in are bound by how many loads are
- * in flight, and wider vectors keep more of them going (measured: a 20M-row gather 1.5x
- * faster). AVX2 without FMA: each element is the same multiply then add in both copies, so the
- * same bits whichever runs. */
-#if defined(__x86_64__) && defined(__ELF__) && !defined(JSMF_NO_CLONES) && \
-    (defined(__clang__) ? __clang_major__ >= 14 : defined(__GNUC__) && __GNUC__ >= 6)
-#define FIT_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define FIT_HOT
-#endif
+/* The products' hot loops (fit_docs.c) are bound by how many loads are in flight (a 20M-row
+ * gather measured 1.5x faster in AVX2): core/hot.h. */
+#define FIT_HOT JSMF_HOT
 
 enum { FIT_DENSE = 0, FIT_FACTOR = 1, FIT_SPARSE = 2, FIT_LOWRANK = 3 };
 

@@ -12,20 +12,15 @@
 #include "jsmf_refine.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/hot.h"
 #include "core/threads.h"
 #include "model/model.h"
 #include "model/summary.h"
 
 /* Learned pseudo-counts are kept above this floor (a topic no document uses would go to 0). */
-/* The per-document steps, where a pass spends ~70% of its time, compiled for AVX2 too and picked
- * by the CPU at load time: twice the lanes of the baseline's SSE2. Their sums over topics then
- * add 4 lanes instead of 2, so a model agrees to rounding across CPUs, bit for bit on one. */
-#if defined(__x86_64__) && defined(__ELF__) && !defined(JSMF_NO_CLONES) && \
-    (defined(__clang__) ? __clang_major__ >= 14 : defined(__GNUC__) && __GNUC__ >= 6)
-#define REFINE_HOT __attribute__((target_clones("avx2", "default")))
-#else
-#define REFINE_HOT
-#endif
+/* The per-document steps, where a pass spends ~70% of its time, in AVX2 where the CPU has it
+ * (core/hot.h; their sums over topics are reductions: the same model to rounding across CPUs). */
+#define REFINE_HOT JSMF_HOT
 
 #define JSMF_REFINE_ALPHA_MIN 1e-6
 /* The over-relaxation factor grows by this much a pass while the likelihood rises (chosen on
