@@ -34,7 +34,7 @@ extern "C" {
 
 /** How the refinement runs (fill with jsmf_refine_opts_init). */
 typedef struct jsmf_refine_opts {
-    uint32_t iters;        /**< EM iterations over the documents (default 40) */
+    uint32_t iters;        /**< EM iterations over the documents (default 80) */
     uint32_t theta_steps;  /**< theta-only EM steps of each document in the first iteration,
                                 from the uniform theta (default 20); later iterations take 1 */
     double alpha;          /**< a > 0: pseudo-count of every topic in a document (default 0.02) */
@@ -86,7 +86,7 @@ enum { JSMF_REFINE_ALPHA_FIXED = 0, JSMF_REFINE_ALPHA_LEARN = 1, JSMF_REFINE_ALP
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
 #define JSMF_REFINE_OPTS_DEFAULT                                                              \
-    {40, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0, 5, JSMF_REFINE_ALPHA_AUTO}
+    {80, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0, 5, JSMF_REFINE_ALPHA_AUTO}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
 
