@@ -56,7 +56,7 @@ grep -q '"products": "auto"' "$T/fit/summary.json" || fail "the plain fit's prod
 "$J" refine "$T/fitd" --corpus "$T/train.txt" -o "$T/refd" -j 2 -q || fail "refine of fitd"
 cmp -s "$T/fitref/B.npy" "$T/refd/B.npy" || fail "fit --corpus differs from fit + refine"
 # fit --refine N without --corpus: over the documents the store holds, as over the corpus
-"$J" fit "$T/store" -k 8 -o "$T/fitst" --refine 40 --threads 2 -q || fail "fit --refine"
+"$J" fit "$T/store" -k 8 -o "$T/fitst" --refine 80 --threads 2 -q || fail "fit --refine"
 cmp -s "$T/fitst/B.npy" "$T/refd/B.npy" || fail "fit --refine over the store differs from --corpus"
 # --batches and --tol reach the summary; --tol 1 stops after the third pass
 "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/refb" --batches 4 --tol 1 -j 2 -q ||
