@@ -1,6 +1,7 @@
 /* budget.c — the memory budget (--mem): its default from the machine (a share of its physical
  * memory, fit's and ingest's default), and the one parser every command's --mem goes through. */
 #include "jsmf.h"
+#include "budget.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,11 +14,16 @@
 #define BUDGET_MIN (512ull << 20)
 #define BUDGET_MAX (4ull << 30)
 
-uint64_t jsmf_mem_default(void)
+uint64_t mem_physical(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    uint64_t m = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / BUDGET_SHARE
-                                       : 1ull << 30;
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+uint64_t jsmf_mem_default(void)
+{
+    uint64_t phys = mem_physical();
+    uint64_t m = phys ? phys / BUDGET_SHARE : 1ull << 30;
     return m < BUDGET_MIN ? BUDGET_MIN : m > BUDGET_MAX ? BUDGET_MAX : m;
 }
 

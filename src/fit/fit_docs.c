@@ -654,17 +654,13 @@ static int build_index(fit_docs *fd)
     return JSMF_OK;
 }
 
-/* Row i of Z: the vectors of the documents holding word i, in their order, less the diagonal
- * term. */
-FIT_HOT static void gather_word(fit_docs *fd, uint32_t i)
+/* z += the vectors of the documents holding word i, in their order, where document m's vector
+ * is G's row m (fd->direct, double): the general case's sums without its two lookups an entry
+ * (the vector's offset, the document's weight). */
+FIT_HOT static void gather_direct(const fit_docs *fd, uint32_t i, double *z)
 {
     uint32_t p = fd->p;
-    double *z = fd->Z + (size_t)i * p;
-    const double *v = fd->V + (size_t)i * p;
-    double dg = fd->diag[i];
-    memset(z, 0, sizeof(double) * p);
-    /* the same sums without the two lookups an entry (offset, weight) the general case needs */
-    for (uint64_t c = fd->coff[i]; fd->direct && !fd->single && c < fd->coff[i + 1]; c++) {
+    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
         const double *r = fd->G + (size_t)fd->cdoc[c] * p;
         double h = fd->ccnt[c];
         if (c + AHEAD < fd->coff[i + 1])
@@ -673,7 +669,13 @@ FIT_HOT static void gather_word(fit_docs *fd, uint32_t i)
         for (uint32_t k = 0; k < p; k++)
             z[k] += h * r[k];
     }
-    for (uint64_t c = fd->coff[i]; !(fd->direct && !fd->single) && c < fd->coff[i + 1]; c++) {
+}
+
+/* The same through each entry's vector offset (levels, float32 vectors, documents of weight 0). */
+FIT_HOT static void gather_indexed(const fit_docs *fd, uint32_t i, double *z)
+{
+    uint32_t p = fd->p;
+    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
         uint32_t m = fd->cdoc[c];
         if (fd->dscale[m] == 0)
             continue;
@@ -699,6 +701,21 @@ FIT_HOT static void gather_word(fit_docs *fd, uint32_t i)
                 z[k] += h * r[k];
         }
     }
+}
+
+/* Row i of Z: the vectors of the documents holding word i, in their order, less the diagonal
+ * term. */
+static void gather_word(fit_docs *fd, uint32_t i)
+{
+    uint32_t p = fd->p;
+    double *z = fd->Z + (size_t)i * p;
+    const double *v = fd->V + (size_t)i * p;
+    double dg = fd->diag[i];
+    memset(z, 0, sizeof(double) * p);
+    if (fd->direct && !fd->single)
+        gather_direct(fd, i, z);
+    else
+        gather_indexed(fd, i, z);
     for (uint32_t k = 0; k < p; k++)
         z[k] -= dg * v[k];
 }

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "core/budget.h"
 #include "fit_internal.h"
 
 /* Columns c0.. of this rank's rows of Q, from the one stream over all n rows (so every number
@@ -82,22 +82,15 @@ void fit_eig_ws_free(fit_eig_ws *ws)
     free(ws);
 }
 
-/* The machine's physical memory in bytes (0 when unknown). */
-static uint64_t physical_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-}
-
 /* Blocks of at least np doubles, depth of V and of A V: those held when large enough. More
  * than the machine holds is refused here, before the first product: overcommitted pages would
- * otherwise be touched one block at a time and the process killed hours later. */
+ * otherwise be touched one block at a time and the process killed mid-run. */
 static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
 {
     if (ws->np >= np && ws->depth >= depth)
         return JSMF_OK;
     double need = ((double)depth * 2 + 3) * (double)np * sizeof(double);
-    uint64_t have = physical_bytes();
+    uint64_t have = mem_physical();
     if (have && need > (double)have)
         return jsmf_error(JSMF_ENOMEM, "fit: the eigendecomposition holds %u blocks of %zu "
                           "doubles, %.1f GB, more than this machine's %.1f GB of memory: lower "

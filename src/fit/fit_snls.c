@@ -11,31 +11,46 @@
 
 #include "fit_internal.h"
 
+/* Alg. 3 line 6 for one word: f = gamma r, y = q = Pi(H^-1 r) (t, scr: k doubles each). */
+static void admm_start(const fit_snls *s, const double *r, double *f, double *q, double *y,
+                       double *t, double *scr)
+{
+    uint32_t k = s->k;
+    for (uint32_t j = 0; j < k; j++)
+        f[j] = s->gamma * r[j];
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->Hinv, k, r, 1, 0.0, t, 1);
+    fit_simplex_project(k, t, y, scr);
+    memcpy(q, y, sizeof(double) * k);
+}
+
+/* Alg. 3 lines 10-11 for one word given p = F t (its j-th entry at p[j * stride]): q moves, y
+ * becomes Pi(q) (through yn); returns the largest change of y, which line 12 tests. */
+static double admm_step(const fit_snls *s, const double *p, size_t stride, double *q, double *y,
+                        double *yn, double *scr)
+{
+    uint32_t k = s->k;
+    for (uint32_t j = 0; j < k; j++)
+        q[j] += s->lambda * (p[j * stride] - y[j]);
+    fit_simplex_project(k, q, yn, scr);
+    double ch = 0;
+    for (uint32_t j = 0; j < k; j++) { /* (fmax is a call into libm without -ffast-math) */
+        double d = fabs(yn[j] - y[j]);
+        ch = d > ch ? d : ch;
+    }
+    memcpy(y, yn, sizeof(double) * k);
+    return ch;
+}
+
 uint32_t fit_snls_admm(const fit_snls *s, const double *r, double *y, double *work)
 {
     uint32_t k = s->k;
     double *f = work, *q = f + k, *p = q + k, *t = p + k, *yn = t + k, *scr = yn + k;
-    for (uint32_t j = 0; j < k; j++)
-        f[j] = s->gamma * r[j];
-    /* line 6: y0 = Pi((U^T U)^-1 f / gamma) */
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->Hinv, k, r, 1, 0.0, t, 1);
-    fit_simplex_project(k, t, y, scr);
-    memcpy(q, y, sizeof(double) * k);
-    uint32_t it;
-    for (it = 1; it <= s->maxit; it++) {
+    admm_start(s, r, f, q, y, t, scr);
+    for (uint32_t it = 1; it <= s->maxit; it++) {
         for (uint32_t j = 0; j < k; j++) /* line 9: p = F (2y - q + f) */
             t[j] = 2 * y[j] - q[j] + f[j];
         cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->F, k, t, 1, 0.0, p, 1);
-        for (uint32_t j = 0; j < k; j++) /* line 10 */
-            q[j] += s->lambda * (p[j] - y[j]);
-        fit_simplex_project(k, q, yn, scr); /* line 11 */
-        double ch = 0;
-        for (uint32_t j = 0; j < k; j++) { /* (fmax is a call into libm without -ffast-math) */
-            double d = fabs(yn[j] - y[j]);
-            ch = d > ch ? d : ch;
-        }
-        memcpy(y, yn, sizeof(double) * k);
-        if (ch <= s->tol) /* line 12: y has converged */
+        if (admm_step(s, p, 1, q, y, yn, scr) <= s->tol) /* line 12: y has converged */
             return it;
     }
     return s->maxit + 1;
@@ -86,18 +101,6 @@ size_t fit_snls_admm_many_work(uint32_t k)
     return (size_t)6 * ADMM_LANES * k + 2 * (size_t)k;
 }
 
-/* Lane l takes the next word: f = gamma r, y = q = Pi(H^-1 r) (Alg. 3 line 6). */
-static void admm_lane_start(const fit_snls *s, const double *r, double *f, double *q, double *y,
-                            double *t, double *scr)
-{
-    uint32_t k = s->k;
-    for (uint32_t j = 0; j < k; j++)
-        f[j] = s->gamma * r[j];
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, k, k, 1.0, s->Hinv, k, r, 1, 0.0, t, 1);
-    fit_simplex_project(k, t, y, scr);
-    memcpy(q, y, sizeof(double) * k);
-}
-
 void fit_snls_admm_many(const fit_snls *s, uint32_t m, const double *const *r, double *const *y,
                         uint32_t *iters, double *work)
 {
@@ -112,7 +115,7 @@ void fit_snls_admm_many(const fit_snls *s, uint32_t m, const double *const *r, d
         word[l] = UINT32_MAX;
         if (next < m) {
             word[l] = next++, it[l] = 0, busy++;
-            admm_lane_start(s, r[word[l]], f + (size_t)l * k, q + (size_t)l * k,
+            admm_start(s, r[word[l]], f + (size_t)l * k, q + (size_t)l * k,
                             yl + (size_t)l * k, t, scr);
         }
     }
@@ -126,16 +129,8 @@ void fit_snls_admm_many(const fit_snls *s, uint32_t m, const double *const *r, d
         for (uint32_t l = 0; l < L; l++) {
             if (word[l] == UINT32_MAX)
                 continue;
-            double *ql = q + (size_t)l * k, *y0 = yl + (size_t)l * k, *y1 = yn + (size_t)l * k;
-            for (uint32_t j = 0; j < k; j++) /* line 10 */
-                ql[j] += s->lambda * (Pt[(size_t)j * L + l] - y0[j]);
-            fit_simplex_project(k, ql, y1, scr); /* line 11 */
-            double ch = 0;
-            for (uint32_t j = 0; j < k; j++) {
-                double d = fabs(y1[j] - y0[j]);
-                ch = d > ch ? d : ch;
-            }
-            memcpy(y0, y1, sizeof(double) * k);
+            double *ql = q + (size_t)l * k, *y0 = yl + (size_t)l * k;
+            double ch = admm_step(s, Pt + l, L, ql, y0, yn + (size_t)l * k, scr);
             it[l]++;
             if (ch > s->tol && it[l] < s->maxit)
                 continue;
@@ -145,7 +140,7 @@ void fit_snls_admm_many(const fit_snls *s, uint32_t m, const double *const *r, d
             word[l] = UINT32_MAX, busy--;
             if (next < m) {
                 word[l] = next++, it[l] = 0, busy++;
-                admm_lane_start(s, r[word[l]], f + (size_t)l * k, ql, y0, t, scr);
+                admm_start(s, r[word[l]], f + (size_t)l * k, ql, y0, t, scr);
             }
         }
     }

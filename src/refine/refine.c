@@ -17,11 +17,11 @@
 #include "model/model.h"
 #include "model/summary.h"
 
-/* Learned pseudo-counts are kept above this floor (a topic no document uses would go to 0). */
 /* The per-document steps, where a pass spends ~70% of its time, in AVX2 where the CPU has it
  * (core/hot.h; their sums over topics are reductions: the same model to rounding across CPUs). */
 #define REFINE_HOT JSMF_HOT
 
+/* Learned pseudo-counts are kept above this floor (a topic no document uses would go to 0). */
 #define JSMF_REFINE_ALPHA_MIN 1e-6
 /* The over-relaxation factor grows by this much a pass while the likelihood rises (chosen on
  * the validation splits of tools/bench/heldout-results.md: 1.2 to a cap of 5 against 1.1 to 3). */
@@ -67,15 +67,22 @@ typedef struct refine_state {
     int alpha_moved;           /* alpha differs from alpha_was */
     double omega;              /* over-relaxation factor of this pass's updates (1: none) */
     double lik_prev;           /* the last pass's log-likelihood per token */
-    double lik_now;            /* this pass's */
     double *lik;               /* iters: each pass's log-likelihood per token (the stopping
                                   rule's measure when alpha is learned) */
     int lik_prev_set;
-    int alpha_now;             /* this pass sums Minka's terms into dg */
     int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
     double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
                                   when alpha is learned) */
 } refine_state;
+
+/* n_d: the document's tokens. */
+static double doc_tokens(const uint32_t *counts, uint64_t len)
+{
+    double nd = 0;
+    for (uint64_t e = 0; e < len; e++)
+        nd += counts[e];
+    return nd;
+}
 
 /* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
  * from (with nwk; 0 without); theta_k <- (n_dk + a_k) / (n_d + A). With nwk (the joint step)
@@ -131,10 +138,8 @@ REFINE_HOT static double doc_step_exclude(const refine_state *s, const uint32_t 
 {
     const uint32_t k = s->k;
     const double *a = s->alpha, beta = s->o->beta;
-    double nd = 0, ll = 0;
-    for (uint64_t e = 0; e < len; e++)
-        nd += counts[e];
-    const double z = nd + s->alpha_sum;
+    double ll = 0;
+    const double z = doc_tokens(counts, len) + s->alpha_sum;
     double *nold = ndk + k, *g = ndk + 2 * k;
     for (uint32_t t = 0; t < k; t++)
         nold[t] = theta[t] * z - a[t], ndk[t] = 0;
@@ -200,12 +205,8 @@ static double digamma(double x)
 
 /* A theta made with the previous pass's alpha re-expressed with this pass's: the document's
  * expected counts n_dk = theta_dk (n_d + A_was) - a_was_k kept, the pseudo-counts swapped. */
-static void theta_to_alpha(const refine_state *s, const uint32_t *counts, uint64_t len,
-                           double *theta)
+static void theta_to_alpha(const refine_state *s, double nd, double *theta)
 {
-    double nd = 0;
-    for (uint64_t e = 0; e < len; e++)
-        nd += counts[e];
     const double zw = nd + s->alpha_was_sum, z = nd + s->alpha_sum;
     for (uint32_t t = 0; t < s->k; t++) {
         double n = theta[t] * zw - s->alpha_was[t];
@@ -230,12 +231,9 @@ static void alpha_terms(const refine_state *s, const double *ndk, double *dg)
 
 /* The document's theta moved w times as far from `old` (its theta before the joint step) as the
  * joint step took it, kept at or above a_k / (n_d + A) (no negative count), renormalised. */
-static void theta_overrelax(const refine_state *s, const uint32_t *counts, uint64_t len,
-                            const double *old, double *theta)
+static void theta_overrelax(const refine_state *s, double nd, const double *old, double *theta)
 {
-    double nd = 0, sum = 0;
-    for (uint64_t e = 0; e < len; e++)
-        nd += counts[e];
+    double sum = 0;
     const double z = nd + s->alpha_sum;
     for (uint32_t t = 0; t < s->k; t++) {
         double lo = s->alpha[t] / z, v = old[t] + s->omega * (theta[t] - old[t]);
@@ -252,8 +250,9 @@ static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_
                        uint64_t len, double *theta, int tid)
 {
     double *ndk = s->work + (uint64_t)tid * 4 * s->k;
+    const double nd = s->alpha_moved || s->omega != 1 ? doc_tokens(counts, len) : 0;
     if (s->alpha_moved)
-        theta_to_alpha(s, counts, len, theta);
+        theta_to_alpha(s, nd, theta);
     for (uint32_t i = 0; i < s->theta_steps; i++)
         doc_step(s, ids, counts, len, theta, ndk, NULL);
     double prior = 0;
@@ -268,8 +267,8 @@ static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_
     s->ll[2 * tid] += ll;
     s->ll[2 * tid + 1] += prior;
     if (s->omega != 1)
-        theta_overrelax(s, counts, len, old, theta);
-    if (s->alpha_now)
+        theta_overrelax(s, nd, old, theta);
+    if (s->learn_alpha)
         alpha_terms(s, ndk, s->dg + (uint64_t)tid * (s->k + 1));
 }
 
@@ -476,15 +475,17 @@ static void adapt_overrelax(refine_state *s, double lik)
 }
 
 /* One pass over the documents from B: the objective per token at its start into *obj (with
- * several batches, each document's term at the topics its batch saw), the next B into B. */
-static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, double *obj)
+ * several batches, each document's term at the topics its batch saw) and its log-likelihood
+ * part into *lik, the next B into B. */
+static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, double *obj,
+                       double *lik_out)
 {
     memset(s->nwk, 0, (uint64_t)s->nt * s->n * s->k * sizeof *s->nwk);
     memset(s->ll, 0, 2 * s->nt * sizeof *s->ll);
     s->B = B, s->B_live = B;
     double total = topic_prior(B, s->n, s->k, s->o->beta);
     const int first = !s->have_prev;
-    if (s->alpha_now)
+    if (s->learn_alpha)
         memset(s->dg, 0, (uint64_t)s->nt * (s->k + 1) * sizeof *s->dg);
     int rc = docs->scan(docs->ctx, refine_block, s);
     if (rc)
@@ -494,8 +495,8 @@ static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, 
         lik += s->ll[2 * th], total += s->ll[2 * th + 1];
     total += lik;
     *obj = total / (double)s->tokens;
-    s->lik_now = lik / (double)s->tokens;
-    adapt_overrelax(s, s->lik_now);
+    *lik_out = lik / (double)s->tokens;
+    adapt_overrelax(s, *lik_out);
     if (!s->nbatch)
         update_topics(s, B);
     else if (first)
@@ -667,19 +668,17 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
         s->alpha[t] = o->alpha, s->alpha_sum += o->alpha;
     for (uint32_t it = 0; it < o->iters; it++) {
         s->theta_steps = it == 0 ? o->theta_steps : 1;
-        s->alpha_now = s->learn_alpha;
-        int rc = refine_pass(s, docs, B, &r->objective[it]);
+        int rc = refine_pass(s, docs, B, &r->objective[it], &s->lik[it]);
         if (rc)
             return rc;
         s->alpha_moved = 0;
-        if (s->alpha_now)
+        if (s->learn_alpha)
             alpha_update(s);
         r->iters = it + 1;
         if (o->progress)
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
         if ((rc = jsmf_cancel_check()))
             return rc;
-        s->lik[it] = s->lik_now;
         /* a learned a moves the objective's prior term (down, as a grows): the rule then
          * watches the log-likelihood alone */
         if (converged(s->learn_alpha ? s->lik : r->objective, it + 1, o))
