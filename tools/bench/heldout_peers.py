@@ -4,7 +4,7 @@ trained on the documents jsmf ingests, each written as a MODEL directory `jsmf e
 the trace of its own training objective against training time.
 
   heldout_peers.py gensim TRAIN VOCAB K PASSES THREADS OUTDIR
-  heldout_peers.py tomotopy TRAIN VOCAB K ITERS THREADS OUTDIR [--every N] [--lib DIR]
+  heldout_peers.py tomotopy TRAIN VOCAB K ITERS THREADS OUTDIR [--every N] [--lib DIR] [--seed S]
 
 Documents: TRAIN's lines restricted to VOCAB (jsmf vocab's file), those left with fewer than 5
 tokens dropped, as `jsmf ingest` does (e2e_gensim.read_docs). The model's rows are VOCAB's words in
@@ -109,12 +109,12 @@ def gensim(train, vocab_path, k, passes, threads, outdir):
                       "trace": corpus.trace}))
 
 
-def tomotopy(train, vocab_path, k, iters, threads, outdir, every, lib):
+def tomotopy(train, vocab_path, k, iters, threads, outdir, every, lib, seed):
     sys.path.insert(0, lib)
     import tomotopy as tp
     clock = Clock()
     words, docs = read_docs(train, vocab_path)
-    m = tp.LDAModel(k=k, seed=1)
+    m = tp.LDAModel(k=k, seed=seed)
     for d in docs:
         m.add_doc(d)
     trace = []
@@ -142,7 +142,9 @@ def main(argv):
         rest = argv[8:]
         every = int(rest[rest.index("--every") + 1]) if "--every" in rest else 10
         lib = rest[rest.index("--lib") + 1] if "--lib" in rest else "../shared/peers/tomotopy"
-        tomotopy(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), argv[7], every, lib)
+        seed = int(rest[rest.index("--seed") + 1]) if "--seed" in rest else 1
+        tomotopy(argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), argv[7], every, lib,
+                 seed)
     else:
         sys.exit(__doc__)
 
