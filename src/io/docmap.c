@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/wordmap.h"
 #include "docs.h"
 
 int docmap_init(docmap *m, const jsmf_vocab *vocab)
@@ -50,8 +51,10 @@ int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, u
     if (o)
         o->n = 0;
     if (io_format_tokens(jsmf_docs_format(d))) { /* text, items: matched by their bytes */
+        /* every token's row first (rows holds ntokens), then compacted in place */
+        wordmap_find_many(m->map, doc->tok, doc->toklen, doc->ntokens, rows);
         for (uint32_t i = 0; i < doc->ntokens; i++) {
-            uint32_t row = jsmf_wordmap_find(m->map, doc->tok[i], doc->toklen[i]);
+            uint32_t row = rows[i];
             if (row == UINT32_MAX) {
                 ++*oov;
                 if (o)

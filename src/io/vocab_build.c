@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/out.h"
 #include "core/vocab.h"
+#include "core/wordkey.h"
 #include "stopwords_en.h"
 #include "docs.h"
 #include "tokenize.h"
@@ -20,7 +21,7 @@
 
 /* One cache line per word: a lookup touches its slot and this line, and the arena only for
  * words longer than the inline key. */
-#define KEY_BYTES 24
+#define KEY_BYTES WORDKEY_BYTES
 typedef struct word_entry {
     uint64_t key[KEY_BYTES / 8]; /* the word's first 24 bytes, zero padded */
     uint64_t df, tf;
@@ -77,50 +78,6 @@ struct jsmf_vocab_counter {
     jsmf_read_stats in;  /* parallel text: what the current input showed (jsmf_read_stats_warn) */
 };
 
-static inline uint64_t load8(const char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-/* The first 24 bytes of w, zero padded. `padded`: w may be read 24 bytes past its start. */
-static inline void make_key(uint64_t k[3], const char *w, size_t len, int padded)
-{
-    if (padded) {
-        k[0] = load8(w), k[1] = load8(w + 8), k[2] = load8(w + 16);
-        size_t keep = len < KEY_BYTES ? len : KEY_BYTES;
-        for (size_t i = 0; i < 3; i++) {
-            size_t bytes = keep > 8 * i ? keep - 8 * i : 0;
-            if (bytes < 8)
-                k[i] &= bytes ? ~0ULL >> (64 - 8 * bytes) : 0;
-        }
-    } else {
-        k[0] = k[1] = k[2] = 0;
-        memcpy(k, w, len < KEY_BYTES ? len : KEY_BYTES);
-    }
-}
-
-static inline uint64_t mix(uint64_t h)
-{
-    h ^= h >> 32;
-    h *= 0xD6E8FEB86659FD93ULL;
-    h ^= h >> 32;
-    return h;
-}
-
-/* Hash of the key words, and of the rest for long words. */
-static inline uint64_t word_hash(const uint64_t k[3], const char *w, size_t len)
-{
-    const uint64_t m = 0x9E3779B97F4A7C15ULL;
-    uint64_t h = (k[0] ^ (len * m)) * m;
-    h = (h ^ (h >> 29) ^ k[1]) * m;
-    h = (h ^ (h >> 29) ^ k[2]) * m;
-    for (size_t i = KEY_BYTES; i < len; i++)
-        h = (h ^ (unsigned char)w[i]) * m;
-    return mix(h);
-}
-
 static int table_grow(word_table *c)
 {
     uint64_t ns = (c->mask + 1) * 2;
@@ -132,7 +89,7 @@ static int table_grow(word_table *c)
         if (!s)
             continue;
         const word_entry *e = &c->e[(uint32_t)s - 1];
-        uint64_t h = word_hash(e->key, c->arena + e->off, e->len) & (ns - 1);
+        uint64_t h = wordkey_hash(e->key, c->arena + e->off, e->len) & (ns - 1);
         while (slot[h])
             h = (h + 1) & (ns - 1);
         slot[h] = s;
@@ -204,8 +161,8 @@ static inline int64_t lookup_hashed(word_table *c, const uint64_t k[3], const ch
 static inline int64_t lookup(word_table *c, const char *w, size_t len, int padded)
 {
     uint64_t k[3];
-    make_key(k, w, len, padded);
-    return lookup_hashed(c, k, w, len, word_hash(k, w, len));
+    wordkey_make(k, w, len, padded);
+    return lookup_hashed(c, k, w, len, wordkey_hash(k, w, len));
 }
 
 static void table_free(word_table *t)
@@ -380,13 +337,13 @@ static int add_text_doc(word_table *c, const jsmf_doc *d, uint32_t stop)
     uint32_t n = 0;
     for (uint32_t i = 0; i < d->ntokens; i++) {
         uint64_t k[3];
-        make_key(k, d->tok[i], d->toklen[i], 1);
-        hv[i] = word_hash(k, d->tok[i], d->toklen[i]);
+        wordkey_make(k, d->tok[i], d->toklen[i], 1);
+        hv[i] = wordkey_hash(k, d->tok[i], d->toklen[i]);
         __builtin_prefetch(&c->slot[hv[i] & c->mask]);
     }
     for (uint32_t i = 0; i < d->ntokens; i++) {
         uint64_t k[3];
-        make_key(k, d->tok[i], d->toklen[i], 1);
+        wordkey_make(k, d->tok[i], d->toklen[i], 1);
         int64_t idx = lookup_hashed(c, k, d->tok[i], d->toklen[i], hv[i]);
         if (idx < 0)
             return (int)idx;

@@ -1,11 +1,13 @@
 /* test_core_vocab.c — vocabulary file round trip (item ids escaped where a line needs it) and its
- * error messages; error plumbing. */
+ * error messages; error plumbing; the word map against a linear search. */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "core/error.h"
+#include "core/wordkey.h"
+#include "core/wordmap.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -115,6 +117,101 @@ static void expect_error(const char *dir, const char *name, const char *text, in
         fprintf(stderr, "  message was: %s\n", jsmf_errmsg());
 }
 
+/* The word map against a linear search: words of every length around the inline key's 24
+ * bytes, long words sharing their first 24 bytes and their length, prefixes and extensions of
+ * words (absent), a duplicated word (its first row), and the many-token lookup's results equal
+ * to one lookup each. */
+static void test_wordmap(void)
+{
+    enum { NW = 3000 };
+    static char buf[NW][48];
+    const char *words[NW + 1];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < NW; i++) {
+        uint32_t len = 1 + i % 40;
+        for (uint32_t c = 0; c < len; c++) /* long words: the same first 24 bytes per length */
+            buf[i][c] = (char)(c < 24 && len > 24 ? 'a' + (len + c) % 26
+                                                  : 'a' + (i * 7 + c * 13 + i / 26) % 26);
+        buf[i][len] = 0;
+        words[n++] = buf[i];
+    }
+    words[n++] = buf[5]; /* a duplicate: the map answers its first row */
+    jsmf_vocab v = {.n = n, .words = (char **)words};
+    jsmf_wordmap *m = NULL;
+    CHECK_OK(jsmf_wordmap_new(&v, &m));
+    if (!m)
+        return;
+    uint32_t wrong = 0, nq = 0;
+    static char q[3 * NW][50];
+    const char *toks[3 * NW];
+    uint32_t lens[3 * NW], expect[3 * NW], rows[3 * NW];
+    for (uint32_t i = 0; i < NW; i++) {
+        size_t len = strlen(buf[i]);
+        memcpy(q[nq], buf[i], len + 1); /* present */
+        memcpy(q[nq + 1], buf[i], len + 1), q[nq + 1][len] = 'z', q[nq + 1][len + 1] = 0;
+        memcpy(q[nq + 2], buf[i], len), q[nq + 2][len - 1] ^= 1, q[nq + 2][len] = 0;
+        for (uint32_t j = 0; j < 3; j++, nq++) {
+            toks[nq] = q[nq], lens[nq] = (uint32_t)strlen(q[nq]);
+            expect[nq] = UINT32_MAX;
+            for (uint32_t w = 0; w < n && expect[nq] == UINT32_MAX; w++)
+                if (!strcmp(words[w], q[nq]))
+                    expect[nq] = w;
+            wrong += jsmf_wordmap_find(m, toks[nq], lens[nq]) != expect[nq];
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(jsmf_wordmap_find(m, buf[5], strlen(buf[5])) == 5);
+    CHECK(jsmf_wordmap_find(m, "", 0) == UINT32_MAX);
+    wordmap_find_many(m, toks, lens, nq, rows);
+    CHECK(!memcmp(rows, expect, nq * sizeof *rows));
+    jsmf_wordmap_free(m);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Two words whose hashes agree in the slot's tag and in the first probe of a 16-slot table are
+ * told apart by their bytes: found by a birthday search over 600k words (36 bits to match). */
+static void test_wordmap_collision(void)
+{
+    enum { NW = 600000 };
+    uint64_t *h = malloc(NW * sizeof *h);
+    if (!h)
+        return;
+    char w[16];
+    for (uint32_t i = 0; i < NW; i++) {
+        uint64_t k[3];
+        snprintf(w, sizeof w, "w%07u", i);
+        wordkey_make(k, w, 8, 0);
+        uint64_t x = wordkey_hash(k, w, 8);
+        h[i] = ((x >> 32) << 4 | (x & 15)) << 20 | i; /* i < 2^20 */
+    }
+    qsort(h, NW, sizeof *h, cmp_u64);
+    uint32_t a = UINT32_MAX, b = UINT32_MAX;
+    for (uint32_t i = 1; i < NW && a == UINT32_MAX; i++)
+        if (h[i] >> 20 == h[i - 1] >> 20)
+            a = (uint32_t)(h[i - 1] & 0xfffff), b = (uint32_t)(h[i] & 0xfffff);
+    free(h);
+    CHECK(a != UINT32_MAX);
+    if (a == UINT32_MAX)
+        return;
+    char wa[16], wb[16];
+    snprintf(wa, sizeof wa, "w%07u", a), snprintf(wb, sizeof wb, "w%07u", b);
+    const char *one[1] = {wa}, *two[2] = {wa, wb};
+    jsmf_vocab v1 = {.n = 1, .words = (char **)one}, v2 = {.n = 2, .words = (char **)two};
+    jsmf_wordmap *m1 = NULL, *m2 = NULL;
+    CHECK_OK(jsmf_wordmap_new(&v1, &m1));
+    CHECK_OK(jsmf_wordmap_new(&v2, &m2));
+    if (m1 && m2) {
+        CHECK(jsmf_wordmap_find(m1, wa, 8) == 0 && jsmf_wordmap_find(m1, wb, 8) == UINT32_MAX);
+        CHECK(jsmf_wordmap_find(m2, wa, 8) == 0 && jsmf_wordmap_find(m2, wb, 8) == 1);
+    }
+    jsmf_wordmap_free(m1), jsmf_wordmap_free(m2);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/jsmf-test-vocab-XXXXXX";
@@ -123,6 +220,8 @@ int main(void)
     test_round_trip(dir);
     test_plain_words(dir);
     test_escape(dir);
+    test_wordmap();
+    test_wordmap_collision();
     expect_error(dir, "dup.txt", "a\nb\na\n", JSMF_EFORMAT, "appears twice");
     expect_error(dir, "empty.txt", "", JSMF_EFORMAT, "empty");
     expect_error(dir, "blank.txt", "a\n\nb\n", JSMF_EFORMAT, "blank.txt:2");
