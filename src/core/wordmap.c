@@ -95,6 +95,11 @@ void wordmap_find_many(const jsmf_wordmap *m, const char *const *tok, const uint
             h[i] = wordkey_hash(k, tok[b + i], len[b + i]);
             __builtin_prefetch(&m->slot[h[i] & m->mask]);
         }
+        for (uint32_t i = 0; i < nb; i++) { /* then the entries their first probes name */
+            uint64_t sl = m->slot[h[i] & m->mask];
+            if (sl)
+                __builtin_prefetch(&m->e[(uint32_t)sl - 1]);
+        }
         for (uint32_t i = 0; i < nb; i++) {
             uint64_t k[3];
             wordkey_make(k, tok[b + i], len[b + i], 0);
