@@ -5,14 +5,16 @@ in-process. Start at examples/notebook.py; README.md, "Python".
     store = jsmf.Store("store")
     store.ingest(lines, vocabulary="vocab.txt")      # any iterable of documents, streamed
     model = jsmf.fit(store, k=20)                      # B, A, alpha, anchors: numpy
+    model = jsmf.fit(store, k=20, refine=80)           # refined over the store's documents
     model.top_words(10); model.infer(["some text"]); model.save("model")
 """
 from ._lib import (JsmfError, NotFoundError, ExistsError, FormatError, InvalidError,
                    MismatchError, Interrupted, version, LIBRARY_PATH)
 from .store import Store, count_vocabulary, stopwords
-from .model import Model, fit, fdm, load, diff
+from .model import Model, fit, fdm, refine, load, diff
 
-__all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "load", "diff", "JsmfError", "NotFoundError",
+__all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "refine", "load", "diff",
+           "JsmfError", "NotFoundError",
            "ExistsError", "FormatError", "InvalidError", "MismatchError", "Interrupted",
            "version", "LIBRARY_PATH", "JSMF"]
 __version__ = "2.0.0"

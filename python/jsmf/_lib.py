@@ -355,6 +355,40 @@ class DiffOpts(Structure):
                 ("new_name", c_char_p)]
 
 
+class ReadOpts(Structure):
+    _fields_ = [("format", c_int), ("tok", Tokenizer), ("uci_vocab", c_char_p),
+                ("start_offset", u64), ("start_doc", u64), ("start_line", u64),
+                ("max_line", u64), ("ldac_vocab_size", u32), ("raw_text", c_int),
+                ("warn", WARN_FN), ("warn_arg", c_void_p), ("end_offset", u64),
+                ("empty_runs", c_int), ("threads", c_int)]
+
+
+class DocCsr(Structure):
+    _fields_ = [("n", u32), ("n_docs", u64), ("offs", POINTER(u64)), ("ids", POINTER(u32)),
+                ("counts", POINTER(u32)), ("admit", POINTER(u64))]
+
+
+class DocSource(Structure):
+    _fields_ = [("n", u32), ("n_docs", u64), ("nnz", u64), ("tokens", u64),
+                ("admit", POINTER(u64)), ("total", f64), ("ctx", c_void_p), ("scan", c_void_p),
+                ("bytes", u64)]
+
+
+class RefineOpts(Structure):
+    _fields_ = [("iters", u32), ("theta_steps", u32), ("alpha", f64), ("beta", f64),
+                ("mix", f64), ("exclude", c_int), ("threads", c_int),
+                ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
+                ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int)]
+
+
+REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
+
+
+class RefineResult(Structure):
+    _fields_ = [("iters", u32), ("objective", POINTER(f64)), ("docs", u64), ("tokens", u64),
+                ("seconds", f64), ("bytes", u64)]
+
+
 # The C names of the structs, for the layout test.
 C_NAMES = {Vocab: "jsmf_vocab", Source: "jsmf_source", Csr: "jsmf_csr",
            StoreStats: "jsmf_store_stats", StoreCheck: "jsmf_store_check_result",
@@ -372,7 +406,9 @@ C_NAMES = {Vocab: "jsmf_vocab", Source: "jsmf_source", Csr: "jsmf_csr",
            DocMetricsResult: "jsmf_docmetrics_result", Tokenizer: "jsmf_tokenizer",
            TopicsOpts: "jsmf_topics_opts", ReportOpts: "jsmf_report_opts",
            Lineage: "jsmf_lineage", DiffWord: "jsmf_diff_word", DiffTopic: "jsmf_diff_topic",
-           Diff: "jsmf_diff", DiffOpts: "jsmf_diff_opts"}
+           Diff: "jsmf_diff", DiffOpts: "jsmf_diff_opts", ReadOpts: "jsmf_read_opts",
+           DocCsr: "jsmf_doc_csr", DocSource: "jsmf_doc_source",
+           RefineOpts: "jsmf_refine_opts", RefineResult: "jsmf_refine_result"}
 C_FIELD = {"lambda_": "lambda"}
 
 # ---- prototypes ----------------------------------------------------------------------------
@@ -453,6 +489,16 @@ _PROTOS = {
     "jsmf_report_opts_init": (None, [P(ReportOpts)]),
     "jsmf_report_save": (c_int, [c_char_p, P(Model), P(ReportOpts)]),
     "jsmf_topics_opts_init": (None, [P(TopicsOpts)]),
+    "jsmf_read_opts_init": (None, [P(ReadOpts)]),
+    "jsmf_doc_csr_read": (c_int, [P(c_char_p), u32, P(ReadOpts), P(Vocab), u32, P(DocCsr),
+                                  P(u64)]),
+    "jsmf_doc_csr_free": (None, [P(DocCsr)]),
+    "jsmf_doc_csr_source": (c_int, [P(DocCsr), u32, P(DocSource)]),
+    "jsmf_doc_csr_source_free": (None, [P(DocSource)]),
+    "jsmf_refine_opts_init": (None, [P(RefineOpts)]),
+    "jsmf_refine": (c_int, [P(Model), P(DocSource), P(RefineOpts), P(P(Model)),
+                            P(RefineResult)]),
+    "jsmf_refine_result_free": (None, [P(RefineResult)]),
 }
 for _name, (_res, _args) in _PROTOS.items():
     _f = getattr(lib, _name)

@@ -1,5 +1,5 @@
-"""model.py — a MODEL directory (formats/model.md) in Python: fit and fdm make one, load and
-save read and write what the CLI reads, and the arrays are numpy views of the library's own
+"""model.py — a MODEL directory (formats/model.md) in Python: fit, fdm and refine make one, load
+and save read and write what the CLI reads, and the arrays are numpy views of the library's own
 (B, A, alpha, anchors: no copy); top words, theta of documents, evaluation, the HTML report,
 lineage and diff, and pyLDAvis's arguments."""
 import ctypes
@@ -7,19 +7,24 @@ import json
 import os
 import shutil
 import tempfile
-from ctypes import byref, POINTER, c_void_p
+import warnings
+from ctypes import byref, POINTER, c_char_p, c_uint64, c_void_p
 
 import numpy as np
 
 from . import _lib
 from ._lib import lib, enc, check
 from ._progress import Guard
-from .store import vocab_words, _Open, _Feeder, RDONLY
+from .store import vocab_words, _Open, _Feeder, RDONLY, FORMATS
 
 RECTIFY = {"ap": 0, "dr": 1, "none": 2, "compressed": 3}
 ANCHORS = {"qr": 0, "fast": 1}
 RECOVER = {"admm": 0, "expgrad": 1, "kl": 2, "activeset": 3}
 DEVICES = {"auto": 0, "cpu": 1, "cuda": 2}
+# jsmf_refine_opts fields a caller may set by name (iters and threads are arguments of their own)
+REFINE_OPTS = ("theta_steps", "alpha", "beta", "mix", "exclude", "batches", "tol", "overrelax",
+               "learn_alpha")
+REFINE_MIN_DOC_LEN = 5  # the CLI's --min-doc-len default (cli_refine_defaults)
 
 
 class _Handle:
@@ -72,7 +77,8 @@ class Model:
         self._ptr = ptr
 
     def __repr__(self):
-        kind = "anchor" if self.anchors is not None else "fdm"
+        kind = (self.summary or {}).get("kind") or \
+            ("anchor" if self.anchors is not None else "fdm")
         return "<jsmf.Model %s: %d topics over %d words>" % (kind, self.k, self.n)
 
     # ---- files ------------------------------------------------------------------------------
@@ -226,6 +232,127 @@ class Model:
         o.top, o.title = top, enc(title)
         check(lib.jsmf_report_save(enc(os.fspath(path)), self._ptr, byref(o)))
 
+    # ---- refinement over documents ----------------------------------------------------------
+
+    def refine(self, docs, iters=80, min_doc_len=REFINE_MIN_DOC_LEN, format="auto",
+               uci_vocab=None, threads=0, progress=False, **opts):
+        """'jsmf refine MODEL --corpus ...': a new Model (kind "refined") whose topics are these
+        refined by `iters` passes over documents (MAP-EM / synchronous CVB0 for LDA started
+        from them, include/jsmf_refine.h), the best held-out likelihood jsmf gives. `docs`:
+
+        - a doc-term count matrix (scipy sparse or numpy, rows documents, columns this model's
+          words; non-negative integer counts), or
+        - the path of a corpus file, or a list of them (any format 'jsmf ingest' reads; read
+          over this model's vocabulary, words outside it left out), or
+        - a jsmf.Store holding its documents over this model's vocabulary (the store it was
+          fitted on).
+
+        Documents with fewer than max(2, min_doc_len) tokens over the model's words are left
+        out, as the CLI leaves them (report_["dropped"] counts them). `opts`: any other field
+        of jsmf_refine_opts (theta_steps, alpha, beta, mix, exclude, batches, tol, overrelax,
+        learn_alpha: False, True or "auto"), the C defaults otherwise; alpha is learned (the
+        model's alpha) on documents of 100 tokens or more on average. The result depends on
+        the thread count only. Ctrl-C stops between passes (jsmf.Interrupted)."""
+        o = _refine_opts(iters, threads, opts)
+        if _is_store(docs):
+            return self._refine_store(docs, o, progress)
+        if isinstance(docs, (str, bytes, os.PathLike)) or (
+                isinstance(docs, (list, tuple)) and docs and
+                all(isinstance(d, (str, bytes, os.PathLike)) for d in docs)):
+            return self._refine_files(docs, o, min_doc_len, format, uci_vocab, progress)
+        return self._refine_matrix(docs, o, min_doc_len, progress)
+
+    def _refine_matrix(self, X, o, min_doc_len, progress):
+        indptr, ids, counts = _count_rows(X, self.n)
+        cum = np.zeros(len(counts) + 1, np.uint64)
+        np.cumsum(counts, out=cum[1:])
+        tokens = cum[indptr[1:]] - cum[indptr[:-1]]
+        min_len = max(2, min_doc_len)
+        keep = tokens >= min_len
+        if not keep.any():
+            raise _lib.InvalidError(_lib.EINVAL, "documents: no row of the matrix has %d tokens "
+                                    "(of %d rows)" % (min_len, len(keep)), "invalid argument")
+        per_row = np.diff(indptr)
+        entries = np.repeat(keep, per_row)
+        offs = np.zeros(int(keep.sum()) + 1, np.uint64)
+        np.cumsum(per_row[keep], out=offs[1:])
+        ids = np.ascontiguousarray(ids[entries], dtype=np.uint32)
+        counts = np.ascontiguousarray(counts[entries], dtype=np.uint32)
+        csr = _lib.DocCsr(self.n, len(offs) - 1, offs.ctypes.data_as(POINTER(c_uint64)),
+                          ids.ctypes.data_as(POINTER(ctypes.c_uint32)),
+                          counts.ctypes.data_as(POINTER(ctypes.c_uint32)), None)
+        return self._refine_csr(csr, o, progress, int((~keep).sum()))
+
+    def _refine_files(self, paths, o, min_doc_len, format, uci_vocab, progress):
+        vocab = self._ptr.contents.vocab
+        if not vocab:
+            raise _lib.InvalidError(_lib.EINVAL, "refine: the model has no vocabulary",
+                                    "invalid argument")
+        if isinstance(paths, (str, bytes, os.PathLike)):
+            paths = [paths]
+        ps = [enc(os.fspath(p)) for p in paths]
+        arr = (c_char_p * len(ps))(*ps)
+        ro = _lib.ReadOpts()
+        lib.jsmf_read_opts_init(byref(ro))
+        ro.format = FORMATS[format] if isinstance(format, str) else int(format)
+        ro.uci_vocab = enc(os.fspath(uci_vocab)) if uci_vocab is not None else None
+        ro.threads = o.threads
+        # the reader's notes on each input (as the CLI prints them) as Python warnings
+        ro.warn = _lib.WARN_FN(lambda _a, msg: warnings.warn(
+            msg.decode("utf-8", "replace"), RuntimeWarning, stacklevel=2))
+        csr, dropped = _lib.DocCsr(), c_uint64()
+        check(lib.jsmf_doc_csr_read(arr, len(ps), byref(ro), vocab, min_doc_len, byref(csr),
+                                    byref(dropped)))
+        try:
+            return self._refine_csr(csr, o, progress, dropped.value)
+        finally:
+            lib.jsmf_doc_csr_free(byref(csr))
+
+    def _refine_csr(self, csr, o, progress, dropped):
+        src = _lib.DocSource()
+        check(lib.jsmf_doc_csr_source(byref(csr), 0, byref(src)))  # 0: the CLI's blocks
+        try:
+            return self._refine_source(ctypes.pointer(src), o, progress, dropped)
+        finally:
+            lib.jsmf_doc_csr_source_free(byref(src))
+
+    def _refine_store(self, store, o, progress):
+        path = os.fspath(store.path)
+        words = store.vocabulary()[0]
+        if len(words) != self.n or any(a != b for a, b in zip(words, self.vocabulary)):
+            raise _lib.MismatchError(_lib.EMISMATCH, "%s: the store's vocabulary is not the "
+                                     "model's" % path, "mismatch")
+        with _Open(path, RDONLY) as h:
+            src = _lib.Source()
+            check(lib.jsmf_store_source(h, byref(src)))
+            try:
+                if not src.docs:
+                    raise _lib.InvalidError(_lib.EINVAL, "%s holds no documents to refine over "
+                                            "(it holds C's rows): give the corpus files it was "
+                                            "ingested from" % path, "invalid argument")
+                docs = ctypes.cast(src.docs, POINTER(_lib.DocSource))
+                return self._refine_source(docs, o, progress, None)
+            finally:
+                lib.jsmf_store_source_release(h)
+
+    def _refine_source(self, src, o, progress, dropped):
+        out = POINTER(_lib.Model)()
+        r = _lib.RefineResult()
+        try:
+            with Guard(progress) as g:
+                o.progress = g.fn
+                rc = lib.jsmf_refine(self._ptr, src, byref(o), byref(out), byref(r))
+                g.check(rc)
+            report = {"iters": r.iters, "docs": r.docs, "tokens": r.tokens, "dropped": dropped,
+                      "seconds": r.seconds, "bytes": r.bytes,
+                      "objective": np.ctypeslib.as_array(r.objective, (r.iters,)).copy()
+                      if r.iters else np.zeros(0)}
+        finally:
+            lib.jsmf_refine_result_free(byref(r))
+        m = Model(out)
+        m.report_ = report
+        return m
+
     # ---- refits -----------------------------------------------------------------------------
 
     def lineage(self):
@@ -319,6 +446,88 @@ def load(path):
     return Model.load(path)
 
 
+def _is_store(x):
+    from .store import Store
+    return isinstance(x, Store)
+
+
+def _refine_opts(iters, threads, opts):
+    """A jsmf_refine_opts: the C defaults, then the caller's values."""
+    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or \
+            not 1 <= iters <= 0xFFFFFFFF:
+        raise ValueError("refine: iters must be an integer >= 1, not %r" % (iters,))
+    o = _lib.RefineOpts()
+    lib.jsmf_refine_opts_init(byref(o))
+    o.iters, o.threads = int(iters), int(threads)
+    for name, value in opts.items():
+        if name not in REFINE_OPTS:
+            raise TypeError("refine: unknown option %r" % name)
+        if value is None:
+            continue
+        if name == "learn_alpha":
+            if value not in _lib.REFINE_ALPHA:
+                raise ValueError("refine: learn_alpha is False, True or \"auto\", not %r" %
+                                 (value,))
+            value = _lib.REFINE_ALPHA[value]
+        elif name in ("theta_steps", "batches") and not (
+                isinstance(value, (int, np.integer)) and 0 <= value <= 0xFFFFFFFF):
+            raise ValueError("refine: %s must be a non-negative integer, not %r" % (name, value))
+        elif name == "exclude":
+            value = int(bool(value))
+        setattr(o, name, value)
+    return o
+
+
+def _count_rows(X, n):
+    """A doc-term count matrix (scipy sparse or anything numpy takes as 2-D) over `n` words as
+    CSR arrays with ascending ids per row and no zeros: (indptr, ids, counts as uint64), or
+    ValueError naming the first bad entry."""
+    if hasattr(X, "tocsr"):
+        X = X.tocsr().copy()
+        shape = X.shape
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        X.sort_indices()
+        indptr, ids, data = X.indptr.astype(np.int64), X.indices, np.asarray(X.data)
+        rows = lambda e: int(np.searchsorted(indptr, e, side="right") - 1)  # noqa: E731
+    else:
+        A = np.asarray(X)
+        if A.ndim != 2:
+            raise _lib.InvalidError(_lib.EINVAL, "documents: a doc-term matrix is 2-D, not of "
+                                    "shape %s" % (A.shape,), "invalid argument")
+        shape = A.shape
+        r, ids = np.nonzero(A)
+        data = A[r, ids]
+        indptr = np.zeros(shape[0] + 1, np.int64)
+        np.cumsum(np.bincount(r, minlength=shape[0]), out=indptr[1:])
+        rows = lambda e: int(r[e])  # noqa: E731
+    if shape[1] != n:
+        raise _lib.MismatchError(_lib.EMISMATCH, "documents: the matrix has %d columns, the "
+                                 "model %d words" % (shape[1], n), "mismatch")
+    if data.dtype.kind not in "biuf":
+        raise _lib.InvalidError(_lib.EINVAL, "documents: counts must be numbers, not %s" %
+                                data.dtype, "invalid argument")
+    with np.errstate(invalid="ignore"):
+        bad = ~((data >= 0) & (data <= 0xFFFFFFFF) & (np.mod(data, 1) == 0))
+    if bad.any():
+        e = int(np.argmax(bad))
+        raise _lib.InvalidError(_lib.EINVAL, "documents: row %d, column %d holds %r: counts are "
+                                "non-negative integers below 2^32" % (rows(e), int(ids[e]),
+                                                                     data[e].item()),
+                                "invalid argument")
+    return indptr, np.asarray(ids, np.uint32), data.astype(np.uint64)
+
+
+def refine(model, docs, out=None, force=False, **opts):
+    """'jsmf refine MODEL --corpus DOCS -o OUT': Model.refine of `model` (a Model or a MODEL
+    directory) over `docs`, written to `out` when given (force: over an existing one)."""
+    model = model if isinstance(model, Model) else Model.load(model)
+    m = model.refine(docs, **opts)
+    if out is not None:
+        m.save(out, overwrite=force)
+    return m
+
+
 def _fit_opts(k, levels=(), rectify=None, anchors=None, recover=None, seed=None, threads=0,
               mem=None, min_anchor_df=None, **extra):
     o = _lib.FitOpts()
@@ -346,15 +555,31 @@ def _fit_opts(k, levels=(), rectify=None, anchors=None, recover=None, seed=None,
     return o
 
 
-def fit(input, k, out=None, previous=None, force=False, progress=True, **opts):
-    """'jsmf fit INPUT -k K -o OUT [--previous PREVIOUS]': the spectral fit of a store (or an
-    exported C) as a Model. With `out` the MODEL directory is written exactly as the CLI
-    writes it; without, the model lives in memory only (save() writes it). `previous` (a
-    MODEL directory) numbers the topics after it (lineage). `opts`: levels=(5,), rectify,
-    anchors, recover, seed, threads, mem, min_anchor_df and any jsmf_fit_opts field. Ctrl-C
-    stops the fit between its steps (jsmf.Interrupted); nothing is written, and the same call
-    starts again."""
+def fit(input, k, out=None, previous=None, force=False, progress=True, corpus=None,
+        refine=None, min_doc_len=REFINE_MIN_DOC_LEN, refine_opts=None, **opts):
+    """'jsmf fit INPUT -k K -o OUT [--previous PREVIOUS] [--corpus FILES | --refine N]': the
+    spectral fit of a store (or an exported C) as a Model. With `out` the MODEL directory is
+    written exactly as the CLI writes it; without, the model lives in memory only (save()
+    writes it). `previous` (a MODEL directory) numbers the topics after it (lineage). `opts`:
+    levels=(5,), rectify, anchors, recover, seed, threads, mem, min_anchor_df and any
+    jsmf_fit_opts field. Ctrl-C stops the fit between its steps (jsmf.Interrupted); nothing
+    is written, and the same call starts again.
+
+    `corpus` (files) or `refine` (passes; over the store's own documents without `corpus`)
+    refine the fit over the documents as 'jsmf fit --corpus/--refine' does, the best held-out
+    likelihood (Model.refine; `refine` passes, 80 by default; `min_doc_len` and
+    `refine_opts`, a dict of Model.refine's options, as there): the fit then multiplies
+    through the documents and takes at most 10 steps of the compressed rectification, as the
+    CLI's does, and the refined model is returned (and written to `out`)."""
+    refining = bool(corpus) or bool(refine)
+    if refining:
+        _check_refine_documents(input, corpus)
     o = _fit_opts(k, **opts)
+    if refining:  # cmd_fit.c: the same fit for less CPU and memory, and the same after refining
+        if "products" not in opts:
+            o.products = 2  # JSMF_PRODUCTS_DOCUMENTS
+        if o.rectify == RECTIFY["compressed"] and not o.rectify_iters:
+            o.rectify_iters = 10
     flags = 1 if force else 0
     tmp = None
     if out is None:
@@ -377,7 +602,34 @@ def fit(input, k, out=None, previous=None, force=False, progress=True, **opts):
     m.report_ = {f: getattr(rep, f) for f, _ in _lib.FitReport._fields_
                  if f not in ("trace", "metrics")}
     m.report_["metrics"] = {f: getattr(rep.metrics, f) for f, _ in _lib.Metrics._fields_}
-    return m
+    if not refining:
+        return m
+    from .store import Store
+    docs = corpus if corpus else Store(os.fspath(getattr(input, "path", input)))
+    iters = 80 if refine is None or refine is True else refine  # the CLI's default passes
+    r = m.refine(docs, iters=iters, min_doc_len=min_doc_len, threads=o.threads,
+                 progress=progress, **(refine_opts or {}))
+    if not tmp:
+        r.save(out, overwrite=True)  # the refined model replaces the fit's, as the CLI's does
+    r.report_["fit"] = m.report_
+    return r
+
+
+def _check_refine_documents(input, corpus):
+    """What a refinement after the fit reads, checked before the fit (a refusal writes
+    nothing): the corpus files can be read, or the store holds its documents."""
+    if corpus:
+        for c in [corpus] if isinstance(corpus, (str, bytes, os.PathLike)) else corpus:
+            if os.fspath(c) not in ("-", b"-") and not os.access(c, os.R_OK):
+                raise _lib.NotFoundError(_lib.ENOTFOUND, "%s: cannot read the corpus" %
+                                         os.fsdecode(c), "not found")
+        return
+    from .store import Store
+    path = os.fspath(getattr(input, "path", input))
+    if Store(path).info()["hold"] not in ("docs", "both"):
+        raise _lib.InvalidError(_lib.EINVAL, "%s holds no documents to refine over (it holds "
+                                "C's rows): give corpus= with the documents it was ingested "
+                                "from" % path, "invalid argument")
 
 
 def fdm(input, k, out=None, device="auto", init="auto", force=False, progress=True,

@@ -10,7 +10,8 @@ from conftest import ROOT
 
 def test_struct_layouts(tmp_path):
     lines = ['#include "jsmf_ingest.h"', '#include "jsmf_fit.h"', '#include "jsmf_fdm.h"',
-             '#include "jsmf_eval.h"', "#include <stddef.h>", "int main(void) {"]
+             '#include "jsmf_eval.h"', '#include "jsmf_refine.h"', "#include <stddef.h>",
+             "int main(void) {"]
     expect = []
     for cls, cname in _lib.C_NAMES.items():
         lines.append('printf("%%zu\\n", sizeof(%s));' % cname)

@@ -16,7 +16,7 @@ def docs(kjv_text):
 
 def test_pipeline_after_countvectorizer(docs):
     pipe = Pipeline([("counts", CountVectorizer(min_df=5, max_df=0.5, stop_words="english")),
-                     ("topics", jsmf.JSMF(n_components=8))])
+                     ("topics", jsmf.JSMF(n_components=8, threads=1))])
     theta = pipe.fit_transform(docs)
     est = pipe.named_steps["topics"]
     n_words = len(pipe.named_steps["counts"].vocabulary_)
@@ -43,3 +43,23 @@ def test_rows_are_the_documents(docs, tmp_path):
     info = jsmf.Store(tmp_path / "s").info()  # the store kept: every row a document
     assert info["docs"] + info["docs_dropped"] == X.shape[0]
     assert info["docs"] == (lengths >= 5).sum() and info["tokens"] == lengths[lengths >= 5].sum()
+
+
+def test_refined_by_default_and_refine_iters_0_is_the_plain_fit(docs, tmp_path):
+    from conftest import cli
+    X = CountVectorizer(min_df=5, max_df=0.5, stop_words="english").fit_transform(docs[:200])
+    est = jsmf.JSMF(n_components=6, store=str(tmp_path / "s"), threads=1).fit(X)
+    assert est.refine_iters == 80 and est.model_.summary["kind"] == "refined"
+    assert est.model_.anchors is None and est.model_.report_["iters"] == 80
+    # the default is 'jsmf fit STORE --refine 80' on the store it kept (the same thread count)
+    cli("fit", tmp_path / "s", "-k", 6, "-o", tmp_path / "cli", "--refine", 80, "--threads", 1,
+        "--quiet")
+    np.testing.assert_array_equal(est.components_, np.load(tmp_path / "cli" / "B.npy").T)
+    assert np.allclose(est.components_.sum(axis=1), 1)
+    plain = jsmf.JSMF(n_components=6, store=str(tmp_path / "p"), threads=1,
+                      refine_iters=0).fit(X)
+    assert plain.model_.anchors is not None
+    ref = jsmf.fit(tmp_path / "p", 6, threads=1, progress=False)
+    assert np.array_equal(plain.components_, ref.B.T)
+    with pytest.raises(ValueError, match="refine_iters"):
+        jsmf.JSMF(n_components=6, refine_iters=-1).fit(X)

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """bench.py — the sklearn path of the jsmf package against sklearn's LatentDirichletAllocation
 and the CLI, on the same documents in one run: debdesc (or --corpus) through CountVectorizer
-into a scipy sparse matrix X; then jsmf.JSMF(K).fit(X) and transform(X); LDA fit and transform
-on X; and the CLI (ingest of X written as LDA-C with its vocabulary, fit) on the same X.
-Prints seconds and ratios, never asserts (tools/bench/README.md).
-    build/venv/bin/python tools/bench/python/bench.py [--docs N] [-k K] [--lda-iter I]"""
+into a scipy sparse matrix X; then jsmf.JSMF(K).fit(X) and transform(X) (refined by
+--refine-iters passes, the estimator's default 80; 0: the spectral fit alone); LDA fit and
+transform on X; and the CLI (ingest of X written as LDA-C with its vocabulary, fit with the same
+--refine) on the same X. Prints seconds and ratios, never asserts (tools/bench/README.md).
+    build/venv/bin/python tools/bench/python/bench.py [--docs N] [-k K] [--lda-iter I]
+                                                      [--refine-iters N]"""
 import argparse
 import os
 import subprocess
@@ -34,6 +36,7 @@ def main():
     ap.add_argument("-k", type=int, default=50)
     ap.add_argument("--lda-iter", type=int, default=10)
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "jsmf"))
+    ap.add_argument("--refine-iters", type=int, default=80)
     a = ap.parse_args()
     text = subprocess.run(["zstd", "-dc", a.corpus], capture_output=True, check=True).stdout
     docs = text.decode("utf-8", "replace").splitlines()
@@ -45,10 +48,12 @@ def main():
     print("corpus: %d documents, %d words, %d tokens, %d non-zeros (CountVectorizer %.1f s)"
           % (X.shape[0], X.shape[1], X.sum(), X.nnz, t_cv))
     w = tempfile.mkdtemp(prefix="jsmf-bench-py-")
-    est = jsmf.JSMF(n_components=a.k, vocabulary=words, store=os.path.join(w, "pystore"))
+    est = jsmf.JSMF(n_components=a.k, vocabulary=words, store=os.path.join(w, "pystore"),
+                    refine_iters=a.refine_iters)
     _, t_fit = timed(lambda: est.fit(X))
     _, t_tr = timed(lambda: est.transform(X))
-    print("jsmf.JSMF  fit %.2f s  transform %.2f s" % (t_fit, t_tr))
+    print("jsmf.JSMF  fit %.2f s  transform %.2f s  (refine_iters %d)" % (t_fit, t_tr,
+                                                                      a.refine_iters))
     # the CLI on the same documents: X as LDA-C, the vocabulary as a file
     with open(os.path.join(w, "x.ldac"), "w") as f:
         for i in range(X.shape[0]):
@@ -63,7 +68,9 @@ def main():
                                            check=True))
     _, t_cf = timed(lambda: subprocess.run([a.cli, "fit", os.path.join(w, "store"), "-k",
                                             str(a.k), "-o", os.path.join(w, "model"),
-                                            "--quiet"], check=True))
+                                            "--quiet"] + (["--refine", str(a.refine_iters)]
+                                                          if a.refine_iters else []),
+                                           check=True))
     same = np.array_equal(np.load(os.path.join(w, "model", "B.npy")), est.model_.B)
     # LDA-C ids are rows of the model's vocabulary (vocab.txt is the model's, row for row)
     _, t_cinf = timed(lambda: subprocess.run([a.cli, "infer", os.path.join(w, "model"),
