@@ -325,6 +325,9 @@ int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra);
 int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
 void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out);
 int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z);
+/* Whether fit_lowrank_set keeps P = max(-Y Y_I^T, 0) for the products (default 1, when it
+ * fits; 0: each product makes it again, the same bits — tests). */
+void fit_lowrank_keep_p(fit_lowrank *lr, int keep);
 int fit_lowrank_cols(const fit_lowrank *lr, const uint32_t *S, uint32_t m, double *RS);
 uint32_t fit_lowrank_k(const fit_lowrank *lr);
 uint32_t fit_lowrank_l(const fit_lowrank *lr);
