@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 
+#include "core/bigmem.h"
 #include "core/budget.h"
 #include "fit_internal.h"
 
@@ -191,7 +192,7 @@ static void keep_p(fit_lowrank *lr)
         lr->P = NULL, lr->p_cap = 0;
         if ((double)need * sizeof(double) > (have ? (double)have : 16e9) / P_KEEP_FRACTION)
             return;
-        if ((lr->P = malloc(sizeof(double) * need)))
+        if ((lr->P = big_malloc(sizeof(double) * need)))
             lr->p_cap = need;
     }
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/doccheck.h"
 #include "core/error.h"
 #include "fit_internal.h"
@@ -280,8 +281,8 @@ int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
     /* the documents in memory when they take at most half the budget, as C's rows would */
     if (!rc && fit_docs_bytes(D) <= mem / 2) {
         fd->offs = malloc(sizeof(uint64_t) * (fd->m + 1));
-        fd->ids = malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
-        fd->counts = malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
+        fd->ids = big_malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
+        fd->counts = big_malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
         if (fd->offs && fd->ids && fd->counts) {
             fd->cached = 1, fd->offs[0] = 0;
         } else {
@@ -633,8 +634,8 @@ static int build_index(fit_docs *fd)
     if (fd->m > UINT32_MAX)
         return jsmf_error(JSMF_ENOTSUP, "fit: more than 2^32 documents for a gather of rows");
     fd->coff = malloc(sizeof(uint64_t) * ((size_t)n + 1));
-    fd->cdoc = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
-    fd->ccnt = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
+    fd->cdoc = big_malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
+    fd->ccnt = big_malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
     fd->cslot = fd->lvl ? malloc(sizeof(uint32_t) * (nnz ? nnz : 1)) : NULL;
     fd->goff = malloc(sizeof(uint64_t) * (fd->m + 1));
     fd->wcur = malloc(sizeof(uint64_t) * (n ? n : 1));
@@ -844,9 +845,9 @@ static int product_whole(fit_docs *fd)
         free(fd->G), free(fd->Gf);
         fd->G = NULL, fd->Gf = NULL, fd->g_cap = 0;
         if (fd->single)
-            fd->Gf = malloc(sizeof(float) * need);
+            fd->Gf = big_malloc(sizeof(float) * need);
         else
-            fd->G = malloc(sizeof(double) * need);
+            fd->G = big_malloc(sizeof(double) * need);
         if (!fd->G && !fd->Gf)
             return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
         fd->g_cap = need;
@@ -863,7 +864,7 @@ static int product_whole(fit_docs *fd)
     int tiled = wtile < n; /* (levels: each document's prefixes in one sweep, untiled) */
     if (tiled && (chunk * p > fd->acc_cap || chunk > fd->dcur_cap)) {
         free(fd->acc), free(fd->dcur);
-        fd->acc = malloc(sizeof(double) * chunk * p);
+        fd->acc = big_malloc(sizeof(double) * chunk * p);
         fd->dcur = malloc(sizeof(uint64_t) * chunk);
         int ok = fd->acc && fd->dcur;
         fd->acc_cap = ok ? chunk * p : 0, fd->dcur_cap = ok ? chunk : 0;
