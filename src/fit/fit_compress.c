@@ -78,7 +78,7 @@ fit_lowrank *fit_lowrank_new(const fit_part *L, uint32_t k, uint32_t l, int nt)
             memcpy(lr->starts, L->starts, sz);
         lr->L.starts = lr->starts;
     }
-    lr->Y = malloc(sizeof(double) * lr->nl * k + 1);
+    lr->Y = big_malloc(sizeof(double) * lr->nl * k + 1);
     lr->YI = malloc(sizeof(double) * lr->lcap * k);
     lr->sel = malloc(sizeof(uint32_t) * (lr->lcap ? lr->lcap : 1));
     lr->pos = malloc(sizeof(int32_t) * n);
@@ -101,7 +101,7 @@ int fit_lowrank_gather(fit_lowrank *lr)
     if (!fit_part_split(&lr->L))
         return JSMF_OK;
     uint32_t n = lr->n, k = lr->k, r0 = lr->L.r0;
-    double *Y = malloc(sizeof(double) * n * k);
+    double *Y = big_malloc(sizeof(double) * n * k);
     if (!Y)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
     int rc = fit_part_gather(&lr->L, k, lr->Y, Y);
@@ -347,7 +347,7 @@ int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2)
 {
     uint32_t n = lr->n, k = lr->k, nl = lr->nl, r0 = lr->L.r0;
     double om = lr->omega, *H = malloc(sizeof(double) * k * k);
-    double *t = malloc(sizeof(double) * nl * k + 1);
+    double *t = big_malloc(sizeof(double) * nl * k + 1);
     int rc = !H || !t ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (N=%u)", n) : JSMF_OK;
     rc = fit_part_agree(&lr->L, rc);
     if (rc || (rc = fit_gemm_tn_part(&lr->L, k, k, lr->Y, lr->Y, H)))
@@ -649,7 +649,7 @@ static int keep_factor(const fit_part *L, uint32_t k, const double *Y, double **
 {
     uint32_t n = L->n;
     free(*out);
-    if (!(*out = malloc(sizeof(double) * n * k)))
+    if (!(*out = big_malloc(sizeof(double) * n * k)))
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
     if (!fit_part_split(L)) {
         memcpy(*out, Y, sizeof(double) * n * k);
@@ -678,8 +678,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     fit_part L = fit_csrc_part(src);
     uint32_t nl = L.r1 - L.r0;
     lr = fit_lowrank_new(&L, k, l, nt);
-    U = malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
-    Yn = malloc(sizeof(double) * nl * k + 1), Qn = malloc(sizeof(double) * nl * p + 1);
+    U = big_malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
+    Yn = big_malloc(sizeof(double) * nl * k + 1), Qn = big_malloc(sizeof(double) * nl * p + 1);
     if (!lr || !U || !lam || !Yn || !Qn)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
