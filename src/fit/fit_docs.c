@@ -72,7 +72,7 @@ struct fit_docs {
     size_t g_cap;
     uint32_t maxq;      /* the most levels a document holds */
     int direct;         /* one level and no document of weight 0: document m's vector is G's
-                         * row m, and every entry of a word is gathered */
+                         * (or Gf's) row m, and every entry of a word is gathered */
     int single;         /* G in float32: half the memory traffic of the gathers */
     /* the product being formed */
     const double *V;
@@ -695,7 +695,22 @@ FIT_HOT static void gather_direct(const fit_docs *fd, uint64_t c0, uint64_t c1, 
     }
 }
 
-/* The same through each entry's vector offset (levels, float32 vectors, documents of weight 0). */
+/* The same with the vectors in float32 (fd->single). */
+FIT_HOT static void gather_direct_f(const fit_docs *fd, uint64_t c0, uint64_t c1, double *z)
+{
+    uint32_t p = fd->p;
+    for (uint64_t c = c0; c < c1; c++) {
+        const float *r = fd->Gf + (size_t)fd->cdoc[c] * p;
+        double h = fd->ccnt[c];
+        if (c + AHEAD < c1)
+            prefetch_row(fd->Gf + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(float) * p);
+#pragma omp simd
+        for (uint32_t k = 0; k < p; k++)
+            z[k] += h * r[k];
+    }
+}
+
+/* The same through each entry's vector offset (levels, documents of weight 0). */
 FIT_HOT static void gather_indexed(const fit_docs *fd, uint64_t c0, uint64_t c1, double *z)
 {
     uint32_t p = fd->p;
@@ -737,8 +752,8 @@ static void gather_word_upto(fit_docs *fd, uint32_t i, uint64_t m1)
     if (c1 == c0)
         return;
     double *z = fd->Z + (size_t)i * fd->p;
-    if (fd->direct && !fd->single)
-        gather_direct(fd, c0, c1, z);
+    if (fd->direct)
+        (fd->single ? gather_direct_f : gather_direct)(fd, c0, c1, z);
     else
         gather_indexed(fd, c0, c1, z);
     fd->wcur[i] = c1;
