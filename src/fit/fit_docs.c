@@ -13,7 +13,8 @@
  *
  * Deterministic for any thread count: each document's vectors are computed by one thread, and
  * each row of the product is accumulated by one thread over the documents in their order
- * (threads own ranges of words, the range only decides who adds, never in which order). */
+ * (threads own ranges of words, the range only decides who adds, never in which order). The
+ * in-memory product's cache tiles split those sums, never reorder them: the same bits. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
