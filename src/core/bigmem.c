@@ -1,6 +1,8 @@
 /* bigmem.c — large zeroed buffers from mmap, advised onto transparent huge pages. */
 #include "core/bigmem.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -15,6 +17,23 @@ void *big_alloc(size_t bytes)
 #ifdef MADV_HUGEPAGE
     if (bytes >= HUGE_MIN_BYTES)
         madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void *big_malloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+#ifdef MADV_HUGEPAGE
+    /* glibc serves blocks this large from their own mapping: advising the 2 MiB-aligned part
+     * inside it changes nothing else, and free() unmaps it whole */
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (p && bytes >= HUGE_MIN_BYTES) {
+        uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+        uintptr_t b = ((uintptr_t)p + bytes) & ~(huge - 1);
+        if (b > a)
+            madvise((void *)a, b - a, MADV_HUGEPAGE);
+    }
 #endif
     return p;
 }

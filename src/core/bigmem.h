@@ -11,6 +11,9 @@
 void *big_alloc(size_t bytes);
 /* p from big_alloc(bytes), or NULL. */
 void big_free(void *p, size_t bytes);
+/* malloc(bytes) (NULL when out of memory), with its whole huge pages advised onto transparent
+ * huge pages when it is large: for buffers freed with free() (the fit's blocks). */
+void *big_malloc(size_t bytes);
 /* Move a buffer to a bigger one, keeping its first `used` bytes; NULL (the old one kept) when
  * out of memory. */
 void *big_realloc(void *p, size_t old_bytes, size_t used, size_t bytes);

@@ -13,10 +13,15 @@
 
 #include <cblas.h>
 
+#include "core/bigmem.h"
+#include "core/budget.h"
 #include "fit_internal.h"
 
 /* Rows per generated block of Y Y_I^T. */
 #define LR_BLOCK 256
+/* P = max(-Y Y_I^T, 0) is kept between products (a third of their arithmetic at l = 2K) when
+ * it takes at most this fraction of the machine's memory. */
+#define P_KEEP_FRACTION 16
 
 struct fit_lowrank {
     uint32_t n, k, l;  /* l: rows repaired now: the l0 largest, plus any asked for (anchors) */
@@ -37,6 +42,11 @@ struct fit_lowrank {
     double *unigram; /* row sums of the original C, or NULL */
     int final;       /* no shift: the iterate as handed to the later steps */
     double total;    /* sum of all entries */
+    /* P = max(-Y Y_I^T, 0) on this rank's rows (nl x l), as the last fit_lowrank_set made it:
+     * a step's products reuse it instead of making it again (NULL: too large to keep) */
+    double *P;
+    size_t p_cap;
+    int p_ok, p_keep; /* p_keep: 0 never keeps it (fit_lowrank_keep_p, tests) */
 };
 
 /* The reductions over rows below add partial results per chunk of FIT_CHUNK rows in chunk
@@ -48,7 +58,7 @@ void fit_lowrank_free(fit_lowrank *lr)
     if (!lr)
         return;
     free(lr->Y), free(lr->YI), free(lr->sel), free(lr->pos), free(lr->s), free(lr->erow);
-    free(lr->eg2), free(lr->eg), free(lr->unigram), free(lr->starts);
+    free(lr->eg2), free(lr->eg), free(lr->unigram), free(lr->starts), free(lr->P);
     free(lr);
 }
 
@@ -59,6 +69,7 @@ fit_lowrank *fit_lowrank_new(const fit_part *L, uint32_t k, uint32_t l, int nt)
         return NULL;
     uint32_t n = L->n;
     lr->n = n, lr->k = k, lr->l0 = lr->l = l < n ? l : n, lr->nt = nt > 0 ? nt : 1;
+    lr->p_keep = 1;
     lr->lcap = lr->l0 + k < n ? lr->l0 + k : n;
     lr->L = *L, lr->nl = L->r1 - L->r0;
     if (fit_part_split(L)) {
@@ -67,7 +78,7 @@ fit_lowrank *fit_lowrank_new(const fit_part *L, uint32_t k, uint32_t l, int nt)
             memcpy(lr->starts, L->starts, sz);
         lr->L.starts = lr->starts;
     }
-    lr->Y = malloc(sizeof(double) * lr->nl * k + 1);
+    lr->Y = big_malloc(sizeof(double) * lr->nl * k + 1);
     lr->YI = malloc(sizeof(double) * lr->lcap * k);
     lr->sel = malloc(sizeof(uint32_t) * (lr->lcap ? lr->lcap : 1));
     lr->pos = malloc(sizeof(int32_t) * n);
@@ -90,7 +101,7 @@ int fit_lowrank_gather(fit_lowrank *lr)
     if (!fit_part_split(&lr->L))
         return JSMF_OK;
     uint32_t n = lr->n, k = lr->k, r0 = lr->L.r0;
-    double *Y = malloc(sizeof(double) * n * k);
+    double *Y = big_malloc(sizeof(double) * n * k);
     if (!Y)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
     int rc = fit_part_gather(&lr->L, k, lr->Y, Y);
@@ -102,9 +113,14 @@ int fit_lowrank_gather(fit_lowrank *lr)
         return rc;
     }
     free(lr->Y), free(lr->starts);
-    lr->Y = Y, lr->starts = NULL;
+    lr->Y = Y, lr->starts = NULL, lr->p_ok = 0; /* P held the rank's rows only */
     lr->L = fit_part_whole(n), lr->nl = n;
     return JSMF_OK;
+}
+
+void fit_lowrank_keep_p(fit_lowrank *lr, int keep)
+{
+    lr->p_keep = keep;
 }
 
 uint32_t fit_lowrank_k(const fit_lowrank *lr) { return lr->k; }
@@ -159,6 +175,28 @@ static int cmp_u32(const void *a, const void *b)
 
 /* ---- the blocks of G = Y Y_I^T and P = max(-G, 0) ----------------------------------------- */
 
+/* Room for P (this rank's rows x l) when it is small enough to keep; else none (and the
+ * products make it again). */
+static void keep_p(fit_lowrank *lr)
+{
+    size_t need = (size_t)lr->nl * lr->l + 1;
+    uint64_t have = mem_physical();
+    lr->p_ok = 0;
+    if (!lr->p_keep) {
+        free(lr->P);
+        lr->P = NULL, lr->p_cap = 0;
+        return;
+    }
+    if (need > lr->p_cap) {
+        free(lr->P);
+        lr->P = NULL, lr->p_cap = 0;
+        if ((double)need * sizeof(double) > (have ? (double)have : 16e9) / P_KEEP_FRACTION)
+            return;
+        if ((lr->P = big_malloc(sizeof(double) * need)))
+            lr->p_cap = need;
+    }
+}
+
 /* One pass over this rank's row blocks of G: row sums of P and of g, g^2 over its non-zeros
  * (for rows not in I), the same per column, sum(P) and the part of it on the rows I (the last
  * two added over all rows). */
@@ -176,6 +214,8 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
         fail = !(G[t] = malloc(sizeof(double) * LR_BLOCK * l + 1));
     int rc = fail ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (compressed iterate, N=%u)", n)
                   : JSMF_OK;
+    if (!fail)
+        keep_p(lr);
     if (!fail) {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(lr->nt)
         for (uint32_t c = c0; c < c1; c++) {
@@ -185,6 +225,9 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
                 uint32_t nb = r1 - a < LR_BLOCK ? r1 - a : LR_BLOCK;
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, l, k, 1.0,
                             lr->Y + (size_t)(a - r0) * k, k, lr->YI, k, 0.0, g, l);
+                if (lr->P) /* P's block, as fit_lowrank_apply makes it */
+                    for (size_t e = 0, at = (size_t)(a - r0) * l; e < (size_t)nb * l; e++)
+                        lr->P[at + e] = g[e] < 0 ? -g[e] : 0;
                 for (uint32_t i = 0; i < nb; i++) {
                     const double *gi = g + (size_t)i * l;
                     double rs = 0, r2 = 0, r1s = 0;
@@ -204,6 +247,7 @@ static int lowrank_sums(fit_lowrank *lr, double *colsum, double *colg2, double *
             }
         }
     }
+    lr->p_ok = !rc && lr->P;
     rc = fit_part_agree(&lr->L, rc);
     if (!rc && !(rc = fit_part_add_chunks(&lr->L, part, width, sum))) {
         memcpy(colsum, sum, sizeof(double) * l);
@@ -303,7 +347,7 @@ int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2)
 {
     uint32_t n = lr->n, k = lr->k, nl = lr->nl, r0 = lr->L.r0;
     double om = lr->omega, *H = malloc(sizeof(double) * k * k);
-    double *t = malloc(sizeof(double) * nl * k + 1);
+    double *t = big_malloc(sizeof(double) * nl * k + 1);
     int rc = !H || !t ? jsmf_error(JSMF_ENOMEM, "fit: out of memory (N=%u)", n) : JSMF_OK;
     rc = fit_part_agree(&lr->L, rc);
     if (rc || (rc = fit_gemm_tn_part(&lr->L, k, k, lr->Y, lr->Y, H)))
@@ -418,14 +462,17 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
             uint32_t nb = r1 - a < LR_BLOCK ? r1 - a : LR_BLOCK;
             const double *Yb = lr->Y + (size_t)(a - r0) * k;
             double *Zb = Z + (size_t)(a - r0) * p;
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, l, k, 1.0, Yb, k, lr->YI, k,
-                        0.0, g, l);
-            for (size_t e = 0; e < (size_t)nb * l; e++)
-                g[e] = g[e] < 0 ? -g[e] : 0;
+            const double *Pb = lr->p_ok ? lr->P + (size_t)(a - r0) * l : g;
+            if (!lr->p_ok) {
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, l, k, 1.0, Yb, k,
+                            lr->YI, k, 0.0, g, l);
+                for (size_t e = 0; e < (size_t)nb * l; e++)
+                    g[e] = g[e] < 0 ? -g[e] : 0;
+            }
             /* low rank and constant, then P_blk V_I on the rows not in I */
             cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, k, 1.0, Yb, k, YtV, p,
                         0.0, Zb, p);
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, l, 1.0, g, l, VI, p,
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, l, 1.0, Pb, l, VI, p,
                         0.0, zb, p);
             for (uint32_t i = 0; i < nb; i++) {
                 double *z = Zb + (size_t)i * p, *e = zb + (size_t)i * p;
@@ -434,7 +481,7 @@ int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z)
                     z[q] += lr->omega * onesV[q] + (inI ? 0 : e[q]);
             }
             /* the rows I get P^T V, added over chunks in order below */
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l, p, nb, 1.0, g, l,
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, l, p, nb, 1.0, Pb, l,
                         V + (size_t)(a - r0) * p, p, 1.0, part + c * lp, p);
         }
     }
@@ -602,7 +649,7 @@ static int keep_factor(const fit_part *L, uint32_t k, const double *Y, double **
 {
     uint32_t n = L->n;
     free(*out);
-    if (!(*out = malloc(sizeof(double) * n * k)))
+    if (!(*out = big_malloc(sizeof(double) * n * k)))
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factor (%u x %u)", n, k);
     if (!fit_part_split(L)) {
         memcpy(*out, Y, sizeof(double) * n * k);
@@ -631,8 +678,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     fit_part L = fit_csrc_part(src);
     uint32_t nl = L.r1 - L.r0;
     lr = fit_lowrank_new(&L, k, l, nt);
-    U = malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
-    Yn = malloc(sizeof(double) * nl * k + 1), Qn = malloc(sizeof(double) * nl * p + 1);
+    U = big_malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
+    Yn = big_malloc(sizeof(double) * nl * k + 1), Qn = big_malloc(sizeof(double) * nl * p + 1);
     if (!lr || !U || !lam || !Yn || !Qn)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))

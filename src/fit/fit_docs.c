@@ -13,11 +13,13 @@
  *
  * Deterministic for any thread count: each document's vectors are computed by one thread, and
  * each row of the product is accumulated by one thread over the documents in their order
- * (threads own ranges of words, the range only decides who adds, never in which order). */
+ * (threads own ranges of words, the range only decides who adds, never in which order). The
+ * in-memory product's cache tiles split those sums, never reorder them: the same bits. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/doccheck.h"
 #include "core/error.h"
 #include "fit_internal.h"
@@ -28,6 +30,14 @@
 #define GATHER_ROWS 256
 /* Entries ahead whose row is asked for while this one is summed (4 and 8 measured no better). */
 #define AHEAD 2
+/* Bytes of documents' vectors a tile of the gather holds (in cache while every word adds them). */
+#define GATHER_TILE_BYTES ((uint64_t)8 << 20)
+/* Bytes of V a tile of the documents' sums holds (in cache while a chunk of documents adds
+ * them), and of the sums held at once (each chunk reads V once more). Measured on the 100k
+ * planted store, p = 150, 2 threads: 8 MB tiles and chunks of 16k-200k documents took 2.3-4.3
+ * CPU s a product against 7.2-8.9 untiled (tools/bench/fit-results.md). */
+#define SUM_TILE_BYTES ((uint64_t)8 << 20)
+#define SUM_CHUNK_BYTES ((uint64_t)64 << 20)
 
 struct fit_docs {
     const jsmf_doc_source *D;
@@ -51,6 +61,11 @@ struct fit_docs {
     uint64_t *coff;
     uint32_t *cdoc, *ccnt;
     uint32_t *cslot;    /* the entry's level slot in its document (late words only) */
+    uint64_t *wcur;     /* each word's next entry to gather (a tiled gather) */
+    double *acc;        /* documents' sums h_m^T V of a chunk (tiled sums, one level) */
+    uint64_t *dcur;     /* each chunk document's next entry to add */
+    size_t acc_cap, dcur_cap;
+    uint64_t tile_gather, tile_sum, chunk_sum; /* bytes (fit_docs_tiles) */
     uint64_t *goff;     /* first vector of each document in G, and the total (M + 1) */
     double *dscale;     /* w_m / T of each document */
     double *G;          /* every document's level vectors of a product */
@@ -58,7 +73,7 @@ struct fit_docs {
     size_t g_cap;
     uint32_t maxq;      /* the most levels a document holds */
     int direct;         /* one level and no document of weight 0: document m's vector is G's
-                         * row m, and every entry of a word is gathered */
+                         * (or Gf's) row m, and every entry of a word is gathered */
     int single;         /* G in float32: half the memory traffic of the gathers */
     /* the product being formed */
     const double *V;
@@ -253,6 +268,7 @@ int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     fd->D = D, fd->n = n, fd->nt = nt > 0 ? nt : 1, fd->m = D->n_docs, fd->inv_t = 1 / D->total;
     fd->progress = progress, fd->progress_arg = parg, fd->mem = mem;
+    fit_docs_tiles(fd, 0, 0, 0);
     open_state o = {0, 0, calloc(n ? n : 1, sizeof(double))};
     fd->colcnt = calloc(n ? n : 1, sizeof(uint64_t));
     fd->diag = malloc(sizeof(double) * (n ? n : 1));
@@ -266,8 +282,8 @@ int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
     /* the documents in memory when they take at most half the budget, as C's rows would */
     if (!rc && fit_docs_bytes(D) <= mem / 2) {
         fd->offs = malloc(sizeof(uint64_t) * (fd->m + 1));
-        fd->ids = malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
-        fd->counts = malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
+        fd->ids = big_malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
+        fd->counts = big_malloc(sizeof(uint32_t) * (D->nnz ? D->nnz : 1));
         if (fd->offs && fd->ids && fd->counts) {
             fd->cached = 1, fd->offs[0] = 0;
         } else {
@@ -313,9 +329,16 @@ void fit_docs_close(fit_docs *fd)
     free(fd->lvl), free(fd->F), free(fd->diag), free(fd->colcnt), free(fd->wsplit);
     free(fd->offs), free(fd->ids), free(fd->counts);
     free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
-    free(fd->dscale), free(fd->G), free(fd->Gf);
+    free(fd->wcur), free(fd->acc), free(fd->dcur), free(fd->dscale), free(fd->G), free(fd->Gf);
     free(fd->R), free(fd->eslot);
     free(fd);
+}
+
+void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk)
+{
+    fd->tile_gather = gather ? gather : GATHER_TILE_BYTES;
+    fd->tile_sum = sum ? sum : SUM_TILE_BYTES;
+    fd->chunk_sum = chunk ? chunk : SUM_CHUNK_BYTES;
 }
 
 void fit_docs_single(fit_docs *fd, int single)
@@ -612,18 +635,20 @@ static int build_index(fit_docs *fd)
     if (fd->m > UINT32_MAX)
         return jsmf_error(JSMF_ENOTSUP, "fit: more than 2^32 documents for a gather of rows");
     fd->coff = malloc(sizeof(uint64_t) * ((size_t)n + 1));
-    fd->cdoc = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
-    fd->ccnt = malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
+    fd->cdoc = big_malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
+    fd->ccnt = big_malloc(sizeof(uint32_t) * (nnz ? nnz : 1));
     fd->cslot = fd->lvl ? malloc(sizeof(uint32_t) * (nnz ? nnz : 1)) : NULL;
     fd->goff = malloc(sizeof(uint64_t) * (fd->m + 1));
+    fd->wcur = malloc(sizeof(uint64_t) * (n ? n : 1));
     fd->dscale = malloc(sizeof(double) * fd->m);
     uint64_t *pos = malloc(sizeof(uint64_t) * (n ? n : 1));
     if (!fd->coff || !fd->cdoc || !fd->ccnt || (fd->lvl && !fd->cslot) || !fd->goff ||
-        !fd->dscale || !pos) {
+        !fd->wcur || !fd->dscale || !pos) {
         free(pos);
         free(fd->coff), free(fd->cdoc), free(fd->ccnt), free(fd->cslot), free(fd->goff);
-        free(fd->dscale);
-        fd->coff = fd->goff = NULL, fd->cdoc = fd->ccnt = fd->cslot = NULL, fd->dscale = NULL;
+        free(fd->wcur), free(fd->dscale);
+        fd->coff = fd->goff = fd->wcur = NULL, fd->cdoc = fd->ccnt = fd->cslot = NULL;
+        fd->dscale = NULL;
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents of each word");
     }
     fd->coff[0] = 0;
@@ -654,16 +679,16 @@ static int build_index(fit_docs *fd)
     return JSMF_OK;
 }
 
-/* z += the vectors of the documents holding word i, in their order, where document m's vector
- * is G's row m (fd->direct, double): the general case's sums without its two lookups an entry
- * (the vector's offset, the document's weight). */
-FIT_HOT static void gather_direct(const fit_docs *fd, uint32_t i, double *z)
+/* z += the vectors of entries [c0, c1) of word i's documents, in their order, where document
+ * m's vector is G's row m (fd->direct, double): the general case's sums without its two lookups
+ * an entry (the vector's offset, the document's weight). */
+FIT_HOT static void gather_direct(const fit_docs *fd, uint64_t c0, uint64_t c1, double *z)
 {
     uint32_t p = fd->p;
-    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
+    for (uint64_t c = c0; c < c1; c++) {
         const double *r = fd->G + (size_t)fd->cdoc[c] * p;
         double h = fd->ccnt[c];
-        if (c + AHEAD < fd->coff[i + 1])
+        if (c + AHEAD < c1)
             prefetch_row(fd->G + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(double) * p);
 #pragma omp simd
         for (uint32_t k = 0; k < p; k++)
@@ -671,17 +696,32 @@ FIT_HOT static void gather_direct(const fit_docs *fd, uint32_t i, double *z)
     }
 }
 
-/* The same through each entry's vector offset (levels, float32 vectors, documents of weight 0). */
-FIT_HOT static void gather_indexed(const fit_docs *fd, uint32_t i, double *z)
+/* The same with the vectors in float32 (fd->single). */
+FIT_HOT static void gather_direct_f(const fit_docs *fd, uint64_t c0, uint64_t c1, double *z)
 {
     uint32_t p = fd->p;
-    for (uint64_t c = fd->coff[i]; c < fd->coff[i + 1]; c++) {
+    for (uint64_t c = c0; c < c1; c++) {
+        const float *r = fd->Gf + (size_t)fd->cdoc[c] * p;
+        double h = fd->ccnt[c];
+        if (c + AHEAD < c1)
+            prefetch_row(fd->Gf + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(float) * p);
+#pragma omp simd
+        for (uint32_t k = 0; k < p; k++)
+            z[k] += h * r[k];
+    }
+}
+
+/* The same through each entry's vector offset (levels, documents of weight 0). */
+FIT_HOT static void gather_indexed(const fit_docs *fd, uint64_t c0, uint64_t c1, double *z)
+{
+    uint32_t p = fd->p;
+    for (uint64_t c = c0; c < c1; c++) {
         uint32_t m = fd->cdoc[c];
         if (fd->dscale[m] == 0)
             continue;
         size_t at = (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
         double h = fd->ccnt[c];
-        if (c + AHEAD < fd->coff[i + 1]) {
+        if (c + AHEAD < c1) {
             size_t nx = (fd->goff[fd->cdoc[c + AHEAD]] +
                          (fd->cslot ? fd->cslot[c + AHEAD] : 0)) * p;
             if (fd->single)
@@ -703,21 +743,111 @@ FIT_HOT static void gather_indexed(const fit_docs *fd, uint32_t i, double *z)
     }
 }
 
-/* Row i of Z: the vectors of the documents holding word i, in their order, less the diagonal
- * term. */
-static void gather_word(fit_docs *fd, uint32_t i)
+/* Row i of Z += the vectors of the documents before m1 holding word i not added yet (from
+ * wcur[i]), in their order. */
+static void gather_word_upto(fit_docs *fd, uint32_t i, uint64_t m1)
+{
+    uint64_t c0 = fd->wcur[i], c1 = c0, end = fd->coff[i + 1];
+    while (c1 < end && fd->cdoc[c1] < m1)
+        c1++;
+    if (c1 == c0)
+        return;
+    double *z = fd->Z + (size_t)i * fd->p;
+    if (fd->direct)
+        (fd->single ? gather_direct_f : gather_direct)(fd, c0, c1, z);
+    else
+        gather_indexed(fd, c0, c1, z);
+    fd->wcur[i] = c1;
+}
+
+/* Documents a tile of the gather: their vectors (about tile_gather bytes) stay in cache while
+ * every word adds them, where a gather over all documents at once read each vector from memory
+ * once per entry. */
+static uint64_t gather_tile_docs(const fit_docs *fd)
+{
+    double row = (fd->single ? sizeof(float) : sizeof(double)) * (double)fd->p *
+                 ((double)fd->goff[fd->m] / (double)fd->m);
+    double t = (double)fd->tile_gather / (row > 0 ? row : 1);
+    return t >= (double)fd->m ? fd->m : t >= 1 ? (uint64_t)t : 1;
+}
+
+/* Document m's sum g += h V over its entries from dcur[a] whose word is below w1 (a: its place
+ * in the chunk), in their order; the cursor moves past them. */
+FIT_HOT static void sum_doc_upto(fit_docs *fd, uint64_t m, uint64_t a, uint32_t w1)
 {
     uint32_t p = fd->p;
-    double *z = fd->Z + (size_t)i * p;
-    const double *v = fd->V + (size_t)i * p;
-    double dg = fd->diag[i];
-    memset(z, 0, sizeof(double) * p);
-    if (fd->direct && !fd->single)
-        gather_direct(fd, i, z);
-    else
-        gather_indexed(fd, i, z);
-    for (uint32_t k = 0; k < p; k++)
-        z[k] -= dg * v[k];
+    uint64_t e = fd->dcur[a], e1 = fd->offs[m + 1], stop = e;
+    const double *V = fd->V;
+    double *g = fd->acc + (size_t)a * p;
+    while (stop < e1 && fd->ids[stop] < w1)
+        stop++;
+    for (; e < stop; e++) {
+        const double *v = V + (size_t)fd->ids[e] * p;
+        if (e + AHEAD < stop)
+            prefetch_row(V + (size_t)fd->ids[e + AHEAD] * p, sizeof(double) * p);
+        double h = fd->counts[e];
+#pragma omp simd
+        for (uint32_t c = 0; c < p; c++)
+            g[c] += h * v[c];
+    }
+    fd->dcur[a] = stop;
+}
+
+/* A chunk's vectors from its sums: s g, s = w_m F / T, as doc_vectors makes them. */
+FIT_HOT static void put_doc_vector(fit_docs *fd, uint64_t m, const double *g)
+{
+    uint32_t p = fd->p;
+    double s = fd->dscale[m] * fd->F[0];
+    if (fd->single) {
+        float *out = fd->Gf + (size_t)fd->goff[m] * p;
+        for (uint32_t c = 0; c < p; c++)
+            out[c] = (float)(s * g[c]);
+    } else {
+        double *out = fd->G + (size_t)fd->goff[m] * p;
+        for (uint32_t c = 0; c < p; c++)
+            out[c] = s * g[c];
+    }
+}
+
+/* Words a tile of the sums (their rows of V, about tile_sum bytes, stay in cache while a chunk's
+ * documents add them) and documents a chunk (their sums, about chunk_sum bytes, in double). */
+static uint32_t sum_tile_words(const fit_docs *fd)
+{
+    uint64_t w = fd->tile_sum / (sizeof(double) * fd->p);
+    return w >= fd->n ? fd->n : w ? (uint32_t)w : 1;
+}
+
+static uint64_t sum_chunk_docs(const fit_docs *fd)
+{
+    uint64_t d = fd->chunk_sum / (sizeof(double) * fd->p);
+    return d >= fd->m ? fd->m : d ? d : 1;
+}
+
+/* Every document's vector (one level): a chunk of documents at a time, its sums over the words
+ * a tile at a time. Words are added in the order of the document's entries (ascending, as the
+ * tiles), so each sum has the bits of doc_vectors' sweep. Called by every thread of a team. */
+static void tiled_vectors(fit_docs *fd, uint64_t chunk, uint32_t wtile)
+{
+    uint32_t n = fd->n, p = fd->p;
+    for (uint64_t d0 = 0; d0 < fd->m; d0 += chunk) {
+        uint64_t d1 = fd->m - d0 < chunk ? fd->m : d0 + chunk;
+#pragma omp for schedule(static)
+        for (uint64_t m = d0; m < d1; m++) {
+            memset(fd->acc + (size_t)(m - d0) * p, 0, sizeof(double) * p);
+            fd->dcur[m - d0] = fd->offs[m];
+        }
+        for (uint32_t w0 = 0; w0 < n; w0 += wtile) {
+            uint32_t w1 = n - w0 < wtile ? n : w0 + wtile;
+#pragma omp for schedule(dynamic, 256)
+            for (uint64_t m = d0; m < d1; m++)
+                if (fd->dscale[m] != 0)
+                    sum_doc_upto(fd, m, m - d0, w1);
+        }
+#pragma omp for schedule(static)
+        for (uint64_t m = d0; m < d1; m++)
+            if (fd->dscale[m] != 0)
+                put_doc_vector(fd, m, fd->acc + (size_t)(m - d0) * p);
+    }
 }
 
 /* Documents in memory: every document's vectors into G (documents in parallel), then each row
@@ -731,9 +861,9 @@ static int product_whole(fit_docs *fd)
         free(fd->G), free(fd->Gf);
         fd->G = NULL, fd->Gf = NULL, fd->g_cap = 0;
         if (fd->single)
-            fd->Gf = malloc(sizeof(float) * need);
+            fd->Gf = big_malloc(sizeof(float) * need);
         else
-            fd->G = malloc(sizeof(double) * need);
+            fd->G = big_malloc(sizeof(double) * need);
         if (!fd->G && !fd->Gf)
             return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
         fd->g_cap = need;
@@ -745,22 +875,55 @@ static int product_whole(fit_docs *fd)
         fd->eslot = e, fd->e_cap = fd->offs[fd->m];
     }
     jsmf_doc_block all = {0, (uint32_t)fd->m, fd->offs, fd->ids, fd->counts};
+    uint64_t tile = gather_tile_docs(fd), chunk = sum_chunk_docs(fd);
+    uint32_t wtile = fd->lvl ? n : sum_tile_words(fd);
+    int tiled = wtile < n; /* (levels: each document's prefixes in one sweep, untiled) */
+    if (tiled && (chunk * p > fd->acc_cap || chunk > fd->dcur_cap)) {
+        free(fd->acc), free(fd->dcur);
+        fd->acc = big_malloc(sizeof(double) * chunk * p);
+        fd->dcur = malloc(sizeof(uint64_t) * chunk);
+        int ok = fd->acc && fd->dcur;
+        fd->acc_cap = ok ? chunk * p : 0, fd->dcur_cap = ok ? chunk : 0;
+        if (!ok)
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
+    }
 #pragma omp parallel num_threads(fd->nt)
     {
         double *tmp = fd->scratch[omp_get_thread_num()], *vec = tmp + 2 * (size_t)p;
+        if (tiled) {
+            tiled_vectors(fd, chunk, wtile);
+        } else {
 #pragma omp for schedule(dynamic, 256)
-        for (uint64_t m = 0; m < fd->m; m++) {
-            if (fd->dscale[m] == 0)
-                continue;
-            uint64_t g0 = fd->goff[m] * p, len = (fd->goff[m + 1] - fd->goff[m]) * p;
-            doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m], fd->single ? vec : fd->G + g0,
-                        fd->eslot, tmp);
-            for (uint64_t k = 0; fd->single && k < len; k++)
-                fd->Gf[g0 + k] = (float)vec[k];
+            for (uint64_t m = 0; m < fd->m; m++) {
+                if (fd->dscale[m] == 0)
+                    continue;
+                uint64_t g0 = fd->goff[m] * p, len = (fd->goff[m + 1] - fd->goff[m]) * p;
+                doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m],
+                            fd->single ? vec : fd->G + g0, fd->eslot, tmp);
+                for (uint64_t k = 0; fd->single && k < len; k++)
+                    fd->Gf[g0 + k] = (float)vec[k];
+            }
         }
+        /* Z row by row, a tile of documents at a time: each row's sum still runs over its
+         * documents in their order, so the bits are those of one sweep */
+#pragma omp for schedule(static)
+        for (uint32_t i = 0; i < n; i++) {
+            memset(fd->Z + (size_t)i * p, 0, sizeof(double) * p);
+            fd->wcur[i] = fd->coff[i];
+        }
+        for (uint64_t m0 = 0; m0 < fd->m; m0 += tile) {
+            uint64_t m1 = fd->m - m0 < tile ? fd->m : m0 + tile;
 #pragma omp for schedule(dynamic, 64)
-        for (uint32_t i = 0; i < n; i++)
-            gather_word(fd, i);
+            for (uint32_t i = 0; i < n; i++)
+                gather_word_upto(fd, i, m1);
+        }
+#pragma omp for schedule(static)
+        for (uint32_t i = 0; i < n; i++) {
+            double *z = fd->Z + (size_t)i * p, dg = fd->diag[i];
+            const double *v = fd->V + (size_t)i * p;
+            for (uint32_t k = 0; k < p; k++)
+                z[k] -= dg * v[k];
+        }
     }
     return JSMF_OK;
 }

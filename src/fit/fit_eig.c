@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bigmem.h"
 #include "core/budget.h"
 #include "fit_internal.h"
 
@@ -98,13 +99,13 @@ static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
                           (double)have / 1e9);
     ws_release(ws);
     ws->Vb = calloc(depth, sizeof *ws->Vb), ws->Wb = calloc(depth, sizeof *ws->Wb);
-    ws->Y = malloc(sizeof(double) * np), ws->AY = malloc(sizeof(double) * np);
-    ws->tmp = malloc(sizeof(double) * np);
+    ws->Y = big_malloc(sizeof(double) * np), ws->AY = big_malloc(sizeof(double) * np);
+    ws->tmp = big_malloc(sizeof(double) * np);
     int fail = !ws->Vb || !ws->Wb || !ws->Y || !ws->AY || !ws->tmp;
     ws->depth = ws->Vb && ws->Wb ? depth : 0;
     for (uint32_t j = 0; j < ws->depth && !fail; j++)
-        fail = !(ws->Vb[j] = malloc(sizeof(double) * np)) ||
-               !(ws->Wb[j] = malloc(sizeof(double) * np));
+        fail = !(ws->Vb[j] = big_malloc(sizeof(double) * np)) ||
+               !(ws->Wb[j] = big_malloc(sizeof(double) * np));
     if (fail) {
         ws_release(ws);
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u blocks of %zu "

@@ -299,6 +299,10 @@ int fit_docs_cached(const fit_docs *fd);
 /* Products keep the documents' vectors in float32 (sums stay in double): as C's rows go to
  * float32 when they do not fit in double, half the memory traffic. */
 void fit_docs_single(fit_docs *fd, int single);
+/* The in-memory product's cache tiles, in bytes (0: the default; UINT64_MAX: untiled): documents'
+ * vectors a tile of the gather, rows of V a tile of the documents' sums, sums held at once. The
+ * bits do not depend on them (tests). */
+void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk);
 void fit_docs_scans(const fit_docs *fd, uint64_t *scans, double *secs);
 /* Z (n x p, all rows) = C V. */
 int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z);
@@ -321,6 +325,9 @@ int fit_lowrank_finish(fit_lowrank *lr, const uint32_t *extra, uint32_t nextra);
 int fit_lowrank_row_stats(const fit_lowrank *lr, double *c, double *q2);
 void fit_lowrank_rows(const fit_lowrank *lr, uint32_t r0, uint32_t nb, double *out);
 int fit_lowrank_apply(void *ctx, const double *V, uint32_t p, double *Z);
+/* Whether fit_lowrank_set keeps P = max(-Y Y_I^T, 0) for the products (default 1, when it
+ * fits; 0: each product makes it again, the same bits — tests). */
+void fit_lowrank_keep_p(fit_lowrank *lr, int keep);
 int fit_lowrank_cols(const fit_lowrank *lr, const uint32_t *S, uint32_t m, double *RS);
 uint32_t fit_lowrank_k(const fit_lowrank *lr);
 uint32_t fit_lowrank_l(const fit_lowrank *lr);

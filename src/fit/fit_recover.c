@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "core/bigmem.h"
 #include "fit_internal.h"
 #include "mpi/comm.h"
 
@@ -218,7 +219,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     uint32_t r0 = L.r0, nl = L.r1 - L.r0;
     double *Tt = calloc((size_t)nl * k + 1, sizeof(double)), *H = malloc(sizeof(double) * k * k);
     double *Hinv = malloc(sizeof(double) * k * k), *F = malloc(sizeof(double) * k * k);
-    double *rhs = malloc(sizeof(double) * nl * k + 1);
+    double *rhs = big_malloc(sizeof(double) * nl * k + 1);
     uint32_t *iters = calloc(n, sizeof *iters);
     unsigned char *skip = calloc(n, 1);
     double *res = calloc(n, sizeof(double));
@@ -394,7 +395,7 @@ int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A)
 {
     uint32_t n = R->n;
     double *G = malloc(sizeof(double) * k * k), *Gi = malloc(sizeof(double) * k * k);
-    double *Bp = malloc(sizeof(double) * n * k), *RB = malloc(sizeof(double) * n * k);
+    double *Bp = big_malloc(sizeof(double) * n * k), *RB = big_malloc(sizeof(double) * n * k);
     double *T = malloc(sizeof(double) * k * k);
     int rc = JSMF_OK;
     if (!G || !Gi || !Bp || !RB || !T) {

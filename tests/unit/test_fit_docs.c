@@ -1,8 +1,8 @@
 /* test_fit_docs.c — C applied through its documents (fit_docs.c, fit_source.c): products, chosen
  * rows and every row against a dense C built pair by pair from the same documents, without and
- * with late words (admission points); the same bits for 1, 2 and 3 threads; a fit through the
- * documents against the fit through the rows of that dense C, on the compressed and the dense
- * paths; the cost rule. */
+ * with late words (admission points); the same bits for 1, 2 and 3 threads and for any cache
+ * tiles; a fit through the documents against the fit through the rows of that dense C, on the
+ * compressed and the dense paths; the cost rule. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +131,27 @@ static int collect_row(void *arg, uint32_t row, const uint32_t *cols, const doub
     return 0;
 }
 
+/* The in-memory product's cache tiles change no bit, in double and in float32: untiled against
+ * tiles of one document / word and of a few (p = 5: 40 bytes a row of V). */
+static void check_tiles(fit_docs *fd, const double *V, uint32_t p, uint32_t n)
+{
+    static const uint64_t tiles[3][3] = {{UINT64_MAX, UINT64_MAX, UINT64_MAX}, {1, 1, 1},
+                                         {100, 300, 200}};
+    double *Zu = malloc(sizeof(double) * n * p), *Zt = malloc(sizeof(double) * n * p);
+    for (int single = 0; single <= 1; single++) {
+        fit_docs_single(fd, single);
+        for (int t = 0; t < 3; t++) {
+            fit_docs_tiles(fd, tiles[t][0], tiles[t][1], tiles[t][2]);
+            CHECK_OK(fit_docs_apply(fd, V, p, t ? Zt : Zu));
+            if (t)
+                CHECK(memcmp(Zt, Zu, sizeof(double) * n * p) == 0);
+        }
+    }
+    fit_docs_single(fd, 0);
+    fit_docs_tiles(fd, 0, 0, 0);
+    free(Zu), free(Zt);
+}
+
 /* Products, rows and every row through the documents against the dense C. */
 static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
 {
@@ -157,6 +178,7 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
         CHECK(fit_docs_cached(fd) == (fit_docs_bytes(&D) <= mem / 2));
         CHECK_OK(fit_docs_apply(fd, V, p, Z));
         CHECK(max_abs(Z, Zr, (size_t)n * p) <= 1e-12 * max_val(Zr, (size_t)n * p));
+        check_tiles(fd, V, p, n);
         if (nt == 1)
             memcpy(Z1, Z, sizeof(double) * n * p);
         else /* the same bits for any thread count */
