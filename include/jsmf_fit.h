@@ -175,7 +175,8 @@ typedef struct jsmf_fit_report {
     double final_neg_frac, final_neg_mass; /**< clip of the final rectified C */
     jsmf_metrics metrics;         /**< against the original C */
     int c_metrics_skipped;        /**< recovery and approximation against C not computed: C was
-                                       too large for memory and would need two more passes */
+                                       too large for memory and would need two more passes (1),
+                                       or JSMF_FIT_NO_C_METRICS asked so (2) */
     double recovery_rect;         /**< Recovery against the rectified C (000 Sec. 5.1, log not taken) */
     double approximation_rect;    /**< ||C_rect - B A B^T||_F */
     uint32_t levels;              /**< levels fitted (1 + super-topic levels) */
@@ -228,9 +229,12 @@ enum {
     JSMF_FIT_FORCE = 1,         /**< replace what is at the model directory */
     JSMF_FIT_SAVE_RECTIFIED = 2, /**< also write DIR/rectified.npy: the dense path's rectified
                                      C, N x N (for inspection and reference tests) */
-    JSMF_FIT_WARM = 4           /**< with a previous model: start C's eigendecomposition from its
+    JSMF_FIT_WARM = 4,          /**< with a previous model: start C's eigendecomposition from its
                                      factor (formats/fit.md, "Warm start": measured not to give
                                      the cold fit's model on debdesc, hence not the default) */
+    JSMF_FIT_NO_C_METRICS = 8   /**< leave out the two metrics that read C again (recovery,
+                                     approximation: NaN, c_metrics_skipped set), as when a
+                                     refinement replaces the model ('jsmf fit --corpus') */
 };
 
 /** 'jsmf fit' as one call: fit the C at `input` (a store, .npy or .mtx; jsmf_source_open) with

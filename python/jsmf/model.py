@@ -580,7 +580,7 @@ def fit(input, k, out=None, previous=None, force=False, progress=True, corpus=No
             o.products = 2  # JSMF_PRODUCTS_DOCUMENTS
         if o.rectify == RECTIFY["compressed"] and not o.rectify_iters:
             o.rectify_iters = 10
-    flags = 1 if force else 0
+    flags = (1 if force else 0) | (8 if refining else 0)  # JSMF_FIT_FORCE, JSMF_FIT_NO_C_METRICS
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="jsmf-fit-")

@@ -154,6 +154,7 @@ int jsmf_fit_to_dir_after(const char *input, const char *dir, const char *previo
         return rc;
     }
     plan_checkpoint(dir, &in, &o, c, &st, ckpt, sizeof ckpt);
+    st.no_c_metrics = (flags & JSMF_FIT_NO_C_METRICS) != 0;
     jsmf_fit_report *r = rep ? rep : malloc(sizeof *r);
     jsmf_model *m = NULL;
     rc = r ? fit_run(&in.src, in.vocab, &o, &st, &m, r)

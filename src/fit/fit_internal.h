@@ -62,6 +62,7 @@ typedef struct fit_start {
     const char *ckpt;
     char key[256];
     int resumed;   /* out: the eigendecomposition came from ckpt */
+    int no_c_metrics; /* JSMF_FIT_NO_C_METRICS */
     double *c_out; /* out */
 } fit_start;
 void fit_start_clear(fit_start *st);

@@ -224,7 +224,10 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
         jsmf_report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
                          r->rank_rows_min, r->rank_rows_max,
                          rm && rm->factored ? " and of the factor" : "");
-    if (r->c_metrics_skipped) {
+    if (r->c_metrics_skipped == 2)
+        jsmf_report_line(f, p, "recovery and approximation against C not computed: the "
+                         "refinement replaces this model");
+    else if (r->c_metrics_skipped) {
         jsmf_report_line(f, p, "recovery and approximation against C not computed: C is larger");
         jsmf_report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "
                          "does it");
