@@ -85,14 +85,13 @@ void wordmap_find_many(const jsmf_wordmap *m, const char *const *tok, const uint
                        uint32_t n, uint32_t *rows)
 {
     enum { AHEAD = 32 };
-    uint64_t h[AHEAD];
+    uint64_t h[AHEAD], k[AHEAD][3];
     for (uint32_t b = 0; b < n; b += AHEAD) {
         uint32_t nb = n - b < AHEAD ? n - b : AHEAD;
         /* hash the block and ask for its slots first: their misses overlap */
         for (uint32_t i = 0; i < nb; i++) {
-            uint64_t k[3];
-            wordkey_make(k, tok[b + i], len[b + i], 0);
-            h[i] = wordkey_hash(k, tok[b + i], len[b + i]);
+            wordkey_make(k[i], tok[b + i], len[b + i], 0);
+            h[i] = wordkey_hash(k[i], tok[b + i], len[b + i]);
             __builtin_prefetch(&m->slot[h[i] & m->mask]);
         }
         for (uint32_t i = 0; i < nb; i++) { /* then the entries their first probes name */
@@ -100,11 +99,8 @@ void wordmap_find_many(const jsmf_wordmap *m, const char *const *tok, const uint
             if (sl)
                 __builtin_prefetch(&m->e[(uint32_t)sl - 1]);
         }
-        for (uint32_t i = 0; i < nb; i++) {
-            uint64_t k[3];
-            wordkey_make(k, tok[b + i], len[b + i], 0);
-            rows[b + i] = find_hashed(m, k, tok[b + i], len[b + i], h[i]);
-        }
+        for (uint32_t i = 0; i < nb; i++)
+            rows[b + i] = find_hashed(m, k[i], tok[b + i], len[b + i], h[i]);
     }
 }
 

@@ -780,20 +780,18 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
             goto out;
         if ((rc = approx_rect(&R, q2, k, m->B, m->A, &rep->approximation_rect, rep)))
             goto out;
-        const double *unigram = R.src                  ? fit_csrc_rowsums(R.src)
-                                : R.kind == FIT_LOWRANK ? fit_lowrank_unigram(R.lr)
-                                                        : NULL;
-        if (st && st->no_c_metrics && unigram) {
-            /* the model is about to be replaced (a refinement follows): only what needs no C */
+        /* The two metrics that need C again are left out when a refinement replaces the model
+         * (2), or when C is read from its source on every pass (1: 'jsmf eval MODEL --store
+         * STORE' computes them); the others need only C's unigram. */
+        const double *lr_unigram = R.kind == FIT_LOWRANK ? fit_lowrank_unigram(R.lr) : NULL;
+        const double *unigram = R.src ? fit_csrc_rowsums(R.src) : lr_unigram;
+        int skip = st && st->no_c_metrics && unigram                    ? 2
+                   : R.kind == FIT_LOWRANK && R.c_streamed && lr_unigram ? 1
+                                                                         : 0;
+        if (skip) {
             rep->metrics.recovery = rep->metrics.approximation = NAN;
-            rep->c_metrics_skipped = 2;
-            rc = fit_metrics_local(m, unigram, &rep->metrics);
-        } else if (R.kind == FIT_LOWRANK && R.c_streamed && fit_lowrank_unigram(R.lr)) {
-            /* C is read from its source on every pass: the two metrics that need C again are
-             * left to 'jsmf eval MODEL --store STORE', the others need only its unigram */
-            rep->metrics.recovery = rep->metrics.approximation = NAN;
-            rep->c_metrics_skipped = 1;
-            rc = fit_metrics_local(m, fit_lowrank_unigram(R.lr), &rep->metrics);
+            rep->c_metrics_skipped = skip;
+            rc = fit_metrics_local(m, skip == 2 ? unigram : lr_unigram, &rep->metrics);
         } else if (R.src) {
             rc = fit_metrics_c(m, R.src, &rep->metrics);
         } else {
