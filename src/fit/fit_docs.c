@@ -38,6 +38,10 @@
  * CPU s a product against 7.2-8.9 untiled (tools/bench/fit-results.md). */
 #define SUM_TILE_BYTES ((uint64_t)8 << 20)
 #define SUM_CHUNK_BYTES ((uint64_t)64 << 20)
+/* The documents' vectors held at once, as a share of the budget (at least one chunk of sums):
+ * a product makes them a run of documents at a time and gathers each run before the next, so
+ * G never needs M p numbers (24 GB for 20M baskets at p = 300) and the sums are the same. */
+#define HELD_SHARE 16
 
 struct fit_docs {
     const jsmf_doc_source *D;
@@ -65,8 +69,9 @@ struct fit_docs {
     double *acc;        /* documents' sums h_m^T V of a chunk (tiled sums, one level) */
     uint64_t *dcur;     /* each chunk document's next entry to add */
     size_t acc_cap, dcur_cap;
-    uint64_t tile_gather, tile_sum, chunk_sum; /* bytes (fit_docs_tiles) */
-    uint64_t *goff;     /* first vector of each document in G, and the total (M + 1) */
+    uint64_t tile_gather, tile_sum, chunk_sum, held; /* bytes (fit_docs_tiles) */
+    uint64_t *goff;     /* first vector of each document, and the total (M + 1) */
+    uint64_t g0;        /* the first vector G holds now (the run's first document's goff) */
     double *dscale;     /* w_m / T of each document */
     double *G;          /* every document's level vectors of a product */
     float *Gf;          /* the same in float32 (single) */
@@ -268,7 +273,7 @@ int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     fd->D = D, fd->n = n, fd->nt = nt > 0 ? nt : 1, fd->m = D->n_docs, fd->inv_t = 1 / D->total;
     fd->progress = progress, fd->progress_arg = parg, fd->mem = mem;
-    fit_docs_tiles(fd, 0, 0, 0);
+    fit_docs_tiles(fd, 0, 0, 0, 0);
     open_state o = {0, 0, calloc(n ? n : 1, sizeof(double))};
     fd->colcnt = calloc(n ? n : 1, sizeof(uint64_t));
     fd->diag = malloc(sizeof(double) * (n ? n : 1));
@@ -334,11 +339,12 @@ void fit_docs_close(fit_docs *fd)
     free(fd);
 }
 
-void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk)
+void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk, uint64_t held)
 {
     fd->tile_gather = gather ? gather : GATHER_TILE_BYTES;
     fd->tile_sum = sum ? sum : SUM_TILE_BYTES;
     fd->chunk_sum = chunk ? chunk : SUM_CHUNK_BYTES;
+    fd->held = held ? held : fd->mem / HELD_SHARE;
 }
 
 void fit_docs_single(fit_docs *fd, int single)
@@ -539,9 +545,8 @@ int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z)
         fd->scratch_p = p;
     }
     fd->V = V, fd->Z = Z, fd->p = p;
-    /* documents in memory and all their vectors within a quarter of the budget: whole */
-    size_t gbytes = fd->single ? sizeof(float) : sizeof(double);
-    if (fd->cached && (double)fd->goff[fd->m] * p * gbytes <= fd->mem / 4) {
+    /* documents in memory: their vectors a run at a time (product_whole) */
+    if (fd->cached) {
         rc = product_whole(fd);
         fd->V = NULL, fd->Z = NULL;
         return rc;
@@ -686,10 +691,10 @@ FIT_HOT static void gather_direct(const fit_docs *fd, uint64_t c0, uint64_t c1, 
 {
     uint32_t p = fd->p;
     for (uint64_t c = c0; c < c1; c++) {
-        const double *r = fd->G + (size_t)fd->cdoc[c] * p;
+        const double *r = fd->G + (size_t)(fd->cdoc[c] - fd->g0) * p;
         double h = fd->ccnt[c];
         if (c + AHEAD < c1)
-            prefetch_row(fd->G + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(double) * p);
+            prefetch_row(fd->G + (size_t)(fd->cdoc[c + AHEAD] - fd->g0) * p, sizeof(double) * p);
 #pragma omp simd
         for (uint32_t k = 0; k < p; k++)
             z[k] += h * r[k];
@@ -701,10 +706,10 @@ FIT_HOT static void gather_direct_f(const fit_docs *fd, uint64_t c0, uint64_t c1
 {
     uint32_t p = fd->p;
     for (uint64_t c = c0; c < c1; c++) {
-        const float *r = fd->Gf + (size_t)fd->cdoc[c] * p;
+        const float *r = fd->Gf + (size_t)(fd->cdoc[c] - fd->g0) * p;
         double h = fd->ccnt[c];
         if (c + AHEAD < c1)
-            prefetch_row(fd->Gf + (size_t)fd->cdoc[c + AHEAD] * p, sizeof(float) * p);
+            prefetch_row(fd->Gf + (size_t)(fd->cdoc[c + AHEAD] - fd->g0) * p, sizeof(float) * p);
 #pragma omp simd
         for (uint32_t k = 0; k < p; k++)
             z[k] += h * r[k];
@@ -719,10 +724,10 @@ FIT_HOT static void gather_indexed(const fit_docs *fd, uint64_t c0, uint64_t c1,
         uint32_t m = fd->cdoc[c];
         if (fd->dscale[m] == 0)
             continue;
-        size_t at = (fd->goff[m] + (fd->cslot ? fd->cslot[c] : 0)) * p;
+        size_t at = (fd->goff[m] - fd->g0 + (fd->cslot ? fd->cslot[c] : 0)) * p;
         double h = fd->ccnt[c];
         if (c + AHEAD < c1) {
-            size_t nx = (fd->goff[fd->cdoc[c + AHEAD]] +
+            size_t nx = (fd->goff[fd->cdoc[c + AHEAD]] - fd->g0 +
                          (fd->cslot ? fd->cslot[c + AHEAD] : 0)) * p;
             if (fd->single)
                 prefetch_row(fd->Gf + nx, sizeof(float) * p);
@@ -799,11 +804,11 @@ FIT_HOT static void put_doc_vector(fit_docs *fd, uint64_t m, const double *g)
     uint32_t p = fd->p;
     double s = fd->dscale[m] * fd->F[0];
     if (fd->single) {
-        float *out = fd->Gf + (size_t)fd->goff[m] * p;
+        float *out = fd->Gf + (size_t)(fd->goff[m] - fd->g0) * p;
         for (uint32_t c = 0; c < p; c++)
             out[c] = (float)(s * g[c]);
     } else {
-        double *out = fd->G + (size_t)fd->goff[m] * p;
+        double *out = fd->G + (size_t)(fd->goff[m] - fd->g0) * p;
         for (uint32_t c = 0; c < p; c++)
             out[c] = s * g[c];
     }
@@ -823,14 +828,15 @@ static uint64_t sum_chunk_docs(const fit_docs *fd)
     return d >= fd->m ? fd->m : d ? d : 1;
 }
 
-/* Every document's vector (one level): a chunk of documents at a time, its sums over the words
- * a tile at a time. Words are added in the order of the document's entries (ascending, as the
- * tiles), so each sum has the bits of doc_vectors' sweep. Called by every thread of a team. */
-static void tiled_vectors(fit_docs *fd, uint64_t chunk, uint32_t wtile)
+/* The vectors of documents [s0, s1) (one level): a chunk of documents at a time, its sums over
+ * the words a tile at a time. Words are added in the order of the document's entries
+ * (ascending, as the tiles), so each sum has the bits of doc_vectors' sweep. Called by every
+ * thread of a team. */
+static void tiled_vectors(fit_docs *fd, uint64_t s0, uint64_t s1, uint64_t chunk, uint32_t wtile)
 {
     uint32_t n = fd->n, p = fd->p;
-    for (uint64_t d0 = 0; d0 < fd->m; d0 += chunk) {
-        uint64_t d1 = fd->m - d0 < chunk ? fd->m : d0 + chunk;
+    for (uint64_t d0 = s0; d0 < s1; d0 += chunk) {
+        uint64_t d1 = s1 - d0 < chunk ? s1 : d0 + chunk;
 #pragma omp for schedule(static)
         for (uint64_t m = d0; m < d1; m++) {
             memset(fd->acc + (size_t)(m - d0) * p, 0, sizeof(double) * p);
@@ -850,34 +856,80 @@ static void tiled_vectors(fit_docs *fd, uint64_t chunk, uint32_t wtile)
     }
 }
 
-/* Documents in memory: every document's vectors into G (documents in parallel), then each row
- * of Z gathered over the documents holding its word, in their order (words in parallel): Z is
- * written once a row, where the stepped product adds to it once an entry. */
+/* The same one document at a time (levels: each document's prefixes in one sweep). */
+static void swept_vectors(fit_docs *fd, uint64_t s0, uint64_t s1, double *tmp)
+{
+    uint32_t p = fd->p;
+    double *vec = tmp + 2 * (size_t)p;
+    jsmf_doc_block all = {0, (uint32_t)fd->m, fd->offs, fd->ids, fd->counts};
+#pragma omp for schedule(dynamic, 256)
+    for (uint64_t m = s0; m < s1; m++) {
+        if (fd->dscale[m] == 0)
+            continue;
+        uint64_t g0 = (fd->goff[m] - fd->g0) * p, len = (fd->goff[m + 1] - fd->goff[m]) * p;
+        doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m], fd->single ? vec : fd->G + g0,
+                    fd->eslot, tmp);
+        for (uint64_t k = 0; fd->single && k < len; k++)
+            fd->Gf[g0 + k] = (float)vec[k];
+    }
+}
+
+/* Documents a run: their vectors (at most fd->held bytes, at least a chunk of sums) are made
+ * and gathered before the next run's. Runs end on chunk boundaries, so the sums are the
+ * whole product's. */
+static uint64_t run_docs(const fit_docs *fd, uint64_t chunk)
+{
+    double row = (fd->single ? sizeof(float) : sizeof(double)) * (double)fd->p *
+                 ((double)fd->goff[fd->m] / (double)fd->m);
+    double r = (double)fd->held / (row > 0 ? row : 1);
+    uint64_t run = r >= (double)fd->m ? fd->m : r >= 1 ? (uint64_t)r : 1;
+    run = run > chunk ? run / chunk * chunk : chunk;
+    return run < fd->m ? run : fd->m;
+}
+
+/* G for the largest run of documents (vectors: goff's span). */
+static int ensure_held(fit_docs *fd, uint64_t run)
+{
+    uint64_t most = 0;
+    for (uint64_t s0 = 0; s0 < fd->m; s0 += run) {
+        uint64_t s1 = fd->m - s0 < run ? fd->m : s0 + run;
+        most = fd->goff[s1] - fd->goff[s0] > most ? fd->goff[s1] - fd->goff[s0] : most;
+    }
+    size_t need = (size_t)most * fd->p;
+    if (need <= fd->g_cap && (fd->single ? (void *)fd->Gf : (void *)fd->G))
+        return JSMF_OK;
+    free(fd->G), free(fd->Gf);
+    fd->G = NULL, fd->Gf = NULL, fd->g_cap = 0;
+    if (fd->single)
+        fd->Gf = big_malloc(sizeof(float) * (need ? need : 1));
+    else
+        fd->G = big_malloc(sizeof(double) * (need ? need : 1));
+    if (!fd->G && !fd->Gf)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
+    fd->g_cap = need;
+    return JSMF_OK;
+}
+
+/* Documents in memory: a run of documents' vectors into G (documents in parallel), then each
+ * row of Z gathered over the run's documents holding its word, in their order (words in
+ * parallel), run after run: Z is written once a row a run, where the stepped product adds to
+ * it once an entry, and each row's sum runs over its documents in their order, so the bits are
+ * those of one sweep whatever the runs and tiles. */
 static int product_whole(fit_docs *fd)
 {
     uint32_t n = fd->n, p = fd->p;
-    size_t need = (size_t)fd->goff[fd->m] * p;
-    if (need > fd->g_cap || !(fd->single ? (void *)fd->Gf : (void *)fd->G)) {
-        free(fd->G), free(fd->Gf);
-        fd->G = NULL, fd->Gf = NULL, fd->g_cap = 0;
-        if (fd->single)
-            fd->Gf = big_malloc(sizeof(float) * need);
-        else
-            fd->G = big_malloc(sizeof(double) * need);
-        if (!fd->G && !fd->Gf)
-            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
-        fd->g_cap = need;
-    }
     if (fd->lvl && fd->offs[fd->m] > fd->e_cap) {
         uint32_t *e = realloc(fd->eslot, sizeof(uint32_t) * fd->offs[fd->m]);
         if (!e)
             return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the documents' vectors");
         fd->eslot = e, fd->e_cap = fd->offs[fd->m];
     }
-    jsmf_doc_block all = {0, (uint32_t)fd->m, fd->offs, fd->ids, fd->counts};
-    uint64_t tile = gather_tile_docs(fd), chunk = sum_chunk_docs(fd);
+    uint64_t tile = gather_tile_docs(fd), chunk = sum_chunk_docs(fd), run = run_docs(fd, chunk);
     uint32_t wtile = fd->lvl ? n : sum_tile_words(fd);
     int tiled = wtile < n; /* (levels: each document's prefixes in one sweep, untiled) */
+    int rc = ensure_held(fd, run);
+    if (rc)
+        return rc;
     if (tiled && (chunk * p > fd->acc_cap || chunk > fd->dcur_cap)) {
         free(fd->acc), free(fd->dcur);
         fd->acc = big_malloc(sizeof(double) * chunk * p);
@@ -889,33 +941,28 @@ static int product_whole(fit_docs *fd)
     }
 #pragma omp parallel num_threads(fd->nt)
     {
-        double *tmp = fd->scratch[omp_get_thread_num()], *vec = tmp + 2 * (size_t)p;
-        if (tiled) {
-            tiled_vectors(fd, chunk, wtile);
-        } else {
-#pragma omp for schedule(dynamic, 256)
-            for (uint64_t m = 0; m < fd->m; m++) {
-                if (fd->dscale[m] == 0)
-                    continue;
-                uint64_t g0 = fd->goff[m] * p, len = (fd->goff[m + 1] - fd->goff[m]) * p;
-                doc_vectors(fd, &all, (uint32_t)m, fd->dscale[m],
-                            fd->single ? vec : fd->G + g0, fd->eslot, tmp);
-                for (uint64_t k = 0; fd->single && k < len; k++)
-                    fd->Gf[g0 + k] = (float)vec[k];
-            }
-        }
-        /* Z row by row, a tile of documents at a time: each row's sum still runs over its
-         * documents in their order, so the bits are those of one sweep */
+        double *tmp = fd->scratch[omp_get_thread_num()];
 #pragma omp for schedule(static)
         for (uint32_t i = 0; i < n; i++) {
             memset(fd->Z + (size_t)i * p, 0, sizeof(double) * p);
             fd->wcur[i] = fd->coff[i];
         }
-        for (uint64_t m0 = 0; m0 < fd->m; m0 += tile) {
-            uint64_t m1 = fd->m - m0 < tile ? fd->m : m0 + tile;
+        for (uint64_t s0 = 0; s0 < fd->m; s0 += run) {
+            uint64_t s1 = fd->m - s0 < run ? fd->m : s0 + run;
+#pragma omp single
+            fd->g0 = fd->goff[s0];
+            /* (single's barrier: every thread sees the run's first vector) */
+            if (tiled)
+                tiled_vectors(fd, s0, s1, chunk, wtile);
+            else
+                swept_vectors(fd, s0, s1, tmp);
+            /* Z row by row, a tile of documents at a time */
+            for (uint64_t m0 = s0; m0 < s1; m0 += tile) {
+                uint64_t m1 = s1 - m0 < tile ? s1 : m0 + tile;
 #pragma omp for schedule(dynamic, 64)
-            for (uint32_t i = 0; i < n; i++)
-                gather_word_upto(fd, i, m1);
+                for (uint32_t i = 0; i < n; i++)
+                    gather_word_upto(fd, i, m1);
+            }
         }
 #pragma omp for schedule(static)
         for (uint32_t i = 0; i < n; i++) {

@@ -301,9 +301,10 @@ int fit_docs_cached(const fit_docs *fd);
  * float32 when they do not fit in double, half the memory traffic. */
 void fit_docs_single(fit_docs *fd, int single);
 /* The in-memory product's cache tiles, in bytes (0: the default; UINT64_MAX: untiled): documents'
- * vectors a tile of the gather, rows of V a tile of the documents' sums, sums held at once. The
- * bits do not depend on them (tests). */
-void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk);
+ * vectors a tile of the gather, rows of V a tile of the documents' sums, sums held at once, and
+ * documents' vectors held at once (a run; default a sixteenth of the budget). The bits do not
+ * depend on them (tests). */
+void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk, uint64_t held);
 void fit_docs_scans(const fit_docs *fd, uint64_t *scans, double *secs);
 /* Z (n x p, all rows) = C V. */
 int fit_docs_apply(fit_docs *fd, const double *V, uint32_t p, double *Z);

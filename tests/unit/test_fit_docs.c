@@ -131,24 +131,30 @@ static int collect_row(void *arg, uint32_t row, const uint32_t *cols, const doub
     return 0;
 }
 
-/* The in-memory product's cache tiles change no bit, in double and in float32: untiled against
- * tiles of one document / word and of a few (p = 5: 40 bytes a row of V). */
-static void check_tiles(fit_docs *fd, const double *V, uint32_t p, uint32_t n)
+/* The in-memory product's cache tiles and runs change no bit, in double and in float32:
+ * untiled and whole against tiles of one document / word and of a few (p = 5: 40 bytes a row
+ * of V), and runs of one document's vectors and of a few; in double, also the stepped product
+ * of documents not held in memory (Zs, when given). */
+static void check_tiles(fit_docs *fd, const double *V, uint32_t p, uint32_t n, const double *Zs)
 {
-    static const uint64_t tiles[3][3] = {{UINT64_MAX, UINT64_MAX, UINT64_MAX}, {1, 1, 1},
-                                         {100, 300, 200}};
+    static const uint64_t tiles[4][4] = {{UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX},
+                                         {1, 1, 1, 1},
+                                         {100, 300, 200, 500},
+                                         {0, 0, 0, 8}};
     double *Zu = malloc(sizeof(double) * n * p), *Zt = malloc(sizeof(double) * n * p);
     for (int single = 0; single <= 1; single++) {
         fit_docs_single(fd, single);
-        for (int t = 0; t < 3; t++) {
-            fit_docs_tiles(fd, tiles[t][0], tiles[t][1], tiles[t][2]);
+        for (int t = 0; t < 4; t++) {
+            fit_docs_tiles(fd, tiles[t][0], tiles[t][1], tiles[t][2], tiles[t][3]);
             CHECK_OK(fit_docs_apply(fd, V, p, t ? Zt : Zu));
             if (t)
                 CHECK(memcmp(Zt, Zu, sizeof(double) * n * p) == 0);
         }
+        if (!single && Zs)
+            CHECK(memcmp(Zs, Zu, sizeof(double) * n * p) == 0);
     }
     fit_docs_single(fd, 0);
-    fit_docs_tiles(fd, 0, 0, 0);
+    fit_docs_tiles(fd, 0, 0, 0, 0);
     free(Zu), free(Zt);
 }
 
@@ -159,7 +165,7 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
     jsmf_doc_csr csr = {n, d->m, d->offs, d->ids, d->counts, d->admit};
     jsmf_doc_source D;
     CHECK_OK(jsmf_doc_csr_source(&csr, block_docs, &D));
-    if (!mem) /* the documents in memory, their vectors not: the stepped product */
+    if (!mem) /* the documents in memory, a budget too small for their vectors: short runs */
         mem = 2 * fit_docs_bytes(&D) + 16;
     double *C = dense_c(d), scale = max_val(C, (size_t)n * n);
     double *V = malloc(sizeof(double) * n * p), *Z = malloc(sizeof(double) * n * p);
@@ -170,6 +176,14 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
         for (uint32_t j = 0; j < n; j++)
             for (uint32_t c = 0; c < p; c++)
                 Zr[(size_t)i * p + c] += C[(size_t)i * n + j] * V[(size_t)j * p + c];
+    /* the stepped product of documents read from their source, for the bits of the others */
+    double *Zs = malloc(sizeof(double) * n * p);
+    fit_docs *fs = NULL;
+    CHECK_OK(fit_docs_open(&D, n, 16, 2, NULL, NULL, &fs));
+    CHECK(fs && !fit_docs_cached(fs));
+    if (fs)
+        CHECK_OK(fit_docs_apply(fs, V, p, Zs));
+    fit_docs_close(fs);
     for (int nt = 1; nt <= 3; nt++) {
         fit_docs *fd = NULL;
         CHECK_OK(fit_docs_open(&D, n, mem, nt, NULL, NULL, &fd));
@@ -178,7 +192,9 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
         CHECK(fit_docs_cached(fd) == (fit_docs_bytes(&D) <= mem / 2));
         CHECK_OK(fit_docs_apply(fd, V, p, Z));
         CHECK(max_abs(Z, Zr, (size_t)n * p) <= 1e-12 * max_val(Zr, (size_t)n * p));
-        check_tiles(fd, V, p, n);
+        check_tiles(fd, V, p, n, fit_docs_cached(fd) ? Zs : NULL);
+        if (!fit_docs_cached(fd)) /* streamed: the same bits as the stepped product */
+            CHECK(memcmp(Z, Zs, sizeof(double) * n * p) == 0);
         if (nt == 1)
             memcpy(Z1, Z, sizeof(double) * n * p);
         else /* the same bits for any thread count */
@@ -229,7 +245,7 @@ static void check_ops(const docs_t *d, uint32_t block_docs, uint64_t mem)
         CHECK(max_abs(Z, Zr, (size_t)n * p) <= 1e-12 * max_val(Zr, (size_t)n * p));
         fit_csrc_close(s);
     }
-    free(C), free(V), free(Z), free(Zr), free(Z1);
+    free(C), free(V), free(Z), free(Zr), free(Z1), free(Zs);
     jsmf_doc_csr_source_free(&D);
 }
 
