@@ -162,12 +162,15 @@ static int rr_column(const fit_part *L, uint32_t p, uint32_t m, double **Vb, uin
  * Y = V S and A Y = W S. For j < depth-1, W_j lies in span(V_0..V_{j+1}) (V_{j+1} is W_j made
  * orthogonal to the earlier blocks; the random columns orth_block adds where W_j was rank
  * deficient only widen it), so W_j = V T_{.,j}, and with T S = S diag(w):
- *   A Y = sum_{j<d-1} V T_{.,j} S_j + W_{d-1} S_{d-1} = V (S diag(w) - T_{.,d-1} S_{d-1}) + W_{d-1} S_{d-1}
+ *   A Y = sum_{j<d-1} V T_{.,j} S_j + W_{d-1} S_{d-1}
+ *       = V (S diag(w) - T_{.,d-1} S_{d-1}) + W_{d-1} S_{d-1}
  *       = Y diag(w) + F S_{d-1},   F = W_{d-1} - V (V^T W_{d-1}) = (I - V V^T) A V_{d-1},
  * the block Lanczos residual: R = A Y - Y diag(w) = F S_{d-1}, the true residual up to rounding
- * (and up to the directions of W_j below SVQB's 1e-12 cut). One pass over the rows, a chunk at a
- * time: U gets Y's first k columns, Wl (holding W_{d-1}) gets A Y, part[chunk] the squared
- * norms of R's first k columns in that chunk (reduced in chunk order by the caller). */
+ * and up to the parts of W_j (j < d-1) in directions SVQB dropped from V_{j+1} (Gram eigenvalues
+ * below 1e-24 of the largest; the Gram being exact to ~1e-16, components up to ~1e-8 of the
+ * block's norm). Depth 1 (the rectification's steps) has no such term. One pass over the rows,
+ * a chunk at a time: U gets Y's first k columns, Wl (holding W_{d-1}) gets A Y, part[chunk] the
+ * squared norms of R's first k columns in that chunk (reduced in chunk order by the caller). */
 typedef struct {
     const fit_part *L;
     uint32_t depth, p, k;
