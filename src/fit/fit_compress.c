@@ -677,15 +677,21 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     /* an MPI job: each rank holds C's rows and the same rows of every n-row block */
     fit_part L = fit_csrc_part(src);
     uint32_t nl = L.r1 - L.r0;
-    lr = fit_lowrank_new(&L, k, l, nt);
     U = big_malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
-    Yn = big_malloc(sizeof(double) * nl * k + 1), Qn = big_malloc(sizeof(double) * nl * p + 1);
-    if (!lr || !U || !lam || !Yn || !Qn)
+    if (!U || !lam)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
     fit_eig_result er;
     if ((rc = first_eig(src, &L, o, st, U, lam, &er)))
+        goto out;
+    /* the steps' n-row arrays only now: the first eigendecomposition's blocks are gone (at
+     * N=1M, K=200 these three are 5.1 GB, the eigendecomposition's 12 GB) */
+    lr = fit_lowrank_new(&L, k, l, nt);
+    Yn = big_malloc(sizeof(double) * nl * k + 1), Qn = big_malloc(sizeof(double) * nl * p + 1);
+    if (!lr || !Yn || !Qn)
+        rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
+    if ((rc = fit_part_agree(&L, rc)))
         goto out;
     if (rep)
         rep->eig_start = st && st->c_prev ? JSMF_EIG_WARM

@@ -2,13 +2,20 @@
  * "multiply by a tall-skinny block": restarted block Krylov with Rayleigh-Ritz. The Krylov basis
  * holds both ends of the spectrum, so large negative eigenvalues (C is indefinite) are resolved
  * rather than mistaken for wanted ones; Ritz values are ranked algebraically. Warm-started from
- * the previous AP step, a nearly converged subspace needs one pass. */
+ * the previous AP step, a nearly converged subspace needs one pass.
+ * Memory: depth + 1 blocks of n x p doubles (the basis V and A times its last block); A V's
+ * other blocks lie in the basis, so Rayleigh-Ritz, A Y and the residual are made from V, that
+ * last product and small matrices, a row chunk at a time (see ritz_pass). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "core/bigmem.h"
 #include "core/budget.h"
+#include "core/threads.h"
 #include "fit_internal.h"
 
 /* Columns c0.. of this rank's rows of Q, from the one stream over all n rows (so every number
@@ -23,9 +30,10 @@ static void fill_random(const fit_part *L, uint32_t p, uint32_t c0, double *Q, u
         }
 }
 
-/* X -= B (B^T X) for each earlier block B, twice (classical Gram-Schmidt, reorthogonalised). */
+/* X -= B (B^T X) for each earlier block B, twice (classical Gram-Schmidt, reorthogonalised);
+ * the update is one dgemm a row chunk, in place. */
 static int orth_against(const fit_part *L, uint32_t p, double **Vb, uint32_t nb, double *X,
-                        double *tmp, double *coef)
+                        double *coef)
 {
     uint32_t nl = L->r1 - L->r0;
     for (int sweep = 0; sweep < 2; sweep++)
@@ -33,9 +41,7 @@ static int orth_against(const fit_part *L, uint32_t p, double **Vb, uint32_t nb,
             int rc = fit_gemm_tn_part(L, p, p, Vb[b], X, coef);
             if (rc)
                 return rc;
-            fit_gemm_nn(nl, p, p, Vb[b], coef, tmp);
-            for (size_t e = 0; e < (size_t)nl * p; e++)
-                X[e] -= tmp[e];
+            fit_gemm_nn_acc(nl, p, p, -1.0, Vb[b], coef, X);
         }
     return JSMF_OK;
 }
@@ -43,24 +49,25 @@ static int orth_against(const fit_part *L, uint32_t p, double **Vb, uint32_t nb,
 /* Orthonormal columns in Q, those lost to rank deficiency replaced by random ones made
  * orthogonal to the earlier blocks too. */
 static int orth_block(const fit_part *L, uint32_t p, double **Vb, uint32_t nb, double *Q,
-                      double *tmp, double *coef, uint64_t *rng)
+                      double *coef, uint64_t *rng)
 {
     uint32_t r = 0;
-    int rc = fit_orth_part_ws(L, p, Q, &r, tmp);
+    int rc = fit_orth_part(L, p, Q, &r);
     if (rc || r == p)
         return rc;
     fill_random(L, p, r, Q, rng);
-    if (nb && (rc = orth_against(L, p, Vb, nb, Q, tmp, coef)))
+    if (nb && (rc = orth_against(L, p, Vb, nb, Q, coef)))
         return rc;
-    return fit_orth_part_ws(L, p, Q, &r, tmp);
+    return fit_orth_part(L, p, Q, &r);
 }
 
-/* The n-row blocks of one solve: depth blocks of V and of A V, the Ritz vectors Y, A Y and a
- * scratch block, each of this rank's rows x p (+ 1: a rank may hold no rows). */
+/* The n-row blocks of one solve, each of this rank's rows x p (+ 1: a rank may hold no rows):
+ * depth blocks of the basis V and Wl, A times the last of them, which after Rayleigh-Ritz holds
+ * A Y. Beside them a row chunk of scratch a thread (2 x FIT_CHUNK x p doubles each). */
 struct fit_eig_ws {
-    size_t np;
+    size_t np, chunk_len;
     uint32_t depth;
-    double **Vb, **Wb, *Y, *AY, *tmp;
+    double **Vb, *Wl, *chunk;
 };
 
 fit_eig_ws *fit_eig_ws_new(void)
@@ -70,9 +77,9 @@ fit_eig_ws *fit_eig_ws_new(void)
 
 static void ws_release(fit_eig_ws *ws)
 {
-    for (uint32_t j = 0; j < ws->depth && ws->Vb && ws->Wb; j++)
-        free(ws->Vb[j]), free(ws->Wb[j]);
-    free(ws->Vb), free(ws->Wb), free(ws->Y), free(ws->AY), free(ws->tmp);
+    for (uint32_t j = 0; j < ws->depth && ws->Vb; j++)
+        free(ws->Vb[j]);
+    free(ws->Vb), free(ws->Wl), free(ws->chunk);
     memset(ws, 0, sizeof *ws);
 }
 
@@ -83,36 +90,135 @@ void fit_eig_ws_free(fit_eig_ws *ws)
     free(ws);
 }
 
-/* Blocks of at least np doubles, depth of V and of A V: those held when large enough. More
- * than the machine holds is refused here, before the first product: overcommitted pages would
- * otherwise be touched one block at a time and the process killed mid-run. */
-static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth)
+uint32_t fit_eig_ws_blocks(const fit_eig_ws *ws)
 {
-    if (ws->np >= np && ws->depth >= depth)
-        return JSMF_OK;
-    double need = ((double)depth * 2 + 3) * (double)np * sizeof(double);
-    uint64_t have = mem_physical();
-    if (have && need > (double)have)
-        return jsmf_error(JSMF_ENOMEM, "fit: the eigendecomposition holds %u blocks of %zu "
-                          "doubles, %.1f GB, more than this machine's %.1f GB of memory: lower "
-                          "-k, or fit on a machine with more", 2 * depth + 3, np, need / 1e9,
-                          (double)have / 1e9);
-    ws_release(ws);
-    ws->Vb = calloc(depth, sizeof *ws->Vb), ws->Wb = calloc(depth, sizeof *ws->Wb);
-    ws->Y = big_malloc(sizeof(double) * np), ws->AY = big_malloc(sizeof(double) * np);
-    ws->tmp = big_malloc(sizeof(double) * np);
-    int fail = !ws->Vb || !ws->Wb || !ws->Y || !ws->AY || !ws->tmp;
-    ws->depth = ws->Vb && ws->Wb ? depth : 0;
-    for (uint32_t j = 0; j < ws->depth && !fail; j++)
-        fail = !(ws->Vb[j] = big_malloc(sizeof(double) * np)) ||
-               !(ws->Wb[j] = big_malloc(sizeof(double) * np));
-    if (fail) {
+    uint32_t b = ws->Wl != NULL;
+    for (uint32_t j = 0; j < ws->depth && ws->Vb; j++)
+        b += ws->Vb[j] != NULL;
+    return b;
+}
+
+/* Blocks of at least np doubles, depth of V and the one of A V: those held when large enough.
+ * More than the machine holds is refused here, before the first product: overcommitted pages
+ * would otherwise be touched one block at a time and the process killed mid-run. */
+static int ws_reserve(fit_eig_ws *ws, size_t np, uint32_t depth, size_t chunk_len)
+{
+    if (ws->np < np || ws->depth < depth) {
+        double need = ((double)depth + 1) * (double)np * sizeof(double);
+        uint64_t have = mem_physical();
+        if (have && need > (double)have)
+            return jsmf_error(JSMF_ENOMEM, "fit: the eigendecomposition holds %u blocks of %zu "
+                              "doubles, %.1f GB, more than this machine's %.1f GB of memory: "
+                              "lower -k, or fit on a machine with more", depth + 1, np,
+                              need / 1e9, (double)have / 1e9);
         ws_release(ws);
-        return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u blocks of %zu "
-                          "doubles)", 2 * depth + 3, np);
+        ws->Vb = calloc(depth, sizeof *ws->Vb);
+        ws->Wl = big_malloc(sizeof(double) * np);
+        int fail = !ws->Vb || !ws->Wl;
+        ws->depth = ws->Vb ? depth : 0;
+        for (uint32_t j = 0; j < ws->depth && !fail; j++)
+            fail = !(ws->Vb[j] = big_malloc(sizeof(double) * np));
+        if (fail) {
+            ws_release(ws);
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u blocks "
+                              "of %zu doubles)", depth + 1, np);
+        }
+        ws->np = np;
     }
-    ws->np = np;
+    if (ws->chunk_len < chunk_len) {
+        free(ws->chunk);
+        ws->chunk_len = 0;
+        if (!(ws->chunk = malloc(sizeof(double) * chunk_len)))
+            return jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver's row chunks");
+        ws->chunk_len = chunk_len;
+    }
     return JSMF_OK;
+}
+
+/* Rayleigh-Ritz: T = V^T (A V), block column j from W_j = A V_j as it is made. Only the blocks
+ * a <= j are products (W_j becomes V_{j+1} next); the one below, V_{j+1}^T W_j, equals
+ * (A V_{j+1})^T V_j, the transpose of block (j, j+1), and so on down: T is symmetric by
+ * construction, its diagonal blocks symmetrised. */
+static int rr_column(const fit_part *L, uint32_t p, uint32_t m, double **Vb, uint32_t j,
+                     const double *Wj, double *coef, double *T)
+{
+    for (uint32_t a = 0; a <= j; a++) {
+        int rc = fit_gemm_tn_part(L, p, p, Vb[a], Wj, coef);
+        if (rc)
+            return rc;
+        for (uint32_t r = 0; r < p; r++)
+            for (uint32_t c = 0; c < p; c++) {
+                double v = coef[r * p + c];
+                if (a == j)
+                    v = 0.5 * (v + coef[c * p + r]);
+                T[(size_t)(a * p + r) * m + j * p + c] = T[(size_t)(j * p + c) * m + a * p + r] =
+                    v;
+            }
+    }
+    return JSMF_OK;
+}
+
+/* After Rayleigh-Ritz, with S (m x p) the top p eigenvectors of T (descending, values w):
+ * Y = V S and A Y = W S. For j < depth-1, W_j lies in span(V_0..V_{j+1}) (V_{j+1} is W_j made
+ * orthogonal to the earlier blocks; the random columns orth_block adds where W_j was rank
+ * deficient only widen it), so W_j = V T_{.,j}, and with T S = S diag(w):
+ *   A Y = sum_{j<d-1} V T_{.,j} S_j + W_{d-1} S_{d-1}
+ *       = V (S diag(w) - T_{.,d-1} S_{d-1}) + W_{d-1} S_{d-1}
+ *       = Y diag(w) + F S_{d-1},   F = W_{d-1} - V (V^T W_{d-1}) = (I - V V^T) A V_{d-1},
+ * the block Lanczos residual: R = A Y - Y diag(w) = F S_{d-1}, the true residual up to rounding
+ * and up to the parts of W_j (j < d-1) in directions SVQB dropped from V_{j+1} (Gram eigenvalues
+ * below 1e-24 of the largest; the Gram being exact to ~1e-16, components up to ~1e-8 of the
+ * block's norm). Depth 1 (the rectification's steps) has no such term. One pass over the rows,
+ * a chunk at a time: U gets Y's first k columns, Wl (holding W_{d-1}) gets A Y, part[chunk] the
+ * squared norms of R's first k columns in that chunk (reduced in chunk order by the caller). */
+typedef struct {
+    const fit_part *L;
+    uint32_t depth, p, k;
+    double *const *Vb;
+    double *Wl, *U, *chunk, *part;
+    const double *S, *Tl, *w; /* S, T_{.,d-1}: m x p, block j at j * p * p; w: p, descending */
+} ritz_pass;
+
+static void ritz_chunk(const ritz_pass *rp, uint32_t c, double *Yc, double *Fc)
+{
+    const fit_part *L = rp->L;
+    uint32_t p = rp->p, k = rp->k, d = rp->depth;
+    uint32_t g0 = c * FIT_CHUNK, nb = L->r1 - g0 < FIT_CHUNK ? L->r1 - g0 : FIT_CHUNK;
+    size_t off = (size_t)(g0 - L->r0) * p, pp = (size_t)p * p;
+    for (uint32_t j = 0; j < d; j++)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, p, 1.0, rp->Vb[j] + off, p,
+                    rp->S + j * pp, p, j ? 1.0 : 0.0, Yc, p);
+    double *Wc = rp->Wl + off;
+    memcpy(Fc, Wc, sizeof(double) * nb * p);
+    for (uint32_t a = 0; a < d; a++)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, p, -1.0, rp->Vb[a] + off, p,
+                    rp->Tl + a * pp, p, 1.0, Fc, p);
+    /* R = F S_{d-1} into Wl's rows (read already), its norms, then A Y = Y diag(w) + R */
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, p, 1.0, Fc, p,
+                rp->S + (d - 1) * pp, p, 0.0, Wc, p);
+    double *me = rp->part + (size_t)c * k;
+    memset(me, 0, sizeof(double) * k);
+    for (uint32_t i = 0; i < nb; i++)
+        for (uint32_t col = 0; col < k; col++)
+            me[col] += Wc[(size_t)i * p + col] * Wc[(size_t)i * p + col];
+    for (uint32_t i = 0; i < nb; i++) {
+        double *ay = Wc + (size_t)i * p, *u = rp->U + (off / p + i) * k;
+        const double *y = Yc + (size_t)i * p;
+        for (uint32_t col = 0; col < p; col++)
+            ay[col] += rp->w[col] * y[col];
+        memcpy(u, y, sizeof(double) * k);
+    }
+}
+
+static void ritz_rows(const ritz_pass *rp, int nt)
+{
+    uint32_t c0, c1, rows = FIT_CHUNK;
+    fit_part_chunks(rp->L, &c0, &c1);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (uint32_t c = c0; c < c1; c++) {
+        double *Yc = rp->chunk + (size_t)omp_get_thread_num() * 2 * rows * rp->p;
+        ritz_chunk(rp, c, Yc, Yc + (size_t)rows * rp->p);
+    }
 }
 
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
@@ -131,17 +237,20 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         maxit = 1;
     while (depth > 1 && (uint64_t)depth * p > n)
         depth--;
-    uint32_t m = depth * p;
+    uint32_t m = depth * p, nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
     uint64_t rng = e->seed ^ 0x5DEECE66Dull;
     size_t np = (size_t)nl * p + 1; /* + 1: a rank may hold no rows */
+    int nt = call_threads();
+    nt = nt > 0 ? nt : 1;
     fit_eig_ws own = {0}, *ws = e->ws ? e->ws : &own;
-    double *T = malloc(sizeof(double) * m * m);
-    double *w = malloc(sizeof(double) * m), *coef = malloc(sizeof(double) * p * p);
-    double *Sj = malloc(sizeof(double) * p * p), *G = malloc(sizeof(double) * p * p);
-    double *prev = malloc(sizeof(double) * k);
-    int rc = ws_reserve(ws, np, depth);
-    double **Vb = ws->Vb, **Wb = ws->Wb, *Y = ws->Y, *AY = ws->AY, *tmp = ws->tmp;
-    if (!rc && (!T || !w || !coef || !Sj || !G || !prev))
+    double *T = malloc(sizeof(double) * m * m), *w = malloc(sizeof(double) * m);
+    double *coef = malloc(sizeof(double) * p * p), *S = malloc(sizeof(double) * m * p);
+    double *Tl = malloc(sizeof(double) * m * p), *G = malloc(sizeof(double) * k + 1);
+    double *part = malloc(sizeof(double) * ((size_t)nch * k + 1));
+    double *prev = malloc(sizeof(double) * k + 1);
+    int rc = ws_reserve(ws, np, depth, (size_t)nt * 2 * FIT_CHUNK * p);
+    double **Vb = ws->Vb;
+    if (!rc && (!T || !w || !coef || !S || !Tl || !G || !part || !prev))
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
     rc = fit_part_agree(L, rc);
@@ -154,91 +263,71 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         for (uint32_t c = 0; c < pw; c++)
             Vb[0][(size_t)i * p + c] = Q0[(size_t)i * p0 + c];
     fill_random(L, p, pw, Vb[0], &rng);
-    if ((rc = orth_block(L, p, Vb, 0, Vb[0], tmp, coef, &rng)))
+    if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
         goto out;
     uint32_t it;
     double last_res = NAN;
+    ritz_pass rp = {L, depth, p, k, Vb, NULL, U, ws->chunk, part, S, Tl, w};
     for (it = 0; it < maxit; it++) {
         for (uint32_t j = 0; j < depth; j++) {
-            if ((rc = apply(ctx, Vb[j], p, Wb[j])))
+            double *Wj = j + 1 < depth ? Vb[j + 1] : ws->Wl;
+            if ((rc = apply(ctx, Vb[j], p, Wj)) || (rc = rr_column(L, p, m, Vb, j, Wj, coef, T)))
                 goto out;
-            if (j + 1 < depth) {
-                memcpy(Vb[j + 1], Wb[j], sizeof(double) * np);
-                if ((rc = orth_against(L, p, Vb, j + 1, Vb[j + 1], tmp, coef)) ||
-                    /* an invariant subspace reached: extended randomly, kept orthogonal */
-                    (rc = orth_block(L, p, Vb, j + 1, Vb[j + 1], tmp, coef, &rng)))
-                    goto out;
-            }
+            if (j + 1 < depth &&
+                ((rc = orth_against(L, p, Vb, j + 1, Wj, coef)) ||
+                 /* an invariant subspace reached: extended randomly, kept orthogonal */
+                 (rc = orth_block(L, p, Vb, j + 1, Wj, coef, &rng))))
+                goto out;
         }
-        /* Rayleigh-Ritz on span(V): T = V^T (A V), symmetrised */
-        for (uint32_t a = 0; a < depth; a++)
-            for (uint32_t b = 0; b < depth; b++) {
-                if ((rc = fit_gemm_tn_part(L, p, p, Vb[a], Wb[b], coef)))
-                    goto out;
-                for (uint32_t r = 0; r < p; r++)
-                    for (uint32_t c = 0; c < p; c++)
-                        T[(size_t)(a * p + r) * m + b * p + c] = coef[r * p + c];
-            }
         for (uint32_t r = 0; r < m; r++)
-            for (uint32_t c = r + 1; c < m; c++) {
-                double v = 0.5 * (T[(size_t)r * m + c] + T[(size_t)c * m + r]);
-                T[(size_t)r * m + c] = T[(size_t)c * m + r] = v;
-            }
+            memcpy(Tl + (size_t)r * p, T + (size_t)r * m + (depth - 1) * p, sizeof(double) * p);
         if (fit_syev(m, T, w)) {
             rc = jsmf_error(JSMF_ENUMERIC, "fit: Rayleigh-Ritz eigenproblem failed");
             goto out;
         }
-        /* top p Ritz vectors, descending: Y = sum_j Vb[j] S_j, AY = sum_j Wb[j] S_j */
-        memset(Y, 0, sizeof(double) * np);
-        memset(AY, 0, sizeof(double) * np);
-        for (uint32_t j = 0; j < depth; j++) {
-            for (uint32_t r = 0; r < p; r++)
-                for (uint32_t c = 0; c < p; c++)
-                    Sj[r * p + c] = T[(size_t)(j * p + r) * m + (m - 1 - c)];
-            fit_gemm_nn(nl, p, p, Vb[j], Sj, tmp);
-            for (size_t e = 0; e < np; e++)
-                Y[e] += tmp[e];
-            fit_gemm_nn(nl, p, p, Wb[j], Sj, tmp);
-            for (size_t e = 0; e < np; e++)
-                AY[e] += tmp[e];
+        /* the top p Ritz pairs, descending: S's columns, w's first p */
+        for (uint32_t r = 0; r < m; r++)
+            for (uint32_t c = 0; c < p; c++)
+                S[(size_t)r * p + c] = T[(size_t)r * m + (m - 1 - c)];
+        for (uint32_t c = 0; c < m / 2; c++) {
+            double t = w[c];
+            w[c] = w[m - 1 - c], w[m - 1 - c] = t;
         }
+        rp.Wl = ws->Wl;
+        ritz_rows(&rp, nt);
+        if ((rc = fit_part_add_chunks(L, part, k, G)))
+            goto out;
         double amax = 0;
         for (uint32_t c = 0; c < p; c++)
-            amax = fmax(amax, fabs(w[m - 1 - c]));
+            amax = fmax(amax, fabs(w[c]));
         if (e->tol_kth)
-            amax = fabs(w[m - k]);
-        for (size_t i = 0; i < nl; i++)
-            for (uint32_t c = 0; c < p; c++)
-                tmp[i * p + c] = AY[i * p + c] - w[m - 1 - c] * Y[i * p + c];
-        if ((rc = fit_gemm_tn_part(L, p, p, tmp, tmp, G)))
-            goto out;
+            amax = fabs(w[k - 1]);
         double r = 0;
         for (uint32_t c = 0; c < k; c++)
-            r = fmax(r, sqrt(fmax(G[c * p + c], 0)));
+            r = fmax(r, sqrt(fmax(G[c], 0)));
         last_res = r / (amax > 0 ? amax : 1);
         if (e->ritz_change) { /* how far the wanted Ritz values moved since the last cycle */
             double ch = it ? 0 : INFINITY;
             for (uint32_t c = 0; c < k && it; c++)
-                ch = fmax(ch, fabs(w[m - 1 - c] - prev[c]));
+                ch = fmax(ch, fabs(w[c] - prev[c]));
             last_res = ch / (amax > 0 ? amax : 1);
             for (uint32_t c = 0; c < k; c++)
-                prev[c] = w[m - 1 - c];
+                prev[c] = w[c];
         }
         if (last_res <= tol || it + 1 == maxit)
             break;
         /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
-         * subspace iteration; Y itself would span the same space again) */
-        memcpy(Vb[0], AY, sizeof(double) * np);
-        if ((rc = orth_block(L, p, Vb, 0, Vb[0], tmp, coef, &rng)))
+         * subspace iteration; Y itself would span the same space again). A Y is in Wl: it
+         * becomes V_0, and V_0's block the next Wl. */
+        double *t = Vb[0];
+        Vb[0] = ws->Wl, ws->Wl = t;
+        if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
             goto out;
     }
-    for (uint32_t i = 0; i < nl; i++)
-        for (uint32_t c = 0; c < k; c++)
-            U[(size_t)i * k + c] = Y[(size_t)i * p + c];
     for (uint32_t c = 0; c < k; c++)
-        lam[c] = w[m - 1 - c];
+        lam[c] = w[c];
     if (next)
-        memcpy(next, AY, sizeof(double) * np);
+        memcpy(next, ws->Wl, sizeof(double) * np);
     if (res) {
         res->applies = (it < maxit ? it + 1 : maxit) * depth;
         res->resid = last_res;
@@ -246,6 +335,6 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
 out:
     if (ws == &own)
         ws_release(ws);
-    free(T), free(w), free(coef), free(Sj), free(G), free(prev);
+    free(T), free(w), free(coef), free(S), free(Tl), free(G), free(part), free(prev);
     return rc;
 }

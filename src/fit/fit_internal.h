@@ -139,6 +139,11 @@ int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const doub
                   uint32_t w, double *out);
 /* C (n x q) = A (n x p) * S (p x q), rows in parallel. */
 void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C);
+/* C (n x q) += alpha A (n x p) * S (p x q), rows in parallel (one dgemm a chunk, beta = 1). */
+void fit_gemm_nn_acc(uint32_t n, uint32_t p, uint32_t q, double alpha, const double *A,
+                     const double *S, double *C);
+/* A (n x p) = A * S (S p x p) in place, bit for bit fit_gemm_nn's product. */
+int fit_gemm_nn_inplace(uint32_t n, uint32_t p, double *A, const double *S);
 double fit_sum_ordered(const double *x, uint64_t n);
 
 /* A value and its row, ordered by value descending, then row ascending (a total order: the
@@ -156,10 +161,8 @@ int fit_factor_delta(const fit_part *L, uint32_t r, const double *W1, const doub
 
 /* Orthonormalise the columns of Q (this rank's rows of L, p columns) in place (SVQB twice, the
  * Gram matrices reduced over ranks); *rank gets the rank kept (the columns beyond it are
- * zeroed). */
+ * zeroed). Scratch is a row chunk a thread, never n rows. */
 int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank);
-/* The same with caller's scratch of this rank's rows x p (no allocation of that size). */
-int fit_orth_part_ws(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *scratch);
 
 /* Symmetric eigendecomposition of a small p x p matrix: ascending values w, vectors in A's
  * columns (row-major). Returns LAPACK info. */
@@ -182,6 +185,8 @@ typedef int (*fit_apply_fn)(void *ctx, const double *V, uint32_t p, double *Z);
 typedef struct fit_eig_ws fit_eig_ws;
 fit_eig_ws *fit_eig_ws_new(void);
 void fit_eig_ws_free(fit_eig_ws *ws);
+/* The n-row blocks ws holds (depth + 1 after a solve of that depth). */
+uint32_t fit_eig_ws_blocks(const fit_eig_ws *ws);
 typedef struct fit_eig_opts {
     uint32_t k, p, depth, maxit;
     const double *Q0;

@@ -238,6 +238,39 @@ void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const doub
     }
 }
 
+void fit_gemm_nn_acc(uint32_t n, uint32_t p, uint32_t q, double alpha, const double *A,
+                     const double *S, double *C)
+{
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+#pragma omp parallel for schedule(static) num_threads(call_threads())
+    for (uint32_t c = 0; c < nch; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, q, p, alpha,
+                    A + (size_t)r0 * p, p, S, q, 1.0, C + (size_t)r0 * q, q);
+    }
+}
+
+/* Each chunk's product goes to its thread's FIT_CHUNK x p buffer and back over the chunk: the
+ * same dgemm on the same rows as fit_gemm_nn, so the same bits, without an n-row scratch. */
+int fit_gemm_nn_inplace(uint32_t n, uint32_t p, double *A, const double *S)
+{
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK, rows = n < FIT_CHUNK ? n : FIT_CHUNK;
+    int nt = call_threads();
+    double *buf = malloc(sizeof(double) * (size_t)(nt > 0 ? nt : 1) * rows * p + 1);
+    if (!buf)
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory (%d x %u x %u)", nt, rows, p);
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (uint32_t c = 0; c < nch; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
+        double *me = buf + (size_t)omp_get_thread_num() * rows * p, *a = A + (size_t)r0 * p;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, p, p, 1.0, a, p, S, p, 0.0,
+                    me, p);
+        memcpy(a, me, sizeof(double) * nb * p);
+    }
+    free(buf);
+    return JSMF_OK;
+}
+
 int fit_ranked_desc(const void *a, const void *b)
 {
     const fit_ranked *x = a, *y = b;
@@ -263,8 +296,8 @@ int fit_syev(uint32_t p, double *A, double *w)
 
 /* One SVQB sweep: G = Q^T Q = V D V^T, Q <- Q V D^-1/2 over the well-conditioned directions
  * (robust to rank deficiency, unlike Cholesky QR). Q holds this rank's rows of L; *rank gets
- * the rank kept. T: nl x p scratch. */
-static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *T)
+ * the rank kept. In place, a row chunk at a time (no n-row scratch). */
+static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 {
     uint32_t nl = L->r1 - L->r0;
     double *G = malloc(sizeof(double) * p * p), *w = malloc(sizeof(double) * p);
@@ -285,29 +318,16 @@ static int svqb(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double
             S[(size_t)i * p + *rank] = G[(size_t)i * p + j] * f;
         (*rank)++;
     }
-    fit_gemm_nn(nl, p, p, Q, S, T);
-    memcpy(Q, T, sizeof(double) * nl * p);
+    rc = fit_part_agree(L, fit_gemm_nn_inplace(nl, p, Q, S));
 out:
     free(G), free(w), free(S);
     return rc;
 }
 
-int fit_orth_part_ws(const fit_part *L, uint32_t p, double *Q, uint32_t *rank, double *scratch)
-{
-    int rc = svqb(L, p, Q, rank, scratch);
-    return rc ? rc : svqb(L, p, Q, rank, scratch);
-}
-
 int fit_orth_part(const fit_part *L, uint32_t p, double *Q, uint32_t *rank)
 {
-    uint32_t nl = L->r1 - L->r0;
-    double *T = malloc(sizeof(double) * nl * p + 1);
-    int rc = T ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u)", nl, p);
-    rc = fit_part_agree(L, rc);
-    if (!rc)
-        rc = fit_orth_part_ws(L, p, Q, rank, T);
-    free(T);
-    return rc;
+    int rc = svqb(L, p, Q, rank);
+    return rc ? rc : svqb(L, p, Q, rank);
 }
 
 uint64_t fit_rng_next(uint64_t *s)

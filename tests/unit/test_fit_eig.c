@@ -1,6 +1,10 @@
 /* test_fit_eig.c — the fit's block Krylov eigensolver: its top K against LAPACK's dense
  * eigendecomposition, and a workspace kept across calls (the rectification's steps) gives the
- * same bits as fresh blocks, also when the block width and depth change between calls. */
+ * same bits as fresh blocks, also when the block width and depth change between calls. Then,
+ * for depth 1..4, on spectra with large negative values and on a rank-deficient matrix (whose
+ * Krylov blocks need random columns): values and subspace against dsyevd, the workspace's
+ * depth + 1 blocks, and A Y (next) and the residual, which the solver rebuilds from the basis
+ * and A times its last block only, against dense products. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
@@ -72,6 +76,134 @@ static int same(const solve_out *a, const solve_out *b)
            !memcmp(a->next, b->next, sizeof a->next) && a->res.applies == b->res.applies;
 }
 
+/* ---- against a dense reference, any n: values, subspace, A Y and the residual ---- */
+
+typedef struct {
+    uint32_t n;
+    const double *A;
+} gen_op;
+
+static int gen_apply(void *ctx, const double *V, uint32_t p, double *Z)
+{
+    const gen_op *d = ctx;
+    fit_gemm_nn(d->n, d->n, p, d->A, V, Z); /* A symmetric: A V row by row */
+    return JSMF_OK;
+}
+
+/* Q diag(spec) Q^T, Q random orthogonal (n x n). */
+static double *spectrum_matrix(uint32_t n, const double *spec, uint64_t seed)
+{
+    double *Q = malloc(sizeof(double) * n * n), *A = malloc(sizeof(double) * n * n);
+    for (size_t e = 0; e < (size_t)n * n; e++)
+        Q[e] = fit_rng_gauss(&seed);
+    uint32_t r = 0;
+    fit_part W = fit_part_whole(n);
+    CHECK_OK(fit_orth_part(&W, n, Q, &r));
+    CHECK(r == n);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++) {
+            double s = 0;
+            for (uint32_t t = 0; t < n; t++)
+                s += Q[(size_t)i * n + t] * spec[t] * Q[(size_t)j * n + t];
+            A[(size_t)i * n + j] = s;
+        }
+    for (uint32_t i = 0; i < n; i++) /* exactly symmetric */
+        for (uint32_t j = 0; j < i; j++)
+            A[(size_t)i * n + j] = A[(size_t)j * n + i];
+    free(Q);
+    return A;
+}
+
+/* One solve of A (n x n) and its checks against dsyevd's values and vectors (top k). conv: it
+ * ran to tol; then values and subspace are checked, else only A Y and the residual, which must
+ * hold after any number of cycles. */
+static void check_solve(uint32_t n, const double *A, uint32_t k, uint32_t p, uint32_t depth,
+                        uint32_t maxit, int conv)
+{
+    gen_op op = {n, A};
+    double *D = malloc(sizeof(double) * n * n), *ev = malloc(sizeof(double) * n);
+    memcpy(D, A, sizeof(double) * n * n);
+    CHECK(LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'V', 'U', n, D, n, ev) == 0);
+    double anorm = fmax(fabs(ev[0]), fabs(ev[n - 1]));
+
+    double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
+    double *next = malloc(sizeof(double) * n * p), *AU = malloc(sizeof(double) * n * k);
+    fit_part W = fit_part_whole(n);
+    fit_eig_ws *ws = fit_eig_ws_new();
+    fit_eig_opts e = {k, p, depth, maxit, NULL, 0, conv ? 1e-11 : 0, 1, 9, 0, ws};
+    fit_eig_result res;
+    CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &e, U, lam, &res, next));
+    uint32_t d_used = depth;
+    while (d_used > 1 && d_used * p > n)
+        d_used--;
+    CHECK(fit_eig_ws_blocks(ws) == d_used + 1);
+    fit_eig_ws_free(ws);
+
+    /* A Y: next's first k columns are A applied to U */
+    fit_gemm_nn(n, n, k, A, U, AU);
+    double dmax = 0, rmax = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t c = 0; c < k; c++)
+            dmax = fmax(dmax, fabs(next[(size_t)i * p + c] - AU[(size_t)i * k + c]));
+    CHECK(dmax <= 1e-11 * anorm);
+    /* the residual the test read: max_c ||A u_c - lam_c u_c|| / |lam_k| (tol_kth) */
+    for (uint32_t c = 0; c < k; c++) {
+        double s = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            double r = AU[(size_t)i * k + c] - lam[c] * U[(size_t)i * k + c];
+            s += r * r;
+        }
+        rmax = fmax(rmax, sqrt(s));
+    }
+    double true_res = rmax / fabs(lam[k - 1]);
+    CHECK(fabs(res.resid - true_res) <= 1e-6 * true_res + 1e-12 * anorm / fabs(lam[k - 1]));
+    if (!conv)
+        CHECK(true_res > 1e-6); /* a residual large enough that a wrong A Y shows */
+
+    if (conv) {
+        CHECK(res.resid <= 1e-11);
+        for (uint32_t c = 0; c < k; c++)
+            CHECK_NEAR(lam[c], ev[n - 1 - c], 1e-9 * anorm);
+        /* subspace: the singular values of Q_k^T U are all 1 (Q_k: dsyevd's top k vectors) */
+        double *M = calloc((size_t)k * k, sizeof(double)), *MM = malloc(sizeof(double) * k * k);
+        for (uint32_t a = 0; a < k; a++)
+            for (uint32_t c = 0; c < k; c++)
+                for (uint32_t i = 0; i < n; i++)
+                    M[a * k + c] += D[(size_t)i * n + (n - 1 - a)] * U[(size_t)i * k + c];
+        fit_gemm_tn(k, k, k, M, M, MM);
+        for (uint32_t a = 0; a < k; a++)
+            for (uint32_t c = 0; c < k; c++)
+                CHECK_NEAR(MM[a * k + c], a == c, 1e-8);
+        free(M), free(MM);
+    }
+    free(D), free(ev), free(U), free(lam), free(next), free(AU);
+}
+
+static void dense_checks(void)
+{
+    /* large negative eigenvalues beside the wanted top: ranked algebraically */
+    enum { NA = 120, KA = 6 };
+    double spec[NA];
+    for (uint32_t i = 0; i < NA; i++)
+        spec[i] = i < KA ? 8.0 / (i + 1) : i < KA + 3 ? -20.0 + 3 * (i - KA)
+                                                      : (i % 2 ? -0.3 : 0.3) / (1 + 0.02 * i);
+    double *A = spectrum_matrix(NA, spec, 21);
+    /* rank 6 (3 positive, 3 large negative values): W_0 = A V_0 has rank 6 < p = 8, so every
+     * Krylov block after the first and the restart need random columns (orth_block's refill) */
+    enum { NB = 60, KB = 3 };
+    double specb[NB] = {5, 3, 2, -9, -7, -1};
+    double *B = spectrum_matrix(NB, specb, 33);
+    for (uint32_t depth = 1; depth <= 4; depth++) {
+        check_solve(NA, A, KA, KA + 8, depth, 400, 1);
+        check_solve(NA, A, KA, KA + 8, depth, 1, 0);
+        check_solve(NB, B, KB, 8, depth, 200, 1);
+    }
+    /* not converged, several cycles (restarts from the rebuilt A Y) */
+    check_solve(NA, A, KA, KA + 4, 2, 3, 0);
+    check_solve(NA, A, KA, KA + 4, 1, 5, 0);
+    free(A), free(B);
+}
+
 int main(void)
 {
     double *spec = malloc(sizeof(double) * N);
@@ -100,17 +232,21 @@ int main(void)
     fit_eig_ws_free(ws);
     fit_eig_ws_free(NULL);
 
-    /* the orthonormalisation with caller's scratch equals the allocating one */
-    fit_part W = fit_part_whole(N);
-    double *Q1 = malloc(sizeof(double) * N * K), *Q2 = malloc(sizeof(double) * N * K);
-    double *scratch = malloc(sizeof(double) * N * K);
+    /* the in-place product of the orthonormalisation equals the out-of-place one, bit for bit
+     * (several row chunks) */
+    enum { NR = 3 * FIT_CHUNK + 17, PC = 7 };
+    double *Q1 = malloc(sizeof(double) * NR * PC), *Q2 = malloc(sizeof(double) * NR * PC);
+    double *Sm = malloc(sizeof(double) * PC * PC);
     uint64_t rng = 11;
-    for (size_t e = 0; e < (size_t)N * K; e++)
-        Q1[e] = Q2[e] = fit_rng_gauss(&rng);
-    uint32_t r1 = 0, r2 = 0;
-    CHECK_OK(fit_orth_part(&W, K, Q1, &r1));
-    CHECK_OK(fit_orth_part_ws(&W, K, Q2, &r2, scratch));
-    CHECK(r1 == K && r2 == K && !memcmp(Q1, Q2, sizeof(double) * N * K));
+    for (size_t e = 0; e < (size_t)NR * PC; e++)
+        Q1[e] = fit_rng_gauss(&rng);
+    for (size_t e = 0; e < (size_t)PC * PC; e++)
+        Sm[e] = fit_rng_gauss(&rng);
+    fit_gemm_nn(NR, PC, PC, Q1, Sm, Q2);
+    CHECK_OK(fit_gemm_nn_inplace(NR, PC, Q1, Sm));
+    CHECK(!memcmp(Q1, Q2, sizeof(double) * NR * PC));
+
+    dense_checks();
 
     /* blocks larger than the machine: refused before any product, naming the size and what to
      * change (4e9 rows x 300 columns x 11 blocks is ~1e14 bytes) */
@@ -120,10 +256,10 @@ int main(void)
     memset(&hr, 0, sizeof hr);
     CHECK(fit_eig_topk(dense_apply, (void *)&op, &huge, &he, NULL, NULL, &hr, NULL) ==
           JSMF_ENOMEM);
+    CHECK(strstr(jsmf_errmsg(), "holds 5 blocks")); /* depth + 1 */
     CHECK(strstr(jsmf_errmsg(), "more than this machine's") && strstr(jsmf_errmsg(), "lower -k"));
     CHECK(hr.applies == 0);
 
-    free(spec), free(A), free(D), free(w), free(fresh), free(kept), free(Q1), free(Q2);
-    free(scratch);
+    free(spec), free(A), free(D), free(w), free(fresh), free(kept), free(Q1), free(Q2), free(Sm);
     CHECK_DONE();
 }
