@@ -34,27 +34,13 @@ static int dense_apply(void *ctx, const double *V, uint32_t p, double *Z)
 
 /* A = Q diag(spec) Q^T with a random orthogonal Q and a spectrum of both signs whose K-th and
  * (K+1)-th values lie apart (so the top K is well defined). */
+static double *spectrum_matrix(uint32_t n, const double *spec, uint64_t seed);
+
 static double *make_matrix(double *spec)
 {
-    uint64_t rng = 7;
-    double *Q = malloc(sizeof(double) * N * N), *A = calloc((size_t)N * N, sizeof(double));
-    for (size_t e = 0; e < (size_t)N * N; e++)
-        Q[e] = fit_rng_gauss(&rng);
-    uint32_t r = 0;
-    fit_part W = fit_part_whole(N);
-    CHECK_OK(fit_orth_part(&W, N, Q, &r));
-    CHECK(r == N);
     for (uint32_t i = 0; i < N; i++)
         spec[i] = i < K ? 10.0 / (i + 1) : (i % 2 ? -1.0 : 1.0) * 0.2 / (1 + 0.01 * i);
-    for (uint32_t i = 0; i < N; i++)
-        for (uint32_t j = 0; j < N; j++) {
-            double s = 0;
-            for (uint32_t t = 0; t < N; t++)
-                s += Q[(size_t)i * N + t] * spec[t] * Q[(size_t)j * N + t];
-            A[(size_t)i * N + j] = s;
-        }
-    free(Q);
-    return A;
+    return spectrum_matrix(N, spec, 7);
 }
 
 typedef struct {
