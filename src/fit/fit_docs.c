@@ -254,9 +254,14 @@ static void split_words(fit_docs *fd)
         fd->wsplit[t] = fd->n;
 }
 
+/* Held: ids and counts (8 bytes an entry) and offsets; the index by word the products build
+ * (doc and count, 8 an entry, + 4 for a late word's slot; per word an offset and a cursor; per
+ * document its first vector and weight) counted too, so --mem bounds what is held. */
 uint64_t fit_docs_bytes(const jsmf_doc_source *D)
 {
-    return D->nnz * 2 * sizeof(uint32_t) + (D->n_docs + 1) * sizeof(uint64_t);
+    uint64_t entry = 2 * sizeof(uint32_t) + 2 * sizeof(uint32_t) + (D->admit ? 4 : 0);
+    return D->nnz * entry + (D->n_docs + 1) * 3 * sizeof(uint64_t) +
+           ((uint64_t)D->n + 1) * 2 * sizeof(uint64_t);
 }
 
 int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,

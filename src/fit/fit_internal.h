@@ -299,7 +299,7 @@ typedef struct fit_docs fit_docs;
 int fit_docs_open(const jsmf_doc_source *D, uint32_t n, uint64_t mem, int nt,
                   jsmf_step_progress_fn progress, void *parg, fit_docs **out);
 void fit_docs_close(fit_docs *fd);
-/* Bytes the documents take in memory. */
+/* Bytes the documents take in memory, with the index by word the products build. */
 uint64_t fit_docs_bytes(const jsmf_doc_source *D);
 int fit_docs_cached(const fit_docs *fd);
 /* Products keep the documents' vectors in float32 (sums stay in double): as C's rows go to
