@@ -227,27 +227,28 @@ out:
     return rc;
 }
 
-void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C)
-{
-    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
-#pragma omp parallel for schedule(static) num_threads(call_threads())
-    for (uint32_t c = 0; c < nch; c++) {
-        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, q, p, 1.0,
-                    A + (size_t)r0 * p, p, S, q, 0.0, C + (size_t)r0 * q, q);
-    }
-}
-
-void fit_gemm_nn_acc(uint32_t n, uint32_t p, uint32_t q, double alpha, const double *A,
-                     const double *S, double *C)
+/* C = alpha A S + beta C, one dgemm a row chunk, chunks in parallel. */
+static void gemm_chunks(uint32_t n, uint32_t p, uint32_t q, double alpha, const double *A,
+                        const double *S, double beta, double *C)
 {
     uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
 #pragma omp parallel for schedule(static) num_threads(call_threads())
     for (uint32_t c = 0; c < nch; c++) {
         uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, q, p, alpha,
-                    A + (size_t)r0 * p, p, S, q, 1.0, C + (size_t)r0 * q, q);
+                    A + (size_t)r0 * p, p, S, q, beta, C + (size_t)r0 * q, q);
     }
+}
+
+void fit_gemm_nn(uint32_t n, uint32_t p, uint32_t q, const double *A, const double *S, double *C)
+{
+    gemm_chunks(n, p, q, 1.0, A, S, 0.0, C);
+}
+
+void fit_gemm_nn_acc(uint32_t n, uint32_t p, uint32_t q, double alpha, const double *A,
+                     const double *S, double *C)
+{
+    gemm_chunks(n, p, q, alpha, A, S, 1.0, C);
 }
 
 /* Each chunk's product goes to its thread's FIT_CHUNK x p buffer and back over the chunk: the
