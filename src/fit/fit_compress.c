@@ -589,7 +589,12 @@ static uint32_t first_block(uint32_t k)
 /* The eigensolver's settings for C: block Krylov cycles of depth 4 of K + K/2 columns,
  * restarted until no wanted Ritz value moves by more than sketch_tol of the K-th between cycles,
  * at most sketch_passes passes (tools/bench/fit-results.md); from Q0 (p0 columns, the rest
- * random) or, Q0 NULL, a random block. */
+ * random) or, Q0 NULL, a random block. Where every product is a pass over the store or the
+ * documents (C not in memory), also between depths within a cycle, at a tenth of sketch_tol: on
+ * a large, well-determined C the first cycle holds the wanted pairs (100k baskets, K=200: 4
+ * products instead of 8, the same model), where at sketch_tol itself debdesc K=100 stopped a
+ * pass early and moved 0.10; where C is in memory products are cheap, so the test between
+ * cycles alone decides (formats/fit.md, "The first eigendecomposition's passes"). */
 static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const double *Q0,
                                uint32_t p0, uint32_t *cap_out)
 {
@@ -597,7 +602,7 @@ static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, cons
     uint32_t d = cap < 4 ? cap : 4;
     *cap_out = cap;
     return (fit_eig_opts){o->k, first_block(o->k), d, cap / d, Q0, p0, o->sketch_tol, 1,
-                          o->seed, 1, NULL};
+                          o->seed, 1, NULL, fit_csrc_cached(src) ? 0 : o->sketch_tol / 10};
 }
 
 /* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
@@ -728,7 +733,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rectify_progress(o, t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
-                           t == 1 ? k : p, o->eig_tol, 0, STEP_SEED + t, 0, ws};
+                           t == 1 ? k : p, o->eig_tol, 0, STEP_SEED + t, 0, ws, 0};
         if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, U, lam, &er, Qn)))
             goto out;
         iters = er.applies;

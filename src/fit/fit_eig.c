@@ -5,13 +5,15 @@
  * the previous AP step, a nearly converged subspace needs one pass.
  * Memory: depth + 1 blocks of n x p doubles (the basis V and A times its last block); A V's
  * other blocks lie in the basis, so Rayleigh-Ritz, A Y and the residual are made from V, that
- * last product and small matrices, a row chunk at a time (see ritz_pass). */
+ * last product and small matrices, a row chunk at a time (see ritz_pass). Optionally a cycle
+ * ends early, once the Ritz values stop moving between depths (depth_change). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 
 #include "core/bigmem.h"
 #include "core/budget.h"
@@ -221,6 +223,30 @@ static void ritz_rows(const ritz_pass *rp, int nt)
     }
 }
 
+/* The within-cycle test: the wanted Ritz values of the basis's first mj columns (T's leading
+ * block; values only), and in *change how far the largest moved since the basis one block
+ * smaller (relative to the K-th); INFINITY after the first block (j = 0), nothing to compare.
+ * A product costs a pass over C where this costs a (j+1)p eigenproblem: where the Krylov
+ * space of depth 3 already holds the wanted pairs (a large, well-determined C), the 4th pass
+ * and the next cycle are spared. */
+static int depth_change(const double *T, uint32_t m, uint32_t mj, uint32_t k, double *Tj,
+                        double *wj, double *prev, uint32_t j, double *change)
+{
+    for (uint32_t r = 0; r < mj; r++)
+        memcpy(Tj + (size_t)r * mj, T + (size_t)r * m, sizeof(double) * mj);
+    if (LAPACKE_dsyevd(LAPACK_ROW_MAJOR, 'N', 'U', mj, Tj, mj, wj))
+        return jsmf_error(JSMF_ENUMERIC, "fit: Rayleigh-Ritz eigenproblem failed");
+    double ch = j ? 0 : INFINITY, kth = fabs(wj[mj - k]);
+    for (uint32_t c = 0; c < k; c++) {
+        double v = wj[mj - 1 - c];
+        if (j)
+            ch = fmax(ch, fabs(v - prev[c]));
+        prev[c] = v;
+    }
+    *change = ch / (kth > 0 ? kth : 1);
+    return JSMF_OK;
+}
+
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
                  double *U, double *lam, fit_eig_result *res, double *next)
 {
@@ -248,9 +274,15 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     double *Tl = malloc(sizeof(double) * m * p), *G = malloc(sizeof(double) * k + 1);
     double *part = malloc(sizeof(double) * ((size_t)nch * k + 1));
     double *prev = malloc(sizeof(double) * k + 1);
+    /* the within-cycle test's leading blocks of T and their Ritz values */
+    int within = e->within_tol > 0 && depth > 1;
+    double *Tj = within ? malloc(sizeof(double) * m * m) : NULL;
+    double *wj = within ? malloc(sizeof(double) * m) : NULL;
+    double *prev_d = within ? malloc(sizeof(double) * k + 1) : NULL;
     int rc = ws_reserve(ws, np, depth, (size_t)nt * 2 * FIT_CHUNK * p);
     double **Vb = ws->Vb;
-    if (!rc && (!T || !w || !coef || !S || !Tl || !G || !part || !prev))
+    if (!rc && (!T || !w || !coef || !S || !Tl || !G || !part || !prev ||
+                (within && (!Tj || !wj || !prev_d))))
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the eigensolver (%u x %u blocks)", nl,
                         m);
     rc = fit_part_agree(L, rc);
@@ -265,35 +297,50 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     fill_random(L, p, pw, Vb[0], &rng);
     if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
         goto out;
-    uint32_t it;
-    double last_res = NAN;
+    uint32_t it, applies = 0;
+    double last_res = NAN, early = INFINITY; /* early: the within-cycle test's last change */
     ritz_pass rp = {L, depth, p, k, Vb, NULL, U, ws->chunk, part, S, Tl, w};
     for (it = 0; it < maxit; it++) {
+        uint32_t d = depth;
         for (uint32_t j = 0; j < depth; j++) {
             double *Wj = j + 1 < depth ? Vb[j + 1] : ws->Wl;
             if ((rc = apply(ctx, Vb[j], p, Wj)) || (rc = rr_column(L, p, m, Vb, j, Wj, coef, T)))
                 goto out;
+            applies++;
+            if (within) {
+                if ((rc = depth_change(T, m, (j + 1) * p, k, Tj, wj, prev_d, j, &early)))
+                    goto out;
+                if (early <= e->within_tol) { /* the basis holds the wanted pairs: W_j in Wl */
+                    d = j + 1;
+                    if (j + 1 < depth)
+                        Vb[j + 1] = ws->Wl, ws->Wl = Wj;
+                    break;
+                }
+            }
             if (j + 1 < depth &&
                 ((rc = orth_against(L, p, Vb, j + 1, Wj, coef)) ||
                  /* an invariant subspace reached: extended randomly, kept orthogonal */
                  (rc = orth_block(L, p, Vb, j + 1, Wj, coef, &rng))))
                 goto out;
         }
-        for (uint32_t r = 0; r < m; r++)
-            memcpy(Tl + (size_t)r * p, T + (size_t)r * m + (depth - 1) * p, sizeof(double) * p);
-        if (fit_syev(m, T, w)) {
+        uint32_t md = d * p;
+        for (uint32_t r = 0; r < md; r++)
+            memcpy(Tl + (size_t)r * p, T + (size_t)r * m + (d - 1) * p, sizeof(double) * p);
+        for (uint32_t r = 1; r < md && md < m; r++) /* the leading md x md block, packed */
+            memmove(T + (size_t)r * md, T + (size_t)r * m, sizeof(double) * md);
+        if (fit_syev(md, T, w)) {
             rc = jsmf_error(JSMF_ENUMERIC, "fit: Rayleigh-Ritz eigenproblem failed");
             goto out;
         }
         /* the top p Ritz pairs, descending: S's columns, w's first p */
-        for (uint32_t r = 0; r < m; r++)
+        for (uint32_t r = 0; r < md; r++)
             for (uint32_t c = 0; c < p; c++)
-                S[(size_t)r * p + c] = T[(size_t)r * m + (m - 1 - c)];
-        for (uint32_t c = 0; c < m / 2; c++) {
+                S[(size_t)r * p + c] = T[(size_t)r * md + (md - 1 - c)];
+        for (uint32_t c = 0; c < md / 2; c++) {
             double t = w[c];
-            w[c] = w[m - 1 - c], w[m - 1 - c] = t;
+            w[c] = w[md - 1 - c], w[md - 1 - c] = t;
         }
-        rp.Wl = ws->Wl;
+        rp.Wl = ws->Wl, rp.depth = d;
         ritz_rows(&rp, nt);
         if ((rc = fit_part_add_chunks(L, part, k, G)))
             goto out;
@@ -314,6 +361,10 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
             for (uint32_t c = 0; c < k; c++)
                 prev[c] = w[c];
         }
+        if (within && early <= e->within_tol) {
+            last_res = early; /* the test inside the cycle ended it */
+            break;
+        }
         if (last_res <= tol || it + 1 == maxit)
             break;
         /* restart from A Y: one power step beyond the Ritz vectors (with depth 1 this is
@@ -329,12 +380,13 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     if (next)
         memcpy(next, ws->Wl, sizeof(double) * np);
     if (res) {
-        res->applies = (it < maxit ? it + 1 : maxit) * depth;
+        res->applies = applies;
         res->resid = last_res;
     }
 out:
     if (ws == &own)
         ws_release(ws);
     free(T), free(w), free(coef), free(S), free(Tl), free(G), free(part), free(prev);
+    free(Tj), free(wj), free(prev_d);
     return rc;
 }

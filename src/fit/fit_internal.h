@@ -196,6 +196,8 @@ typedef struct fit_eig_opts {
     uint64_t seed;
     int ritz_change;
     fit_eig_ws *ws;
+    double within_tol; /* > 0: also stop inside a cycle once no wanted Ritz value moves by more
+                        * than this (of the K-th) between depths: where a product is a pass */
 } fit_eig_opts;
 typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */
