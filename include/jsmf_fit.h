@@ -62,6 +62,7 @@ enum jsmf_anchor_space { JSMF_ANCHOR_SPACE_AUTO = 0, JSMF_ANCHOR_SPACE_EXACT = 1
  *  tools/bench/fit-results.md. */
 #define JSMF_FIT_DF_AUTO UINT64_MAX
 #define JSMF_FIT_MAX_TRACE 1024
+#define JSMF_FIT_MAX_SKETCH 32
 
 typedef struct jsmf_fit_opts {
     uint32_t k;               /**< number of topics K (>= 2) */
@@ -188,6 +189,14 @@ typedef struct jsmf_fit_report {
                                        jsmf_eig_start) */
     int c_documents;              /**< 1: the products with C went through its documents
                                        (jsmf_source.docs; formats/fit.md), 0: through its rows */
+    /** compressed: how C's eigendecomposition converged (formats/fit.md, "The first
+     *  eigendecomposition's passes"), relative to the K-th Ritz value. sketch_within: after each
+     *  of its first JSMF_FIT_MAX_SKETCH products, how far the wanted Ritz values moved since the
+     *  basis one block smaller (NaN after a cycle's first product; none where C is in memory and
+     *  the test is off); sketch_between: after each cycle, since the cycle before (NaN: the
+     *  first). None when the factor came from a checkpoint. */
+    uint32_t n_sketch_within, n_sketch_between;
+    double sketch_within[JSMF_FIT_MAX_SKETCH], sketch_between[JSMF_FIT_MAX_SKETCH];
 } jsmf_fit_report;
 
 /** Where the compressed rectification's eigendecomposition of C started. */

@@ -218,6 +218,7 @@ Model._fields_ = [("n", u32), ("k", u32), ("vocab", POINTER(Vocab)), ("B", POINT
 
 FIT_MAX_LEVELS = 8
 FIT_MAX_TRACE = 1024
+FIT_MAX_SKETCH = 32
 FIT_DF_AUTO = 2**64 - 1
 
 
@@ -257,7 +258,9 @@ class FitReport(Structure):
                 ("final_neg_mass", f64), ("metrics", Metrics), ("c_metrics_skipped", c_int),
                 ("recovery_rect", f64), ("approximation_rect", f64), ("levels", u32),
                 ("rectify", c_int), ("converged", c_int), ("compress_rows", u32),
-                ("eig_start", c_int), ("c_documents", c_int)]
+                ("eig_start", c_int), ("c_documents", c_int),
+                ("n_sketch_within", u32), ("n_sketch_between", u32),
+                ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH)]
 
 
 class FdmSamplerInfo(Structure):

@@ -600,7 +600,9 @@ def fit(input, k, out=None, previous=None, force=False, progress=True, corpus=No
             shutil.rmtree(tmp, ignore_errors=True)
     m = Model(p)
     m.report_ = {f: getattr(rep, f) for f, _ in _lib.FitReport._fields_
-                 if f not in ("trace", "metrics")}
+                 if f not in ("trace", "metrics", "sketch_within", "sketch_between")}
+    m.report_["sketch_within"] = list(rep.sketch_within[:rep.n_sketch_within])
+    m.report_["sketch_between"] = list(rep.sketch_between[:rep.n_sketch_between])
     m.report_["metrics"] = {f: getattr(rep.metrics, f) for f, _ in _lib.Metrics._fields_}
     if not refining:
         return m

@@ -631,7 +631,8 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, f
         return warm_eig(src, L, o, st, U, lam, er);
     if (st && st->ckpt) {
         uint32_t applies = 0;
-        if (fit_ckpt_load(st, n, k, U, lam, &applies)) { /* the row statistics (and the cache) of the read the eigensolver made */
+        if (fit_ckpt_load(st, n, k, U, lam, &applies)) {
+            *er = (fit_eig_result){0}; /* the row statistics (and the cache) of the read the eigensolver made */
             st->resumed = 1;
             er->applies = applies, er->resid = NAN;
             return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
@@ -647,6 +648,15 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, f
     if (!rc && st && st->ckpt && fit_ckpt_save(st, n, k, U, lam, er->applies))
         jsmf_error_clear();
     return rc;
+}
+
+/* How C's eigendecomposition converged, for the report. */
+static void note_sketch(jsmf_fit_report *rep, const fit_eig_result *er)
+{
+    _Static_assert(FIT_EIG_CHANGES == JSMF_FIT_MAX_SKETCH, "the report holds every change");
+    rep->n_sketch_within = er->n_within, rep->n_sketch_between = er->n_between;
+    memcpy(rep->sketch_within, er->within, sizeof(double) * er->n_within);
+    memcpy(rep->sketch_between, er->between, sizeof(double) * er->n_between);
 }
 
 /* The factor Y (this rank's rows, k columns) whole, into a new array at *out. */
@@ -706,6 +716,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if (st) /* the factor of C: U diag(sqrt(max(lam, 0))) */
         psd_factor(n, k, st->c_out, lam, st->c_out);
     uint32_t iters = er.applies;
+    if (rep)
+        note_sketch(rep, &er);
     if (rep)
         rep->passes += fit_csrc_passes(src), rep->t_load = clock_seconds() - t0;
     if (rep)

@@ -298,6 +298,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
         goto out;
     uint32_t it, applies = 0;
+    fit_eig_result rec = {0};
     double last_res = NAN, early = INFINITY; /* early: the within-cycle test's last change */
     ritz_pass rp = {L, depth, p, k, Vb, NULL, U, ws->chunk, part, S, Tl, w};
     for (it = 0; it < maxit; it++) {
@@ -310,6 +311,8 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
             if (within) {
                 if ((rc = depth_change(T, m, (j + 1) * p, k, Tj, wj, prev_d, j, &early)))
                     goto out;
+                if (rec.n_within < FIT_EIG_CHANGES)
+                    rec.within[rec.n_within++] = isinf(early) ? NAN : early;
                 if (early <= e->within_tol) { /* the basis holds the wanted pairs: W_j in Wl */
                     d = j + 1;
                     if (j + 1 < depth)
@@ -360,6 +363,8 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
             last_res = ch / (amax > 0 ? amax : 1);
             for (uint32_t c = 0; c < k; c++)
                 prev[c] = w[c];
+            if (rec.n_between < FIT_EIG_CHANGES)
+                rec.between[rec.n_between++] = isinf(last_res) ? NAN : last_res;
         }
         if (within && early <= e->within_tol) {
             last_res = early; /* the test inside the cycle ended it */
@@ -380,6 +385,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     if (next)
         memcpy(next, ws->Wl, sizeof(double) * np);
     if (res) {
+        *res = rec;
         res->applies = applies;
         res->resid = last_res;
     }

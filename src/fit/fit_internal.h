@@ -199,9 +199,15 @@ typedef struct fit_eig_opts {
     double within_tol; /* > 0: also stop inside a cycle once no wanted Ritz value moves by more
                         * than this (of the K-th) between depths: where a product is a pass */
 } fit_eig_opts;
+#define FIT_EIG_CHANGES 32
 typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */
     double resid;     /* the largest relative residual of the wanted pairs, as the test reads it */
+    /* the first FIT_EIG_CHANGES products' within-cycle changes (within_tol > 0; NaN after a
+     * cycle's first product: nothing to compare) and each cycle's change from the one before
+     * (ritz_change; NaN for the first), both of the K-th Ritz value */
+    uint32_t n_within, n_between;
+    double within[FIT_EIG_CHANGES], between[FIT_EIG_CHANGES];
 } fit_eig_result;
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
                  double *U, double *lam, fit_eig_result *res, double *next);

@@ -122,6 +122,8 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
         jsmf_json_string(j, "eig_start", r->eig_start == JSMF_EIG_WARM      ? "previous"
                                          : r->eig_start == JSMF_EIG_RESUMED ? "checkpoint"
                                                                             : "random");
+        jsmf_json_numbers(j, "sketch_within", r->sketch_within, r->n_sketch_within);
+        jsmf_json_numbers(j, "sketch_between", r->sketch_between, r->n_sketch_between);
     }
     jsmf_json_number(j, "final_neg_frac", r->final_neg_frac);
     jsmf_json_number(j, "final_neg_mass", r->final_neg_mass);

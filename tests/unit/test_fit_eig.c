@@ -213,6 +213,15 @@ static void within_cycle_checks(void)
         CHECK(res.applies == (full ? 8u : 3u));
         if (!full)
             CHECK(res.resid <= 1e-6);
+        /* the changes as recorded: within a cycle after each product (none to compare after
+         * the first), between cycles at each cycle's end (the first has none) */
+        CHECK(res.n_within == (full ? 0u : 3u) && res.n_between == (full ? 2u : 1u));
+        CHECK(isnan(res.between[0]));
+        if (full)
+            CHECK(res.between[1] >= 0 && res.between[1] < 1e-6);
+        else
+            CHECK(isnan(res.within[0]) && res.within[1] > 1e-6 && res.within[2] <= 1e-6 &&
+                  res.within[2] == res.resid);
         for (uint32_t c = 0; c < KW; c++)
             CHECK_NEAR(lam[c], spec[c], 1e-6);
         fit_gemm_nn(NW, NW, KW, A, U, AU);
