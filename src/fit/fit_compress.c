@@ -593,8 +593,10 @@ static uint32_t first_block(uint32_t k)
  * documents (C not in memory), also between depths within a cycle, at a tenth of sketch_tol: on
  * a large, well-determined C the first cycle holds the wanted pairs (100k baskets, K=200: 4
  * products instead of 8, the same model), where at sketch_tol itself debdesc K=100 stopped a
- * pass early and moved 0.10; where C is in memory products are cheap, so the test between
- * cycles alone decides (formats/fit.md, "The first eigendecomposition's passes"). */
+ * pass early and moved 0.10; or once the rest the values' rate leaves them is a hundredth of
+ * sketch_tol (within_done in fit_eig.c; 1M baskets: 4 products instead of 8); where C is in
+ * memory products are cheap, so the test between cycles alone decides (formats/fit.md, "The
+ * first eigendecomposition's passes"). */
 static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const double *Q0,
                                uint32_t p0, uint32_t *cap_out)
 {

@@ -229,6 +229,25 @@ static void within_cycle_checks(void)
             for (uint32_t c = 0; c < KW; c++)
                 CHECK_NEAR(next[(size_t)i * PW + c], AU[(size_t)i * KW + c], 1e-11 * spec[0]);
     }
+    /* the rest extrapolated: one cycle, every change recorded (a tolerance nothing meets) */
+    fit_eig_opts all = {KW, PW, 4, 1, NULL, 0, -1, 1, 9, 1, NULL, 1e-300};
+    fit_eig_result r0, r1;
+    CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &all, U, lam, &r0, NULL));
+    CHECK(r0.applies == 4 && r0.n_within == 4);
+    double d1 = r0.within[1], d2 = r0.within[2], rate = d2 / d1;
+    /* so that d2's rest, d2 rate / (1 - rate), is below a tenth of d2/2 */
+    CHECK(rate > 0 && rate < 1.0 / 21);
+    /* at d2/2 the change itself is over the tolerance, its extrapolated rest under a tenth of
+     * it: the cycle ends at depth 3, as accurate */
+    all.within_tol = d2 / 2;
+    CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &all, U, lam, &r1, NULL));
+    CHECK(r1.applies == 3 && r1.resid == d2);
+    for (uint32_t c = 0; c < KW; c++)
+        CHECK_NEAR(lam[c], spec[c], 1e-6);
+    /* at d2/20 the change is over ten times the tolerance: no stop at depth 3 */
+    all.within_tol = d2 / 20;
+    CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &all, U, lam, &r1, NULL));
+    CHECK(r1.applies == 4);
     free(A), free(U), free(lam), free(next), free(AU);
 }
 
