@@ -633,10 +633,9 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, f
         return warm_eig(src, L, o, st, U, lam, er);
     if (st && st->ckpt) {
         uint32_t applies = 0;
-        if (fit_ckpt_load(st, n, k, U, lam, &applies)) {
-            *er = (fit_eig_result){0}; /* the row statistics (and the cache) of the read the eigensolver made */
+        if (fit_ckpt_load(st, n, k, U, lam, &applies)) { /* the row statistics (and the cache) of the read the eigensolver made */
             st->resumed = 1;
-            er->applies = applies, er->resid = NAN;
+            *er = (fit_eig_result){.applies = applies, .resid = NAN};
             return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
         }
     }
@@ -718,10 +717,10 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if (st) /* the factor of C: U diag(sqrt(max(lam, 0))) */
         psd_factor(n, k, st->c_out, lam, st->c_out);
     uint32_t iters = er.applies;
-    if (rep)
+    if (rep) {
         note_sketch(rep, &er);
-    if (rep)
         rep->passes += fit_csrc_passes(src), rep->t_load = clock_seconds() - t0;
+    }
     if (rep)
         fit_note_scans(rep, src, C);
     if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))

@@ -319,9 +319,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         goto out;
     uint32_t it, applies = 0;
     fit_eig_result rec = {0};
-    /* early: the within-cycle test's last change; rate: its ratio to the change before, in
-     * this cycle (0: none yet) */
-    double last_res = NAN, early = INFINITY, rate = 0;
+    double last_res = NAN, early = INFINITY; /* early: the within-cycle test's last change */
     int early_stop = 0;
     ritz_pass rp = {L, depth, p, k, Vb, NULL, U, ws->chunk, part, S, Tl, w};
     for (it = 0; it < maxit; it++) {
@@ -337,7 +335,8 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
                     goto out;
                 if (rec.n_within < FIT_EIG_CHANGES)
                     rec.within[rec.n_within++] = isinf(early) ? NAN : early;
-                rate = j >= 2 && before > 0 ? early / before : 0;
+                /* its ratio to the change before, in this cycle (0: none yet) */
+                double rate = j >= 2 && before > 0 ? early / before : 0;
                 if ((early_stop = within_done(early, rate, e->within_tol))) {
                     /* the basis holds the wanted pairs: W_j in Wl */
                     d = j + 1;
