@@ -231,8 +231,10 @@ typedef struct jsmf_doc_source {
     uint64_t n_docs;         /**< M */
     uint64_t nnz;            /**< nnz(H): (document, word) entries over all documents */
     uint64_t tokens;         /**< sum of n_m */
-    const uint64_t *admit;   /**< N admission points, nondecreasing in the word id (a word
-                              *   admitted later gets a later id); NULL when all are 0 */
+    const uint64_t *admit;   /**< N admission points < M, nondecreasing in the word id (a
+                              *   word admitted later gets a later id); NULL when all are 0. A
+                              *   store's source gives a word admitted at M (no documents
+                              *   after it yet: a zero row) its predecessor's point */
     double total;            /**< T (1 when admit is NULL) */
     void *ctx;               /**< owner's state */
     /** Visit every document once, in blocks, always in the same order and with the same block

@@ -11,6 +11,7 @@
 #include "core/grow.h"
 #include "core/hash.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "flush.h"
@@ -434,6 +435,35 @@ static int source_find_total(jsmf_store *s)
     return rc;
 }
 
+/* A word admitted at M (by the admission that ends a command, after its last document) can
+ * hold no pairs until a later command counts documents: its row of C is zero whatever point it
+ * is divided by. Readers take its point as its predecessor's, so no reader divides by
+ * M - a_i = 0 and C is the same as without it (formats/store.md, "What C means for a late
+ * word"). A point past M is damage. All points 0 again: no admissions at all. */
+static int source_settle_admissions(jsmf_store *s)
+{
+    uint64_t m, *a = s->src_adm;
+    if (!a)
+        return JSMF_OK;
+    int rc = store_meta_get_u64(s, s->src_txn, "docs", &m);
+    if (rc)
+        return rc;
+    int late = 0;
+    for (uint32_t i = 0; i < s->n_words; i++) {
+        if (a[i] > m)
+            return jsmf_error(JSMF_ESTORE, "%s: word %u admitted at %" PRIu64 ", after the %"
+                              PRIu64 " documents counted (a damaged store)", s->path, i, a[i], m);
+        if (a[i] == m && m)
+            a[i] = i ? a[i - 1] : 0;
+        late |= a[i] != 0;
+    }
+    if (!late) {
+        free(s->src_adm);
+        s->src_adm = NULL;
+    }
+    return JSMF_OK;
+}
+
 /* Bytes of the pages holding C (its live runs and the legacy database): what a scan reads. */
 static uint64_t c_bytes(jsmf_store *s, MDB_txn *t)
 {
@@ -472,6 +502,8 @@ int jsmf_store_source(jsmf_store *s, jsmf_source *out)
     s->src_total_known = 0;
     if (!rc)
         rc = store_admissions_load(s, s->src_txn, &s->src_adm);
+    if (!rc)
+        rc = source_settle_admissions(s);
     if (!rc)
         rc = store_meta_get_u64(s, s->src_txn, "nnz", &nnz);
     if (!rc)

@@ -8,7 +8,8 @@ within 5% relative l1, the two fits' topics within mean l1 0.05; old ids are kep
 for threads 1 and 2, a small --mem, a pre-pass that counts in parts, mpirun -np 2 (skipped
 without it; also killed after the admission), kills in a checkpoint, in the pre-pass, in the
 admission, after it and in the night's checkpoint; stdin (read once) admits at the command's
-end, and a kill inside that admission is repaired by the rerun; a frozen store, bad rules and a
+end, and a kill inside that admission is repaired by the rerun; a word so admitted has a zero
+row (export, fit, fdm) until the next night counts its pairs; a frozen store, bad rules and a
 vocabulary file with a bad rule line give clear errors and change nothing; merge of grown stores
 is refused; a hand-written vocabulary does not grow; UCI input grows by its vocabulary file's
 words."""
@@ -266,6 +267,42 @@ def check_stdin(tmp, nights, paths, v0, min_df):
     print("stdin: admitted at the command's end; equal after a kill in that admission")
 
 
+def check_admitted_last(tmp, nights, paths, v0, min_df):
+    """A word admitted by the admission that ends a command (stdin's late word, after night 2)
+    has no documents after its point (a_i = M) until the next command counts some: every reader
+    takes its row of C as zero (formats/store.md), for a store of rows and one of documents: the
+    export is the first vocabulary's C with a zero row and column, fit and fdm succeed and give
+    the word no mass; the next night's documents count its pairs as before."""
+    first = [l.split("\t")[0] for l in open(v0).read().split("\n") if l and not l.startswith("#")]
+    ref, _ = reference_grown(first, nights[:3], 3, LATE)  # nothing after the point: no pairs
+    ref[-1, :] = ref[:, -1] = 0
+    ref /= ref.sum()
+    for hold in ("rows", "docs"):
+        s = os.path.join(tmp, "last-" + hold)
+        for n, p in enumerate(paths[:3]):
+            args = ["ingest", s, "-"] + (["--vocab", v0, "--min-df", min_df, "--hold", hold]
+                                         if n == 0 else [])
+            with open(p, "rb") as f:
+                run(*args, stdin=f)
+        i = json.loads(run("info", s, "--json").stdout)
+        assert i["admitted_late"] == 1 and i["n_words"] == len(first) + 1, i
+        _, vocab = export(s, tmp, "last")
+        assert vocab[-1] == LATE
+        C = read_mm(os.path.join(tmp, "last.mtx"), len(vocab))
+        err = np.abs(C - ref).max() / np.abs(ref).max()
+        assert err < 1e-9, "%s: C with a word admitted at M differs by %g" % (hold, err)
+        m = os.path.join(tmp, "last-m-" + hold)
+        run("fit", s, "-k", K, "-o", m)
+        B = np.load(os.path.join(m, "B.npy"))
+        assert B.shape == (len(vocab), K) and B[-1].max() < 1e-6, "%s: the word has mass %s" % (hold, B[-1])
+        run("fdm", s, "-k", K, "-o", m + "-fdm", "--steps", 200, "--init", m, "-q")
+        with open(paths[3], "rb") as f:  # the next night: its pairs count
+            run("ingest", s, "-", stdin=f)
+        run("fit", s, "-k", K, "-o", m + "-next")
+        assert np.load(os.path.join(m + "-next", "B.npy"))[-1].max() > 1e-3, "%s: next night" % hold
+    print("a word admitted after the last document: a zero row for export, fit and fdm")
+
+
 def check_errors(tmp, paths, v0, grown):
     before = content(grown, tmp)
     # bad rule values: usage errors, nothing written
@@ -347,6 +384,7 @@ def main():
         paths, v0, min_df, grown = check_planted(tmp, nights)
         check_equal_stores(tmp, paths, v0, min_df, grown)
         check_stdin(tmp, nights, paths, v0, min_df)
+        check_admitted_last(tmp, nights, paths, v0, min_df)
         check_errors(tmp, paths, v0, grown)
         check_no_rule(tmp, paths)
         check_uci(tmp, nights)
