@@ -277,6 +277,14 @@ JSMF_API int jsmf_fit_to_dir_after(const char *input, const char *dir, const cha
                                    int flags, const jsmf_fit_opts *o, struct jsmf_comm *c,
                                    jsmf_model **out, jsmf_fit_report *rep);
 
+/** Whether the model at `model` can be the previous model of the store at `store`, as one a
+ *  fit of this store wrote on an earlier night is: it loads whole (jsmf_model_load's errors,
+ *  naming it) and its vocabulary is the store's first words in id order (ids never change as a
+ *  store grows): JSMF_EMISMATCH naming the first word that differs, or a model of more words
+ *  than the store. Reads the store's vocabulary only: cheap before a night's ingest, so that a
+ *  model of another store stops the night before anything is written ('jsmf info --model'). */
+JSMF_API int jsmf_fit_previous_check(const char *store, const char *model);
+
 /** Names of the methods (--rectify, --anchors, --recover; messages and summary.json: "ap",
  *  "qr", "admm", ...), from the library's method tables: the choices are the names of 0, 1, ...
  *  up to the first NULL, and jsmf_fit refuses with JSMF_EINVAL a value that has no name. A

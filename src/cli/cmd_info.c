@@ -1,23 +1,28 @@
-/* cmd_info.c — 'jsmf info STORE [--json] [--check]': what a store holds
- * (jsmf_store_info_write), and with --check one timed read of C (jsmf_store_check_write). */
+/* cmd_info.c — 'jsmf info STORE [--json] [--check] [--model MODEL]': what a store holds
+ * (jsmf_store_info_write), with --check one timed read of C (jsmf_store_check_write), and with
+ * --model whether MODEL is a model of this store (jsmf_fit_previous_check). */
 #include <stdlib.h>
 
 #include "cli.h"
+#include "jsmf_fit.h"
 #include "jsmf_store.h"
 
 int cmd_info(int argc, char **argv)
 {
     int json = 0, check = 0;
-    const char *path = NULL;
+    const char *path = NULL, *model = NULL;
     const cli_option options[] = {
         {CLI_OPT("STORE", 0, CLI_ARG, &path)},
         {CLI_OPT("--json", 0, CLI_FLAG, &json)},
         {CLI_OPT("--check", 0, CLI_FLAG, &check)},
+        {CLI_OPT("--model", 0, CLI_STRING, &model)},
         {0},
     };
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
+    if (model && (rc = jsmf_fit_previous_check(path, model)))
+        return cli_fail(rc);
     jsmf_store *s;
     jsmf_store_stats st;
     jsmf_store_growth g;

@@ -63,6 +63,31 @@ static int open_previous(const char *path, const jsmf_source_input *in, int warm
     return fit_start_previous(st, path, *prev, in->vocab, in->src.n);
 }
 
+int jsmf_fit_previous_check(const char *store, const char *model)
+{
+    jsmf_store *s = NULL;
+    jsmf_vocab *sv = NULL;
+    jsmf_model *m = NULL;
+    int rc = jsmf_store_open(store, JSMF_STORE_RDONLY, &s);
+    if (!rc)
+        rc = jsmf_store_vocab_get(s, &sv);
+    jsmf_store_close(s);
+    if (!rc)
+        rc = jsmf_model_load(model, &m);
+    if (!rc && !m->vocab)
+        rc = jsmf_error(JSMF_EFORMAT, "%s: the model has no vocabulary", model);
+    if (!rc && m->vocab->n > sv->n)
+        rc = jsmf_error(JSMF_EMISMATCH, "%s is not a model of %s: it has %u words, the store %u",
+                        model, store, m->vocab->n, sv->n);
+    for (uint32_t i = 0; !rc && i < m->vocab->n; i++)
+        if (strcmp(m->vocab->words[i], sv->words[i]))
+            rc = jsmf_error(JSMF_EMISMATCH, "%s is not a model of %s: its word %u is '%s', the "
+                            "store's '%s'", model, store, i, m->vocab->words[i], sv->words[i]);
+    jsmf_model_free(m);
+    jsmf_vocab_free(sv);
+    return rc;
+}
+
 /* The checkpoint of a cold fit: DIR.ckpt, keyed by the store's content and the options the
  * eigendecomposition depends on; one process and a store only. */
 static void plan_checkpoint(const char *dir, const jsmf_source_input *in, const jsmf_fit_opts *o,
