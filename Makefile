@@ -55,7 +55,7 @@ FUZZ_FLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 # a value taken at parse time would be empty and the link would miss -llmdb -lzstd -llapacke.
 PKG_CFLAGS     = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lzstd -llapacke)
-FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc $(SAN_FLAGS) $(FUZZ_FLAGS) \
+FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc -DJSMF_ADVANCED $(SAN_FLAGS) $(FUZZ_FLAGS) \
                  $(PKG_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)
 LIBS           = $(PKG_LIBS) -lopenblas -lm -lpthread -ldl $(LDLIBS)
@@ -79,7 +79,7 @@ ifeq ($(CUDA_ON),yes)
   CU_OBJ        := $(CU_SRC:%.cu=$(BUILD)/obj/%.o)
   # sm_90 machine code plus compute_90 PTX, which the driver JIT-compiles for newer GPUs.
   NVCCFLAGS     ?= -O2 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
-  FINAL_NVCCFLAGS := $(NVCCFLAGS) -std=c++17 -Iinclude -Isrc -DJSMF_WITH_CUDA \
+  FINAL_NVCCFLAGS := $(NVCCFLAGS) -std=c++17 -Iinclude -Isrc -DJSMF_ADVANCED -DJSMF_WITH_CUDA \
                      -Xcompiler -fPIC,-Wall,-Wextra
   CUDA_LIBS     := -L$(CUDA_HOME_DIR)/lib64 -Xlinker -rpath,$(CUDA_HOME_DIR)/lib64 -lcublas
 endif
@@ -159,7 +159,7 @@ $(CUDA_SO): $(CU_OBJ)
 $(MPI_SO): src/mpi/mpi_plugin.c src/mpi/comm_plugin.h src/mpi/comm.h include/jsmf_comm.h $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  MPICC   $@")
-	$(Q)OMPI_CC=$(CC) $(MPICC) -std=gnu11 $(OPT) -Wall -Wextra -fPIC -shared -Iinclude -Isrc $(CFLAGS) \
+	$(Q)OMPI_CC=$(CC) $(MPICC) -std=gnu11 $(OPT) -Wall -Wextra -fPIC -shared -Iinclude -Isrc -DJSMF_ADVANCED $(CFLAGS) \
 	    -o $@ $< $(LDFLAGS)
 
 $(BUILD)/libjsmf.a: $(LIB_OBJ)

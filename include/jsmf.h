@@ -59,6 +59,24 @@
  *    library runs OpenMP inside its calls (their `threads` option, 0: the OpenMP default) and
  *    leaves the caller's OpenMP and OpenBLAS settings as they were.
  *  - Matrices are dense row-major double arrays unless stated otherwise.
+ *  - Structs that grow: every options struct, and every report, result, summary, stats or
+ *    record struct that a caller allocates (or indexes in an array the library returns), ends
+ *    in `uint64_t reserved[n]`. A field added later takes words from that reserve, so the
+ *    struct's size and every older field's offset stay: a MINOR version, and a program built
+ *    with an older header keeps working with a newer library (tests/cli/api_abi.sh holds
+ *    every struct of include/ to the layout recorded for this MAJOR version). So: fill
+ *    options with their _opts_init (or zero them) before setting what differs, and zero a
+ *    result struct or let the call fill it; a field added to options has 0 as its default
+ *    (what a program built before it passes); the library never reads a reserve. Structs
+ *    without a reserve are views of data (jsmf_vocab, jsmf_csr, jsmf_docbatch, ...): they
+ *    never change within a MAJOR version.
+ *  - Stable and advanced: what a header declares outside `#ifdef JSMF_ADVANCED` is the stable
+ *    API, kept across MINOR versions. The advanced part — C as a jsmf_source and its documents
+ *    views, the fit and FDM of an in-memory matrix, the FDM pair sampler, the MPI job's
+ *    ingest — is declared only where the program defines JSMF_ADVANCED before including a
+ *    header, as zstd does with ZSTD_STATIC_LINKING_ONLY: it may change in any version, so a
+ *    program that uses it is built with the library it runs with (as the CLI and the Python
+ *    package are).
  */
 #ifndef JSMF_H
 #define JSMF_H
@@ -79,10 +97,10 @@ extern "C" {
 #define JSMF_API
 #endif
 
-#define JSMF_VERSION_MAJOR 2
+#define JSMF_VERSION_MAJOR 3
 #define JSMF_VERSION_MINOR 0
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "2.0.0"
+#define JSMF_VERSION_STRING "3.0.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {
@@ -147,7 +165,7 @@ typedef void (*jsmf_step_progress_fn)(void *arg, const char *what, double done, 
  *  call consumed stays until withdrawn. Never fails. */
 JSMF_API void jsmf_cancel(int on);
 
-/** Library version and the optional features compiled in, e.g. "0.1.0 (openmp cuda)": a
+/** Library version and the optional features compiled in, e.g. "3.0.0 (openmp cuda)": a
  *  static string. Compare JSMF_VERSION_STRING (what a program was compiled with). */
 JSMF_API const char *jsmf_version(void);
 
@@ -170,6 +188,8 @@ JSMF_API uint64_t jsmf_mem_default(void);
  *  text) for anything else, and for a size below JSMF_MEM_MIN unless `below_min` is set.
  *  `opt` names the setting in the message ("--mem"). */
 JSMF_API int jsmf_mem_parse(const char *opt, const char *text, int below_min, uint64_t *out);
+
+#ifdef JSMF_ADVANCED /* the advanced part (above, "Stable and advanced") */
 
 /* ---------------------------------------------------------------------------------------------
  * Matrix sources: how every stage reads a sparse symmetric N x N matrix (normally C).
@@ -280,6 +300,8 @@ typedef struct jsmf_csr {
  *  matrix in memory). `csr` and its arrays are kept by reference: they must outlive `out`,
  *  which needs no release. Never fails. */
 JSMF_API void jsmf_csr_source(const jsmf_csr *csr, jsmf_source *out);
+
+#endif /* JSMF_ADVANCED */
 
 /* ---------------------------------------------------------------------------------------------
  * Vocabulary: words in row order, shared by the store and the model directory.

@@ -61,6 +61,7 @@ typedef struct jsmf_comm_stats {
     uint64_t bytes_sent;
     uint64_t calls;
     double seconds;
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_comm_stats;
 
 #ifdef __cplusplus

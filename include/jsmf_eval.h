@@ -76,9 +76,10 @@ typedef struct jsmf_infer_opts {
     double tol;           /**< stop when the duality gap per token is below (default 1e-5) */
     int threads;          /**< threads of a call over a batch (0: omp_get_max_threads()); read,
                                never set: the caller's OpenMP default stays as it was */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_infer_opts;
 
-#define JSMF_INFER_OPTS_DEFAULT {1000, 1e-5, 0}
+#define JSMF_INFER_OPTS_DEFAULT {.max_iters = 1000, .tol = 1e-5}
 /** Fill `o` with the defaults above (the same as JSMF_INFER_OPTS_DEFAULT). */
 JSMF_API void jsmf_infer_opts_init(jsmf_infer_opts *o);
 
@@ -104,6 +105,7 @@ typedef struct jsmf_theta_format {
                          doc_index<TAB>theta_1 ... theta_K */
     int header;     /**< TSV: a first line doc<TAB>t0<TAB>t1... */
     uint32_t batch; /**< documents read and fitted in parallel at a time (> 0) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_theta_format;
 
 /** What jsmf_infer_write met. */
@@ -112,6 +114,7 @@ typedef struct jsmf_infer_summary {
     uint64_t empty;    /**< of them, without in-vocabulary words (uniform theta) */
     uint64_t tokens;   /**< in-vocabulary tokens */
     uint64_t oov;      /**< tokens outside the vocabulary, ignored */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_infer_summary;
 
 /** theta of every document of the `n` `inputs` (paths, "-" = stdin; their words mapped to the
@@ -171,6 +174,7 @@ typedef struct jsmf_docmetrics_result {
     double heldout_smoothing;    /**< lambda, JSMF_HELDOUT_SMOOTHING */
     uint64_t heldout_floored;    /**< scored tokens of p < lambda / N (those of p = 0 included):
                                       the uniform part outweighs the model's own */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_docmetrics_result;
 
 /** Accumulator for the model `m` (kept by reference: it must outlive the accumulator), `top`
@@ -216,6 +220,7 @@ typedef struct jsmf_eval {
     uint32_t *match;             /**< K: the topic matched to true topic t */
     double *dist;                /**< K: its l1 distance */
     jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_eval;
 
 /** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the
@@ -247,9 +252,10 @@ typedef struct jsmf_report_opts {
                                 was fitted on (summary.json "store.path" or "parameters.input") */
     const char *metrics_json; /**< extra metrics (e.g. `jsmf eval --json` output) or NULL */
     const char *model_path;   /**< the MODEL directory as given, for the default title, or NULL */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_report_opts;
 
-#define JSMF_REPORT_OPTS_DEFAULT {12, 1500, NULL, NULL, NULL}
+#define JSMF_REPORT_OPTS_DEFAULT {.top = 12, .max_points = 1500}
 /** Fill `o` with the defaults above (the same as JSMF_REPORT_OPTS_DEFAULT). */
 JSMF_API void jsmf_report_opts_init(jsmf_report_opts *o);
 

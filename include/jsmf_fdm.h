@@ -62,6 +62,7 @@ typedef struct jsmf_fdm_sampler_info {
     uint64_t fingerprint;  /**< hash of the source content (rows, columns, values; or the
                                 documents as loaded, and the admission points) */
     uint64_t documents;    /**< documents held by a sampler from documents; 0: from C's rows */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fdm_sampler_info;
 
 /* ---------------------------------------------------------------------------------------------
@@ -112,7 +113,6 @@ typedef struct jsmf_fdm_opts {
     const double *init_B;      /**< warm start: N x K, columns are distributions (or NULL) */
     const double *init_A;      /**< warm start: K x K, entries sum to 1 (or NULL = uniform) */
     double init_smooth;        /**< warm start mixes (1-s)*B + s/N before the log (default 1e-3) */
-    uint64_t stop_after;       /**< testing: behave as if killed right after step S (0 = off) */
     /** Told after every training step (may be NULL): `what` "training" until the run has a
      *  held-out loss, then "held-out L" (the last one, %.4f; after a resume the checkpoint's,
      *  in a random start's probe that probe's), the step done of p->steps (0: no cap) in
@@ -125,6 +125,7 @@ typedef struct jsmf_fdm_opts {
      *  returns JSMF_EINTR. Set before training starts (during a warm-start fit), it stops
      *  after step 1. */
     const volatile sig_atomic_t *stop;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fdm_opts;
 
 /** How a start without a warm-start model (init_B NULL) draws its topics. WORDS: topic t starts
@@ -165,11 +166,13 @@ typedef struct jsmf_fdm_result {
     double pairs_per_second;   /**< training pairs per second of this process: its steps, the
                                     random starts' probes included, over their time */
     jsmf_fdm_sampler_info sampler;
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fdm_result;
 
+#ifdef JSMF_ADVANCED
 /** Fit the FDM model to the C of `src` (only read) with `p` (p->k set; init_B and init_A
  *  borrowed). On success *out is the result, its arrays owned by it (free with
- *  jsmf_fdm_result_free). On JSMF_EINTR (p->stop or stop_after) the checkpoint, when
+ *  jsmf_fdm_result_free). On JSMF_EINTR (p->stop, or the test hook JSMF_TEST_FDM_STOP_AFTER=S: as if killed right after step S) the checkpoint, when
  *  configured, holds the state and `out` is left empty. Errors: JSMF_EINVAL (bad parameters,
  *  K < 2, a source with no positive mass), JSMF_EFORMAT (negative or non-finite values in C),
  *  JSMF_ENOTSUP (device CUDA without one), JSMF_EMISMATCH, JSMF_EFORMAT or JSMF_EVERSION (a
@@ -177,6 +180,7 @@ typedef struct jsmf_fdm_result {
  *  JSMF_ENOMEM, and the checkpoint's JSMF_EIO and JSMF_ENOSPC. */
 JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p,
                             jsmf_fdm_result *out);
+#endif
 /** Free what a result owns and zero it (a zeroed result is fine). */
 JSMF_API void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
@@ -203,6 +207,7 @@ typedef struct jsmf_fdm_dir_opts {
      *  training), the result's note, and where an interrupted run resumes from. NULL: silent. */
     void (*info)(void *arg, const char *line);
     void *info_arg;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fdm_dir_opts;
 
 /** Fill `d` with the defaults: init "auto", no force, silent. */
@@ -213,10 +218,10 @@ JSMF_API void jsmf_fdm_dir_opts_init(jsmf_fdm_dir_opts *d);
  *  `input` (a store, .npy or .mtx with its vocabulary: jsmf_source_open with
  *  JSMF_SOURCE_NEED_VOCAB), start as d->init says, train with `p` (p->checkpoint, init_B and
  *  init_A are set here: the checkpoint is DIR.ckpt, kept only when p asks for checkpoints by
- *  steps or seconds or for stop_after) and write `dir` (jsmf_model_save, with summary.json of
+ *  steps or seconds or for the test hook) and write `dir` (jsmf_model_save, with summary.json of
  *  kind "fdm"). `d` may be NULL (auto, no force, silent). On success `r` is the result (free
  *  with jsmf_fdm_result_free); on error it holds nothing to free, and JSMF_EINTR (p->stop was
- *  set, or stop_after) leaves the checkpoint that the same call resumes from (none while a
+ *  set, or the test hook) leaves the checkpoint that the same call resumes from (none while a
  *  cold start compares its p->starts: info tells where it resumes from only when there is a
  *  checkpoint). Errors also those of jsmf_source_open, jsmf_fdm_train and jsmf_model_save;
  *  JSMF_EMISMATCH when an --init model's words differ from the input's. */

@@ -114,6 +114,7 @@ typedef struct jsmf_fit_opts {
                                    process alone */
     int products;             /**< enum jsmf_fit_products (default AUTO); `jsmf fit --refine`
                                    takes DOCUMENTS (tools/bench/heldout-results.md) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fit_opts;
 
 /** Fill `o` with the defaults above for K topics (fit has no default K). */
@@ -131,11 +132,13 @@ typedef struct jsmf_metrics {
     double entropy;         /**< (1/N) sum_i H(z|x=i)/log2 K (000 Sec. 5.1) */
 } jsmf_metrics;
 
+#ifdef JSMF_ADVANCED
 /** Metrics of any model against any co-occurrence source C of the same N (the unigram p(x) and
  *  Cbar come from C; p(z|x) from B and the topic marginal A 1 by Bayes' rule). Recovery needs
  *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest.
  *  Errors: JSMF_EMISMATCH (N differs), the source's scan errors, JSMF_ENOMEM. */
 JSMF_API int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
+#endif
 
 typedef struct jsmf_fit_trace {
     double delta;       /**< relative Frobenius change of the iterate (stream: of its factored part) */
@@ -197,6 +200,7 @@ typedef struct jsmf_fit_report {
      *  first). None when the factor came from a checkpoint. */
     uint32_t n_sketch_within, n_sketch_between;
     double sketch_within[JSMF_FIT_MAX_SKETCH], sketch_between[JSMF_FIT_MAX_SKETCH];
+    uint64_t reserved[32]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fit_report;
 
 /** Where the compressed rectification's eigendecomposition of C started. */
@@ -206,6 +210,7 @@ enum jsmf_eig_start {
     JSMF_EIG_RESUMED = 2  /**< read back from the checkpoint of a killed fit (MODEL.ckpt) */
 };
 
+#ifdef JSMF_ADVANCED
 /** Fit K topics to C. `vocab` (may be NULL) names the words (copied into the model) and gives df
  *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain
  *  holds the super-topic levels; `rep` (may be NULL) is filled. summary_json is left NULL.
@@ -225,6 +230,7 @@ struct jsmf_source_input; /* jsmf_store.h */
 JSMF_API int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o,
                                 const jsmf_fit_report *r, const char *input,
                                 const struct jsmf_source_input *in);
+#endif
 
 /** What a fit reports, for people: lines of at most 80 columns for typical values, each
  *  "PREFIX: ..." (prefix NULL: none) — metrics, timings, the rectification, the anchor

@@ -53,6 +53,7 @@ typedef struct jsmf_ingest_opts {
                                    or adds no document to C; vocabulary words text input can
                                    never match. NULL: silent */
     void *warn_arg;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_opts;
 
 /** Fill `o` with the defaults: every field 0 or NULL (the budget jsmf_mem_default(), the
@@ -84,6 +85,7 @@ typedef struct jsmf_ingest_summary {
                                    overlaps reading; this is the part that did not) */
     double seconds_checkpoints; /**< checkpoints: turning the accumulator into rows, and the
                                    commit (the rest is reading, tokenising, word lookup) */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_summary;
 
 /* ---- documents handed over in memory ----------------------------------------------------------
@@ -182,7 +184,11 @@ typedef struct jsmf_ingest_dist_opts {
                                    node-local disk, say); NULL: STORE/mpi-ingest */
     uint64_t piece_bytes;     /**< target size of a piece of a large plain file; 0: a quarter
                                    of the inputs' bytes per rank, at least 1 MiB */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_dist_opts;
+
+/** Fill `o` with the defaults: shard_dir NULL, piece_bytes 0 (both chosen by the job). */
+JSMF_API void jsmf_ingest_dist_opts_init(jsmf_ingest_dist_opts *o);
 
 /** What a job did. */
 typedef struct jsmf_ingest_dist_summary {
@@ -194,6 +200,7 @@ typedef struct jsmf_ingest_dist_summary {
     uint64_t bytes_received;    /**< this rank: entry bytes received in the exchange */
     double seconds_ingest, seconds_exchange, seconds_commit;
     struct jsmf_comm_stats comm;/**< this rank's communication: bytes sent, calls, seconds */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_dist_summary;
 
 /* ---- one ingest, as `jsmf ingest` runs it (src/ingest/run.c) ----------------------------- */
@@ -223,6 +230,7 @@ typedef struct jsmf_ingest_run_opts {
                                    applied to the store's rule, "frozen" to freeze it; keys on a
                                    frozen store need "grow" too. NULL: keep the store's (a new
                                    store made with `vocab` takes the rule its file carries) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_run_opts;
 
 /** Fill `o` with the defaults of 'jsmf ingest': jsmf_ingest_opts_init's ingest, min_doc_len 5,
@@ -237,6 +245,7 @@ typedef struct jsmf_ingest_run_summary {
     jsmf_ingest_dist_summary dist; /**< ranks > 1: the job (pieces, exchange, this rank's
                                         communication); zero otherwise */
     uint32_t words_admitted;  /**< words the store admitted at the end of the run (growth) */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_ingest_run_summary;
 
 /** Ingest `inputs` into the store at `path`, all of it: open the store, or create it with its

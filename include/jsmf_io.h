@@ -58,9 +58,10 @@ typedef struct jsmf_tokenizer {
     uint32_t min_len;    /**< default 3 (the shared corpora's convention); 0 acts as 1 */
     uint32_t max_len;    /**< longer runs are dropped; default 64; 0 = no limit. A reader given
                               {0, 0} uses the defaults. */
+    uint64_t reserved[4]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_tokenizer;
 
-#define JSMF_TOKENIZER_DEFAULT {3, 64}
+#define JSMF_TOKENIZER_DEFAULT {.min_len = 3, .max_len = 64}
 
 /** The most memory one open reader holds (decode-ahead chunks, the line window, a zstd window
  *  of up to 8 MiB, mapped pages not yet released): what budgets such as ingest --mem count
@@ -111,11 +112,11 @@ typedef struct jsmf_read_opts {
                                    file is decoded on a thread of its own when above 1, and a
                                    counting pass counts text on this many when 3 or more. Read,
                                    never set: the caller's OpenMP default stays as it was */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_read_opts;
 
 /** Defaults: AUTO format, default tokenizer, no resume, default limits, all cores. */
-#define JSMF_READ_OPTS_DEFAULT {JSMF_FORMAT_AUTO, JSMF_TOKENIZER_DEFAULT, NULL, 0, 0, 0, 0, 0, 0, \
-                                NULL, NULL, 0, 0, 0}
+#define JSMF_READ_OPTS_DEFAULT {.format = JSMF_FORMAT_AUTO, .tok = JSMF_TOKENIZER_DEFAULT}
 /** Fill `o` with those defaults (the static initialiser JSMF_READ_OPTS_DEFAULT is the same). */
 JSMF_API void jsmf_read_opts_init(jsmf_read_opts *o);
 
@@ -139,9 +140,10 @@ typedef struct jsmf_vocab_opts {
     jsmf_warn_fn warn;           /**< told, after each input, what jsmf_read_stats_warn says of it
                                       and when none of its documents was counted; NULL: silent */
     void *warn_arg;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_vocab_opts;
 
-#define JSMF_VOCAB_OPTS_DEFAULT {NULL, 5, 0.5, 0, 5, NULL, NULL}
+#define JSMF_VOCAB_OPTS_DEFAULT {.min_df = 5, .max_df_frac = 0.5, .min_doc_len = 5}
 /** Fill `o` with the defaults above (the same as JSMF_VOCAB_OPTS_DEFAULT). */
 JSMF_API void jsmf_vocab_opts_init(jsmf_vocab_opts *o);
 
@@ -154,6 +156,7 @@ typedef struct jsmf_vocab_stats {
     uint64_t words_seen;         /**< distinct non-stopwords in counted documents */
     uint64_t dropped_min_df, dropped_max_df, dropped_max_words;
     uint64_t words_kept;         /**< size of the curated vocabulary */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_vocab_stats;
 
 /** One counting pass over the `n` inputs (paths, "-" = stdin) and the curated vocabulary (jsmf

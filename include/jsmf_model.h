@@ -35,6 +35,7 @@ typedef struct jsmf_model {
     double *alpha;         /**< K Dirichlet parameters, or NULL when not recovered */
     char *summary_json;    /**< the summary.json text (owned), or NULL */
     struct jsmf_model *sub; /**< next hierarchy level (super-topics over this level's topics), or NULL */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_model;
 
 /** Version of the MODEL directory format written by this library (summary.json "version").
@@ -107,6 +108,7 @@ typedef struct jsmf_topics_opts {
     uint32_t level;   /**< 0: the model itself; L: its L-th level below */
     int format;       /**< jsmf_topics_format */
     int matrix;       /**< text and TSV: the topic-topic matrix A instead (K rows of K) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_topics_opts;
 
 /** Fill `o` with the defaults of 'jsmf topics': 10 words ranked with JSMF_TOPWORDS_LAMBDA, text,
@@ -145,6 +147,7 @@ typedef struct jsmf_lineage {
     uint32_t *retired;
     char *prev_path;    /**< the previous model's path as given, or NULL */
     char prev_fingerprint[17]; /**< jsmf_model_fingerprint of the previous model */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_lineage;
 
 /** Match the topics of `m` to those of `prev` (either may have more topics) and fill `out`
@@ -181,6 +184,7 @@ typedef struct jsmf_diff_word {
     char *word;
     double before, after;
     uint32_t topic;     /**< new words: the topic of NEW it went to (argmax_z p(z|w)) */
+    uint64_t reserved[2]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_diff_word;
 
 /** One topic: continuing (both indices), new (prev JSMF_TOPIC_NONE) or retired (topic
@@ -192,6 +196,7 @@ typedef struct jsmf_diff_topic {
     uint32_t n_rising, n_falling;
     jsmf_diff_word *rising;     /**< continuing topics: largest increases of p(w|z), decreasing */
     jsmf_diff_word *falling;    /**< ... largest decreases */
+    uint64_t reserved[2]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_diff_topic;
 
 /** The difference of two models (free with jsmf_diff_free). */
@@ -204,6 +209,7 @@ typedef struct jsmf_diff {
     uint32_t n_continuing, n_new, n_retired;
     uint32_t n_new_words;       /**< words of NEW's vocabulary absent from OLD's, by p(w) */
     jsmf_diff_word *new_words;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_diff;
 
 /** How jsmf_model_diff compares and jsmf_diff_write prints (fill with jsmf_diff_opts_init). */
@@ -213,6 +219,7 @@ typedef struct jsmf_diff_opts {
     int format;           /**< jsmf_topics_format: text, TSV or JSON (default text) */
     const char *old_name; /**< the models' names in the output and the lineage (their paths) */
     const char *new_name;
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_diff_opts;
 
 /** Fill `o` with the defaults of 'jsmf diff'. */

@@ -75,6 +75,7 @@ typedef struct jsmf_refine_opts {
                                 JSMF_REFINE_ALPHA_AUTO_LEN tokens on average (on short documents
                                 the spread of the expected counts inflates the learned prior, and
                                 the topics get worse: tools/bench/heldout-results.md) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_opts;
 
 /* Values of jsmf_refine_opts.learn_alpha. */
@@ -86,7 +87,8 @@ enum { JSMF_REFINE_ALPHA_FIXED = 0, JSMF_REFINE_ALPHA_LEARN = 1, JSMF_REFINE_ALP
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
 #define JSMF_REFINE_OPTS_DEFAULT                                                              \
-    {80, 20, 0.02, 0.05, 0.01, 1, 0, NULL, NULL, 1, 0, 5, JSMF_REFINE_ALPHA_AUTO}
+    {.iters = 80, .theta_steps = 20, .alpha = 0.02, .beta = 0.05, .mix = 0.01, .exclude = 1,   \
+     .batches = 1, .overrelax = 5, .learn_alpha = JSMF_REFINE_ALPHA_AUTO}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
 
@@ -99,11 +101,13 @@ typedef struct jsmf_refine_result {
     uint64_t tokens;       /**< their tokens */
     double seconds;        /**< wall time of the call */
     uint64_t bytes;        /**< memory of the thetas and the per-thread topic counts */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_result;
 
 /** Free what `r` holds and zero it (the struct is the caller's). */
 JSMF_API void jsmf_refine_result_free(jsmf_refine_result *r);
 
+#ifdef JSMF_ADVANCED
 /** Refine `start` over `docs` (its N must be the model's: the documents' word ids are the
  *  model's rows) into a new model *out (free with jsmf_model_free): B refined, A the mean of
  *  theta_d theta_d^T over the documents, no anchors, the learned alpha (NULL when not learned),
@@ -124,8 +128,10 @@ JSMF_API int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
 JSMF_API int jsmf_doc_csr_read(const char *const *inputs, uint32_t n, const jsmf_read_opts *ro,
                                const jsmf_vocab *vocab, uint32_t min_doc_len, jsmf_doc_csr *out,
                                uint64_t *dropped);
+
 /** Free the arrays of a jsmf_doc_csr filled by jsmf_doc_csr_read and zero it. */
 JSMF_API void jsmf_doc_csr_free(jsmf_doc_csr *d);
+#endif
 
 #ifdef __cplusplus
 }

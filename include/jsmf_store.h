@@ -66,6 +66,7 @@ typedef struct jsmf_store_stats {
     uint64_t doc_nnz;        /**< nnz(H): (document, word) entries of the documents held (0 when
                                   the store holds rows only) */
     uint64_t doc_bytes;      /**< bytes of the documents' encoded blocks (values, no LMDB overhead) */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_stats;
 
 /** The store's counters into *out. Errors: JSMF_ESTORE. */
@@ -76,14 +77,17 @@ JSMF_API int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out);
  *  with jsmf_vocab_free. Errors: JSMF_ESTORE, JSMF_ENOMEM. */
 JSMF_API int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out);
 
+#ifdef JSMF_ADVANCED
 /** A matrix source over the normalised C of this store. The source holds one read transaction
  *  from this call until jsmf_store_source_release() (or jsmf_store_close), so every scan sees
  *  the same snapshot even while an ingest commits; release it when the passes over C are done,
  *  since an open reader keeps LMDB from reusing pages. `out` is valid until then; a second
  *  call before the release gives the same snapshot. Errors: JSMF_ESTORE. */
 JSMF_API int jsmf_store_source(jsmf_store *s, jsmf_source *out);
+
 /** End the read transaction of jsmf_store_source (nothing when there is none). */
 JSMF_API void jsmf_store_source_release(jsmf_store *s);
+#endif
 
 /** What one read of all of C found (jsmf_store_check). */
 typedef struct jsmf_store_check_result {
@@ -98,6 +102,7 @@ typedef struct jsmf_store_check_result {
     uint64_t doc_digest;  /**< ... a hash of the documents' sequence in key order (each
                                document's ids and counts): equal for two stores holding the
                                same documents however checkpoints cut them into blocks */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_check_result;
 
 /** Read all of C once through the snapshot source: every chunk decoded, rows in order, columns
@@ -145,6 +150,7 @@ typedef struct jsmf_store_params {
     uint32_t tok_max_len;
     uint32_t hold;          /**< JSMF_HOLD_*: what the store keeps of C (JSMF_HOLD_DEFAULT:
                                  JSMF_HOLD_CHOSEN); a store written before version 6 holds rows */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_params;
 
 /** Create the store `path` with vocabulary `v` and parameters `p` (jsmf_store_open with
@@ -179,6 +185,7 @@ typedef struct jsmf_store_input {
     uint64_t next_doc;       /**< its 0-based document index */
     uint64_t docs, docs_dropped, tokens, tokens_dropped, oov_tokens; /**< contributed so far */
     char path[1024];         /**< the path as given ("-" for stdin), for messages */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_input;
 
 /** All input records in key order (fingerprint, occurrence): *n records in *out, an array the
@@ -229,6 +236,7 @@ typedef struct jsmf_store_rule {
     uint64_t max_words;    /**< N never grows past this (0: no cap) */
     char stopwords[8];     /**< "en" (the compiled-in list), "none", or "list" (the words
                                 recorded with the rule) */
+    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_rule;
 
 /** The text form of a rule: "min-df=5 max-df-frac=0.5 max-words=0 stopwords=en", or "frozen"
@@ -260,6 +268,7 @@ typedef struct jsmf_store_growth {
                                    of max_df_frac */
     uint32_t first_words;     /**< words admitted at point 0 (the first vocabulary) */
     uint32_t admitted_late;   /**< words admitted after documents were counted */
+    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_store_growth;
 
 /** The store's growth into *out (one snapshot; reads every pending word for the digest).
@@ -283,6 +292,7 @@ JSMF_API void jsmf_store_info_write_growth(FILE *f, const char *path, const jsmf
                                            const jsmf_store_growth *g, const jsmf_store_input *in,
                                            uint32_t n, int json);
 
+#ifdef JSMF_ADVANCED
 /* ---------------------------------------------------------------------------------------------
  * The input of fit, fdm and eval: a store, or a C that 'jsmf export' wrote (or another tool).
  * ------------------------------------------------------------------------------------------- */
@@ -327,6 +337,8 @@ JSMF_API int jsmf_source_open(const char *path, int flags, jsmf_source_input *ou
 
 /** Release what jsmf_source_open opened (a zeroed or failed input is fine). */
 JSMF_API void jsmf_source_close(jsmf_source_input *in);
+
+#endif /* JSMF_ADVANCED */
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@ import os
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
-SOMAJOR = 2
+SOMAJOR = 3
 SONAME = "libjsmf.so.%d" % SOMAJOR
 
 # error codes (include/jsmf.h)
@@ -133,21 +133,25 @@ class StoreStats(Structure):
                 ("tokens_dropped", u64), ("oov_tokens", u64), ("nnz", u64),
                 ("min_doc_len", u32), ("n_inputs", u32), ("format_version", u32),
                 ("fingerprint", u64), ("bytes", u64), ("runs", u32), ("nnz_exact", c_int),
-                ("hold", u32), ("doc_nnz", u64), ("doc_bytes", u64)]
+                ("hold", u32), ("doc_nnz", u64), ("doc_bytes", u64),
+                ("reserved", u64 * 16)]
 
 
 class StoreCheck(Structure):
     _fields_ = [("entries", u64), ("bytes", u64), ("sum", f64), ("digest", u64),
-                ("seconds", f64), ("docs", u64), ("doc_entries", u64), ("doc_digest", u64)]
+                ("seconds", f64), ("docs", u64), ("doc_entries", u64), ("doc_digest", u64),
+                ("reserved", u64 * 16)]
 
 
 class StoreParams(Structure):
-    _fields_ = [("min_doc_len", u32), ("tok_min_len", u32), ("tok_max_len", u32), ("hold", u32)]
+    _fields_ = [("min_doc_len", u32), ("tok_min_len", u32), ("tok_max_len", u32), ("hold", u32),
+                ("reserved", u64 * 8)]
 
 
 class StoreRule(Structure):
     _fields_ = [("state", c_int), ("min_df", u64), ("max_df_frac", f64), ("max_words", u64),
-                ("stopwords", c_char * 8)]
+                ("stopwords", c_char * 8),
+                ("reserved", u64 * 8)]
 
 
 RULE_GROW = 1  # JSMF_RULE_GROW: the store admits words by its rule
@@ -157,14 +161,16 @@ class StoreInput(Structure):
     _fields_ = [("fingerprint", u64), ("occurrence", u32), ("state", u32), ("format", u32),
                 ("size", u64), ("next_offset", u64), ("next_line", u64), ("next_doc", u64),
                 ("docs", u64), ("docs_dropped", u64), ("tokens", u64), ("tokens_dropped", u64),
-                ("oov_tokens", u64), ("path", c_char * 1024)]
+                ("oov_tokens", u64), ("path", c_char * 1024),
+                ("reserved", u64 * 8)]
 
 
 class IngestOpts(Structure):
     _fields_ = [("mem", u64), ("threads", c_int), ("force", c_int), ("format", c_int),
                 ("uci_vocab", c_char_p), ("accumulator", c_int), ("checkpoint_secs", f64),
                 ("df", POINTER(u64)), ("mem_below_need", c_int), ("progress", PROGRESS_FN),
-                ("progress_arg", c_void_p), ("warn", WARN_FN), ("warn_arg", c_void_p)]
+                ("progress_arg", c_void_p), ("warn", WARN_FN), ("warn_arg", c_void_p),
+                ("reserved", u64 * 8)]
 
 
 class IngestSummary(Structure):
@@ -173,38 +179,45 @@ class IngestSummary(Structure):
                 ("doc_buffer", c_int), ("mem_needed", u64), ("oversize_docs", u64),
                 ("inputs_done", u32), ("inputs_resumed", u32), ("inputs_skipped", u32),
                 ("inputs_repeated", u32), ("seconds", f64), ("seconds_adding", f64),
-                ("seconds_checkpoints", f64)]
+                ("seconds_checkpoints", f64),
+                ("reserved", u64 * 16)]
 
 
 class VocabStats(Structure):
     _fields_ = [(n, u64) for n in ("docs_read", "docs_counted", "docs_short", "tokens_read",
                                    "tokens_counted", "words_seen", "dropped_min_df",
-                                   "dropped_max_df", "dropped_max_words", "words_kept")]
+                                   "dropped_max_df", "dropped_max_words", "words_kept")] + \
+        [("reserved", u64 * 16)]
 
 
 class CommStats(Structure):
-    _fields_ = [("bytes_sent", u64), ("calls", u64), ("seconds", f64)]
+    _fields_ = [("bytes_sent", u64), ("calls", u64), ("seconds", f64),
+                ("reserved", u64 * 16)]
 
 
 class IngestDistOpts(Structure):
-    _fields_ = [("shard_dir", c_char_p), ("piece_bytes", u64)]
+    _fields_ = [("shard_dir", c_char_p), ("piece_bytes", u64),
+                ("reserved", u64 * 8)]
 
 
 class IngestDistSummary(Structure):
     _fields_ = [("ingest", IngestSummary), ("pieces", u32), ("restarted", c_int),
                 ("rounds", u32), ("bytes_received", u64), ("seconds_ingest", f64),
-                ("seconds_exchange", f64), ("seconds_commit", f64), ("comm", CommStats)]
+                ("seconds_exchange", f64), ("seconds_commit", f64), ("comm", CommStats),
+                ("reserved", u64 * 16)]
 
 
 class IngestRunOpts(Structure):
     _fields_ = [("ingest", IngestOpts), ("vocab", c_char_p), ("min_doc_len", u32),
                 ("min_doc_len_given", c_int), ("hold", u32), ("dist", IngestDistOpts),
-                ("counted", c_void_p), ("counted_arg", c_void_p), ("rule", c_char_p)]
+                ("counted", c_void_p), ("counted_arg", c_void_p), ("rule", c_char_p),
+                ("reserved", u64 * 8)]
 
 
 class IngestRunSummary(Structure):
     _fields_ = [("vocab", VocabStats), ("ingest", IngestSummary), ("ranks", c_int),
-                ("dist", IngestDistSummary), ("words_admitted", u32)]
+                ("dist", IngestDistSummary), ("words_admitted", u32),
+                ("reserved", u64 * 16)]
 
 
 class Model(Structure):
@@ -214,7 +227,7 @@ class Model(Structure):
 Model._fields_ = [("n", u32), ("k", u32), ("vocab", POINTER(Vocab)), ("B", POINTER(f64)),
                   ("A", POINTER(f64)), ("a_uniform", c_int), ("anchors", POINTER(u32)),
                   ("alpha", POINTER(f64)), ("summary_json", c_void_p),
-                  ("sub", POINTER(Model))]
+                  ("sub", POINTER(Model)), ("reserved", u64 * 8)]
 
 FIT_MAX_LEVELS = 8
 FIT_MAX_TRACE = 1024
@@ -232,7 +245,8 @@ class FitOpts(Structure):
                 ("levels", u32 * FIT_MAX_LEVELS), ("mode", c_int), ("mem_bytes", u64),
                 ("dense_max_n", u32), ("eig_tol", f64), ("eig_maxit", u32),
                 ("eig_step_maxit", u32), ("progress", PROGRESS_FN), ("progress_arg", c_void_p),
-                ("comm", c_void_p), ("products", c_int)]
+                ("comm", c_void_p), ("products", c_int),
+                ("reserved", u64 * 8)]
 
 
 class Metrics(Structure):
@@ -260,13 +274,15 @@ class FitReport(Structure):
                 ("rectify", c_int), ("converged", c_int), ("compress_rows", u32),
                 ("eig_start", c_int), ("c_documents", c_int),
                 ("n_sketch_within", u32), ("n_sketch_between", u32),
-                ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH)]
+                ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH),
+                ("reserved", u64 * 32)]
 
 
 class FdmSamplerInfo(Structure):
     _fields_ = [("n", u32), ("nnz", u64), ("kept", u64), ("thinned", c_int),
                 ("dropped_mass", f64), ("total_mass", f64), ("bytes", u64),
-                ("build_seconds", f64), ("fingerprint", u64), ("documents", u64)]
+                ("build_seconds", f64), ("fingerprint", u64), ("documents", u64),
+                ("reserved", u64 * 16)]
 
 
 class FdmOpts(Structure):
@@ -278,8 +294,9 @@ class FdmOpts(Structure):
                 ("checkpoint_every", u64), ("checkpoint_seconds", f64),
                 ("checkpoint", c_char_p), ("restart", c_int), ("fresh_on_mismatch", c_int),
                 ("mem_budget", u64), ("init_B", POINTER(f64)), ("init_A", POINTER(f64)),
-                ("init_smooth", f64), ("stop_after", u64), ("progress", PROGRESS_FN),
-                ("progress_arg", c_void_p), ("stop", POINTER(c_int))]
+                ("init_smooth", f64), ("progress", PROGRESS_FN),
+                ("progress_arg", c_void_p), ("stop", POINTER(c_int)),
+                ("reserved", u64 * 8)]
 
 
 class FdmResult(Structure):
@@ -289,18 +306,21 @@ class FdmResult(Structure):
                 ("host_sampling", c_int), ("n_curve", u64), ("curve_step", POINTER(u64)),
                 ("curve_train", POINTER(f64)), ("curve_heldout", POINTER(f64)),
                 ("best_heldout", f64), ("seconds_train", f64), ("pairs_per_second", f64),
-                ("sampler", FdmSamplerInfo)]
+                ("sampler", FdmSamplerInfo),
+                ("reserved", u64 * 16)]
 
 
 INFO_FN = CFUNCTYPE(None, c_void_p, c_char_p)
 
 
 class FdmDirOpts(Structure):
-    _fields_ = [("init", c_char_p), ("force", c_int), ("info", INFO_FN), ("info_arg", c_void_p)]
+    _fields_ = [("init", c_char_p), ("force", c_int), ("info", INFO_FN), ("info_arg", c_void_p),
+                ("reserved", u64 * 8)]
 
 
 class InferOpts(Structure):
-    _fields_ = [("max_iters", u32), ("tol", f64), ("threads", c_int)]
+    _fields_ = [("max_iters", u32), ("tol", f64), ("threads", c_int),
+                ("reserved", u64 * 8)]
 
 
 class DocBatch(Structure):
@@ -314,48 +334,57 @@ class DocMetricsResult(Structure):
                 ("coherence_docs", u64), ("coherence_missing", u64), ("heldout_ll", f64),
                 ("heldout_docs", u64), ("heldout_tokens", u64), ("heldout_zero", u64),
                 ("oov_tokens", u64), ("heldout_ll_nonzero", f64), ("heldout_smoothing", f64),
-                ("heldout_floored", u64)]
+                ("heldout_floored", u64),
+                ("reserved", u64 * 16)]
 
 
 class Tokenizer(Structure):
-    _fields_ = [("min_len", u32), ("max_len", u32)]
+    _fields_ = [("min_len", u32), ("max_len", u32),
+                ("reserved", u64 * 4)]
 
 
 class TopicsOpts(Structure):
     _fields_ = [("name", c_char_p), ("top", u32), ("lambda_", f64), ("level", u32),
-                ("format", c_int), ("matrix", c_int)]
+                ("format", c_int), ("matrix", c_int),
+                ("reserved", u64 * 8)]
 
 
 class ReportOpts(Structure):
     _fields_ = [("top", u32), ("max_points", u32), ("title", c_char_p),
-                ("metrics_json", c_char_p), ("model_path", c_char_p)]
+                ("metrics_json", c_char_p), ("model_path", c_char_p),
+                ("reserved", u64 * 8)]
 
 
 class Lineage(Structure):
     _fields_ = [("k", u32), ("k_prev", u32), ("threshold", f64), ("prev", POINTER(u32)),
                 ("l1", POINTER(f64)), ("n_retired", u32), ("retired", POINTER(u32)),
-                ("prev_path", c_char_p), ("prev_fingerprint", c_char * 17)]
+                ("prev_path", c_char_p), ("prev_fingerprint", c_char * 17),
+                ("reserved", u64 * 8)]
 
 
 class DiffWord(Structure):
-    _fields_ = [("word", c_char_p), ("before", f64), ("after", f64), ("topic", u32)]
+    _fields_ = [("word", c_char_p), ("before", f64), ("after", f64), ("topic", u32),
+                ("reserved", u64 * 2)]
 
 
 class DiffTopic(Structure):
     _fields_ = [("topic", u32), ("prev", u32), ("l1", f64), ("size", f64), ("size_prev", f64),
                 ("n_rising", u32), ("n_falling", u32), ("rising", POINTER(DiffWord)),
-                ("falling", POINTER(DiffWord))]
+                ("falling", POINTER(DiffWord)),
+                ("reserved", u64 * 2)]
 
 
 class Diff(Structure):
     _fields_ = [("lineage", Lineage), ("recorded", c_int), ("n_topics", u32),
                 ("topics", POINTER(DiffTopic)), ("n_continuing", u32), ("n_new", u32),
-                ("n_retired", u32), ("n_new_words", u32), ("new_words", POINTER(DiffWord))]
+                ("n_retired", u32), ("n_new_words", u32), ("new_words", POINTER(DiffWord)),
+                ("reserved", u64 * 8)]
 
 
 class DiffOpts(Structure):
     _fields_ = [("top", u32), ("threshold", f64), ("format", c_int), ("old_name", c_char_p),
-                ("new_name", c_char_p)]
+                ("new_name", c_char_p),
+                ("reserved", u64 * 8)]
 
 
 class ReadOpts(Structure):
@@ -363,7 +392,8 @@ class ReadOpts(Structure):
                 ("start_offset", u64), ("start_doc", u64), ("start_line", u64),
                 ("max_line", u64), ("ldac_vocab_size", u32), ("raw_text", c_int),
                 ("warn", WARN_FN), ("warn_arg", c_void_p), ("end_offset", u64),
-                ("empty_runs", c_int), ("threads", c_int)]
+                ("empty_runs", c_int), ("threads", c_int),
+                ("reserved", u64 * 8)]
 
 
 class DocCsr(Structure):
@@ -381,7 +411,8 @@ class RefineOpts(Structure):
     _fields_ = [("iters", u32), ("theta_steps", u32), ("alpha", f64), ("beta", f64),
                 ("mix", f64), ("exclude", c_int), ("threads", c_int),
                 ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
-                ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int)]
+                ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int),
+                ("reserved", u64 * 8)]
 
 
 REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
@@ -389,7 +420,8 @@ REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN
 
 class RefineResult(Structure):
     _fields_ = [("iters", u32), ("objective", POINTER(f64)), ("docs", u64), ("tokens", u64),
-                ("seconds", f64), ("bytes", u64)]
+                ("seconds", f64), ("bytes", u64),
+                ("reserved", u64 * 16)]
 
 
 # The C names of the structs, for the layout test.

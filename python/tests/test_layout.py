@@ -9,7 +9,7 @@ from conftest import ROOT
 
 
 def test_struct_layouts(tmp_path):
-    lines = ['#include "jsmf_ingest.h"', '#include "jsmf_fit.h"', '#include "jsmf_fdm.h"',
+    lines = ["#define JSMF_ADVANCED", '#include "jsmf_ingest.h"', '#include "jsmf_fit.h"', '#include "jsmf_fdm.h"',
              '#include "jsmf_eval.h"', '#include "jsmf_refine.h"', "#include <stddef.h>",
              "int main(void) {"]
     expect = []

@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
     jsmf_fdm_opts *p = &o->p;
     jsmf_fdm_opts_init(p);
     p->k = 0;
-    o->d = (jsmf_fdm_dir_opts){"auto", 0, on_info, NULL};
+    o->d = (jsmf_fdm_dir_opts){.init = "auto", .info = on_info};
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &o->input), .hint = "(a store or a .npy C)"},
         {CLI_OPT("--topics", 'k', CLI_U32, &p->k), .min = 1},
@@ -91,7 +91,6 @@ static int parse(int argc, char **argv, fdm_opts *o)
         {CLI_OPT("--mem", 0, CLI_MEM, &p->mem_budget)},
         {CLI_OPT("--restart", 0, CLI_FLAG, &p->restart)},
         {CLI_OPT("--force", 0, CLI_FLAG, &o->d.force)},
-        {CLI_OPT("--stop-after", 0, CLI_U64, &p->stop_after)},
         {0},
     };
     int rc = cli_parse(options, argc, argv);

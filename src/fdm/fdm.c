@@ -472,6 +472,12 @@ typedef struct throughput {
     double seconds;
 } throughput;
 
+uint64_t fdm_test_stop_after(void)
+{
+    const char *v = getenv("JSMF_TEST_FDM_STOP_AFTER");
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
 /* Steps from the state as it is until the schedule stops the run, the step cap, `until` (0:
  * none) or the time limit; checkpoints and the kill hooks only when hdr is set (a probe of a
  * random start writes none: killed, it is redone from its seed). */
@@ -480,6 +486,7 @@ static int step_loop(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_
                      jsmf_fdm_result *out)
 {
     int rc = 0;
+    uint64_t stop_after = fdm_test_stop_after();
     double t_piece = clock_seconds(), t_saved = t_piece;
     while (!g->stopped && (!p->steps || g->step < p->steps) && (!until || g->step < until)) {
         double loss, held;
@@ -496,7 +503,7 @@ static int step_loop(fdm_backend *be, const jsmf_fdm_opts *p, fdm_setup *s, run_
         if (p->time_limit > 0 && g->seconds >= p->time_limit) /* the one machine-dependent stop */
             g->stopped = 1, out->time_limited = 1;
         report_step(p, g);
-        int killed = (p->stop && *p->stop) || (hdr && p->stop_after && g->step == p->stop_after);
+        int killed = (p->stop && *p->stop) || (hdr && stop_after && g->step == stop_after);
         int due = (p->checkpoint_every && g->step % p->checkpoint_every == 0) ||
                   (p->checkpoint_seconds > 0 && t - t_saved >= p->checkpoint_seconds);
         int save = hdr && p->checkpoint && (due || killed);

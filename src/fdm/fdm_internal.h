@@ -164,6 +164,10 @@ typedef struct fdm_state {
 } fdm_state;
 
 int fdm_state_alloc(fdm_state *st, uint32_t n, uint32_t k);
+
+/** The test hook JSMF_TEST_FDM_STOP_AFTER=S: a run behaves as if killed right after step S
+ *  (it checkpoints and returns JSMF_EINTR); 0 when unset. */
+uint64_t fdm_test_stop_after(void);
 void fdm_state_free(fdm_state *st);
 
 

@@ -329,7 +329,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     if (!rc && !(ckpt = jsmf_fdm_checkpoint_path(dir)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     /* a checkpoint is kept only when one is asked for: by steps, by time, or a stop */
-    p.checkpoint = p.checkpoint_every || p.checkpoint_seconds > 0 || p.stop_after ? ckpt : NULL;
+    p.checkpoint = p.checkpoint_every || p.checkpoint_seconds > 0 || fdm_test_stop_after() ? ckpt : NULL;
     if (!rc)
         rc = train(d, &in, &p, r);
     /* a stop while a cold start compares its random starts comes before any checkpoint */

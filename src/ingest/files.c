@@ -49,7 +49,7 @@ static void warn_unmatchable_words(run *r, jsmf_format fmt)
         return;
     r->vocab_checked |= 1u << fmt;
     int items = fmt == JSMF_FORMAT_ITEMS;
-    jsmf_tokenizer tok = {r->params.tok_min_len, r->params.tok_max_len};
+    jsmf_tokenizer tok = {.min_len = r->params.tok_min_len, .max_len = r->params.tok_max_len};
     if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
         jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
         tok = def;

@@ -209,7 +209,8 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
         return rc;
     }
     jsmf_tokenizer tok = JSMF_TOKENIZER_DEFAULT;
-    jsmf_store_params p = {o->min_doc_len, tok.min_len, tok.max_len, o->hold};
+    jsmf_store_params p = {.min_doc_len = o->min_doc_len, .tok_min_len = tok.min_len,
+                           .tok_max_len = tok.max_len, .hold = o->hold};
     if (!o->mem_below_need)
         rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
     if (!rc)

@@ -99,8 +99,14 @@ void jsmf_ingest_run_write(FILE *f, const char *p, const char *store, uint64_t m
                      d->comm.bytes_sent / 1e6, d->comm.seconds, d->seconds_commit);
 }
 
+void jsmf_ingest_dist_opts_init(jsmf_ingest_dist_opts *o)
+{
+    *o = (jsmf_ingest_dist_opts){0};
+}
+
 void jsmf_ingest_run_opts_init(jsmf_ingest_run_opts *o)
 {
     *o = (jsmf_ingest_run_opts){.min_doc_len = 5};
     jsmf_ingest_opts_init(&o->ingest);
+    jsmf_ingest_dist_opts_init(&o->dist);
 }

@@ -34,7 +34,7 @@ static int parse_uint(const char *v, uint64_t *out)
 
 int jsmf_store_rule_parse(const char *text, const char *where, jsmf_store_rule *out)
 {
-    jsmf_store_rule r = {JSMF_RULE_GROW, 5, 0.5, 0, "en"};
+    jsmf_store_rule r = {.state = JSMF_RULE_GROW, .min_df = 5, .max_df_frac = 0.5, .stopwords = "en"};
     if (out->state == JSMF_RULE_GROW)
         r = *out; /* keys not given keep their values */
     char buf[512];

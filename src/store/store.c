@@ -66,7 +66,8 @@ static int load_meta(jsmf_store *s, MDB_txn *t)
         return jsmf_error(JSMF_ESTORE, "%s: meta 'hold' is %" PRIu64 " (1 rows, 2 documents, 3 "
                           "both)", s->path, hold);
     s->hold = (uint32_t)hold;
-    s->params = (jsmf_store_params){(uint32_t)mdl, (uint32_t)tmin, (uint32_t)tmax, s->hold};
+    s->params = (jsmf_store_params){.min_doc_len = (uint32_t)mdl, .tok_min_len = (uint32_t)tmin,
+                                    .tok_max_len = (uint32_t)tmax, .hold = s->hold};
     s->has_vocab = 1;
     return JSMF_OK;
 }

@@ -21,9 +21,9 @@ opts="-k 5 --device cpu --seed 9 --batch 512 --lr 0.02 --eval-every 10 --heldout
 
 # stopped after step 100 (a checkpoint boundary) and after 73 (between two), then resumed
 for n in 100 73; do
-    "$JSMF" fdm "$in" -o "$d/r$n" --steps 200 --checkpoint-every 50 $opts --stop-after $n
+    JSMF_TEST_FDM_STOP_AFTER=$n "$JSMF" fdm "$in" -o "$d/r$n" --steps 200 --checkpoint-every 50 $opts
     rc=$?
-    [ $rc -eq 130 ] || { echo "FAIL: --stop-after exit $rc, want 130"; fail=1; }
+    [ $rc -eq 130 ] || { echo "FAIL: stopped after $n: exit $rc, want 130"; fail=1; }
     [ -f "$d/r$n.ckpt" ] || { echo "FAIL: no checkpoint after stop"; fail=1; }
     [ -e "$d/r$n" ] && { echo "FAIL: a model was written by a stopped run"; fail=1; }
     "$JSMF" fdm "$in" -o "$d/r$n" --steps 200 --checkpoint-every 50 $opts || { echo "FAIL resume"; fail=1; }
@@ -40,7 +40,7 @@ assert a == b, "loss curves differ"
 PY
 
 # a checkpoint of another run (other seed) is refused, and replaced with --force
-"$JSMF" fdm "$in" -o "$d/x" --steps 200 --checkpoint-every 50 $opts --stop-after 60
+JSMF_TEST_FDM_STOP_AFTER=60 "$JSMF" fdm "$in" -o "$d/x" --steps 200 --checkpoint-every 50 $opts
 "$JSMF" fdm "$in" -o "$d/x" --steps 200 --checkpoint-every 50 $opts --seed 10 2>"$d/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "checkpoint" "$d/err" || { echo "FAIL: foreign checkpoint not refused ($rc)"; cat "$d/err"; fail=1; }

@@ -19,8 +19,9 @@ JSMF = os.environ.get("JSMF", os.path.join(ROOT, "build", "jsmf"))
 PY = os.environ.get("PYTHON", sys.executable)
 
 
-def jsmf(*args, ok=0):
-    p = subprocess.run([JSMF, *map(str, args)], capture_output=True, text=True)
+def jsmf(*args, ok=0, env=None):
+    p = subprocess.run([JSMF, *map(str, args)], capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
     assert p.returncode == ok, "jsmf %s: exit %d\n%s" % (" ".join(map(str, args)), p.returncode,
                                                          p.stderr)
     return p
@@ -86,7 +87,8 @@ def main():
         # killed after a few halvings (checkpoint at the kill), resumed: the same model
         r = os.path.join(d, "r")
         half = s["fdm"]["steps_done"] * 2 // 3
-        jsmf("fdm", store, "-k", "6", "-o", r, *common, "--stop-after", half, ok=130)
+        jsmf("fdm", store, "-k", "6", "-o", r, *common, ok=130,
+             env={"JSMF_TEST_FDM_STOP_AFTER": str(half)})
         jsmf("fdm", store, "-k", "6", "-o", r, *common)
         for f in ("B.npy", "A.npy"):
             assert open(os.path.join(m, f), "rb").read() == open(os.path.join(r, f), "rb").read(), \

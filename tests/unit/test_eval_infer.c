@@ -50,7 +50,7 @@ int main(void)
     double theta[K], est[K], cdf[N];
     uint32_t ids[N];
     double counts[N], word_counts[N];
-    jsmf_infer_opts o = {5000, 1e-9, 0};
+    jsmf_infer_opts o = {.max_iters = 5000, .tol = 1e-9};
     for (int d = 0; d < DOCS; d++) {
         double s = 0;
         for (int t = 0; t < K; t++)

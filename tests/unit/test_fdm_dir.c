@@ -90,7 +90,7 @@ int main(void)
     snprintf(c, sizeof c, "%s/c", dir);
     snprintf(s, sizeof s, "%s/s", dir);
     snprintf(x, sizeof x, "%s/x", dir);
-    jsmf_fdm_dir_opts d = {"none", 0, on_info, NULL};
+    jsmf_fdm_dir_opts d = {.init = "none", .info = on_info};
     jsmf_fdm_opts p;
     jsmf_fdm_result r;
     char before[16384], after[16384];
@@ -114,14 +114,14 @@ int main(void)
      * the same call resumes from it and removes it once the model is written */
     told[0] = 0;
     d.init = "auto";
-    p.stop_after = 5;
+    setenv("JSMF_TEST_FDM_STOP_AFTER", "5", 1);
     CHECK(jsmf_fdm_to_dir(input, w, &d, &p, &r) == JSMF_EINTR);
     snprintf(ckpt, sizeof ckpt, "%s.ckpt", w);
     CHECK(strstr(told, "warm start: spectral fit of 4 topics (") != NULL);
     CHECK(strstr(told, "interrupted; the same command resumes from ") != NULL);
     CHECK(strstr(told, ckpt) != NULL);
     CHECK(exists(ckpt, NULL) && !exists(w, NULL));
-    p.stop_after = 0;
+    unsetenv("JSMF_TEST_FDM_STOP_AFTER");
     CHECK_OK(jsmf_fdm_to_dir(input, w, &d, &p, &r));
     CHECK(r.resumed_from == 5 && r.steps == 30);
     jsmf_fdm_result_free(&r);

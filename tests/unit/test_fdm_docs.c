@@ -447,9 +447,10 @@ static void training(void)
     if (mkdtemp(dir)) {
         snprintf(ckpt, sizeof ckpt, "%s/run.ckpt", dir);
         jsmf_fdm_result q;
-        p.seed = 1, p.checkpoint = ckpt, p.checkpoint_every = 500, p.stop_after = 700;
+        p.seed = 1, p.checkpoint = ckpt, p.checkpoint_every = 500;
+        setenv("JSMF_TEST_FDM_STOP_AFTER", "700", 1);
         CHECK(jsmf_fdm_train(&by_docs, &p, &q) == JSMF_EINTR);
-        p.stop_after = 0;
+        unsetenv("JSMF_TEST_FDM_STOP_AFTER");
         CHECK(jsmf_fdm_train(&by_rows, &p, &q) == JSMF_EMISMATCH);
         CHECK(strstr(jsmf_errmsg(), "another input") != NULL);
         CHECK_OK(jsmf_fdm_train(&by_docs, &p, &q));

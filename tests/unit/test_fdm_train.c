@@ -1,6 +1,6 @@
 /* test_fdm_train.c — FDM training on the CPU back end: the loss decreases on a planted C = B A B^T,
  * a run is reproducible bit for bit, each step is told with the last held-out loss as its name,
- * a run stopped after a checkpoint (by stop_after, or by a stop request in mid-run) and resumed
+ * a run stopped after a checkpoint (by the JSMF_TEST_FDM_STOP_AFTER hook, or by a stop request in mid-run) and resumed
  * equals the uninterrupted run exactly, a foreign checkpoint is refused, and a warm start from
  * the true model starts near the optimum. */
 #include <math.h>
@@ -179,10 +179,11 @@ int main(void)
     p.steps = 60;
 
     /* stopped after step 30 (checkpoint every 20: the stop writes one too) and resumed */
-    p.checkpoint = ck1, p.checkpoint_every = 20, p.stop_after = 30;
+    p.checkpoint = ck1, p.checkpoint_every = 20;
+    setenv("JSMF_TEST_FDM_STOP_AFTER", "30", 1);
     CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EINTR);
     CHECK(access(ck1, F_OK) == 0);
-    p.stop_after = 0;
+    unsetenv("JSMF_TEST_FDM_STOP_AFTER");
     CHECK_OK(jsmf_fdm_train(&src, &p, &r2));
     CHECK(r2.resumed_from == 30 && r2.steps == 60);
     CHECK(r2.B && !memcmp(r1.B, r2.B, sizeof(double) * N * K));
@@ -210,10 +211,12 @@ int main(void)
     p.progress = NULL, p.stop = NULL;
 
     /* stopped on a checkpoint boundary of a second checkpoint file */
-    p.checkpoint = ck2, p.stop_after = 20;
+    p.checkpoint = ck2;
+    setenv("JSMF_TEST_FDM_STOP_AFTER", "20", 1);
     CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EINTR);
     /* a checkpoint of another run is refused, or replaced on request */
-    p.stop_after = 0, p.seed = 6;
+    unsetenv("JSMF_TEST_FDM_STOP_AFTER");
+    p.seed = 6;
     CHECK(jsmf_fdm_train(&src, &p, &r2) == JSMF_EMISMATCH);
     p.seed = 5;
     CHECK_OK(jsmf_fdm_train(&src, &p, &r2));

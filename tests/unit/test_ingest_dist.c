@@ -165,7 +165,7 @@ int main(void)
     fclose(m);
     test_counting(text, more);
     jsmf_vocab *v = make_vocab();
-    jsmf_store_params p = {3, 3, 64, JSMF_HOLD_ROWS};
+    jsmf_store_params p = {.min_doc_len = 3, .tok_min_len = 3, .tok_max_len = 64, .hold = JSMF_HOLD_ROWS};
     const char *inputs[] = {text, ldac};
     jsmf_ingest_opts o = {.mem = 64u << 20, .mem_below_need = 1};
     jsmf_store *a, *b;
@@ -177,7 +177,7 @@ int main(void)
     /* tiny pieces and rounds: dozens of each */
     jsmf_ingest_opts od = o;
     od.mem = 4096; /* rounds of 512 bytes of entries */
-    jsmf_ingest_dist_opts d = {NULL, 300};
+    jsmf_ingest_dist_opts d = {.piece_bytes = 300};
     jsmf_ingest_dist_summary sb;
     CHECK_OK(jsmf_ingest_dist(jsmf_comm_self(), b, job, inputs, 2, &od, &d, &sb));
     CHECK(sb.pieces > 20 && sb.rounds > 5);

@@ -233,7 +233,7 @@ static void test_tokenizer(void)
     for (uint32_t i = 0; i < k && i < 6; i++)
         CHECK(len[i] == strlen(want[i]) && !memcmp(tok[i], want[i], len[i]));
     /* max_len 64: the 67-letter run is dropped, a 64-letter one kept */
-    jsmf_tokenizer t2 = {1, 5};
+    jsmf_tokenizer t2 = {.min_len = 1, .max_len = 5};
     k = jsmf_tokenize(&t2, "a bb ccccc dddddd", 17, out, tok, len);
     CHECK(k == 3 && len[2] == 5);
     /* worst case for the token bound: single letters, min_len 1 */

@@ -11,7 +11,7 @@
 /* 1 when `s` comes out as one token, 0 when it is dropped as invalid UTF-8. */
 static int kept(const char *s)
 {
-    jsmf_tokenizer t = {1, 0};
+    jsmf_tokenizer t = {.min_len = 1};
     char out[64];
     const char *tok[64];
     uint32_t len[64];
@@ -57,7 +57,7 @@ int main(void)
     const char *shorts = "kabazu \xFF\xFE dumofe \xC3\x28 zumeka ok";
     n = jsmf_tokenize_ex(&t, shorts, strlen(shorts), out, tok, len, &st);
     CHECK(n == 3 && st.bad_utf8 == 2 && st.first_bad == 7);
-    jsmf_tokenizer narrow = {3, 8};
+    jsmf_tokenizer narrow = {.min_len = 3, .max_len = 8};
     const char *longs = "word abcdefghij\xE9 abcdefghijkl";
     n = jsmf_tokenize_ex(&narrow, longs, strlen(longs), out, tok, len, &st);
     CHECK(n == 1 && st.bad_utf8 == 1 && st.first_bad == 5);

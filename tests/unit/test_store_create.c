@@ -49,7 +49,7 @@ static void test_create(const char *dir)
 {
     static const char *const w[] = {"one", "two", "three"};
     jsmf_vocab *v = words(3, w), empty = {0};
-    jsmf_store_params p = {2, 2, 40, JSMF_HOLD_DEFAULT};
+    jsmf_store_params p = {.min_doc_len = 2, .tok_min_len = 2, .tok_max_len = 40, .hold = JSMF_HOLD_DEFAULT};
     char path[4096];
     struct stat st;
     jsmf_store *s = NULL;
@@ -82,7 +82,7 @@ static void test_create(const char *dir)
 /* jsmf info --check's two lines, byte for byte */
 static void test_check_write(void)
 {
-    jsmf_store_check_result r = {12, 2000000000, 1.0, 0xabc, 4.0, 0, 0, 0};
+    jsmf_store_check_result r = {.entries = 12, .bytes = 2000000000, .sum = 1.0, .digest = 0xabc, .seconds = 4.0};
     char buf[512] = "";
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     jsmf_store_check_write(f, "p", "S", &r);

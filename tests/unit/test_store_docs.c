@@ -109,13 +109,13 @@ static int make_store(const char *name, uint32_t hold, uint32_t *added)
     v->n = N0, v->words = calloc(N0, sizeof *v->words);
     for (uint32_t i = 0; i < N0; i++)
         v->words[i] = malloc(8), word_name(i, v->words[i]);
-    jsmf_store_params p = {5, 3, 64, hold};
+    jsmf_store_params p = {.min_doc_len = 5, .tok_min_len = 3, .tok_max_len = 64, .hold = hold};
     jsmf_store *s;
     int rc = jsmf_store_create(path, v, &p, &s);
     jsmf_vocab_free(v);
     if (rc)
         return rc;
-    jsmf_store_rule r = {JSMF_RULE_GROW, 3, 2.0, 0, "none"};
+    jsmf_store_rule r = {.state = JSMF_RULE_GROW, .min_df = 3, .max_df_frac = 2.0, .stopwords = "none"};
     rc = jsmf_store_rule_set(s, &r, NULL);
     if (!rc)
         rc = ingest_night(s, 0, NIGHT1);
