@@ -47,26 +47,6 @@ JSMF_API int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, 
                                 uint32_t *match, double *dist);
 
 /* ---------------------------------------------------------------------------------------------
- * Documents in batches, in the model's vocabulary.
- * ------------------------------------------------------------------------------------------- */
-
-/** A batch of documents as sparse count vectors over model rows (ids unique and increasing
- *  within a document). Document d has ids/counts [start[d], start[d+1]). A caller may fill one
- *  with arrays of its own (cap_* 0); jsmf_docbatch_free frees them with free(). */
-typedef struct jsmf_docbatch {
-    uint32_t ndocs;        /**< documents in this batch */
-    uint64_t first_index;  /**< running index (over all inputs) of the batch's first document */
-    uint64_t *start;       /**< ndocs + 1 offsets into ids/counts */
-    uint32_t *ids;         /**< model rows */
-    uint32_t *counts;      /**< in-vocabulary counts, >= 1 */
-    uint64_t *oov;         /**< per document: tokens not in the model's vocabulary */
-    uint64_t cap_docs, cap_ids; /* allocated sizes (internal) */
-} jsmf_docbatch;
-
-/** Free the arrays of `b` and zero it (the struct itself is the caller's). */
-JSMF_API void jsmf_docbatch_free(jsmf_docbatch *b);
-
-/* ---------------------------------------------------------------------------------------------
  * Topic mixtures (Fisher et al. 2020 App. E).
  * ------------------------------------------------------------------------------------------- */
 

@@ -12,25 +12,36 @@
  * (the MAP objective of LDA with Dirichlet(1 + a) and Dirichlet(1 + b) priors) by EM: each
  * iteration fits every document's theta a few EM steps with B fixed, then takes one joint EM
  * step: theta_dk <- (n_dk + a) / (n_d + K a), B_wk <- (n_wk + b) / (n_k + N b), n the expected
- * topic counts of the tokens: L never decreases. The default (exclude) replaces the joint step
+ * topic counts of the tokens: L never decreases. The default (CVB0) replaces the joint step
  * by synchronous CVB0, each token's share left out of its document's and word's counts, which
  * generalises better on short documents; L is then reported, and rises until near CVB0's fixed
  * point. By default the updates are over-relaxed (moved up to 5 times as far as a pass takes
  * them while the likelihood rises: the same point in fewer passes), and on long documents the
  * pseudo-count a becomes K learned a_k (Minka's fixed point), which the model keeps as its alpha.
  * Cost per iteration O(nnz(H) K (1 + theta steps)); memory M K doubles (the thetas) and one N x K
- * array of doubles per thread (one more in exclude mode or over-relaxed).
+ * array of doubles per thread (one more with CVB0 or over-relaxed).
  */
 #ifndef JSMF_REFINE_H
 #define JSMF_REFINE_H
 
 #include "jsmf.h"
+#include "jsmf_fit.h"
 #include "jsmf_io.h"
 #include "jsmf_model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** The joint step of every document (jsmf_refine_method_name gives their names). */
+enum jsmf_refine_method {
+    JSMF_REFINE_EM = 0,   /**< MAP-EM: L never decreases ("em") */
+    JSMF_REFINE_CVB0 = 1  /**< synchronous CVB0: a token gets the responsibility
+                               (n_dk + a)(n_wk + b)/(n_k + N b) of its document's and word's
+                               counts without its own share, which does not overfit short
+                               documents as EM does; L is then reported, not guaranteed to
+                               rise ("cvb0") */
+};
 
 /** How the refinement runs (fill with jsmf_refine_opts_init). */
 typedef struct jsmf_refine_opts {
@@ -42,10 +53,7 @@ typedef struct jsmf_refine_opts {
     double mix;            /**< weight of the uniform distribution mixed into the start's B,
                                 0 <= mix < 1, so a word the start gives probability 0 in every
                                 topic can be reached (default 0.01) */
-    int exclude;           /**< 1: the joint step gives a token the responsibility
-                                (n_dk + a)(n_wk + b)/(n_k + N b) of its document's and word's
-                                counts without its own share (synchronous CVB0), which does not overfit short documents as
-                                EM does; L is then reported, not guaranteed to rise (default 1) */
+    int method;            /**< enum jsmf_refine_method: the joint step (default CVB0) */
     int threads;           /**< OpenMP threads (0: the OpenMP default). The result depends on
                                 the thread count only (the same for the same count) */
     jsmf_step_progress_fn progress; /**< called after each iteration ("refine", steps) or NULL */
@@ -87,8 +95,9 @@ enum { JSMF_REFINE_ALPHA_FIXED = 0, JSMF_REFINE_ALPHA_LEARN = 1, JSMF_REFINE_ALP
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
 #define JSMF_REFINE_OPTS_DEFAULT                                                              \
-    {.iters = 80, .theta_steps = 20, .alpha = 0.02, .beta = 0.05, .mix = 0.01, .exclude = 1,   \
-     .batches = 1, .overrelax = 5, .learn_alpha = JSMF_REFINE_ALPHA_AUTO}
+    {.iters = 80, .theta_steps = 20, .alpha = 0.02, .beta = 0.05, .mix = 0.01,               \
+     .method = JSMF_REFINE_CVB0, .batches = 1, .overrelax = 5,                                 \
+     .learn_alpha = JSMF_REFINE_ALPHA_AUTO}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
 
@@ -101,11 +110,64 @@ typedef struct jsmf_refine_result {
     uint64_t tokens;       /**< their tokens */
     double seconds;        /**< wall time of the call */
     uint64_t bytes;        /**< memory of the thetas and the per-thread topic counts */
-    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t docs_dropped; /**< documents of a corpus left out (below min_doc_len tokens) */
+    int over_store;        /**< 1: the documents were the store's own */
+    uint64_t reserved[14]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_result;
+
+/** The name of refinement method v ("em", "cvb0": --method, summary.json), from the library's
+ *  table; NULL past its end (the choices are 0, 1, ... up to the first NULL). */
+JSMF_API const char *jsmf_refine_method_name(int v);
 
 /** Free what `r` holds and zero it (the struct is the caller's). */
 JSMF_API void jsmf_refine_result_free(jsmf_refine_result *r);
+
+/** What a refinement written to a directory reads, and how (fill with jsmf_refine_run_opts_init):
+ *  'jsmf refine' and the refinement of 'jsmf fit --refine / --corpus'. */
+typedef struct jsmf_refine_run_opts {
+    jsmf_refine_opts refine;   /**< the refinement's own (its progress: "refine" in steps) */
+    jsmf_read_opts read;       /**< how corpus files are read (format, warn, ...) */
+    const char *const *corpus; /**< the documents: n_corpus files ("-": stdin), read over the
+                                    model's vocabulary; NULL: the documents of the store */
+    uint32_t n_corpus;
+    uint32_t min_doc_len;      /**< corpus documents with fewer in-vocabulary tokens are left out,
+                                    as ingest leaves them out (default 5, ingest's) */
+    uint64_t reserved[8];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
+} jsmf_refine_run_opts;
+
+/** Fill `o` with the defaults: jsmf_refine_opts_init's and jsmf_read_opts_init's, no corpus,
+ *  min_doc_len 5. */
+JSMF_API void jsmf_refine_run_opts_init(jsmf_refine_run_opts *o);
+
+/** 'jsmf refine MODEL --corpus INPUT... -o DIR': the model at `model` refined over o->corpus,
+ *  or (corpus NULL) over the documents of the store at `store` (one that holds them and that the
+ *  model was fitted on: its word ids are the model's rows), written to `dir` (JSMF_EEXIST when
+ *  something is there, unless `force`; nothing written on error). *out (may be NULL) gets the
+ *  refined model, `res` (may be NULL) what was done. Errors: jsmf_model_load's, those of
+ *  reading the corpus (naming file and line), JSMF_EINVAL (a store without documents, N of the
+ *  store and the model differ, no document left), jsmf_refine's, jsmf_model_save's. */
+JSMF_API int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, int force,
+                                const jsmf_refine_run_opts *o, jsmf_model **out,
+                                jsmf_refine_result *res);
+
+/** 'jsmf fit INPUT -k K -o DIR --refine N | --corpus INPUT...': the spectral fit of `input`
+ *  (jsmf_fit_to_dir_after, with `previous` and `flags` as there) refined over its documents,
+ *  the refined model replacing the fit's in `dir`. The rules of fit-then-refine are here and
+ *  nowhere else: before the fit, the corpus must be readable or the store must hold its
+ *  documents (a refusal writes nothing); the fit multiplies by C through the documents
+ *  (products AUTO becomes DOCUMENTS: the same fit for 14-34% less CPU), its compressed
+ *  rectification stops after at most 10 steps (rectify_iters 0 becomes 10: the refinement
+ *  moves the topics further than the last steps do), and leaves out its metrics against C
+ *  (JSMF_FIT_NO_C_METRICS: the refined model replaces it); the refinement runs on the fit's
+ *  threads unless r->refine.threads says, over r->corpus or the store's documents. Under MPI
+ *  every rank fits and rank 0 refines and writes; all return its status. `rep` (may be NULL)
+ *  is the fit's report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined
+ *  model. Errors: those of jsmf_fit_to_dir_after and jsmf_refine_to_dir. */
+JSMF_API int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previous,
+                                    int flags, const jsmf_fit_opts *fit,
+                                    const jsmf_refine_run_opts *r, struct jsmf_comm *c,
+                                    jsmf_model **out, jsmf_fit_report *rep,
+                                    jsmf_refine_result *res);
 
 #ifdef JSMF_ADVANCED
 /** Refine `start` over `docs` (its N must be the model's: the documents' word ids are the

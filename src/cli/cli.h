@@ -146,16 +146,10 @@ int cmd_eval(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_refine(int argc, char **argv);
 
-/* The refinement over a corpus that 'jsmf refine' and 'jsmf fit --corpus' share (cmd_refine.c):
- * its options, filled with the defaults by cli_refine_defaults, and the step itself (reads the
- * documents over start's vocabulary, refines, prints what it did; returns a JSMF_E* code). */
+/* What 'jsmf refine' and 'jsmf fit --refine / --corpus' share (cmd_refine.c): the refinement's
+ * options at the CLI's defaults (its warnings and progress to stderr), and the lines that say
+ * what a refinement did. */
 #include "jsmf_refine.h"
-typedef struct cli_refine {
-    jsmf_refine_opts o;
-    jsmf_read_opts read;
-    uint32_t min_doc_len;
-} cli_refine;
-void cli_refine_defaults(cli_refine *r);
-int cli_refine_model(const jsmf_model *start, const char *const *inputs, uint32_t n,
-                     cli_refine *r, jsmf_model **out);
+void cli_refine_defaults(jsmf_refine_run_opts *r);
+void cli_refine_said(const jsmf_refine_run_opts *r, const jsmf_refine_result *res);
 #endif

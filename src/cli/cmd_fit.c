@@ -17,9 +17,8 @@ typedef struct {
     jsmf_fit_opts o;
     int json, force, save_rect, warm;
     cli_list corpus;   /* --corpus INPUT...: refine the fit over these documents */
-    cli_refine refine;
+    jsmf_refine_run_opts refine;
     uint32_t refine_iters; /* --refine N: refine (over the store's documents without --corpus) */
-    int products;          /* --products: -1 when not given (then documents with a refinement) */
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -56,7 +55,6 @@ static int parse_args(int argc, char **argv, fit_args *a)
     jsmf_fit_opts *o = &a->o;
     jsmf_fit_opts_init(o, 0);
     cli_refine_defaults(&a->refine);
-    a->products = -1;
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &a->input),
          .hint = "(a store directory, or a .mtx or .npy matrix)"},
@@ -86,7 +84,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--min-anchor-df", 0, CLI_CALL, &o->min_anchor_df),
          .call = parse_min_anchor_df},
         {CLI_OPT("--mode", 0, CLI_CHOICE, &o->mode), .choices = "auto|dense|stream"},
-        {CLI_OPT("--products", 0, CLI_CHOICE, &a->products), .choices = "auto|rows|documents"},
+        {CLI_OPT("--products", 0, CLI_CHOICE, &o->products), .choices = "auto|rows|documents"},
         {CLI_OPT("--mem", 0, CLI_MEM, &o->mem_bytes)},
         {CLI_OPT("--threads", 0, CLI_INT, &o->threads)},
         {CLI_OPT("--seed", 0, CLI_U64, &o->seed)},
@@ -121,72 +119,6 @@ static void report_lineage(const jsmf_model *m)
     jsmf_lineage_free(&l);
 }
 
-/* --refine without --corpus: the documents the store holds are the ones it was fitted on, with
- * its word ids, so no corpus is read again. */
-static int refine_over_store(fit_args *a, const jsmf_model *m, jsmf_model **out)
-{
-    jsmf_source_input in;
-    int rc = jsmf_source_open(a->input, 0, &in);
-    if (rc)
-        return rc;
-    if (!in.src.docs) {
-        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give --corpus with "
-                        "the documents it was ingested from (or ingest with --hold docs)",
-                        a->input);
-    } else {
-        jsmf_refine_result res;
-        memset(&res, 0, sizeof res);
-        a->refine.o.progress = cli_step_progress;
-        rc = jsmf_refine(m, in.src.docs, &a->refine.o, out, &res);
-        cli_progress_done();
-        if (!rc)
-            cli_info("refined over the store's %llu documents (%llu tokens): %u iterations in "
-                     "%.1f s, %.1f MB", (unsigned long long)res.docs,
-                     (unsigned long long)res.tokens, res.iters, res.seconds, res.bytes / 1e6);
-        jsmf_refine_result_free(&res);
-    }
-    jsmf_source_close(&in);
-    return rc;
-}
-
-/* --refine without --corpus needs a store holding its documents: said before the fit, so that a
- * refusal writes nothing. */
-static int check_store_documents(const char *input)
-{
-    jsmf_store *s = NULL;
-    jsmf_store_stats st;
-    int rc = jsmf_store_open(input, JSMF_STORE_RDONLY, &s);
-    if (!rc)
-        rc = jsmf_store_stats_get(s, &st);
-    jsmf_store_close(s);
-    if (!rc && !(st.hold & JSMF_HOLD_DOCS))
-        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over (it holds C's rows): "
-                        "give --corpus with the documents it was ingested from", input);
-    return rc;
-}
-
-/* --corpus or --refine: the spectral fit refined over the documents (cmd_refine.c) replaces it
- * in the output directory. */
-static int refine_fit(fit_args *a, jsmf_model **m)
-{
-    jsmf_model *refined = NULL;
-    a->refine.o.threads = a->o.threads;
-    if (a->refine_iters)
-        a->refine.o.iters = a->refine_iters;
-    int rc = a->corpus.n ? cli_refine_model(*m, a->corpus.items, a->corpus.n, &a->refine,
-                                            &refined)
-                         : refine_over_store(a, *m, &refined);
-    if (!rc)
-        rc = jsmf_model_save(a->output, refined, 1);
-    if (rc) {
-        jsmf_model_free(refined);
-        return rc;
-    }
-    jsmf_model_free(*m);
-    *m = refined;
-    return JSMF_OK;
-}
-
 int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
@@ -195,52 +127,36 @@ int cmd_fit(int argc, char **argv)
         free(a.corpus.items);
         return rc;
     }
-    for (uint32_t i = 0; i < a.corpus.n; i++) /* a missing corpus fails before the fit */
-        if (strcmp(a.corpus.items[i], "-") && access(a.corpus.items[i], R_OK)) {
-            rc = cli_fail(jsmf_error(JSMF_ENOTFOUND, "%s: cannot read the corpus",
-                                     a.corpus.items[i]));
-            free(a.corpus.items);
-            return rc;
-        }
-    if (a.refine_iters && !a.corpus.n && (rc = check_store_documents(a.input))) {
-        free(a.corpus.items);
-        return cli_fail(rc);
-    }
-    /* a refinement follows: products through the documents (no C's rows made), the same fit for
-     * 14-34% less CPU and 30-65% less memory on kjv, debdesc and its 10-line documents (one
-     * thread; tools/bench/heldout-results.md) */
-    a.o.products = a.products >= 0                   ? a.products
-                   : a.corpus.n || a.refine_iters ? JSMF_PRODUCTS_DOCUMENTS
-                                                  : JSMF_PRODUCTS_AUTO;
-    /* and the compressed iterate stops after at most 10 steps: the refinement moves the topics
-     * further than the last steps do (validation LL after refining: kjv -6.5909 against
-     * -6.5944 at the 24 steps to the tolerance, debdesc -6.7746 against -6.7758, debdesc x10
-     * -7.0115 against -7.0116; kjv's rectification a fifth of the time) */
-    if ((a.corpus.n || a.refine_iters) && a.o.rectify == JSMF_RECTIFY_COMPRESSED &&
-        !a.o.rectify_iters)
-        a.o.rectify_iters = 10;
     /* under mpirun every rank fits (each reading its rows of C); rank 0 writes the model */
     jsmf_comm *c;
     if ((rc = cli_comm(&c)))
         return rc;
     a.o.progress = cli_step_progress;
-    /* a refinement replaces the model: the metrics that read C again would be thrown away
-     * (6% of a 'fit --corpus' of debdesc's 10-line documents) */
     int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0) |
-                (a.warm ? JSMF_FIT_WARM : 0) |
-                (a.corpus.n || a.refine_iters ? JSMF_FIT_NO_C_METRICS : 0);
+                (a.warm ? JSMF_FIT_WARM : 0);
+    int refining = a.corpus.n || a.refine_iters;
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
-    rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);
+    jsmf_refine_result res = {0};
+    if (refining) { /* fit-then-refine, its rules in the library (jsmf_fit_refine_to_dir) */
+        a.refine.corpus = (const char *const *)a.corpus.items, a.refine.n_corpus = a.corpus.n;
+        if (a.refine_iters)
+            a.refine.refine.iters = a.refine_iters;
+        rc = jsmf_fit_refine_to_dir(a.input, a.output, a.previous, flags, &a.o, &a.refine, c,
+                                    &m, &rep, &res);
+    } else {
+        rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);
+    }
     cli_progress_done();
     if (!rc && !cli_quiet) {
         jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
         report_lineage(m);
+        if (refining && m) /* rank 0 refined */
+            cli_refine_said(&a.refine, &res);
     }
-    if (!rc && (a.corpus.n || a.refine_iters) && m && m->summary_json) /* rank 0 refines */
-        rc = refine_fit(&a, &m);
-    if (!rc && a.json && m->summary_json) /* rank 0's alone */
+    if (!rc && a.json && m && m->summary_json) /* rank 0's alone */
         fputs(m->summary_json, stdout);
+    jsmf_refine_result_free(&res);
     jsmf_model_free(m);
     free(a.corpus.items);
     if (rc)

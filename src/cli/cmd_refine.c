@@ -1,6 +1,6 @@
 /* cmd_refine.c — 'jsmf refine MODEL --corpus INPUT... -o OUT': a model's topics refined over the
- * documents of a corpus by MAP-EM for LDA (jsmf_refine.h); also the step 'jsmf fit --corpus'
- * takes after the spectral fit (cli_refine_model). */
+ * documents of a corpus (jsmf_refine_to_dir); also the options and messages 'jsmf fit --refine
+ * / --corpus' shares with it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,54 +11,36 @@ typedef struct {
     const char *model, *output;
     cli_list corpus;
     int force;
-    cli_refine r;
+    jsmf_refine_run_opts r;
 } refine_args;
 
-void cli_refine_defaults(cli_refine *r)
+void cli_refine_defaults(jsmf_refine_run_opts *r)
 {
-    memset(r, 0, sizeof *r);
-    jsmf_refine_opts_init(&r->o);
-    jsmf_read_opts_init(&r->read);
+    jsmf_refine_run_opts_init(r);
     r->read.warn = cli_warn;
-    r->min_doc_len = 5;
+    r->refine.progress = cli_step_progress;
 }
 
-int cli_refine_model(const jsmf_model *start, const char *const *inputs, uint32_t n,
-                     cli_refine *r, jsmf_model **out)
+void cli_refine_said(const jsmf_refine_run_opts *r, const jsmf_refine_result *res)
 {
-    if (!start->vocab)
-        return jsmf_error(JSMF_EINVAL, "refine: the model has no vocabulary");
-    jsmf_doc_csr d;
-    uint64_t dropped = 0;
-    r->read.threads = r->o.threads;
-    int rc = jsmf_doc_csr_read(inputs, n, &r->read, start->vocab, r->min_doc_len, &d, &dropped);
-    if (rc)
-        return rc;
-    jsmf_doc_source src;
-    if (!(rc = jsmf_doc_csr_source(&d, 0, &src))) {
-        r->o.progress = cli_step_progress;
-        jsmf_refine_result res;
-        rc = jsmf_refine(start, &src, &r->o, out, &res);
-        cli_progress_done();
-        if (!rc) {
-            cli_info("%llu documents (%llu of fewer than %u tokens left out), %llu "
-                     "tokens, %u iterations in %.1f s, %.1f MB", (unsigned long long)res.docs,
-                     (unsigned long long)dropped, r->min_doc_len, (unsigned long long)res.tokens,
-                     res.iters, res.seconds, res.bytes / 1e6);
-            cli_info("objective per token %.5f at the first iteration, %.5f at the last",
-                     res.objective[0], res.objective[res.iters - 1]);
-        }
-        jsmf_refine_result_free(&res);
-        jsmf_doc_csr_source_free(&src);
-    }
-    jsmf_doc_csr_free(&d);
-    return rc;
+    if (res->over_store)
+        cli_info("refined over the store's %llu documents (%llu tokens): %u iterations in "
+                 "%.1f s, %.1f MB", (unsigned long long)res->docs,
+                 (unsigned long long)res->tokens, res->iters, res->seconds, res->bytes / 1e6);
+    else
+        cli_info("%llu documents (%llu of fewer than %u tokens left out), %llu tokens, %u "
+                 "iterations in %.1f s, %.1f MB", (unsigned long long)res->docs,
+                 (unsigned long long)res->docs_dropped, r->min_doc_len,
+                 (unsigned long long)res->tokens, res->iters, res->seconds, res->bytes / 1e6);
+    if (!res->over_store && res->iters)
+        cli_info("objective per token %.5f at the first iteration, %.5f at the last",
+                 res->objective[0], res->objective[res->iters - 1]);
 }
 
 static int parse_args(int argc, char **argv, refine_args *a)
 {
     cli_refine_defaults(&a->r);
-    jsmf_refine_opts *o = &a->r.o;
+    jsmf_refine_opts *o = &a->r.refine;
     const cli_option options[] = {
         {CLI_OPT("MODEL", 0, CLI_ARG, &a->model)},
         {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus), .required = 1},
@@ -68,7 +50,10 @@ static int parse_args(int argc, char **argv, refine_args *a)
         {CLI_OPT("--alpha", 0, CLI_DOUBLE, &o->alpha), .range = "(0, inf)"},
         {CLI_OPT("--beta", 0, CLI_DOUBLE, &o->beta), .range = "(0, inf)"},
         {CLI_OPT("--mix", 0, CLI_DOUBLE, &o->mix), .range = "[0, 1)"},
-        {CLI_OPT("--exclude", 0, CLI_CHOICE, &o->exclude), .choices = "no|yes"},
+        {CLI_OPT("--method", 0, CLI_CHOICE, &o->method), .choice_name = jsmf_refine_method_name},
+        /* --exclude no|yes: --method em|cvb0 as it was first spelled (CVB0 leaves a token's
+         * own share out) */
+        {CLI_OPT("--exclude", 0, CLI_CHOICE, &o->method), .choices = "no|yes"},
         {CLI_OPT("--batches", 0, CLI_U32, &o->batches), .min = 1},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &o->tol), .range = "[0, inf)"},
         {CLI_OPT("--overrelax", 0, CLI_DOUBLE, &o->overrelax), .range = "[1, inf)"},
@@ -91,14 +76,13 @@ int cmd_refine(int argc, char **argv)
         free(a.corpus.items);
         return rc;
     }
-    jsmf_model *start = NULL, *m = NULL;
-    rc = jsmf_model_load(a.model, &start);
+    a.r.corpus = (const char *const *)a.corpus.items, a.r.n_corpus = a.corpus.n;
+    jsmf_refine_result res = {0};
+    rc = jsmf_refine_to_dir(a.model, NULL, a.output, a.force, &a.r, NULL, &res);
+    cli_progress_done();
     if (!rc)
-        rc = cli_refine_model(start, a.corpus.items, a.corpus.n, &a.r, &m);
-    if (!rc)
-        rc = jsmf_model_save(a.output, m, a.force);
-    jsmf_model_free(start);
-    jsmf_model_free(m);
+        cli_refine_said(&a.r, &res);
+    jsmf_refine_result_free(&res);
     free(a.corpus.items);
     return rc ? cli_fail(rc) : 0;
 }

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/vocab.h"
 #include "eval_internal.h"
+#include "io/docreader.h"
 #include "model/json.h"
 
 static void progress(const jsmf_eval *e, const char *what, double done, double total,
@@ -46,27 +47,27 @@ int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
 int jsmf_eval_corpus(jsmf_eval *e, const jsmf_model *m, const char *const *inputs,
                      uint32_t n, const jsmf_read_opts *ro, const jsmf_infer_opts *io)
 {
-    jsmf_docreader *r = NULL;
+    docreader *r = NULL;
     jsmf_docbatch b = {0};
     int rc = jsmf_docmetrics_new(m, e->top, e->eps, io, &e->acc);
     if (!rc)
-        rc = jsmf_docreader_open(inputs, n, ro, m->vocab, &r);
+        rc = docreader_open(inputs, n, ro, m->vocab, &r);
     uint32_t got = 0;
-    while (!rc && !(rc = jsmf_docreader_next(r, &b, 4096, &got)) && got) {
+    while (!rc && !(rc = docreader_next(r, &b, 4096, &got)) && got) {
         rc = jsmf_docmetrics_add(e->acc, &b);
         double done, total;
-        jsmf_docreader_bytes(r, &done, &total);
+        docreader_bytes(r, &done, &total);
         if (total > 0)
             progress(e, "corpus", done / 1048576, total / 1048576, "MiB");
         else
-            progress(e, "corpus", (double)jsmf_docreader_docs(r), 0, "documents");
+            progress(e, "corpus", (double)docreader_docs(r), 0, "documents");
     }
     if (!rc)
         rc = jsmf_docmetrics_result_get(e->acc, &e->corpus);
     if (!rc)
         e->have_corpus = 1;
     jsmf_docbatch_free(&b);
-    jsmf_docreader_close(r);
+    docreader_close(r);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "jsmf_eval.h"
 #include "core/out.h"
 #include "eval_internal.h"
+#include "io/docreader.h"
 
 /* A weight of theta: below 1e-7 (far inside the fit's tolerance) printed as 0, not as the
  * residue EM leaves on topics it drives towards zero. */
@@ -34,11 +35,11 @@ static void write_theta(FILE *f, int jsonl, uint64_t index, const double *theta,
 }
 
 /* Progress in MiB of the inputs when their sizes are known, else in documents. */
-static void show_progress(jsmf_step_progress_fn progress, void *arg, const jsmf_docreader *r,
+static void show_progress(jsmf_step_progress_fn progress, void *arg, const docreader *r,
                           uint64_t docs)
 {
     double done, total;
-    jsmf_docreader_bytes(r, &done, &total);
+    docreader_bytes(r, &done, &total);
     if (total > 0)
         progress(arg, "inferring", done / 1048576, total / 1048576, "MiB");
     else
@@ -50,11 +51,11 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
                      const jsmf_theta_format *fmt, jsmf_step_progress_fn progress, void *arg,
                      jsmf_infer_summary *sum)
 {
-    jsmf_docreader *r = NULL;
+    docreader *r = NULL;
     jsmf_docbatch b = {0};
     double *theta = NULL;
     *sum = (jsmf_infer_summary){0};
-    int rc = jsmf_docreader_open(inputs, n, ro, m->vocab, &r);
+    int rc = docreader_open(inputs, n, ro, m->vocab, &r);
     if (!rc && !(theta = malloc((uint64_t)fmt->batch * m->k * sizeof *theta)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory for %u documents of %u topics", fmt->batch,
                         m->k);
@@ -65,7 +66,7 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
         fputc('\n', out);
     }
     uint32_t got = 0;
-    while (!rc && !(rc = jsmf_docreader_next(r, &b, fmt->batch, &got)) && got) {
+    while (!rc && !(rc = docreader_next(r, &b, fmt->batch, &got)) && got) {
         if ((rc = jsmf_theta_fit_batch(m, &b, io, theta)))
             break;
         for (uint32_t d = 0; d < b.ndocs; d++) {
@@ -83,10 +84,10 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
         if (ferror(out))
             break;
     }
-    sum->oov = r ? jsmf_docreader_oov(r) : 0;
+    sum->oov = r ? docreader_oov(r) : 0;
     free(theta);
     jsmf_docbatch_free(&b);
-    jsmf_docreader_close(r);
+    docreader_close(r);
     return rc;
 }
 

@@ -9,17 +9,13 @@
 #include <omp.h>
 #endif
 
-#include "jsmf_refine.h"
+#include "refine_internal.h"
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/hot.h"
 #include "core/threads.h"
 #include "model/model.h"
 #include "model/summary.h"
-
-/* The per-document steps, where a pass spends ~70% of its time, in AVX2 where the CPU has it
- * (core/hot.h; their sums over topics are reductions: the same model to rounding across CPUs). */
-#define REFINE_HOT JSMF_HOT
 
 /* Learned pseudo-counts are kept above this floor (a topic no document uses would go to 0). */
 #define JSMF_REFINE_ALPHA_MIN 1e-6
@@ -41,148 +37,6 @@ void jsmf_refine_result_free(jsmf_refine_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The state of one refinement. */
-typedef struct refine_state {
-    uint32_t n, k, nt;
-    const jsmf_refine_opts *o;
-    const double *B;           /* N x K, this iteration's topics */
-    double *theta;             /* M x K */
-    double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
-    double *work;              /* nt x 4K scratch: ndk, the old counts, g, the theta before
-                                  the joint step */
-    double *ll;                /* nt x 2: each thread's sum h log p and sum_dk a_k log theta_dk */
-    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode
-                                  or over-relaxed; NULL otherwise) */
-    int have_prev;             /* nprev holds a pass's counts */
-    uint32_t theta_steps;      /* theta-only steps of each document this pass */
-    uint64_t docs, tokens;
-    double *nbatch;            /* batches x N x K: each batch's counts at its last visit (NULL
-                                  with one batch) */
-    double *B_live;            /* the topics the next batch sees (batches > 1) */
-    double *alpha;             /* K: the documents' Dirichlet pseudo-counts a_k this pass */
-    double alpha_sum;          /* sum_k a_k */
-    double *alpha_was;         /* K: the a_k the stored thetas were made with (differs from
-                                  alpha in the pass after alpha was learned) */
-    double alpha_was_sum;
-    int alpha_moved;           /* alpha differs from alpha_was */
-    double omega;              /* over-relaxation factor of this pass's updates (1: none) */
-    double lik_prev;           /* the last pass's log-likelihood per token */
-    double *lik;               /* iters: each pass's log-likelihood per token (the stopping
-                                  rule's measure when alpha is learned) */
-    int lik_prev_set;
-    int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
-    double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
-                                  when alpha is learned) */
-} refine_state;
-
-/* n_d: the document's tokens. */
-static double doc_tokens(const uint32_t *counts, uint64_t len)
-{
-    double nd = 0;
-    for (uint64_t e = 0; e < len; e++)
-        nd += counts[e];
-    return nd;
-}
-
-/* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
- * from (with nwk; 0 without); theta_k <- (n_dk + a_k) / (n_d + A). With nwk (the joint step)
- * also adds the expected counts of the document's tokens to nwk. */
-REFINE_HOT static double doc_step(const refine_state *s, const uint32_t *ids,
-                                  const uint32_t *counts, uint64_t len, double *theta,
-                                  double *ndk, double *nwk)
-{
-    const uint32_t k = s->k;
-    double ll = 0, nd = 0;
-    memset(ndk, 0, k * sizeof *ndk);
-    for (uint64_t e = 0; e < len; e++) {
-        const double *b = s->B + (uint64_t)ids[e] * k;
-        double p = 0;
-#pragma omp simd reduction(+ : p)
-        for (uint32_t t = 0; t < k; t++)
-            p += theta[t] * b[t];
-        if (!(p > 0)) /* a word no topic produces (only with mix 0, first pass): no say */
-            continue;
-        double c = counts[e];
-        if (nwk) /* the theta-only steps' likelihood is not used: no log (15% of a pass) */
-            ll += c * log(p);
-        nd += c;
-        double f = c / p;
-        if (nwk) {
-            double *acc = nwk + (uint64_t)ids[e] * k;
-#pragma omp simd
-            for (uint32_t t = 0; t < k; t++) {
-                double r = theta[t] * b[t] * f;
-                ndk[t] += r;
-                acc[t] += r;
-            }
-        } else {
-#pragma omp simd
-            for (uint32_t t = 0; t < k; t++)
-                ndk[t] += theta[t] * b[t] * f;
-        }
-    }
-    const double *a = s->alpha, z = nd + s->alpha_sum;
-    for (uint32_t t = 0; t < k; t++)
-        theta[t] = (ndk[t] + a[t]) / z;
-    return ll;
-}
-
-/* The joint step of exclude mode (synchronous CVB0, Asuncion et al. 2009; BP for LDA, Zeng et
- * al. 2013): a token's responsibility comes from its document's and its word's counts without
- * its own share, (n_dk^-dw + a)(n_wk^-dw + b)/(n_k + N b), the shares re-derived from the current
- * theta and B instead of stored per token (no nnz x K array); n_k keeps the share, a change of
- * one token in n_k's thousands. Returns sum h log p at the theta it started from, as doc_step. */
-REFINE_HOT static double doc_step_exclude(const refine_state *s, const uint32_t *ids,
-                                          const uint32_t *counts, uint64_t len, double *theta,
-                                          double *ndk, double *nwk)
-{
-    const uint32_t k = s->k;
-    const double *a = s->alpha, beta = s->o->beta;
-    double ll = 0;
-    const double z = doc_tokens(counts, len) + s->alpha_sum;
-    double *nold = ndk + k, *g = ndk + 2 * k;
-    for (uint32_t t = 0; t < k; t++)
-        nold[t] = theta[t] * z - a[t], ndk[t] = 0;
-    const double *inv = s->have_prev ? s->nprev + (uint64_t)s->n * k : NULL;
-    for (uint64_t e = 0; e < len; e++) {
-        const double *b = s->B + (uint64_t)ids[e] * k;
-        double p = 0;
-#pragma omp simd reduction(+ : p)
-        for (uint32_t t = 0; t < k; t++)
-            p += theta[t] * b[t];
-        if (!(p > 0))
-            continue;
-        const double c = counts[e], f = c / p;
-        ll += c * log(p);
-        double sum = 0;
-        if (inv) {
-            const double *nw = s->nprev + (uint64_t)ids[e] * k;
-#pragma omp simd reduction(+ : sum)
-            for (uint32_t t = 0; t < k; t++) {
-                double own = theta[t] * b[t] * f, dk = nold[t] - own, wk = nw[t] - own;
-                g[t] = ((dk > 0 ? dk : 0) + a[t]) * ((wk > 0 ? wk : 0) + beta) * inv[t];
-                sum += g[t];
-            }
-        } else { /* the first pass: the start's topics, no counts yet */
-#pragma omp simd reduction(+ : sum)
-            for (uint32_t t = 0; t < k; t++) {
-                double dk = nold[t] - theta[t] * b[t] * f;
-                g[t] = ((dk > 0 ? dk : 0) + a[t]) * b[t];
-                sum += g[t];
-            }
-        }
-        double *acc = nwk + (uint64_t)ids[e] * k, norm = c / sum;
-#pragma omp simd
-        for (uint32_t t = 0; t < k; t++) {
-            double r = g[t] * norm;
-            ndk[t] += r;
-            acc[t] += r;
-        }
-    }
-    for (uint32_t t = 0; t < k; t++)
-        theta[t] = (ndk[t] + a[t]) / z;
-    return ll;
-}
 
 static double log_sum(const double *x, uint32_t k)
 {
@@ -250,11 +104,11 @@ static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_
                        uint64_t len, double *theta, int tid)
 {
     double *ndk = s->work + (uint64_t)tid * 4 * s->k;
-    const double nd = s->alpha_moved || s->omega != 1 ? doc_tokens(counts, len) : 0;
+    const double nd = s->alpha_moved || s->omega != 1 ? refine_doc_tokens(counts, len) : 0;
     if (s->alpha_moved)
         theta_to_alpha(s, nd, theta);
     for (uint32_t i = 0; i < s->theta_steps; i++)
-        doc_step(s, ids, counts, len, theta, ndk, NULL);
+        refine_step_em(s, ids, counts, len, theta, ndk, NULL);
     double prior = 0;
     for (uint32_t t = 0; t < s->k; t++)
         prior += s->alpha[t] * log(theta[t]);
@@ -262,8 +116,7 @@ static void refine_doc(const refine_state *s, const uint32_t *ids, const uint32_
     double *old = ndk + 3 * s->k;
     if (s->omega != 1)
         memcpy(old, theta, s->k * sizeof *old);
-    double ll = s->o->exclude ? doc_step_exclude(s, ids, counts, len, theta, ndk, nwk)
-                              : doc_step(s, ids, counts, len, theta, ndk, nwk);
+    double ll = s->method->joint(s, ids, counts, len, theta, ndk, nwk);
     s->ll[2 * tid] += ll;
     s->ll[2 * tid + 1] += prior;
     if (s->omega != 1)
@@ -340,7 +193,7 @@ static void sum_threads(refine_state *s)
                 s->nwk[(uint64_t)w * k + t] += s->nwk[th * nk + (uint64_t)w * k + t];
 }
 
-/* B_wk = (n_wk + b) / (n_k + N b) from the counts `nwk`; exclude mode keeps the counts and
+/* B_wk = (n_wk + b) / (n_k + N b) from the counts `nwk`; CVB0 keeps the counts and
  * 1/(n_k + N b) in nprev for the next documents' steps. */
 static void topics_from_counts(refine_state *s, const double *nwk, double *B)
 {
@@ -521,6 +374,8 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
         return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
     if (!o->iters)
         return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
+    if (!refine_method_get(o->method))
+        return jsmf_error(JSMF_EINVAL, "refine: no method %d", o->method);
     if (!o->batches || o->batches > docs->n_docs)
         return jsmf_error(JSMF_EINVAL, "refine: %u batches for %llu documents (1 to M)",
                           o->batches, (unsigned long long)docs->n_docs);
@@ -593,14 +448,15 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     if (start->summary_json && jsmf_json_get_string(start->summary_json, "kind", &kind))
         kind = NULL;
     jsmf_json_begin_object(&b.j, "refine");
-    jsmf_json_string(&b.j, "method", "MAP-EM for LDA over the documents");
+    jsmf_json_string(&b.j, "method", refine_method_get(o->method)->title);
+    jsmf_json_string(&b.j, "method_name", jsmf_refine_method_name(o->method));
     jsmf_json_string(&b.j, "start_kind", kind ? kind : "unknown");
     jsmf_json_uint(&b.j, "iterations", r->iters);
     jsmf_json_uint(&b.j, "theta_steps", o->theta_steps);
     jsmf_json_number(&b.j, "alpha", o->alpha);
     jsmf_json_number(&b.j, "beta", o->beta);
     jsmf_json_number(&b.j, "mix", o->mix);
-    jsmf_json_bool(&b.j, "exclude", o->exclude);
+    jsmf_json_bool(&b.j, "exclude", refine_method_get(o->method)->needs_totals);
     jsmf_json_uint(&b.j, "batches", o->batches);
     jsmf_json_number(&b.j, "tol", o->tol);
     jsmf_json_number(&b.j, "overrelax", o->overrelax);
@@ -701,13 +557,14 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     double t0 = clock_seconds();
     call_threads_saved saved = call_threads_begin(o.threads);
     refine_state s = {.n = start->n, .k = start->k, .nt = (uint32_t)call_threads(), .o = &o,
-                      .docs = docs->n_docs, .tokens = docs->tokens};
+                      .method = refine_method_get(o.method), .docs = docs->n_docs,
+                      .tokens = docs->tokens};
     jsmf_refine_result r = {.docs = docs->n_docs, .tokens = docs->tokens};
     s.learn_alpha = o.learn_alpha == JSMF_REFINE_ALPHA_LEARN ||
                     (o.learn_alpha == JSMF_REFINE_ALPHA_AUTO &&
                      (double)docs->tokens >= JSMF_REFINE_ALPHA_AUTO_LEN * (double)docs->n_docs);
     const uint64_t nk = (uint64_t)s.n * s.k;
-    const int keep_totals = o.exclude || o.batches > 1 || o.overrelax > 1;
+    const int keep_totals = s.method->needs_totals || o.batches > 1 || o.overrelax > 1;
     r.bytes = (s.docs * s.k + (s.nt + keep_totals + (o.batches > 1 ? o.batches : 0)) * nk) *
               sizeof(double);
     double *B = malloc(nk * sizeof *B);

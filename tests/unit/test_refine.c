@@ -143,7 +143,7 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                         /* EM: theta B / p; exclude: the counts without this word's share */
                         double own = H[d * N + w] * th[t] * B[w * K + t] / p;
                         g[t] = own / H[d * N + w];
-                        if (joint && o->exclude)
+                        if (joint && (o->method == JSMF_REFINE_CVB0))
                             g[t] = (fmax(nold[t] - own, 0) + a[t]) *
                                    (it == 0 ? B[w * K + t]
                                             : (fmax(prev[w * K + t] - own, 0) + o->beta) /
@@ -151,7 +151,7 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                         gs += g[t];
                     }
                     for (uint32_t t = 0; t < K; t++) {
-                        double r = H[d * N + w] * (joint && o->exclude ? g[t] / gs : g[t]);
+                        double r = H[d * N + w] * (joint && (o->method == JSMF_REFINE_CVB0) ? g[t] / gs : g[t]);
                         ndk[t] += r;
                         if (joint)
                             nwk[w * K + t] += r;
@@ -295,7 +295,7 @@ int main(void)
     jsmf_refine_result r;
     for (int exclude = 0; exclude < 2; exclude++) {
         jsmf_refine_opts_init(&o);
-        o.iters = 3, o.theta_steps = 4, o.threads = 2, o.exclude = exclude;
+        o.iters = 3, o.theta_steps = 4, o.threads = 2, o.method = exclude ? JSMF_REFINE_CVB0 : JSMF_REFINE_EM;
         CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
         reference(H, start->B, &o, 0, Bref, obj_ref, NULL);
         CHECK(r.iters == 3 && r.docs == M && r.tokens == (uint64_t)M * LEN);
@@ -314,7 +314,7 @@ int main(void)
      * iterations against the reference */
     for (int exclude = 0; exclude < 2; exclude++) {
         jsmf_refine_opts_init(&o);
-        o.iters = 5, o.theta_steps = 4, o.threads = 2, o.exclude = exclude, o.batches = 7;
+        o.iters = 5, o.theta_steps = 4, o.threads = 2, o.method = exclude ? JSMF_REFINE_CVB0 : JSMF_REFINE_EM, o.batches = 7;
         CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
         reference(H, start->B, &o, 0, Bref, obj_ref, NULL);
         CHECK(r.iters == 5);
@@ -350,7 +350,7 @@ int main(void)
     for (int exclude = 0; exclude < 2; exclude++) {
         double aref[K];
         jsmf_refine_opts_init(&o);
-        o.iters = 8, o.theta_steps = 4, o.threads = 2, o.exclude = exclude;
+        o.iters = 8, o.theta_steps = 4, o.threads = 2, o.method = exclude ? JSMF_REFINE_CVB0 : JSMF_REFINE_EM;
         o.learn_alpha = JSMF_REFINE_ALPHA_LEARN;
         CHECK(o.overrelax == 5); /* the default */
         CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
@@ -424,7 +424,7 @@ int main(void)
 
     /* the stopping rule: stops at the first pass after two rises below tol, never before */
     jsmf_refine_opts_init(&o);
-    o.threads = 2, o.exclude = 0, o.iters = 500, o.tol = 1e-4;
+    o.threads = 2, o.method = JSMF_REFINE_EM, o.iters = 500, o.tol = 1e-4;
     CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
     CHECK(r.iters >= 3 && r.iters < 500);
     for (uint32_t it = 2; it < r.iters; it++) {
@@ -450,7 +450,7 @@ int main(void)
 
     /* EM without over-relaxation: the objective never decreases */
     jsmf_refine_opts_init(&o);
-    o.threads = 2, o.exclude = 0, o.overrelax = 1;
+    o.threads = 2, o.method = JSMF_REFINE_EM, o.overrelax = 1;
     CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
     for (uint32_t it = 1; it < r.iters; it++)
         CHECK(r.objective[it] >= r.objective[it - 1] - 1e-12);

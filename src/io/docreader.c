@@ -1,16 +1,15 @@
 /* docreader.c — documents of one or more inputs (any format jsmf_io.h reads) in batches of
- * sparse count vectors over a model's rows: the common front end of infer and eval. */
+ * sparse count vectors over a vocabulary's rows: the common front end of infer, eval and refine. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jsmf_eval.h"
+#include "docreader.h"
 #include "core/grow.h"
 #include "io/docmap.h"
-#include "eval_internal.h"
 #include "io/docs.h"
 
-struct jsmf_docreader {
+struct docreader {
     const char *const *paths;
     uint32_t npaths, cur;        /* inputs, and the one being read */
     jsmf_read_opts opts;
@@ -27,10 +26,10 @@ struct jsmf_docreader {
     uint64_t bytes_done;         /* on-disk size of the inputs finished */
 };
 
-int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
-                        const jsmf_vocab *vocab, jsmf_docreader **out)
+int docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_opts *opts,
+                        const jsmf_vocab *vocab, docreader **out)
 {
-    jsmf_docreader *r = calloc(1, sizeof *r);
+    docreader *r = calloc(1, sizeof *r);
     if (!r)
         return jsmf_error(JSMF_ENOMEM, "document reader: out of memory");
     r->paths = paths;
@@ -60,14 +59,14 @@ int jsmf_docreader_open(const char *const *paths, uint32_t npaths, const jsmf_re
     int rc = r->count && r->touched ? docmap_init(&r->dm, vocab)
                                     : jsmf_error(JSMF_ENOMEM, "document reader: out of memory");
     if (rc) {
-        jsmf_docreader_close(r);
+        docreader_close(r);
         return rc;
     }
     *out = r;
     return 0;
 }
 
-static int open_next_input(jsmf_docreader *r)
+static int open_next_input(docreader *r)
 {
     int rc = jsmf_docs_open(r->paths[r->cur], &r->opts, &r->docs);
     if (rc)
@@ -75,7 +74,7 @@ static int open_next_input(jsmf_docreader *r)
     return docmap_input(&r->dm, r->docs); /* UCI, or LDA-C given its vocabulary file */
 }
 
-static void count_row(jsmf_docreader *r, uint32_t row, uint32_t c)
+static void count_row(docreader *r, uint32_t row, uint32_t c)
 {
     if (!r->count[row])
         r->touched[r->ntouched++] = row;
@@ -114,7 +113,7 @@ static int batch_reserve(jsmf_docbatch *b, uint64_t docs, uint64_t ids)
 }
 
 /* Map one document to rows and append it to the batch (ids sorted, counters reset). */
-static int append_doc(jsmf_docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
+static int append_doc(docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
 {
     uint64_t doc_oov = 0;
     uint64_t need = io_format_tokens(jsmf_docs_format(r->docs)) ? doc->ntokens : doc->nids;
@@ -152,7 +151,7 @@ static int append_doc(jsmf_docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
     return 0;
 }
 
-int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs, uint32_t *ndocs)
+int docreader_next(docreader *r, jsmf_docbatch *b, uint32_t max_docs, uint32_t *ndocs)
 {
     *ndocs = 0;
     b->ndocs = 0;
@@ -185,16 +184,16 @@ int jsmf_docreader_next(jsmf_docreader *r, jsmf_docbatch *b, uint32_t max_docs, 
     return JSMF_OK;
 }
 
-uint64_t jsmf_docreader_docs(const jsmf_docreader *r) { return r->ndocs; }
-uint64_t jsmf_docreader_oov(const jsmf_docreader *r) { return r->oov; }
+uint64_t docreader_docs(const docreader *r) { return r->ndocs; }
+uint64_t docreader_oov(const docreader *r) { return r->oov; }
 
-void jsmf_docreader_bytes(const jsmf_docreader *r, double *done, double *total)
+void docreader_bytes(const docreader *r, double *done, double *total)
 {
     *total = (double)r->bytes_total;
     *done = (double)r->bytes_done + (r->docs ? (double)jsmf_docs_disk_position(r->docs) : 0.0);
 }
 
-void jsmf_docreader_close(jsmf_docreader *r)
+void docreader_close(docreader *r)
 {
     if (!r)
         return;

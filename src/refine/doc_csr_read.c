@@ -4,10 +4,9 @@
 #include <string.h>
 
 #include "jsmf_refine.h"
-#include "jsmf_eval.h"
 #include "core/error.h"
 #include "core/grow.h"
-#include "eval_internal.h"
+#include "io/docreader.h"
 
 #define READ_BATCH 4096
 
@@ -67,19 +66,19 @@ int jsmf_doc_csr_read(const char *const *inputs, uint32_t n, const jsmf_read_opt
 {
     if (!inputs || !n || !vocab || !vocab->n || !out)
         return jsmf_error(JSMF_EINVAL, "documents: no inputs or no vocabulary");
-    jsmf_docreader *r;
-    int rc = jsmf_docreader_open(inputs, n, ro, vocab, &r);
+    docreader *r;
+    int rc = docreader_open(inputs, n, ro, vocab, &r);
     if (rc)
         return rc;
     csr_build c = {0};
     jsmf_docbatch b = {0};
     uint32_t got;
     const uint32_t min_len = min_doc_len > 2 ? min_doc_len : 2;
-    while (!(rc = jsmf_docreader_next(r, &b, READ_BATCH, &got)) && got)
+    while (!(rc = docreader_next(r, &b, READ_BATCH, &got)) && got)
         if ((rc = append_batch(&c, &b, min_len)))
             break;
     jsmf_docbatch_free(&b);
-    jsmf_docreader_close(r);
+    docreader_close(r);
     if (!rc && !c.docs)
         rc = jsmf_error(JSMF_EINVAL, "documents: %s%s: no document has %u in-vocabulary tokens",
                         inputs[0], n > 1 ? " and the others" : "", min_len);

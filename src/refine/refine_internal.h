@@ -1,0 +1,73 @@
+/* refine_internal.h — what the files of src/refine share: the state of one refinement, the
+ * per-document joint steps, and the table of methods (refine_methods.c). */
+#ifndef JSMF_REFINE_INTERNAL_H
+#define JSMF_REFINE_INTERNAL_H
+
+#include "jsmf_refine.h"
+
+/* The state of one refinement. */
+typedef struct refine_state {
+    uint32_t n, k, nt;
+    const jsmf_refine_opts *o;
+    const struct refine_method *method; /* o->method's entry of the table */
+    const double *B;           /* N x K, this iteration's topics */
+    double *theta;             /* M x K */
+    double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
+    double *work;              /* nt x 4K scratch: ndk, the old counts, g, the theta before
+                                  the joint step */
+    double *ll;                /* nt x 2: each thread's sum h log p and sum_dk a_k log theta_dk */
+    double *nprev;             /* N x K + K: the last pass's counts n_wk and n_k (exclude mode
+                                  or over-relaxed; NULL otherwise) */
+    int have_prev;             /* nprev holds a pass's counts */
+    uint32_t theta_steps;      /* theta-only steps of each document this pass */
+    uint64_t docs, tokens;
+    double *nbatch;            /* batches x N x K: each batch's counts at its last visit (NULL
+                                  with one batch) */
+    double *B_live;            /* the topics the next batch sees (batches > 1) */
+    double *alpha;             /* K: the documents' Dirichlet pseudo-counts a_k this pass */
+    double alpha_sum;          /* sum_k a_k */
+    double *alpha_was;         /* K: the a_k the stored thetas were made with (differs from
+                                  alpha in the pass after alpha was learned) */
+    double alpha_was_sum;
+    int alpha_moved;           /* alpha differs from alpha_was */
+    double omega;              /* over-relaxation factor of this pass's updates (1: none) */
+    double lik_prev;           /* the last pass's log-likelihood per token */
+    double *lik;               /* iters: each pass's log-likelihood per token (the stopping
+                                  rule's measure when alpha is learned) */
+    int lik_prev_set;
+    int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
+    double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
+                                  when alpha is learned) */
+} refine_state;
+
+/** A document's joint step: from its theta (K) and the topics s->B, adds the expected counts of
+ *  its tokens to nwk (N x K, this thread's) and its own to ndk (4K of scratch), moves theta,
+ *  and returns sum h log p at the theta it started from. */
+typedef double (*refine_joint_fn)(const refine_state *s, const uint32_t *ids,
+                                  const uint32_t *counts, uint64_t len, double *theta,
+                                  double *ndk, double *nwk);
+
+/** n_d: a document's tokens. */
+double refine_doc_tokens(const uint32_t *counts, uint64_t len);
+
+/** One EM step of a document with B fixed (MAP-EM's joint step; with nwk NULL a theta-only
+ *  step, which returns 0). */
+double refine_step_em(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                      uint64_t len, double *theta, double *ndk, double *nwk);
+/** Synchronous CVB0's joint step: each token's share left out of its document's and word's
+ *  counts (it reads the last pass's counts, s->nprev). */
+double refine_step_cvb0(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                        uint64_t len, double *theta, double *ndk, double *nwk);
+
+/** A refinement method (jsmf_refine_opts.method, 'jsmf refine --method'). */
+typedef struct refine_method {
+    const char *name;       /* --method, summary.json */
+    const char *title;      /* summary.json's refine.method_title */
+    refine_joint_fn joint;  /* the joint step of every document */
+    int needs_totals;       /* the joint step reads the last pass's counts (s->nprev) */
+} refine_method;
+
+/** The method of value v, or NULL. */
+const refine_method *refine_method_get(int v);
+
+#endif
