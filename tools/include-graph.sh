@@ -34,8 +34,8 @@ for f in $(find src include -name '*.[ch]' | sort); do
 done | sort -u >"$tmp"
 
 status=0
-# the graph, and a depth-first search for a cycle; then the same for folders (the floors of
-# README's source tour: src/DIR, with include/jsmf_DIR.h counted in DIR and jsmf.h in core)
+# the graph, and a depth-first search for a cycle; then the same for folders (the floors of the
+# source tour, docs/source.md: src/DIR, with include/jsmf_DIR.h counted in DIR and jsmf.h in core)
 folders() {
     awk '{ for (i = 1; i <= 2; i++) {
                n = $i

@@ -130,9 +130,9 @@ static void write_text(FILE *f, const jsmf_eval *e, const jsmf_model *m)
         fprintf(f, "  %-28s %llu   (p(w|d) below the floor %g/%u of the uniform share mixed in)\n",
                 "heldout_floor_tokens", (unsigned long long)d->heldout_floored,
                 d->heldout_smoothing, m->n);
-        fprintf(f, "  %-28s %llu   (p(w|d) = 0: scored at the floor, no longer left out)\n",
+        fprintf(f, "  %-28s %llu   (p(w|d) = 0 under the model: each scored at the floor)\n",
                 "heldout_zero_prob_tokens", (unsigned long long)d->heldout_zero);
-        fprintf(f, "  %-28s %.6g   (the former rule: unsmoothed, tokens of p = 0 left out)\n",
+        fprintf(f, "  %-28s %.6g   (unsmoothed, over the tokens of p > 0 only)\n",
                 "heldout_loglik_nonzero", d->heldout_ll_nonzero);
     }
     if (e->have_truth)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# help_man.sh — 'jsmf CMD --help', man/jsmf.1 and README.md agree on every command's options:
+# help_man.sh — 'jsmf CMD --help', man/jsmf.1 and docs/cli.md agree on every command's options:
 #  - the page renders without groff or man warnings and has a section for every command;
 #  - every option, long or short, that CMD --help defines (usage line or an option line) is
 #    documented in the page's section for CMD, and every option that section documents is in
@@ -7,16 +7,17 @@
 #    misses none);
 #  - every such option is accepted by CMD (no "unknown option": the page documents no option
 #    that CMD's table lacks; the build checks the converse);
-#  - the options of README's Commands synopsis exist in that command's --help;
+#  - the options of docs/cli.md's Commands synopsis exist in that command's --help, and the
+#    synopsis has a line for every command;
 #  - the options every command takes (--help, --quiet, --progress, --no-progress) are in the
 #    page's COMMON OPTIONS section.
 # Skips (77) when groff is not installed (the package is groff-base).
 set -u
 ROOT=${ROOT:-.}
 page=$ROOT/man/jsmf.1
-readme=$ROOT/README.md
+synopsis=$ROOT/docs/cli.md
 [ -f "$page" ] || { echo "no $page"; exit 1; }
-[ -f "$readme" ] || { echo "no $readme"; exit 1; }
+[ -f "$synopsis" ] || { echo "no $synopsis"; exit 1; }
 command -v groff >/dev/null 2>&1 || { echo "groff not installed (Debian package groff-base)"; exit 77; }
 warn=$(groff -man -Tutf8 -ww "$page" 2>&1 >/dev/null)
 [ -z "$warn" ] || { echo "groff warnings:"; echo "$warn"; exit 1; }
@@ -83,14 +84,15 @@ for c in $cmds; do
             echo "jsmf $c --help names $o, which jsmf $c does not accept"; fail=1
         fi
     done
-    # README's synopsis: lines from "jsmf CMD" up to the next command, in the block after
+    # docs/cli.md's synopsis: lines from "jsmf CMD" up to the next command, in the block after
     # "## Commands"
     awk -v c="$c" '/^## Commands/ {s = 1; next} s && /^```/ {b++; if (b == 2) exit; next}
-        s && b == 1 { if ($1 == "jsmf") on = ($2 == c); if (on) print }' "$readme" |
-        grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u >"$tmp/readme"
-    for o in $(comm -23 "$tmp/readme" "$tmp/help"); do
+        s && b == 1 { if ($1 == "jsmf") on = ($2 == c); if (on) print }' "$synopsis" >"$tmp/syn"
+    [ -s "$tmp/syn" ] || { echo "docs/cli.md's Commands synopsis has no line for jsmf $c"; fail=1; }
+    grep -oE -- '--[a-z0-9][a-z0-9-]*' "$tmp/syn" | sort -u >"$tmp/synopsis"
+    for o in $(comm -23 "$tmp/synopsis" "$tmp/help"); do
         case " $common " in *" $o "*) continue ;; esac
-        echo "README synopsis of jsmf $c has $o, jsmf $c --help does not"; fail=1
+        echo "docs/cli.md synopsis of jsmf $c has $o, jsmf $c --help does not"; fail=1
     done
 done
 [ $fail -eq 0 ] && echo "checked: $(echo $cmds)"
