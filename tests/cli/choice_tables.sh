@@ -1,13 +1,15 @@
 #!/bin/sh
 # choice_tables.sh — a choice is one table entry: in a copy of the tree (the build directory too,
 # so make rebuilds only what changed) dummy_rectify.patch adds a rectification method 'dummy' (a
-# copy of 'none') and dummy_device.patch an FDM device 'cpu2' (the CPU back end), each touching
-# at most 3 files and none of the CLI. Then:
+# copy of 'none'), dummy_device.patch an FDM device 'cpu2' (the CPU back end) and
+# dummy_refine.patch a refinement method 'cvb0x' (a copy of 'cvb0'), each touching at most 3
+# files and none of the CLI. Then:
 #  - built with the table entries but the manual left as it was, the build fails, naming the
 #    option whose values the page does not list (the --help check reads the tables);
 #  - with the patches whole it builds; 'jsmf fit --rectify dummy' gives the model of
 #    '--rectify none' and names "dummy" in summary.json; 'jsmf fdm --device cpu2' trains, its
-#    summary naming cpu2, with the model of '--device cpu'; --help lists both values; a value
+#    summary naming cpu2, with the model of '--device cpu'; 'jsmf refine --method cvb0x' gives
+#    the model of '--method cvb0' and names it in summary.json; --help lists the values; a value
 #    outside the tables is still refused, listing the table.
 # Skips (77) without make, patch or the kjv corpus, or outside a built checkout.
 . "$(dirname "$0")/common.inc"
@@ -25,9 +27,10 @@ T=$(mktemp -d /tmp/jsmf-choice-tables-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 P1=$ROOT/tests/cli/dummy_rectify.patch
 P2=$ROOT/tests/cli/dummy_device.patch
+P3=$ROOT/tests/cli/dummy_refine.patch
 
 # each patch: at most 3 files, none of them the CLI's (its choices come from the tables)
-for p in "$P1" "$P2"; do
+for p in "$P1" "$P2" "$P3"; do
     files=$(grep '^+++ ' "$p" | awk '{print $2}' | sed 's|^b/||')
     n=$(echo "$files" | grep -c .)
     [ "$n" -le 3 ] || fail "$(basename "$p") touches $n files: $(echo $files)"
@@ -39,7 +42,8 @@ S=$T/tree
 mkdir -p "$S"
 (cd "$ROOT" && cp -a Makefile src include man tools "$S/") || { echo "copy failed"; exit 1; }
 cp -a "$BUILD" "$S/build" || { echo "copy of the build failed"; exit 1; }
-(cd "$S" && patch -s -p1 <"$P1" && patch -s -p1 <"$P2") || { echo "a patch does not apply"; exit 1; }
+(cd "$S" && patch -s -p1 <"$P1" && patch -s -p1 <"$P2" && patch -s -p1 <"$P3") ||
+    { echo "a patch does not apply"; exit 1; }
 cp "$S/man/jsmf.1" "$T/jsmf.1.patched"
 cp "$ROOT/man/jsmf.1" "$S/man/jsmf.1"
 touch "$S/man/jsmf.1"
@@ -59,6 +63,13 @@ if build; then
 else
     grep -q "man/jsmf.1 shows --device .*, it takes .*cpu2" "$T/make.log" ||
         fail "no message on --device's values: $(tail -n 3 "$T/make.log")"
+fi
+sed 's/em|cvb0|cvb0x"/em|cvb0"/' "$T/jsmf.1.patched" >"$S/man/jsmf.1"
+if build; then
+    fail "the build accepted a manual that lacks --method cvb0x"
+else
+    grep -q "man/jsmf.1 shows --method .*, it takes .*cvb0x" "$T/make.log" ||
+        fail "no message on --method's values: $(tail -n 3 "$T/make.log")"
 fi
 cp "$T/jsmf.1.patched" "$S/man/jsmf.1"
 build || { cat "$T/make.log"; fail "the patched tree does not build"; exit 1; }
@@ -89,4 +100,14 @@ cmp -s "$T/fdm-cpu/B.npy" "$T/fdm-cpu2/B.npy" || fail "--device cpu2: B differs 
 grep -q '"device": "cpu2"' "$T/fdm-cpu2/summary.json" || fail "summary.json does not name cpu2"
 grep -q '"device": "cpu2 (2 threads)"' "$T/fdm-cpu2/summary.json" ||
     fail "the run is not named cpu2 (2 threads)"
+
+"$J2" refine --help | grep -q -- "--method em|cvb0|cvb0x" || fail "refine --help lacks cvb0x"
+for m in cvb0 cvb0x; do
+    "$J2" refine "$T/none" --corpus "$T/docs.txt" -o "$T/refine-$m" --method $m --iters 4 \
+        --threads 2 -q || fail "refine --method $m"
+done
+for f in B.npy A.npy; do
+    cmp -s "$T/refine-cvb0/$f" "$T/refine-cvb0x/$f" || fail "--method cvb0x: $f differs from cvb0's"
+done
+grep -q '"method_name": "cvb0x"' "$T/refine-cvb0x/summary.json" || fail "summary.json does not name cvb0x"
 exit $fails
