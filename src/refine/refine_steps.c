@@ -8,7 +8,8 @@
 #include "core/hot.h"
 
 /* In AVX2 where the CPU has it (core/hot.h; their sums over topics are reductions: the same
- * model to rounding across CPUs). */
+ * model to rounding across CPUs). The cloned steps stay static: GCC exports the ifunc of a
+ * cloned function whatever its visibility, so the table reaches them through plain wrappers. */
 #define REFINE_HOT JSMF_HOT
 
 /* n_d: the document's tokens. */
@@ -23,7 +24,7 @@ double refine_doc_tokens(const uint32_t *counts, uint64_t len)
 /* One EM step of a document's theta with B fixed: returns sum h log p at the theta it started
  * from (with nwk; 0 without); theta_k <- (n_dk + a_k) / (n_d + A). With nwk (the joint step)
  * also adds the expected counts of the document's tokens to nwk. */
-REFINE_HOT double refine_step_em(const refine_state *s, const uint32_t *ids,
+REFINE_HOT static double step_em(const refine_state *s, const uint32_t *ids,
                                   const uint32_t *counts, uint64_t len, double *theta,
                                   double *ndk, double *nwk)
 {
@@ -67,8 +68,8 @@ REFINE_HOT double refine_step_em(const refine_state *s, const uint32_t *ids,
  * al. 2013): a token's responsibility comes from its document's and its word's counts without
  * its own share, (n_dk^-dw + a)(n_wk^-dw + b)/(n_k + N b), the shares re-derived from the current
  * theta and B instead of stored per token (no nnz x K array); n_k keeps the share, a change of
- * one token in n_k's thousands. Returns sum h log p at the theta it started from, as refine_step_em. */
-REFINE_HOT double refine_step_cvb0(const refine_state *s, const uint32_t *ids,
+ * one token in n_k's thousands. Returns sum h log p at the theta it started from, as step_em. */
+REFINE_HOT static double step_cvb0(const refine_state *s, const uint32_t *ids,
                                   const uint32_t *counts, uint64_t len, double *theta,
                                   double *ndk, double *nwk)
 {
@@ -120,3 +121,14 @@ REFINE_HOT double refine_step_cvb0(const refine_state *s, const uint32_t *ids,
     return ll;
 }
 
+double refine_step_em(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                      uint64_t len, double *theta, double *ndk, double *nwk)
+{
+    return step_em(s, ids, counts, len, theta, ndk, nwk);
+}
+
+double refine_step_cvb0(const refine_state *s, const uint32_t *ids, const uint32_t *counts,
+                        uint64_t len, double *theta, double *ndk, double *nwk)
+{
+    return step_cvb0(s, ids, counts, len, theta, ndk, nwk);
+}
