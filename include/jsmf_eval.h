@@ -244,8 +244,8 @@ JSMF_API void jsmf_report_opts_init(jsmf_report_opts *o);
  *  JSMF_ENOMEM. */
 JSMF_API int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts);
 
-/** jsmf_report_write into the file `path` ("-": standard output), whole or not at all
- *  (jsmf_out_open): a reader never sees half a page. */
+/** jsmf_report_write into the file `path` ("-": standard output), whole or not at all (written
+ *  beside it and renamed into place): a reader never sees half a page. */
 JSMF_API int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts);
 
 #ifdef __cplusplus

@@ -185,7 +185,7 @@ JSMF_API int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *p,
 JSMF_API void jsmf_fdm_result_free(jsmf_fdm_result *r);
 
 /* ---------------------------------------------------------------------------------------------
- * A run as a MODEL directory (src/fdm/fdm_model.c), as 'jsmf fdm' makes it.
+ * A run as a MODEL directory, as 'jsmf fdm' makes it.
  * ------------------------------------------------------------------------------------------- */
 
 /** What a finished run did, for people: topics, device, steps and why it stopped; the held-out

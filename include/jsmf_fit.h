@@ -13,7 +13,7 @@
  *  - Anchors are found by Alg. 2 on the exact rectified rows, read lazily (a row is generated
  *    again only while it could still be the next pivot); for the compressed iterate in the
  *    K-dimensional space of its factor by default (--anchor-space).
- *  - --rectify compressed (the compressed iterate of Lee et al. 2021, fit_compress.c) reads C
+ *  - --rectify compressed (the compressed iterate of Lee et al. 2021) reads C
  *    only for its first eigendecomposition and never forms N x N: every later step costs
  *    O(N K (K + l)).
  *  - Output is identical for any thread count: per-word solves are independent, every reduction
@@ -167,7 +167,7 @@ typedef struct jsmf_fit_report {
     uint32_t rank_rows_min;       /**< the fewest and the most rows of C (and of the compressed */
     uint32_t rank_rows_max;       /**< iterate's factor) a rank holds (0: C was not split) */
     uint64_t comm_bytes_sent;     /**< an MPI job: what this rank's collectives had moved when */
-    uint64_t comm_calls;          /**< the fit returned (jsmf_comm_stats_get: counted from the */
+    uint64_t comm_calls;          /**< the fit returned (counted from the                       */
     double comm_seconds;          /**< communicator's start, the caller's agreements included) */
     uint64_t snls_iters;          /**< total per-word solver iterations */
     uint32_t snls_unconverged;    /**< words whose solver hit the iteration cap */

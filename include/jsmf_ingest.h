@@ -6,7 +6,7 @@
  * CAVEATS
  *  - The result does not depend on the thread count, the memory budget or on where an ingest
  *    was interrupted and resumed: every contribution is an integer and integer sums are exact.
- *  - Every flush of the accumulator is a checkpoint (jsmf_store_commit): it carries the progress
+ *  - Every flush of the accumulator is a checkpoint (one LMDB write transaction): it carries the progress
  *    of each input, so a resumed ingest neither skips nor double-counts a document.
  *  - The memory budget bounds everything that grows: the accumulator tables, the batch buffers,
  *    the N-sized arrays and the store's checkpoint transactions (a budget/16 share, at most
@@ -45,8 +45,7 @@ typedef struct jsmf_ingest_opts {
     int mem_below_need;       /**< 0: a `mem` below what the ingest needs (jsmf_ingest_summary
                                    mem_needed) is JSMF_ENOMEM before anything is read; 1: run
                                    with the least anyway (tests: small checkpoint windows) */
-    jsmf_step_progress_fn progress; /**< how far the input being read is (jsmf_docs_progress:
-                                   what = its path, "<stdin>" for "-"; MB), or NULL */
+    jsmf_step_progress_fn progress; /**< how far the input being read is (what = its path, "<stdin>" for "-"; MB), or NULL */
     void *progress_arg;
     jsmf_warn_fn warn;        /**< told what may surprise (formats/inputs.md, "Warnings"): an
                                    input that is empty, has only empty documents, invalid UTF-8,
@@ -251,9 +250,10 @@ typedef struct jsmf_ingest_run_summary {
 /** Ingest `inputs` into the store at `path`, all of it: open the store, or create it with its
  *  vocabulary (o->vocab, or one counting pass over the inputs, shared by the ranks of a job);
  *  ingest the inputs on this process (c NULL or of one process: jsmf_ingest_files) or on all
- *  ranks of `c` (jsmf_ingest_dist; every rank calls this with the same arguments); close the
+ *  ranks of `c` (every rank calls this with the same arguments: formats/store.md, "Several
+ *  processes"); close the
  *  store. When the run fails, a store it created is removed again as long as it holds no input
- *  record (jsmf_ingest_target_discard): a failed first ingest leaves the directory as it was;
+ *  record: a failed first ingest leaves the directory as it was;
  *  an existing store stays at its last checkpoint. Surprises go to o->ingest.warn, also stdin
  *  that repeated content the store held completely (r->ingest.inputs_repeated). *r is filled
  *  as far as the run got. */
@@ -266,7 +266,7 @@ JSMF_API int jsmf_ingest_run(const char *path, const char *const *inputs, uint32
 JSMF_API void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st);
 
 /** What a run did, for people: on several ranks a note when the shards of an earlier job were
- *  dropped; jsmf_ingest_summary_write of r->ingest (`store` and `mem` as there); on several
+ *  dropped; what the ingest did (documents, tokens, checkpoints, times, the budget); on several
  *  ranks the job's times, pieces, rounds and rank 0's traffic, in two lines. */
 JSMF_API void jsmf_ingest_run_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
                                     const jsmf_ingest_run_summary *r);

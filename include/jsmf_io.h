@@ -96,18 +96,19 @@ typedef struct jsmf_read_opts {
     uint32_t ldac_vocab_size; /**< LDA-C: ids must be below this; 0 = unchecked (or the size of
                                    uci_vocab when that is given for LDA-C input) */
     int raw_text;             /**< text: do not tokenise (ntokens = 0); the caller tokenises
-                                   jsmf_doc.text itself, e.g. in parallel with jsmf_tokenize();
+                                   each document's text itself, e.g. in parallel with jsmf_tokenize();
                                    items are always split by the reader */
-    void (*warn)(void *arg, const char *msg); /**< readers of several inputs (jsmf_docreader)
-                                   hand it jsmf_read_stats_warn's messages for each input read
-                                   to its end; NULL: silent */
+    void (*warn)(void *arg, const char *msg); /**< readers of several inputs (infer, eval,
+                                   refine) hand it what each input read
+                                   to its end gave cause to say (bad UTF-8, long lines, ...); NULL:
+                                   silent */
     void *warn_arg;
     uint64_t end_offset;      /**< text, LDA-C, items: the input ends before the first document
                                    starting at or after this decoded offset (a piece of a file
                                    read by one of several processes); 0 = the end of input */
-    int empty_runs;           /**< UCI: a run of docIDs without lines may come as one jsmf_doc
+    int empty_runs;           /**< UCI: a run of docIDs without lines may come as one document
                                    of ndocs > 1 empty documents, so that a header's D of 10^12
-                                   reads at once; 0: one jsmf_doc per document */
+                                   reads at once; 0: one per document */
     int threads;              /**< threads this call may use (0: omp_get_max_threads()): a zstd
                                    file is decoded on a thread of its own when above 1, and a
                                    counting pass counts text on this many when 3 or more. Read,
@@ -137,7 +138,7 @@ typedef struct jsmf_vocab_opts {
                                       >= 1 keeps all) */
     uint32_t max_words;          /**< then keep the max_words highest df (ties: by word); 0 = all */
     uint32_t min_doc_len;        /**< documents with fewer non-stopword tokens are skipped (default 5) */
-    jsmf_warn_fn warn;           /**< told, after each input, what jsmf_read_stats_warn says of it
+    jsmf_warn_fn warn;           /**< told, after each input, what its reading gave cause to say
                                       and when none of its documents was counted; NULL: silent */
     void *warn_arg;
     uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */

@@ -168,14 +168,14 @@ JSMF_API int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 /** The directory a store was opened from (for messages), owned by the store. */
 JSMF_API const char *jsmf_store_path(const jsmf_store *s);
 
-/** Input record states. JSMF_INPUT_REMOVE appears only in a flush (jsmf_store_flush.inputs):
+/** Input record states. JSMF_INPUT_REMOVE appears only in a checkpoint's list of inputs:
  *  the record with that key is deleted (nothing when there is none); records of a flush are
  *  applied in array order, so a removal followed by a write under another key renames one. */
 enum { JSMF_INPUT_PARTIAL = 0, JSMF_INPUT_COMPLETE = 1, JSMF_INPUT_REMOVE = 2 };
 
 /** How far one input was consumed, and what it contributed (the checkpoint record). */
 typedef struct jsmf_store_input {
-    uint64_t fingerprint;    /**< content hash (jsmf_fingerprint_file); 0 for stdin while it is read */
+    uint64_t fingerprint;    /**< content hash (formats/store.md, "inputs"); 0 for stdin while it is read */
     uint32_t occurrence;     /**< 0 for the first ingest of this content, 1 for a forced second ... */
     uint32_t state;          /**< JSMF_INPUT_PARTIAL or JSMF_INPUT_COMPLETE */
     uint32_t format;         /**< jsmf_format of the input */
@@ -206,7 +206,7 @@ JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_
 /** jsmf export: C into the file `out` ("-": standard output, MatrixMarket only) as .npy (`npy`,
  *  refused above 4 GiB) or MatrixMarket, and, for a regular file, its vocabulary as
  *  OUT.vocab.txt (one word per line, row order). The matrix is renamed into place after its
- *  vocabulary is written (jsmf_out_open): no OUT without OUT.vocab.txt, and a failure leaves an
+ *  vocabulary is written: no OUT without OUT.vocab.txt, and a failure leaves an
  *  existing OUT as it was. Errors: JSMF_EINVAL (.npy above 4 GiB),
  *  JSMF_EIO and JSMF_ENOSPC naming the file, JSMF_ESTORE. */
 JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
