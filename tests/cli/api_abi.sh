@@ -3,7 +3,8 @@
 # "Structs that grow"): every struct and field of tests/abi/layout-3.txt (the layout of 3.0.0,
 # recorded once per MAJOR version) is at its recorded size and offset (tools/abi-layout.py);
 # every options, report, result, summary, stats or record struct of the stable part ends in a
-# reserve; every options struct has its _opts_init; no public field is a test hook. On made-up
+# reserve; every options struct has its _opts_init; no public field is a test hook; the headers
+# name no internal function (a made-up header that does fails, naming it). On made-up
 # headers: a metric added to jsmf_fit_report by taking a word of its reserve passes (a MINOR
 # version), the same field inserted without taking one fails, naming the struct, and so does a
 # field moved. Skips (77) without a C compiler.
@@ -41,6 +42,29 @@ for b in bad:
     print(b)
 sys.exit(1 if bad else 0)
 PY
+# the manual names only what it declares (no internal function of src/); on a made-up header
+# that names one, the check fails naming it
+cat >"$T/names.py" <<'PY'
+import glob, re, sys
+text = {h: open(h).read() for h in sorted(glob.glob(sys.argv[1] + "/*.h"))}
+code = "\n".join(re.sub(r"/\*.*?\*/", " ", t, flags=re.S) for t in text.values())
+known = set(re.findall(r"\bjsmf_\w+\b", code))
+bad = []
+for h, t in text.items():
+    for i, line in enumerate(t.split("\n"), 1):
+        for m in re.finditer(r"\b(jsmf_[a-z0-9_]*[a-z0-9])\b(\.h)?", line):
+            if not m.group(2) and m.group(1) not in known:
+                bad.append("%s:%d: %s" % (h, i, m.group(1)))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+"$PYTHON" "$T/names.py" "$ROOT/include" >"$T/out" || fail "include/ names internal functions:$(sed 's/^/\n  /' "$T/out")"
+mkdir -p "$T/named"
+cp "$ROOT"/include/*.h "$T/named/"
+printf '/* a checkpoint commits (jsmf_store_commit) */\n' >>"$T/named/jsmf_store.h"
+"$PYTHON" "$T/names.py" "$T/named" >"$T/out" && fail "a header naming an internal function passed"
+grep -q "jsmf_store.h:.*jsmf_store_commit" "$T/out" || fail "the internal name is not named: $(cat "$T/out")"
 grep -n '/\*\*<.*\(testing\|test hook\|for tests\)' "$ROOT"/include/*.h >"$T/hooks" &&
     fail "a test hook in a public struct:$(sed 's/^/\n  /' "$T/hooks")"
 
