@@ -878,7 +878,7 @@ static int next_uci(jsmf_docs *r, jsmf_doc *d)
 }
 
 /* The next document: 1, 0 at the end, or a negative code. */
-static int docs_next(jsmf_docs *r, jsmf_doc *d)
+static int docs_next_one(jsmf_docs *r, jsmf_doc *d)
 {
     memset(d, 0, sizeof *d);
     if (r->end_offset && formats[r->fmt].line_per_doc && io_stream_offset(r->s) >= r->end_offset)
@@ -914,7 +914,7 @@ static int docs_next(jsmf_docs *r, jsmf_doc *d)
 
 int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d, int *got)
 {
-    int rc = docs_next(r, d);
+    int rc = docs_next_one(r, d);
     *got = rc == 1;
     return rc < 0 ? rc : JSMF_OK;
 }

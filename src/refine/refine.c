@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/hot.h"
 #include "core/threads.h"
+#include "core/vocab.h"
 #include "model/model.h"
 #include "model/summary.h"
 
@@ -420,22 +421,6 @@ static void topic_pairs(const double *theta, uint64_t m, uint32_t k, double *A)
         A[i] /= (double)m;
 }
 
-static jsmf_vocab *vocab_copy(const jsmf_vocab *v)
-{
-    jsmf_vocab *c = calloc(1, sizeof *c);
-    if (!c || !(c->words = calloc(v->n ? v->n : 1, sizeof *c->words))) {
-        free(c);
-        return NULL;
-    }
-    c->n = v->n;
-    for (uint32_t i = 0; i < v->n; i++)
-        if (!(c->words[i] = strdup(v->words[i]))) {
-            jsmf_vocab_free(c);
-            return NULL;
-        }
-    return c;
-}
-
 static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
                             const jsmf_refine_opts *o, const jsmf_refine_result *r,
                             const double *lik)
@@ -492,7 +477,7 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
         }
         memcpy(m->alpha, s->alpha, s->k * sizeof *m->alpha);
     }
-    if ((start->vocab && !(m->vocab = vocab_copy(start->vocab))) ||
+    if ((start->vocab && jsmf_vocab_copy(start->vocab, 0, &m->vocab)) ||
         !(m->summary_json = refine_summary(m, start, o, r, s->lik))) {
         jsmf_model_free(m);
         return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
