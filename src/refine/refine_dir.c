@@ -45,7 +45,7 @@ static int check_documents(const char *store, const jsmf_refine_run_opts *o)
     jsmf_store_close(s);
     if (!rc && !(st.hold & JSMF_HOLD_DOCS))
         rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over (it holds C's rows): "
-                        "give the documents it was ingested from as the corpus", store);
+                        "give --corpus with the documents it was ingested from", store);
     return rc;
 }
 
@@ -83,8 +83,8 @@ static int refine_store(const jsmf_model *start, const char *store, const jsmf_r
     if (rc)
         return rc;
     if (!in.src.docs)
-        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give the corpus it "
-                        "was ingested from", store);
+        rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give --corpus with "
+                        "the documents it was ingested from", store);
     else
         rc = jsmf_refine(start, in.src.docs, ro, out, res);
     jsmf_source_close(&in);
