@@ -8,6 +8,8 @@ in-process. Start at examples/notebook.py; README.md, "Python".
     model = jsmf.fit(store, k=20, refine=80)           # refined over the store's documents
     model.top_words(10); model.infer(["some text"]); model.save("model")
 """
+from typing import Any
+
 from ._lib import (JsmfError, NotFoundError, ExistsError, FormatError, InvalidError,
                    MismatchError, Interrupted, version, LIBRARY_PATH)
 from .store import Store, count_vocabulary, stopwords
@@ -20,8 +22,10 @@ __all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "ref
 __version__ = "2.0.0"
 
 
-def __getattr__(name):
-    if name == "JSMF":  # the sklearn estimator, imported on first use (sklearn is optional)
+def __getattr__(name: str) -> Any:
+    # the one import inside a function: the sklearn estimator, imported on first use, since
+    # scikit-learn is optional and slow to import (python/tests/test_imports.py allows it)
+    if name == "JSMF":
         from .sklearn import JSMF
         return JSMF
     raise AttributeError(name)

@@ -6,9 +6,12 @@ python3-dev or python3-cffi on the machine), the struct layouts are checked agai
 headers by a test (tests/test_layout.py compiles a C program printing offsetof/sizeof), and a
 foreign call releases the GIL by itself, so long calls run while other Python threads go on.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
+from typing import Callable, Dict, Iterator, Optional, Tuple, Union
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_char, c_char_p, c_double, c_int,
                     c_size_t, c_uint32, c_uint64, c_void_p)
 
@@ -25,7 +28,7 @@ class JsmfError(Exception):
     text (jsmf_strerror), the message the library's own (jsmf_errmsg_for: it names the file,
     line or offset)."""
 
-    def __init__(self, code, message, name=""):
+    def __init__(self, code: int, message: str, name: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.name = name
@@ -56,7 +59,7 @@ _CLASSES = {ENOTFOUND: NotFoundError, EEXIST: ExistsError, EFORMAT: FormatError,
             EINVAL: InvalidError, EMISMATCH: MismatchError}
 
 
-def _candidates():
+def _candidates() -> Iterator[str]:
     """Where the library is looked for, in order (README, 'Python')."""
     env = os.environ.get("JSMF_LIB")
     if env:
@@ -72,7 +75,7 @@ def _candidates():
         yield found
 
 
-def _load():
+def _load() -> Tuple[ctypes.CDLL, str]:
     errors = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
@@ -91,7 +94,7 @@ def _load():
 lib, LIBRARY_PATH = _load()
 
 
-def _point_plugins_at_library():
+def _point_plugins_at_library() -> None:
     """The CUDA and MPI plugins are looked for beside the running program, in the build
     directory compiled in, then in LIBDIR; the program here is python3, so a plugin beside the
     library this package loaded is named through the library's own overrides (unless set)."""
@@ -233,6 +236,7 @@ FIT_MAX_LEVELS = 8
 FIT_MAX_TRACE = 1024
 FIT_MAX_SKETCH = 32
 FIT_DF_AUTO = 2**64 - 1
+FIT_FORCE = 1  # JSMF_FIT_FORCE: replace what is at the model directory
 
 
 class FitOpts(Structure):
@@ -409,7 +413,7 @@ class DocSource(Structure):
 
 class RefineOpts(Structure):
     _fields_ = [("iters", u32), ("theta_steps", u32), ("alpha", f64), ("beta", f64),
-                ("mix", f64), ("exclude", c_int), ("threads", c_int),
+                ("mix", f64), ("method", c_int), ("threads", c_int),
                 ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
                 ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int),
                 ("reserved", u64 * 8)]
@@ -420,8 +424,14 @@ REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN
 
 class RefineResult(Structure):
     _fields_ = [("iters", u32), ("objective", POINTER(f64)), ("docs", u64), ("tokens", u64),
-                ("seconds", f64), ("bytes", u64),
-                ("reserved", u64 * 16)]
+                ("seconds", f64), ("bytes", u64), ("docs_dropped", u64), ("over_store", c_int),
+                ("reserved", u64 * 14)]
+
+
+class RefineRunOpts(Structure):
+    _fields_ = [("refine", RefineOpts), ("read", ReadOpts), ("corpus", POINTER(c_char_p)),
+                ("n_corpus", u32), ("min_doc_len", u32),
+                ("reserved", u64 * 8)]
 
 
 # The C names of the structs, for the layout test.
@@ -443,7 +453,8 @@ C_NAMES = {Vocab: "jsmf_vocab", Source: "jsmf_source", Csr: "jsmf_csr",
            Lineage: "jsmf_lineage", DiffWord: "jsmf_diff_word", DiffTopic: "jsmf_diff_topic",
            Diff: "jsmf_diff", DiffOpts: "jsmf_diff_opts", ReadOpts: "jsmf_read_opts",
            DocCsr: "jsmf_doc_csr", DocSource: "jsmf_doc_source",
-           RefineOpts: "jsmf_refine_opts", RefineResult: "jsmf_refine_result"}
+           RefineOpts: "jsmf_refine_opts", RefineResult: "jsmf_refine_result",
+           RefineRunOpts: "jsmf_refine_run_opts"}
 C_FIELD = {"lambda_": "lambda"}
 
 # ---- prototypes ----------------------------------------------------------------------------
@@ -457,6 +468,8 @@ _PROTOS = {
     "jsmf_version": (c_char_p, []),
     "jsmf_have_cuda": (c_int, []),
     "jsmf_mem_default": (u64, []),
+    "jsmf_mem_parse": (c_int, [c_char_p, c_char_p, c_int, P(u64)]),
+    "jsmf_format_name": (c_char_p, [c_int]),
     "jsmf_vocab_free": (None, [P(Vocab)]),
     "jsmf_vocab_load": (c_int, [c_char_p, P(P(Vocab))]),
     "jsmf_vocab_save": (c_int, [c_char_p, P(Vocab)]),
@@ -464,6 +477,7 @@ _PROTOS = {
     "jsmf_stopwords_load": (c_int, [c_char_p, P(P(Vocab))]),
     "jsmf_store_open": (c_int, [c_char_p, c_int, P(c_void_p)]),
     "jsmf_store_close": (None, [c_void_p]),
+    "jsmf_store_hold_name": (c_char_p, [u32]),
     "jsmf_store_create": (c_int, [c_char_p, P(Vocab), P(StoreParams), P(c_void_p)]),
     "jsmf_store_stats_get": (c_int, [c_void_p, P(StoreStats)]),
     "jsmf_store_params_get": (c_int, [c_void_p, P(StoreParams)]),
@@ -525,22 +539,30 @@ _PROTOS = {
     "jsmf_report_save": (c_int, [c_char_p, P(Model), P(ReportOpts)]),
     "jsmf_topics_opts_init": (None, [P(TopicsOpts)]),
     "jsmf_read_opts_init": (None, [P(ReadOpts)]),
-    "jsmf_doc_csr_read": (c_int, [P(c_char_p), u32, P(ReadOpts), P(Vocab), u32, P(DocCsr),
-                                  P(u64)]),
-    "jsmf_doc_csr_free": (None, [P(DocCsr)]),
     "jsmf_doc_csr_source": (c_int, [P(DocCsr), u32, P(DocSource)]),
     "jsmf_doc_csr_source_free": (None, [P(DocSource)]),
     "jsmf_refine_opts_init": (None, [P(RefineOpts)]),
     "jsmf_refine": (c_int, [P(Model), P(DocSource), P(RefineOpts), P(P(Model)),
                             P(RefineResult)]),
     "jsmf_refine_result_free": (None, [P(RefineResult)]),
+    "jsmf_refine_method_name": (c_char_p, [c_int]),
+    "jsmf_refine_run_opts_init": (None, [P(RefineRunOpts)]),
+    "jsmf_refine_to_dir": (c_int, [c_char_p, c_char_p, c_char_p, c_int, P(RefineRunOpts),
+                                   P(P(Model)), P(RefineResult)]),
+    "jsmf_fit_refine_to_dir": (c_int, [c_char_p, c_char_p, c_char_p, c_int, P(FitOpts),
+                                       P(RefineRunOpts), c_void_p, P(P(Model)), P(FitReport),
+                                       P(RefineResult)]),
 }
 for _name, (_res, _args) in _PROTOS.items():
     _f = getattr(lib, _name)
     _f.restype, _f.argtypes = _res, _args
 
 
-def enc(s):
+# a path as the package's functions take it (what os.fspath takes)
+PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+
+def enc(s: object) -> Optional[bytes]:
     """A path or word as the library's bytes (UTF-8; os.fsencode for paths)."""
     if s is None:
         return None
@@ -553,13 +575,13 @@ class Interrupted(KeyboardInterrupt):
     """A call stopped by Ctrl-C (JSMF_EINTR): a KeyboardInterrupt, so that `except Exception`
     does not swallow it, with the library's code and message (where the state was left)."""
 
-    def __init__(self, message, code=EINTR):
+    def __init__(self, message: str, code: int = EINTR) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
 
 
-def error_for(rc):
+def error_for(rc: int) -> BaseException:
     """The exception for code `rc` of the call that just failed on this thread."""
     msg = lib.jsmf_errmsg_for(rc).decode("utf-8", "replace")
     name = lib.jsmf_strerror(rc).decode()
@@ -568,12 +590,28 @@ def error_for(rc):
     return _CLASSES.get(rc, JsmfError)(rc, msg, name)
 
 
-def check(rc):
+def check(rc: int) -> int:
     """Raise the library's error for a non-zero return code."""
     if rc:
         raise error_for(rc)
     return rc
 
 
-def version():
-    return lib.jsmf_version().decode()
+def version() -> str:
+    """The library's version (jsmf_version), e.g. "3.0.0"."""
+    v: bytes = lib.jsmf_version()
+    return v.decode()
+
+
+def names(name_fn: Callable[[int], Optional[bytes]]) -> Dict[str, int]:
+    """A choice table {name: value} read from one of the library's name functions
+    (jsmf_format_name, jsmf_fit_rectify_name, ...): the names of 0, 1, ... up to the first
+    NULL, so the package lists exactly the choices the library has."""
+    table: Dict[str, int] = {}
+    v = 0
+    while True:
+        name = name_fn(v)
+        if name is None:
+            return table
+        table[name.decode()] = v
+        v += 1

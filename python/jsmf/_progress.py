@@ -5,8 +5,11 @@ the callback is where a KeyboardInterrupt raised during the C call surfaces (Pyt
 signal handlers when the callback's Python code runs), and it answers by asking the library to
 stop (jsmf_cancel, or fdm's stop flag); the call then returns JSMF_EINTR with its state at a
 checkpoint, and the interrupt is raised again once it has returned."""
+from __future__ import annotations
+
 import ctypes
 import sys
+from typing import Any, Callable, Optional, Tuple, Union
 
 from . import _lib
 
@@ -15,14 +18,20 @@ try:
 except ImportError:  # pragma: no cover - python3-tqdm is optional
     _tqdm = None
 
+# A reporter: f(what, done, total, unit), what and unit the step's and its unit's names.
+Reporter = Callable[[str, float, float, str], Any]
+# What a long call's `progress=` takes: True (tqdm when installed), False or None, a reporter.
+ProgressArg = Union[bool, None, Reporter]
+
 
 class _Tqdm:
     """One tqdm bar per step name and unit."""
 
-    def __init__(self):
-        self.bar, self.key = None, None
+    def __init__(self) -> None:
+        self.bar: Any = None
+        self.key: Optional[Tuple[str, str]] = None
 
-    def __call__(self, what, done, total, unit):
+    def __call__(self, what: str, done: float, total: float, unit: str) -> None:
         key = (what, unit)
         if key != self.key:
             self.close()
@@ -33,13 +42,13 @@ class _Tqdm:
             self.bar.total = total
         self.bar.update(max(0.0, done - self.bar.n))
 
-    def close(self):
+    def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar, self.key = None, None
 
 
-def make_reporter(progress):
+def make_reporter(progress: ProgressArg) -> Optional[Reporter]:
     """progress: True (tqdm when installed, else nothing), False/None (nothing), or a function
     f(what, done, total, unit)."""
     if progress is True:
@@ -55,13 +64,13 @@ class Guard:
     """The callback of one long call and what it caught: `with Guard(progress) as g: rc =
     lib.call(..., g.fn, None, ...); g.check(rc)`."""
 
-    def __init__(self, progress=None):
+    def __init__(self, progress: ProgressArg = None) -> None:
         self.report = make_reporter(progress)
-        self.caught = None
+        self.caught: Optional[BaseException] = None
         self.stop = ctypes.c_int(0)  # fdm's stop flag (jsmf_fdm_opts.stop)
         self.fn = _lib.PROGRESS_FN(self._called)
 
-    def _called(self, _arg, what, done, total, unit):
+    def _called(self, _arg: Any, what: bytes, done: float, total: float, unit: bytes) -> None:
         try:
             if self.caught is None and self.report is not None:
                 self.report(what.decode("utf-8", "replace"), done, total,
@@ -69,29 +78,28 @@ class Guard:
         except BaseException as e:  # KeyboardInterrupt, or the user's callback failing
             self.interrupt(e)
 
-    def interrupt(self, e):
+    def interrupt(self, e: BaseException) -> None:
         if self.caught is None:
             self.caught = e
         self.stop.value = 1
         _lib.lib.jsmf_cancel(1)
 
-    def tell(self, what, done, total, unit):
+    def tell(self, what: str, done: float, total: float, unit: str) -> None:
         """Progress of work the package drives itself (documents fed from Python)."""
         if self.report is not None:
             self.report(what, done, total, unit)
 
-    def __enter__(self):
+    def __enter__(self) -> Guard:
         _lib.lib.jsmf_cancel(0)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _lib.lib.jsmf_cancel(0)
         close = getattr(self.report, "close", None)
         if close:
             close()
-        return False
 
-    def check(self, rc):
+    def check(self, rc: int) -> None:
         """After the call: the interrupt or the callback's exception it caught, else the
         library's error for rc."""
         if self.caught is not None:

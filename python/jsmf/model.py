@@ -1,46 +1,69 @@
 """model.py — a MODEL directory (formats/model.md) in Python: fit, fdm and refine make one, load
 and save read and write what the CLI reads, and the arrays are numpy views of the library's own
 (B, A, alpha, anchors: no copy); top words, theta of documents, evaluation, the HTML report,
-lineage and diff, and pyLDAvis's arguments."""
+lineage and diff, and pyLDAvis's arguments.
+
+Every rule of a stage is the library's: fit(corpus=/refine=) is jsmf_fit_refine_to_dir and a
+refinement over files or a store jsmf_refine_to_dir, as for the CLI, with the defaults of the
+library's _init functions; the choices (RECTIFY, ANCHORS, RECOVER, DEVICES, REFINE_METHODS) are
+read from its name functions when the package is imported."""
+from __future__ import annotations
+
 import ctypes
 import json
 import os
 import shutil
 import tempfile
 import warnings
-from ctypes import byref, POINTER, c_char_p, c_uint64, c_void_p
+from ctypes import POINTER, byref, c_uint64, c_void_p
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _lib
-from ._lib import lib, enc, check
-from ._progress import Guard
-from .store import vocab_words, _Open, _Feeder, RDONLY, FORMATS
+from ._common import (FORMATS, RDONLY, StoreBase, StoreHandle, Tokens, c_strings, choice,
+                      fields, mem_bytes, path_of, store_stats, store_vocabulary, u32_arg,
+                      vocab_words)
+from ._lib import PathArg, check, enc, lib
+from ._progress import Guard, ProgressArg
 
-RECTIFY = {"ap": 0, "dr": 1, "none": 2, "compressed": 3}
-ANCHORS = {"qr": 0, "fast": 1}
-RECOVER = {"admm": 0, "expgrad": 1, "kl": 2, "activeset": 3}
-DEVICES = {"auto": 0, "cpu": 1, "cuda": 2}
-# jsmf_refine_opts fields a caller may set by name (iters and threads are arguments of their own)
-REFINE_OPTS = ("theta_steps", "alpha", "beta", "mix", "exclude", "batches", "tol", "overrelax",
-               "learn_alpha")
-REFINE_MIN_DOC_LEN = 5  # the CLI's --min-doc-len default (cli_refine_defaults)
+RECTIFY = _lib.names(lib.jsmf_fit_rectify_name)
+ANCHORS = _lib.names(lib.jsmf_fit_anchors_name)
+RECOVER = _lib.names(lib.jsmf_fit_recover_name)
+DEVICES = _lib.names(lib.jsmf_fdm_device_name)
+REFINE_METHODS = _lib.names(lib.jsmf_refine_method_name)
+# jsmf_refine_opts fields a caller may set by name (iters and threads are arguments of their
+# own); `exclude` (True/False) is `method` as 'jsmf refine --exclude yes|no' first spelled it
+REFINE_OPTS = ("theta_steps", "alpha", "beta", "mix", "method", "batches", "tol", "overrelax",
+               "learn_alpha", "exclude")
+
+# What the package takes as documents: an iterable of texts (str or bytes) or token lists, or a
+# doc-term count matrix (scipy sparse or numpy), or (Model.refine) corpus files or a jsmf.Store.
+Documents = Any
+
+
+def _tokenizer_default() -> Tuple[int, int]:
+    """The readers' tokenizer (jsmf_read_opts_init's), for text given to a model."""
+    ro = _lib.ReadOpts()
+    lib.jsmf_read_opts_init(byref(ro))
+    return ro.tok.min_len, ro.tok.max_len
 
 
 class _Handle:
     """Owns a jsmf_model*: freed when the Model and every array viewing it are gone."""
 
-    def __init__(self, ptr):
+    def __init__(self, ptr: Any) -> None:
         self.ptr = ptr
 
-    def __del__(self):
+    def __del__(self) -> None:
         if self.ptr:
             lib.jsmf_model_free(self.ptr)
             self.ptr = None
 
 
-def _view(handle, ptr, shape, ctype, dtype):
-    """A numpy array over the library's memory that keeps the model alive."""
+def _view(handle: _Handle, ptr: Any, shape: Tuple[int, ...], ctype: Any,
+          dtype: Any) -> Optional[np.ndarray]:
+    """A numpy array over the library's memory that keeps the model alive (None for NULL)."""
     if not ptr:
         return None
     n = int(np.prod(shape))
@@ -51,32 +74,48 @@ def _view(handle, ptr, shape, ctype, dtype):
     return a
 
 
+def _is_files(docs: Any) -> bool:
+    """Whether `docs` names corpus files: a path, or a non-empty list or tuple of them."""
+    path = (str, bytes, os.PathLike)
+    return isinstance(docs, path) or (isinstance(docs, (list, tuple)) and len(docs) > 0 and
+                                      all(isinstance(d, path) for d in docs))
+
+
 class Model:
     """A topic model: B (N x K, column k = p(word | topic k)), A (K x K, topic
     co-occurrence, sums to 1), alpha, anchors (word ids; None for FDM), vocabulary; `levels`
     are the super-topic levels of a hierarchy. The arrays are read-only views of the
-    library's memory."""
+    library's memory. `report_` (a dict) says what the call that made the model did."""
 
-    def __init__(self, ptr, _handle=None):
+    report_: Dict[str, Any]
+
+    def __init__(self, ptr: "ctypes._Pointer[_lib.Model]",
+                 _handle: Optional[_Handle] = None) -> None:
         self._h = _handle or _Handle(ptr)
         m = ptr.contents
-        self.n, self.k = m.n, m.k
-        self.B = _view(self._h, m.B, (m.n, m.k), ctypes.c_double, np.float64)
-        self.A = _view(self._h, m.A, (m.k, m.k), ctypes.c_double, np.float64)
+        self.n: int = m.n
+        self.k: int = m.k
+        B = _view(self._h, m.B, (m.n, m.k), ctypes.c_double, np.float64)
+        A = _view(self._h, m.A, (m.k, m.k), ctypes.c_double, np.float64)
+        if B is None or A is None:
+            raise _lib.InvalidError(_lib.EINVAL, "a model without B or A", "invalid argument")
+        self.B: np.ndarray = B
+        self.A: np.ndarray = A
         self.alpha = _view(self._h, m.alpha, (m.k,), ctypes.c_double, np.float64)
         self.anchors = _view(self._h, m.anchors, (m.k,), ctypes.c_uint32, np.uint32)
         self.vocabulary = np.array(vocab_words(m.vocab) if m.vocab else
                                    ["w%d" % i for i in range(m.n)], dtype=object)
-        self.summary = json.loads(ctypes.string_at(m.summary_json).decode()) \
-            if m.summary_json else None
-        self.levels = []
+        self.summary: Optional[Dict[str, Any]] = \
+            json.loads(ctypes.string_at(m.summary_json).decode()) if m.summary_json else None
+        self.levels: List[Model] = []
         sub = m.sub
         while sub:
             self.levels.append(Model(sub, _handle=self._h))
             sub = sub.contents.sub
         self._ptr = ptr
+        self._index: Optional[Dict[bytes, int]] = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         kind = (self.summary or {}).get("kind") or \
             ("anchor" if self.anchors is not None else "fdm")
         return "<jsmf.Model %s: %d topics over %d words>" % (kind, self.k, self.n)
@@ -84,33 +123,34 @@ class Model:
     # ---- files ------------------------------------------------------------------------------
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: PathArg) -> Model:
         """A MODEL directory (jsmf_model_load: shapes, sums and anchors checked)."""
         p = POINTER(_lib.Model)()
         check(lib.jsmf_model_load(enc(os.fspath(path)), byref(p)))
         return cls(p)
 
-    def save(self, path, overwrite=False):
+    def save(self, path: PathArg, overwrite: bool = False) -> None:
         """Write the MODEL directory the CLI reads (whole or not at all)."""
         check(lib.jsmf_model_save(enc(os.fspath(path)), self._ptr, int(bool(overwrite))))
 
     # ---- topics -----------------------------------------------------------------------------
 
     @property
-    def topic_sizes(self):
+    def topic_sizes(self) -> np.ndarray:
         """p(z) = A 1."""
         pz = np.empty(self.k)
         lib.jsmf_model_topic_sizes(self._ptr, pz.ctypes.data)
         return pz
 
     @property
-    def word_marginal(self):
+    def word_marginal(self) -> np.ndarray:
         """p(w) = sum_z B_wz p(z)."""
         pw = np.empty(self.n)
         lib.jsmf_model_word_marginal(self._ptr, pw.ctypes.data)
         return pw
 
-    def top_words(self, n=10, topic=None, lambda_=0.7):
+    def top_words(self, n: int = 10, topic: Optional[int] = None,
+                  lambda_: float = 0.7) -> Union[List[List[str]], List[str]]:
         """The `n` top words of each topic (or of `topic`), ranked by relevance with
         `lambda_` as 'jsmf topics' does (1: by p(w|z))."""
         pw = self.word_marginal
@@ -124,7 +164,8 @@ class Model:
 
     # ---- documents --------------------------------------------------------------------------
 
-    def _batch_of(self, docs):
+    def _batch_of(self, docs: Documents) -> Tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                   np.ndarray]:
         """Documents (strings, token lists, or a scipy sparse matrix over this vocabulary) as
         CSR arrays in the model's rows: (indptr, ids, counts, oov)."""
         if hasattr(docs, "tocsr"):
@@ -136,30 +177,28 @@ class Model:
             X.sort_indices()
             return (X.indptr.astype(np.uint64), X.indices.astype(np.uint32),
                     np.asarray(X.data).astype(np.uint32), np.zeros(X.shape[0], np.uint64))
-        index = getattr(self, "_index", None)
+        index = self._index
         if index is None:
             index = self._index = {w.encode("utf-8", "surrogateescape"): i
                                    for i, w in enumerate(self.vocabulary)}
-        feeder = _Feeder.__new__(_Feeder)
-        feeder.tok, feeder.cap = _lib.Tokenizer(3, 64), 0
+        tokens = Tokens(*_tokenizer_default())
         indptr, ids, counts, oovs = [0], [], [], []
         for doc in docs:
-            if isinstance(doc, str):
-                doc = doc.encode("utf-8", "surrogateescape")
-            toks = feeder.tokens(bytes(doc)) if isinstance(doc, (bytes, bytearray)) else \
-                [t.encode("utf-8", "surrogateescape") if isinstance(t, str) else t for t in doc]
-            x = np.array([index.get(t, -1) for t in toks], dtype=np.int64)
+            x = np.array([index.get(t, -1) for t in tokens.of(doc)], dtype=np.int64)
             oovs.append(int((x < 0).sum()))
             u, c = np.unique(x[x >= 0], return_counts=True)
             ids.append(u.astype(np.uint32))
             counts.append(c.astype(np.uint32))
             indptr.append(indptr[-1] + len(u))
-        cat = (lambda a: np.concatenate(a) if a else np.zeros(0, np.uint32))
+
+        def cat(a: List[np.ndarray]) -> np.ndarray:
+            return np.concatenate(a) if a else np.zeros(0, np.uint32)
         return (np.array(indptr, dtype=np.uint64), cat(ids), cat(counts),
                 np.array(oovs, dtype=np.uint64))
 
     @staticmethod
-    def _docbatch(indptr, ids, counts, oov, d0, d1):
+    def _docbatch(indptr: np.ndarray, ids: np.ndarray, counts: np.ndarray, oov: np.ndarray,
+                  d0: int, d1: int) -> Tuple[_lib.DocBatch, np.ndarray]:
         start = (indptr[d0:d1 + 1] - indptr[d0]).astype(np.uint64)
         base = int(indptr[d0])
         b = _lib.DocBatch()
@@ -170,7 +209,9 @@ class Model:
         b.oov = ctypes.cast(oov.ctypes.data + 8 * d0, POINTER(ctypes.c_uint64))
         return b, start
 
-    def infer(self, docs, batch=4096, threads=0, max_iters=1000, tol=1e-5, progress=False):
+    def infer(self, docs: Documents, batch: int = 4096, threads: int = 0,
+              max_iters: int = 1000, tol: float = 1e-5,
+              progress: ProgressArg = False) -> np.ndarray:
         """theta (documents x K, rows on the simplex) of documents given in Python: strings
         (tokenised as text input), token lists, or a scipy sparse matrix over this model's
         words. Run in batches: Ctrl-C stops between them."""
@@ -189,20 +230,21 @@ class Model:
                 g.tell("inferring", d1, nd, "documents")
         return theta
 
-    def eval(self, store=None, docs=None, top=20, eps=0.01, batch=4096, threads=0):
+    def eval(self, store: Union[StoreBase, PathArg, None] = None, docs: Documents = None,
+             top: int = 20, eps: float = 0.01, batch: int = 4096,
+             threads: int = 0) -> Dict[str, Any]:
         """The metrics of 'jsmf eval': against the C of `store` (recovery, approximation,
         dominancy, specificity, dissimilarity, sparsity, entropy) and over documents `docs`
         (coherence of the `top` words, held-out log-likelihood per token)."""
-        out = {}
+        out: Dict[str, Any] = {}
         if store is not None:
-            path = os.fspath(getattr(store, "path", store))
-            with _Open(path, RDONLY) as h:
+            with StoreHandle(path_of(store), RDONLY) as h:
                 src = _lib.Source()
                 check(lib.jsmf_store_source(h, byref(src)))
                 m = _lib.Metrics()
                 check(lib.jsmf_model_metrics(self._ptr, byref(src), byref(m)))
                 lib.jsmf_store_source_release(h)
-            out.update({f: getattr(m, f) for f, _ in _lib.Metrics._fields_})
+            out.update(fields(m))
         if docs is not None:
             indptr, ids, counts, oov = self._batch_of(docs)
             o = _lib.InferOpts()
@@ -217,15 +259,14 @@ class Model:
                     check(lib.jsmf_docmetrics_add(acc, byref(b)))
                 r = _lib.DocMetricsResult()
                 check(lib.jsmf_docmetrics_result_get(acc, byref(r)))
-                out.update({f: getattr(r, f) for f, _ in _lib.DocMetricsResult._fields_
-                            if f != "coherence_topic"})
+                out.update(fields(r, skip=("coherence_topic",)))
                 out["coherence_topic"] = np.ctypeslib.as_array(r.coherence_topic,
                                                                (self.k,)).copy()
             finally:
                 lib.jsmf_docmetrics_free(acc)
         return out
 
-    def report(self, path, top=12, title=None):
+    def report(self, path: PathArg, top: int = 12, title: Optional[str] = None) -> None:
         """The self-contained HTML page of 'jsmf report'."""
         o = _lib.ReportOpts()
         lib.jsmf_report_opts_init(byref(o))
@@ -234,40 +275,60 @@ class Model:
 
     # ---- refinement over documents ----------------------------------------------------------
 
-    def refine(self, docs, iters=80, min_doc_len=REFINE_MIN_DOC_LEN, format="auto",
-               uci_vocab=None, threads=0, progress=False, **opts):
+    def refine(self, docs: Documents, iters: Optional[int] = None,
+               min_doc_len: Optional[int] = None, format: Union[str, int, None] = None,
+               uci_vocab: Optional[PathArg] = None, threads: Optional[int] = None,
+               progress: ProgressArg = False, **opts: Any) -> Model:
         """'jsmf refine MODEL --corpus ...': a new Model (kind "refined") whose topics are these
         refined by `iters` passes over documents (MAP-EM / synchronous CVB0 for LDA started
         from them, include/jsmf_refine.h), the best held-out likelihood jsmf gives. `docs`:
 
         - a doc-term count matrix (scipy sparse or numpy, rows documents, columns this model's
           words; non-negative integer counts), or
-        - the path of a corpus file, or a list of them (any format 'jsmf ingest' reads; read
-          over this model's vocabulary, words outside it left out), or
+        - the path of a corpus file, or a list of them (any format 'jsmf ingest' reads, `format`
+          one of FORMATS; read over this model's vocabulary, words outside it left out), or
         - a jsmf.Store holding its documents over this model's vocabulary (the store it was
           fitted on).
 
         Documents with fewer than max(2, min_doc_len) tokens over the model's words are left
         out, as the CLI leaves them (report_["dropped"] counts them). `opts`: any other field
-        of jsmf_refine_opts (theta_steps, alpha, beta, mix, exclude, batches, tol, overrelax,
-        learn_alpha: False, True or "auto"), the C defaults otherwise; alpha is learned (the
-        model's alpha) on documents of 100 tokens or more on average. The result depends on
-        the thread count only. Ctrl-C stops between passes (jsmf.Interrupted)."""
-        o = _refine_opts(iters, threads, opts)
-        if _is_store(docs):
-            return self._refine_store(docs, o, progress)
-        if isinstance(docs, (str, bytes, os.PathLike)) or (
-                isinstance(docs, (list, tuple)) and docs and
-                all(isinstance(d, (str, bytes, os.PathLike)) for d in docs)):
-            return self._refine_files(docs, o, min_doc_len, format, uci_vocab, progress)
-        return self._refine_matrix(docs, o, min_doc_len, progress)
+        of jsmf_refine_opts (theta_steps, alpha, beta, mix, method: one of REFINE_METHODS,
+        "cvb0" or "em", exclude: True or False, its first spelling, batches, tol, overrelax,
+        learn_alpha: False, True or "auto"). Every option left out (None) is the library's
+        default (jsmf_refine_run_opts_init: 80 passes, min_doc_len 5, CVB0); alpha is learned
+        (the model's alpha) on documents of 100 tokens or more on average. The result depends
+        on the thread count only. Ctrl-C stops between passes (jsmf.Interrupted)."""
+        run = _RefineRun(iters=iters, threads=threads, min_doc_len=min_doc_len, format=format,
+                         uci_vocab=uci_vocab,
+                         corpus=docs if _is_files(docs) else None, **opts)
+        if isinstance(docs, StoreBase):
+            with StoreHandle(docs.path, RDONLY) as h:
+                words = store_vocabulary(h)[0]
+            if len(words) != self.n or any(a != b for a, b in zip(words, self.vocabulary)):
+                raise _lib.MismatchError(_lib.EMISMATCH, "%s: the store's vocabulary is not "
+                                         "the model's" % docs.path, "mismatch")
+            return self._refine_saved(run, docs.path, progress)
+        if _is_files(docs):
+            return self._refine_saved(run, None, progress)
+        return self._refine_matrix(docs, run, progress)
 
-    def _refine_matrix(self, X, o, min_doc_len, progress):
+    def _refine_saved(self, run: _RefineRun, store: Optional[str],
+                      progress: ProgressArg) -> Model:
+        """jsmf_refine_to_dir of this model, saved for it, in a directory of its own."""
+        with tempfile.TemporaryDirectory(prefix="jsmf-refine-") as tmp:
+            start = os.path.join(tmp, "start")
+            self.save(start)
+            return run.to_dir(start, store, os.path.join(tmp, "refined"), False, progress)
+
+    def _refine_matrix(self, X: Any, run: _RefineRun, progress: ProgressArg) -> Model:
+        """The refinement over documents in memory (the advanced jsmf_refine): the rows of
+        the matrix with at least max(2, min_doc_len) tokens, as jsmf_doc_csr_read keeps a
+        corpus's (a jsmf_doc_csr holds documents of 2 tokens or more)."""
         indptr, ids, counts = _count_rows(X, self.n)
         cum = np.zeros(len(counts) + 1, np.uint64)
         np.cumsum(counts, out=cum[1:])
         tokens = cum[indptr[1:]] - cum[indptr[:-1]]
-        min_len = max(2, min_doc_len)
+        min_len = max(2, run.opts.min_doc_len)
         keep = tokens >= min_len
         if not keep.any():
             raise _lib.InvalidError(_lib.EINVAL, "documents: no row of the matrix has %d tokens "
@@ -281,81 +342,18 @@ class Model:
         csr = _lib.DocCsr(self.n, len(offs) - 1, offs.ctypes.data_as(POINTER(c_uint64)),
                           ids.ctypes.data_as(POINTER(ctypes.c_uint32)),
                           counts.ctypes.data_as(POINTER(ctypes.c_uint32)), None)
-        return self._refine_csr(csr, o, progress, int((~keep).sum()))
-
-    def _refine_files(self, paths, o, min_doc_len, format, uci_vocab, progress):
-        vocab = self._ptr.contents.vocab
-        if not vocab:
-            raise _lib.InvalidError(_lib.EINVAL, "refine: the model has no vocabulary",
-                                    "invalid argument")
-        if isinstance(paths, (str, bytes, os.PathLike)):
-            paths = [paths]
-        ps = [enc(os.fspath(p)) for p in paths]
-        arr = (c_char_p * len(ps))(*ps)
-        ro = _lib.ReadOpts()
-        lib.jsmf_read_opts_init(byref(ro))
-        ro.format = FORMATS[format] if isinstance(format, str) else int(format)
-        ro.uci_vocab = enc(os.fspath(uci_vocab)) if uci_vocab is not None else None
-        ro.threads = o.threads
-        # the reader's notes on each input (as the CLI prints them) as Python warnings
-        ro.warn = _lib.WARN_FN(lambda _a, msg: warnings.warn(
-            msg.decode("utf-8", "replace"), RuntimeWarning, stacklevel=2))
-        csr, dropped = _lib.DocCsr(), c_uint64()
-        check(lib.jsmf_doc_csr_read(arr, len(ps), byref(ro), vocab, min_doc_len, byref(csr),
-                                    byref(dropped)))
-        try:
-            return self._refine_csr(csr, o, progress, dropped.value)
-        finally:
-            lib.jsmf_doc_csr_free(byref(csr))
-
-    def _refine_csr(self, csr, o, progress, dropped):
         src = _lib.DocSource()
-        check(lib.jsmf_doc_csr_source(byref(csr), 0, byref(src)))  # 0: the CLI's blocks
+        check(lib.jsmf_doc_csr_source(byref(csr), 0, byref(src)))  # 0: the library's blocks
         try:
-            return self._refine_source(ctypes.pointer(src), o, progress, dropped)
+            m = run.in_memory(self, src, progress)
         finally:
             lib.jsmf_doc_csr_source_free(byref(src))
-
-    def _refine_store(self, store, o, progress):
-        path = os.fspath(store.path)
-        words = store.vocabulary()[0]
-        if len(words) != self.n or any(a != b for a, b in zip(words, self.vocabulary)):
-            raise _lib.MismatchError(_lib.EMISMATCH, "%s: the store's vocabulary is not the "
-                                     "model's" % path, "mismatch")
-        with _Open(path, RDONLY) as h:
-            src = _lib.Source()
-            check(lib.jsmf_store_source(h, byref(src)))
-            try:
-                if not src.docs:
-                    raise _lib.InvalidError(_lib.EINVAL, "%s holds no documents to refine over "
-                                            "(it holds C's rows): give the corpus files it was "
-                                            "ingested from" % path, "invalid argument")
-                docs = ctypes.cast(src.docs, POINTER(_lib.DocSource))
-                return self._refine_source(docs, o, progress, None)
-            finally:
-                lib.jsmf_store_source_release(h)
-
-    def _refine_source(self, src, o, progress, dropped):
-        out = POINTER(_lib.Model)()
-        r = _lib.RefineResult()
-        try:
-            with Guard(progress) as g:
-                o.progress = g.fn
-                rc = lib.jsmf_refine(self._ptr, src, byref(o), byref(out), byref(r))
-                g.check(rc)
-            report = {"iters": r.iters, "docs": r.docs, "tokens": r.tokens, "dropped": dropped,
-                      "seconds": r.seconds, "bytes": r.bytes,
-                      "objective": np.ctypeslib.as_array(r.objective, (r.iters,)).copy()
-                      if r.iters else np.zeros(0)}
-        finally:
-            lib.jsmf_refine_result_free(byref(r))
-        m = Model(out)
-        m.report_ = report
+        m.report_["dropped"] = int((~keep).sum())
         return m
 
     # ---- refits -----------------------------------------------------------------------------
 
-    def lineage(self):
+    def lineage(self) -> Optional[Dict[str, Any]]:
         """The lineage summary.json records (a fit after `previous=`), or None."""
         ln = _lib.Lineage()
         rc = lib.jsmf_model_lineage_read(self._ptr, byref(ln))
@@ -368,38 +366,125 @@ class Model:
         finally:
             lib.jsmf_lineage_free(byref(ln))
 
-    def diff(self, new, top=10):
+    def diff(self, new: Union[Model, PathArg], top: int = 10) -> Dict[str, Any]:
         """What changed from this model to `new` ('jsmf diff OLD NEW'), as a dict."""
         return diff(self, new, top=top)
 
     # ---- pyLDAvis ---------------------------------------------------------------------------
 
-    def to_pyldavis(self, store):
+    def to_pyldavis(self, store: Union[StoreBase, PathArg]) -> Dict[str, Any]:
         """The keyword arguments of pyLDAvis.prepare from the model and the store it was
         fitted on alone. The store keeps no per-document theta, so doc_topic_dists is ONE
         pseudo-document carrying p(z) = A 1 with doc_lengths = [the store's tokens]: pyLDAvis
         sizes its topics by sum_d theta_d * len_d, which that gives exactly. term_frequency is
         the store's term frequency of each word (tf)."""
-        words, _df, tf = Store_vocabulary(store)
+        with StoreHandle(path_of(store), RDONLY) as h:
+            words, _df, tf = store_vocabulary(h)
+            tokens = store_stats(h).tokens
         if len(words) != self.n or any(a != b for a, b in zip(words, self.vocabulary)):
             raise _lib.MismatchError(_lib.EMISMATCH, "the store's vocabulary is not the model's")
+        if tf is None:
+            raise _lib.InvalidError(_lib.EINVAL, "%s: the store has no term frequencies" %
+                                    path_of(store), "invalid argument")
         pz = self.topic_sizes
         pz = pz / pz.sum()
         ttd = np.ascontiguousarray(self.B.T)
         ttd = ttd / ttd.sum(axis=1, keepdims=True)
-        info = __import__("jsmf.store", fromlist=["Store"]).Store(
-            os.fspath(getattr(store, "path", store))).info()
         return {"topic_term_dists": ttd, "doc_topic_dists": pz[None, :],
-                "doc_lengths": np.array([info["tokens"]], dtype=np.int64),
+                "doc_lengths": np.array([tokens], dtype=np.int64),
                 "vocab": list(self.vocabulary), "term_frequency": tf.astype(np.int64)}
 
 
-def Store_vocabulary(store):
-    from .store import Store
-    return Store(os.fspath(getattr(store, "path", store))).vocabulary()
+class _RefineRun:
+    """A refinement's jsmf_refine_run_opts: jsmf_refine_run_opts_init's defaults, then what the
+    caller said (None: the default), with the Python objects its pointers need kept alive; it
+    runs as jsmf_refine_to_dir (a model directory over files or a store) or jsmf_refine (a
+    model in memory over documents in memory)."""
+
+    def __init__(self, iters: Optional[int] = None, threads: Optional[int] = None,
+                 min_doc_len: Optional[int] = None, format: Union[str, int, None] = None,
+                 uci_vocab: Optional[PathArg] = None,
+                 corpus: Union[PathArg, Sequence[PathArg], None] = None, **opts: Any) -> None:
+        r = self.opts = _lib.RefineRunOpts()
+        lib.jsmf_refine_run_opts_init(byref(r))
+        if iters is not None:
+            r.refine.iters = u32_arg(iters, "refine: iters")
+        if threads is not None:
+            r.refine.threads = int(threads)
+        if min_doc_len is not None:
+            r.min_doc_len = u32_arg(min_doc_len, "refine: min_doc_len")
+        if format is not None:
+            r.read.format = choice(FORMATS, format, "refine: format")
+        self._uci_vocab = enc(os.fspath(uci_vocab)) if uci_vocab is not None else None
+        r.read.uci_vocab = self._uci_vocab
+        for name, value in opts.items():
+            if name not in REFINE_OPTS:
+                raise TypeError("refine: unknown option %r" % name)
+            if value is not None:
+                setattr(r.refine, *_refine_opt(name, value))
+        # the reader's notes on each input (as the CLI prints them) as Python warnings
+        self._warn = _lib.WARN_FN(lambda _a, msg: warnings.warn(
+            msg.decode("utf-8", "replace"), RuntimeWarning, stacklevel=2))
+        r.read.warn = self._warn
+        if corpus is not None:
+            files = [corpus] if isinstance(corpus, (str, bytes, os.PathLike)) else corpus
+            self._corpus = c_strings([os.fsencode(f) for f in files])
+            r.corpus = ctypes.cast(self._corpus, POINTER(ctypes.c_char_p))
+            r.n_corpus = len(self._corpus)
+
+    def to_dir(self, model: PathArg, store: Optional[str], out: PathArg, force: bool,
+               progress: ProgressArg) -> Model:
+        """jsmf_refine_to_dir: the model at `model` refined over the corpus or the store's
+        documents, written to `out`."""
+        return self._run(progress, lambda p, res: lib.jsmf_refine_to_dir(
+            enc(os.fspath(model)), enc(store), enc(os.fspath(out)), int(bool(force)),
+            byref(self.opts), byref(p), byref(res)))
+
+    def in_memory(self, start: Model, docs: _lib.DocSource, progress: ProgressArg) -> Model:
+        """jsmf_refine of `start` over `docs` (the advanced call)."""
+        return self._run(progress, lambda p, res: lib.jsmf_refine(
+            start._ptr, byref(docs), byref(self.opts.refine), byref(p), byref(res)))
+
+    def _run(self, progress: ProgressArg, call: Any) -> Model:
+        p = POINTER(_lib.Model)()
+        res = _lib.RefineResult()
+        try:
+            with Guard(progress) as g:
+                self.opts.refine.progress = g.fn
+                g.check(call(p, res))
+            report = _refine_report(res)
+        finally:
+            lib.jsmf_refine_result_free(byref(res))
+        m = Model(p)
+        m.report_ = report
+        return m
 
 
-def _lineage_dict(ln):
+def _refine_opt(name: str, value: Any) -> Tuple[str, Any]:
+    """The jsmf_refine_opts field and value of option `name` given as `value`."""
+    if name == "learn_alpha":
+        if value not in _lib.REFINE_ALPHA:
+            raise ValueError("refine: learn_alpha is False, True or \"auto\", not %r" % (value,))
+        return name, _lib.REFINE_ALPHA[value]
+    if name == "method":
+        return name, choice(REFINE_METHODS, value, "refine: method")
+    if name == "exclude":  # a token's own share left out: CVB0
+        return "method", REFINE_METHODS["cvb0" if value else "em"]
+    if name in ("theta_steps", "batches"):
+        return name, u32_arg(value, "refine: " + name)
+    return name, value
+
+
+def _refine_report(r: _lib.RefineResult) -> Dict[str, Any]:
+    """What a refinement did (jsmf_refine_result) as a dict."""
+    return {"iters": r.iters, "docs": r.docs, "tokens": r.tokens,
+            "dropped": None if r.over_store else r.docs_dropped,
+            "over_store": bool(r.over_store), "seconds": r.seconds, "bytes": r.bytes,
+            "objective": np.ctypeslib.as_array(r.objective, (r.iters,)).copy()
+            if r.iters else np.zeros(0)}
+
+
+def _lineage_dict(ln: _lib.Lineage) -> Dict[str, Any]:
     prev = [None if ln.prev[t] == 0xFFFFFFFF else ln.prev[t] for t in range(ln.k)]
     return {"k": ln.k, "k_prev": ln.k_prev, "threshold": ln.threshold, "prev": prev,
             "l1": [ln.l1[t] for t in range(ln.k)],
@@ -408,12 +493,13 @@ def _lineage_dict(ln):
             "prev_fingerprint": ln.prev_fingerprint.decode()}
 
 
-def _words(p, n):
+def _words(p: Any, n: int) -> List[Dict[str, Any]]:
     return [{"word": p[i].word.decode("utf-8", "replace"), "before": p[i].before,
              "after": p[i].after, "topic": p[i].topic} for i in range(n)]
 
 
-def diff(old, new, top=10):
+def diff(old: Union[Model, PathArg], new: Union[Model, PathArg],
+         top: int = 10) -> Dict[str, Any]:
     """What changed between two models (Model objects or MODEL paths): the lineage, every
     topic (continuing, new, retired) with its rising and falling words, and the new words."""
     old = old if isinstance(old, Model) else Model.load(old)
@@ -441,44 +527,12 @@ def diff(old, new, top=10):
         lib.jsmf_diff_free(p)
 
 
-def load(path):
+def load(path: PathArg) -> Model:
     """jsmf.Model.load(path)."""
     return Model.load(path)
 
 
-def _is_store(x):
-    from .store import Store
-    return isinstance(x, Store)
-
-
-def _refine_opts(iters, threads, opts):
-    """A jsmf_refine_opts: the C defaults, then the caller's values."""
-    if isinstance(iters, bool) or not isinstance(iters, (int, np.integer)) or \
-            not 1 <= iters <= 0xFFFFFFFF:
-        raise ValueError("refine: iters must be an integer >= 1, not %r" % (iters,))
-    o = _lib.RefineOpts()
-    lib.jsmf_refine_opts_init(byref(o))
-    o.iters, o.threads = int(iters), int(threads)
-    for name, value in opts.items():
-        if name not in REFINE_OPTS:
-            raise TypeError("refine: unknown option %r" % name)
-        if value is None:
-            continue
-        if name == "learn_alpha":
-            if value not in _lib.REFINE_ALPHA:
-                raise ValueError("refine: learn_alpha is False, True or \"auto\", not %r" %
-                                 (value,))
-            value = _lib.REFINE_ALPHA[value]
-        elif name in ("theta_steps", "batches") and not (
-                isinstance(value, (int, np.integer)) and 0 <= value <= 0xFFFFFFFF):
-            raise ValueError("refine: %s must be a non-negative integer, not %r" % (name, value))
-        elif name == "exclude":
-            value = int(bool(value))
-        setattr(o, name, value)
-    return o
-
-
-def _count_rows(X, n):
+def _count_rows(X: Any, n: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A doc-term count matrix (scipy sparse or anything numpy takes as 2-D) over `n` words as
     CSR arrays with ascending ids per row and no zeros: (indptr, ids, counts as uint64), or
     ValueError naming the first bad entry."""
@@ -489,7 +543,9 @@ def _count_rows(X, n):
         X.eliminate_zeros()
         X.sort_indices()
         indptr, ids, data = X.indptr.astype(np.int64), X.indices, np.asarray(X.data)
-        rows = lambda e: int(np.searchsorted(indptr, e, side="right") - 1)  # noqa: E731
+
+        def row(e: int) -> int:
+            return int(np.searchsorted(indptr, e, side="right") - 1)
     else:
         A = np.asarray(X)
         if A.ndim != 2:
@@ -500,7 +556,9 @@ def _count_rows(X, n):
         data = A[r, ids]
         indptr = np.zeros(shape[0] + 1, np.int64)
         np.cumsum(np.bincount(r, minlength=shape[0]), out=indptr[1:])
-        rows = lambda e: int(r[e])  # noqa: E731
+
+        def row(e: int) -> int:
+            return int(r[e])
     if shape[1] != n:
         raise _lib.MismatchError(_lib.EMISMATCH, "documents: the matrix has %d columns, the "
                                  "model %d words" % (shape[1], n), "mismatch")
@@ -512,38 +570,48 @@ def _count_rows(X, n):
     if bad.any():
         e = int(np.argmax(bad))
         raise _lib.InvalidError(_lib.EINVAL, "documents: row %d, column %d holds %r: counts are "
-                                "non-negative integers below 2^32" % (rows(e), int(ids[e]),
+                                "non-negative integers below 2^32" % (row(e), int(ids[e]),
                                                                      data[e].item()),
                                 "invalid argument")
     return indptr, np.asarray(ids, np.uint32), data.astype(np.uint64)
 
 
-def refine(model, docs, out=None, force=False, **opts):
+def refine(model: Union[Model, PathArg], docs: Documents, out: Optional[PathArg] = None,
+           force: bool = False, progress: ProgressArg = False, **opts: Any) -> Model:
     """'jsmf refine MODEL --corpus DOCS -o OUT': Model.refine of `model` (a Model or a MODEL
-    directory) over `docs`, written to `out` when given (force: over an existing one)."""
+    directory) over `docs`, written to `out` when given (force: over an existing one). A
+    MODEL directory over corpus files is jsmf_refine_to_dir, the CLI's own call; `opts` are
+    Model.refine's."""
+    if not isinstance(model, Model) and _is_files(docs):
+        run = _RefineRun(corpus=docs, **opts)
+        if out is not None:
+            return run.to_dir(model, None, out, force, progress)
+        with tempfile.TemporaryDirectory(prefix="jsmf-refine-") as tmp:
+            return run.to_dir(model, None, os.path.join(tmp, "refined"), False, progress)
     model = model if isinstance(model, Model) else Model.load(model)
-    m = model.refine(docs, **opts)
+    m = model.refine(docs, progress=progress, **opts)
     if out is not None:
         m.save(out, overwrite=force)
     return m
 
 
-def _fit_opts(k, levels=(), rectify=None, anchors=None, recover=None, seed=None, threads=0,
-              mem=None, min_anchor_df=None, **extra):
+def _fit_opts(k: int, levels: Sequence[int] = (), rectify: Union[str, int, None] = None,
+              anchors: Union[str, int, None] = None, recover: Union[str, int, None] = None,
+              seed: Optional[int] = None, threads: int = 0, mem: Union[int, str, None] = None,
+              min_anchor_df: Optional[int] = None, **extra: Any) -> _lib.FitOpts:
     o = _lib.FitOpts()
     lib.jsmf_fit_opts_init(byref(o), k)
     if rectify is not None:
-        o.rectify = RECTIFY[rectify]
+        o.rectify = choice(RECTIFY, rectify, "fit: rectify")
     if anchors is not None:
-        o.anchors = ANCHORS[anchors]
+        o.anchors = choice(ANCHORS, anchors, "fit: anchors")
     if recover is not None:
-        o.recover = RECOVER[recover]
+        o.recover = choice(RECOVER, recover, "fit: recover")
     if seed is not None:
         o.seed = seed
     o.threads = threads
     if mem is not None:
-        from .store import _mem
-        o.mem_bytes = _mem(mem)
+        o.mem_bytes = mem_bytes(mem)
     if min_anchor_df is not None:
         o.min_anchor_df = min_anchor_df
     for i, lv in enumerate(levels):
@@ -555,97 +623,88 @@ def _fit_opts(k, levels=(), rectify=None, anchors=None, recover=None, seed=None,
     return o
 
 
-def fit(input, k, out=None, previous=None, force=False, progress=True, corpus=None,
-        refine=None, min_doc_len=REFINE_MIN_DOC_LEN, refine_opts=None, **opts):
+def _fit_report(rep: _lib.FitReport) -> Dict[str, Any]:
+    """What a fit did (jsmf_fit_report) as a dict."""
+    d = fields(rep, skip=("trace", "metrics", "sketch_within", "sketch_between"))
+    d["sketch_within"] = list(rep.sketch_within[:rep.n_sketch_within])
+    d["sketch_between"] = list(rep.sketch_between[:rep.n_sketch_between])
+    d["metrics"] = fields(rep.metrics)
+    return d
+
+
+def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
+        previous: Optional[PathArg] = None, force: bool = False, progress: ProgressArg = True,
+        corpus: Union[PathArg, Sequence[PathArg], None] = None,
+        refine: Union[int, bool, None] = None, min_doc_len: Optional[int] = None,
+        refine_opts: Optional[Dict[str, Any]] = None, **opts: Any) -> Model:
     """'jsmf fit INPUT -k K -o OUT [--previous PREVIOUS] [--corpus FILES | --refine N]': the
     spectral fit of a store (or an exported C) as a Model. With `out` the MODEL directory is
     written exactly as the CLI writes it; without, the model lives in memory only (save()
     writes it). `previous` (a MODEL directory) numbers the topics after it (lineage). `opts`:
-    levels=(5,), rectify, anchors, recover, seed, threads, mem, min_anchor_df and any
-    jsmf_fit_opts field. Ctrl-C stops the fit between its steps (jsmf.Interrupted); nothing
-    is written, and the same call starts again.
+    levels=(5,), rectify, anchors, recover (names of RECTIFY, ANCHORS, RECOVER), seed,
+    threads, mem, min_anchor_df and any jsmf_fit_opts field. Ctrl-C stops the fit between its
+    steps (jsmf.Interrupted); nothing is written, and the same call starts again.
 
-    `corpus` (files) or `refine` (passes; over the store's own documents without `corpus`)
-    refine the fit over the documents as 'jsmf fit --corpus/--refine' does, the best held-out
-    likelihood (Model.refine; `refine` passes, 80 by default; `min_doc_len` and
-    `refine_opts`, a dict of Model.refine's options, as there): the fit then multiplies
-    through the documents and takes at most 10 steps of the compressed rectification, as the
-    CLI's does, and the refined model is returned (and written to `out`)."""
-    refining = bool(corpus) or bool(refine)
-    if refining:
-        _check_refine_documents(input, corpus)
+    `corpus` (files) or `refine` (passes, or True for the library's default; over the store's
+    own documents without `corpus`) refine the fit over the documents: 'jsmf fit
+    --corpus/--refine', the library's jsmf_fit_refine_to_dir, with its rules (Model.refine's
+    options in `refine_opts`, a dict, and `min_doc_len`, the library's defaults otherwise).
+    The refined model is returned (and written to `out`), its report_["fit"] the fit's."""
     o = _fit_opts(k, **opts)
-    if refining:  # cmd_fit.c: the same fit for less CPU and memory, and the same after refining
-        if "products" not in opts:
-            o.products = 2  # JSMF_PRODUCTS_DOCUMENTS
-        if o.rectify == RECTIFY["compressed"] and not o.rectify_iters:
-            o.rectify_iters = 10
-    flags = (1 if force else 0) | (8 if refining else 0)  # JSMF_FIT_FORCE, JSMF_FIT_NO_C_METRICS
+    run = None
+    if corpus or refine:
+        run = _RefineRun(iters=None if refine is None or refine is True else refine,
+                         min_doc_len=min_doc_len, corpus=corpus or None, **(refine_opts or {}))
+    flags = _lib.FIT_FORCE if force else 0
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="jsmf-fit-")
-        out, flags = os.path.join(tmp, "model"), flags | 1
+        out, flags = os.path.join(tmp, "model"), flags | _lib.FIT_FORCE
+    inp, dst = enc(path_of(input)), enc(os.fspath(out))
+    prev = enc(os.fspath(previous)) if previous else None
     p = POINTER(_lib.Model)()
     rep = _lib.FitReport()
+    res = _lib.RefineResult()
     try:
         with Guard(progress) as g:
             o.progress = g.fn
-            rc = lib.jsmf_fit_to_dir_after(enc(os.fspath(getattr(input, "path", input))),
-                                           enc(os.fspath(out)),
-                                           enc(os.fspath(previous)) if previous else None,
-                                           flags, byref(o), None, byref(p), byref(rep))
+            if run is None:
+                rc = lib.jsmf_fit_to_dir_after(inp, dst, prev, flags, byref(o), None, byref(p),
+                                               byref(rep))
+            else:
+                run.opts.refine.progress = g.fn
+                rc = lib.jsmf_fit_refine_to_dir(inp, dst, prev, flags, byref(o),
+                                                byref(run.opts), None, byref(p), byref(rep),
+                                                byref(res))
             g.check(rc)
+        refined = _refine_report(res) if run is not None else None
     finally:
+        lib.jsmf_refine_result_free(byref(res))
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
     m = Model(p)
-    m.report_ = {f: getattr(rep, f) for f, _ in _lib.FitReport._fields_
-                 if f not in ("trace", "metrics", "sketch_within", "sketch_between")}
-    m.report_["sketch_within"] = list(rep.sketch_within[:rep.n_sketch_within])
-    m.report_["sketch_between"] = list(rep.sketch_between[:rep.n_sketch_between])
-    m.report_["metrics"] = {f: getattr(rep.metrics, f) for f, _ in _lib.Metrics._fields_}
-    if not refining:
-        return m
-    from .store import Store
-    docs = corpus if corpus else Store(os.fspath(getattr(input, "path", input)))
-    iters = 80 if refine is None or refine is True else refine  # the CLI's default passes
-    r = m.refine(docs, iters=iters, min_doc_len=min_doc_len, threads=o.threads,
-                 progress=progress, **(refine_opts or {}))
-    if not tmp:
-        r.save(out, overwrite=True)  # the refined model replaces the fit's, as the CLI's does
-    r.report_["fit"] = m.report_
-    return r
+    if refined is None:
+        m.report_ = _fit_report(rep)
+    else:
+        m.report_ = refined
+        m.report_["fit"] = _fit_report(rep)
+    return m
 
 
-def _check_refine_documents(input, corpus):
-    """What a refinement after the fit reads, checked before the fit (a refusal writes
-    nothing): the corpus files can be read, or the store holds its documents."""
-    if corpus:
-        for c in [corpus] if isinstance(corpus, (str, bytes, os.PathLike)) else corpus:
-            if os.fspath(c) not in ("-", b"-") and not os.access(c, os.R_OK):
-                raise _lib.NotFoundError(_lib.ENOTFOUND, "%s: cannot read the corpus" %
-                                         os.fsdecode(c), "not found")
-        return
-    from .store import Store
-    path = os.fspath(getattr(input, "path", input))
-    if Store(path).info()["hold"] not in ("docs", "both"):
-        raise _lib.InvalidError(_lib.EINVAL, "%s holds no documents to refine over (it holds "
-                                "C's rows): give corpus= with the documents it was ingested "
-                                "from" % path, "invalid argument")
-
-
-def fdm(input, k, out=None, device="auto", init="auto", force=False, progress=True,
-        checkpoint_every=0, checkpoint_seconds=None, **opts):
+def fdm(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
+        device: Union[str, int] = "auto", init: Optional[PathArg] = "auto",
+        force: bool = False, progress: ProgressArg = True, checkpoint_every: int = 0,
+        checkpoint_seconds: Optional[float] = None, **opts: Any) -> Model:
     """'jsmf fdm INPUT -k K -o OUT': the FDM model by Adam on pairs sampled from C (CPU, or
     CUDA when device is "auto"/"cuda" and the plugin finds a GPU: libjsmf_cuda.so, see the
-    README). Ctrl-C stops after the current step with a checkpoint OUT.ckpt (jsmf.Interrupted);
-    the same call resumes from it (give `out`: without one the model is written to a
-    temporary directory and a stopped run is lost). `opts`: any jsmf_fdm_opts field (steps,
-    batch, lr, seed, time_limit, threads, ...)."""
+    README; `device` one of DEVICES). Ctrl-C stops after the current step with a checkpoint
+    OUT.ckpt (jsmf.Interrupted); the same call resumes from it (give `out`: without one the
+    model is written to a temporary directory and a stopped run is lost). `opts`: any
+    jsmf_fdm_opts field (steps, batch, lr, seed, time_limit, threads, ...)."""
     p = _lib.FdmOpts()
     lib.jsmf_fdm_opts_init(byref(p))
     p.k = k
-    p.device = DEVICES[device] if isinstance(device, str) else int(device)
+    p.device = choice(DEVICES, device, "fdm: device")
     p.checkpoint_every = checkpoint_every
     if checkpoint_seconds is not None:
         p.checkpoint_seconds = checkpoint_seconds
@@ -666,8 +725,8 @@ def fdm(input, k, out=None, device="auto", init="auto", force=False, progress=Tr
         with Guard(progress) as g:
             p.progress = g.fn
             p.stop = ctypes.pointer(g.stop)
-            rc = lib.jsmf_fdm_to_dir(enc(os.fspath(getattr(input, "path", input))),
-                                     enc(os.fspath(out)), byref(d), byref(p), byref(r))
+            rc = lib.jsmf_fdm_to_dir(enc(path_of(input)), enc(os.fspath(out)), byref(d),
+                                     byref(p), byref(r))
             g.check(rc)
         result = {"steps": r.steps, "resumed_from": r.resumed_from,
                   "stopped_early": bool(r.stopped_early), "device": r.device.decode(),

@@ -1,15 +1,32 @@
 """sklearn.py — JSMF, an sklearn-style estimator: a scipy sparse doc-term matrix (after
 CountVectorizer) in, topics out (components_, K x N: the spectral fit refined over the rows)
 and theta from transform, so it goes in a Pipeline where LatentDirichletAllocation would."""
+from __future__ import annotations
+
 import os
 import shutil
 import tempfile
+from ctypes import byref
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from . import _lib
+from ._progress import ProgressArg
 from .model import Model, fit as _fit
 from .store import Store
+
+
+def _refine_iters_default() -> int:
+    """The library's passes of a refinement (jsmf_refine_opts_init: 'jsmf fit --refine')."""
+    o = _lib.RefineOpts()
+    _lib.lib.jsmf_refine_opts_init(byref(o))
+    return int(o.iters)
+
+
+REFINE_ITERS = _refine_iters_default()
 
 
 class JSMF(TransformerMixin, BaseEstimator):
@@ -25,18 +42,26 @@ class JSMF(TransformerMixin, BaseEstimator):
     names the columns (else "w0", "w1", ...; fit(X, vocabulary=...) too). min_doc_len: rows
     with fewer tokens add nothing to C or to the refinement (the CLI's default is 5).
 
-    refine_iters defaults to 80 (the CLI's refinement default), not 0 (the spectral fit alone),
-    because the estimator holds the documents anyway and the refined topics are far better in
-    held-out likelihood on every corpus measured (tools/bench/heldout-results.md, the idle run
-    at ac30b9d, K=50, held-out LL per token, refined against the fit alone: kjv -6.581 against
-    -6.732, debdesc -6.759 against -7.234, debdesc in 10-line documents -7.041 against -7.304;
-    each above tomotopy's LDA) for 1.3x (kjv: 2.8 s against 2.2) to 3x (10-line documents:
-    12.6 s against 4.1) the fit's wall time. refine_iters=0 gives the spectral fit alone, as
-    before (faster; model_.anchors set, which a refined model has not)."""
+    refine_iters defaults to the library's passes (REFINE_ITERS, 80), not 0 (the spectral fit
+    alone), because the estimator holds the documents anyway and the refined topics are far
+    better in held-out likelihood on every corpus measured (tools/bench/heldout-results.md, the
+    idle run at ac30b9d, K=50, held-out LL per token, refined against the fit alone: kjv
+    -6.581 against -6.732, debdesc -6.759 against -7.234, debdesc in 10-line documents -7.041
+    against -7.304; each above tomotopy's LDA) for 1.3x (kjv: 2.8 s against 2.2) to 3x
+    (10-line documents: 12.6 s against 4.1) the fit's wall time. refine_iters=0 gives the
+    spectral fit alone, as before (faster; model_.anchors set, which a refined model has not)."""
 
-    def __init__(self, n_components=10, vocabulary=None, levels=(), min_doc_len=5, store=None,
-                 rectify=None, anchors=None, recover=None, random_state=None, threads=0,
-                 max_iter=1000, tol=1e-5, progress=False, refine_iters=80):
+    model_: Model
+    components_: np.ndarray
+    n_features_in_: int
+    feature_names_in_: np.ndarray
+
+    def __init__(self, n_components: int = 10, vocabulary: Optional[Sequence[str]] = None,
+                 levels: Sequence[int] = (), min_doc_len: int = 5, store: Optional[str] = None,
+                 rectify: Optional[str] = None, anchors: Optional[str] = None,
+                 recover: Optional[str] = None, random_state: Optional[int] = None,
+                 threads: int = 0, max_iter: int = 1000, tol: float = 1e-5,
+                 progress: ProgressArg = False, refine_iters: int = REFINE_ITERS) -> None:
         self.n_components = n_components
         self.vocabulary = vocabulary
         self.levels = levels
@@ -52,7 +77,9 @@ class JSMF(TransformerMixin, BaseEstimator):
         self.progress = progress
         self.refine_iters = refine_iters
 
-    def fit(self, X, y=None, vocabulary=None):
+    def fit(self, X: Any, y: Any = None, vocabulary: Optional[Sequence[str]] = None) -> JSMF:
+        """Ingest the rows of X (a doc-term count matrix) into a store, fit n_components topics
+        and refine them over the rows (`refine_iters` passes)."""
         X = _counts(X)
         words = vocabulary if vocabulary is not None else self.vocabulary
         words = list(words) if words is not None else ["w%d" % i for i in range(X.shape[1])]
@@ -72,7 +99,7 @@ class JSMF(TransformerMixin, BaseEstimator):
             st = Store.create(path, words, min_doc_len=self.min_doc_len,
                               hold="docs" if refine else None)
             st.ingest(X, name="sklearn", threads=self.threads, progress=self.progress)
-            opts = {"levels": tuple(self.levels), "rectify": self.rectify,
+            opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
                     "anchors": self.anchors, "recover": self.recover, "threads": self.threads}
             if self.random_state is not None:
                 opts["seed"] = int(self.random_state)
@@ -88,19 +115,20 @@ class JSMF(TransformerMixin, BaseEstimator):
             self.feature_names_in_ = np.array(words, dtype=object)
         return self
 
-    def transform(self, X):
+    def transform(self, X: Any) -> np.ndarray:
+        """theta of the rows of X (documents x n_components, rows on the simplex)."""
         X = _counts(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d columns, the model %d words" % (X.shape[1],
                                                                       self.n_features_in_))
         return self.model_.infer(X, threads=self.threads, max_iters=self.max_iter, tol=self.tol)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The names of the columns transform gives: jsmf0, jsmf1, ..."""
         return np.array(["jsmf%d" % t for t in range(self.n_components)], dtype=object)
 
 
-def _counts(X):
-    import scipy.sparse as sp
+def _counts(X: Any) -> Any:
     X = sp.csr_matrix(X)
     if X.nnz and (X.data.min() < 0 or not np.all(np.equal(np.mod(X.data, 1), 0))):
         raise ValueError("X must hold non-negative integer counts")

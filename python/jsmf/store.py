@@ -1,91 +1,83 @@
 """store.py — the store (formats/store.md) from Python: create, open, ingest files or any
 iterable of documents (streamed: one document at a time goes to the library), info, check,
 merge, export."""
+from __future__ import annotations
+
 import ctypes
 import os
-from ctypes import byref, c_char_p, c_uint32, c_void_p, POINTER
+from ctypes import POINTER, byref, c_char_p, c_uint32, c_void_p
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _lib
-from ._lib import lib, enc, check
-from ._progress import Guard
+from ._common import (CREATE, FORMATS, RDONLY, WRITE, StoreBase, StoreHandle, Tokens, c_strings,
+                      choice, fields, mem_bytes, path_of, store_inputs, store_stats,
+                      store_vocabulary, vocab_words)
+from ._lib import PathArg, check, enc, lib
+from ._progress import Guard, ProgressArg
+from .model import Model, fit as _fit
 
-RDONLY, WRITE, CREATE = 0, 1, 2
-FORMATS = {"auto": 0, "text": 1, "uci": 2, "ldac": 3}
-HOLDS = {None: 0, "rows": 1, "docs": 2, "both": 3}  # jsmf_store_params.hold (JSMF_HOLD_*)
+__all__ = ["Store", "count_vocabulary", "stopwords", "make_vocab", "vocab_words", "FORMATS",
+           "HOLDS", "RDONLY", "WRITE", "CREATE"]
 
 
-def _fnv1a64(data):
+def _holds() -> Dict[Optional[str], int]:
+    """What a new store holds (jsmf_store_params.hold): None for the library's default, then
+    the names jsmf_store_hold_name gives 1, 2, ... (it answers "?" past the last)."""
+    table: Dict[Optional[str], int] = {None: 0}
+    while True:
+        name = lib.jsmf_store_hold_name(len(table)).decode()
+        if name == "?":
+            return table
+        table[name] = len(table)
+
+
+HOLDS = _holds()
+
+# A document as Store.ingest and count_vocabulary take it: text, or a list of tokens.
+Document = Union[str, bytes, bytearray, memoryview, Sequence[Union[str, bytes]]]
+
+
+def _fnv1a64(data: bytes) -> int:
     h = 0xcbf29ce484222325
     for b in data:
         h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
     return h or 1
 
 
-def vocab_words(v):
-    """The words of a jsmf_vocab* as a list of str."""
-    return [v.contents.words[i].decode("utf-8", "surrogateescape") for i in range(v.contents.n)]
-
-
-def _vocab_arrays(v):
-    n = v.contents.n
-    df = np.ctypeslib.as_array(v.contents.df, (n,)).copy() if v.contents.df and n else None
-    tf = np.ctypeslib.as_array(v.contents.tf, (n,)).copy() if v.contents.tf and n else None
-    return df, tf
-
-
-def make_vocab(words):
+def make_vocab(words: Sequence[Union[str, bytes]]) -> Tuple[_lib.Vocab, Any]:
     """A jsmf_vocab built from Python words (kept alive by the returned tuple's second item)."""
-    bs = [enc(w) for w in words]
-    arr = (c_char_p * len(bs))(*bs)
+    bs = [w if isinstance(w, bytes) else str(w).encode("utf-8") for w in words]
+    arr = c_strings(bs)
     v = _lib.Vocab(n=len(bs), words=ctypes.cast(arr, POINTER(c_char_p)))
     return v, (arr, bs)
 
 
-class _Open:
-    """A store handle for the length of a `with`."""
-
-    def __init__(self, path, flags):
-        self.h = c_void_p()
-        check(lib.jsmf_store_open(enc(path), flags, byref(self.h)))
-
-    def __enter__(self):
-        return self.h
-
-    def __exit__(self, *exc):
-        lib.jsmf_store_close(self.h)
-        return False
-
-
-class Store:
+class Store(StoreBase):
     """A store directory. The object holds only its path: each call opens the store for what
     it does (reading, or writing under the store's writer lock) and closes it again, so other
     processes (a 'jsmf ingest', a reader) can use it between calls."""
 
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def __repr__(self):
-        return "jsmf.Store(%r)" % self.path
-
     # ---- making and opening -----------------------------------------------------------------
 
     @classmethod
-    def open(cls, path):
+    def open(cls, path: PathArg) -> Store:
         """An existing store (NotFoundError when there is none)."""
-        with _Open(path, RDONLY):
+        with StoreHandle(path, RDONLY):
             pass
         return cls(path)
 
     @classmethod
-    def create(cls, path, vocabulary, min_doc_len=5, tok_min_len=3, tok_max_len=64, hold=None):
+    def create(cls, path: PathArg, vocabulary: Union[PathArg, Iterable[str]],
+               min_doc_len: int = 5, tok_min_len: int = 3, tok_max_len: int = 64,
+               hold: Optional[str] = None) -> Store:
         """A new store with `vocabulary` (a list of words in row order, or the path of a
         vocabulary file as 'jsmf vocab' writes it) and the documents' rules; `hold` "rows",
         "docs" or "both" (None: the default; formats/store.md "Documents")."""
         if isinstance(vocabulary, (str, bytes, os.PathLike)):
             vp = POINTER(_lib.Vocab)()
-            check(lib.jsmf_vocab_load(enc(vocabulary), byref(vp)))
+            check(lib.jsmf_vocab_load(enc(os.fspath(vocabulary)), byref(vp)))
             try:
                 return cls._create(path, vp, min_doc_len, tok_min_len, tok_max_len, hold)
             finally:
@@ -94,108 +86,104 @@ class Store:
         return cls._create(path, byref(v), min_doc_len, tok_min_len, tok_max_len, hold)
 
     @classmethod
-    def _create(cls, path, vp, min_doc_len, tok_min_len, tok_max_len, hold=None):
-        p = _lib.StoreParams(min_doc_len, tok_min_len, tok_max_len, HOLDS[hold])
+    def _create(cls, path: PathArg, vp: Any, min_doc_len: int, tok_min_len: int,
+                tok_max_len: int, hold: Optional[str] = None) -> Store:
+        named = {k: v for k, v in HOLDS.items() if k is not None}
+        p = _lib.StoreParams(min_doc_len, tok_min_len, tok_max_len,
+                             0 if hold is None else choice(named, hold, "hold"))
         h = c_void_p()
-        check(lib.jsmf_store_create(enc(path), vp, byref(p), byref(h)))
+        check(lib.jsmf_store_create(enc(os.fspath(path)), vp, byref(p), byref(h)))
         lib.jsmf_store_close(h)
         return cls(path)
 
-    def exists(self):
+    def exists(self) -> bool:
+        """Whether a store is there."""
         try:
-            with _Open(self.path, RDONLY):
+            with StoreHandle(self.path, RDONLY):
                 return True
         except _lib.NotFoundError:
             return False
 
     # ---- what it holds ----------------------------------------------------------------------
 
-    def info(self):
+    def info(self) -> Dict[str, Any]:
         """The counters (jsmf info) and the input records, as a dict."""
-        with _Open(self.path, RDONLY) as h:
-            st = _lib.StoreStats()
-            check(lib.jsmf_store_stats_get(h, byref(st)))
+        with StoreHandle(self.path, RDONLY) as h:
+            st = store_stats(h)
             pr = _lib.StoreParams()
             check(lib.jsmf_store_params_get(h, byref(pr)))
-            recs = POINTER(_lib.StoreInput)()
-            n = c_uint32()
-            check(lib.jsmf_store_inputs_get(h, byref(recs), byref(n)))
-            try:
-                inputs = [_record(recs[i]) for i in range(n.value)]
-            finally:
-                _libc_free(recs)
-        d = {f: getattr(st, f) for f, _ in _lib.StoreStats._fields_}
+            inputs = [_record(r) for r in store_inputs(h)]
+        d = fields(st)
         d["hold"] = {v: k for k, v in HOLDS.items() if k}.get(st.hold, st.hold)
         d["min_doc_len"] = pr.min_doc_len
         d["tokenizer"] = (pr.tok_min_len, pr.tok_max_len)
         d["inputs"] = inputs
         return d
 
-    def vocabulary(self):
+    def vocabulary(self) -> Tuple[np.ndarray, Optional[np.ndarray], Optional[np.ndarray]]:
         """(words, df, tf): the words in row order and their document and term frequencies
         over the documents ingested so far (numpy arrays)."""
-        with _Open(self.path, RDONLY) as h:
-            vp = POINTER(_lib.Vocab)()
-            check(lib.jsmf_store_vocab_get(h, byref(vp)))
-            try:
-                words = np.array(vocab_words(vp), dtype=object)
-                df, tf = _vocab_arrays(vp)
-            finally:
-                lib.jsmf_vocab_free(vp)
-        return words, df, tf
+        with StoreHandle(self.path, RDONLY) as h:
+            return store_vocabulary(h)
 
-    def check(self):
+    def check(self) -> Dict[str, Any]:
         """One read of all of C (jsmf info --check): entries, sum, and a digest equal for two
         stores that hold the same C."""
-        with _Open(self.path, RDONLY) as h:
+        with StoreHandle(self.path, RDONLY) as h:
             r = _lib.StoreCheck()
             check(lib.jsmf_store_check(h, byref(r)))
-        return {f: getattr(r, f) for f, _ in _lib.StoreCheck._fields_}
+        return fields(r)
 
-    def export(self, out, npy=False):
+    def export(self, out: PathArg, npy: bool = False) -> None:
         """C into `out` as MatrixMarket (or .npy), with OUT.vocab.txt (jsmf export)."""
-        with _Open(self.path, RDONLY) as h:
-            check(lib.jsmf_store_export(h, enc(out), int(bool(npy))))
+        with StoreHandle(self.path, RDONLY) as h:
+            check(lib.jsmf_store_export(h, enc(os.fspath(out)), int(bool(npy))))
 
     @classmethod
-    def merge(cls, out, *stores):
+    def merge(cls, out: PathArg, *stores: Union[StoreBase, PathArg]) -> Store:
         """A new store `out` holding the sum of `stores` (jsmf merge)."""
-        paths = [enc(os.fspath(getattr(s, "path", s))) for s in stores]
-        arr = (c_char_p * len(paths))(*paths)
-        check(lib.jsmf_store_merge(enc(out), arr, len(paths)))
+        arr = c_strings([os.fsencode(path_of(s)) for s in stores])
+        check(lib.jsmf_store_merge(enc(os.fspath(out)), arr, len(arr)))
         return cls(out)
 
     # ---- ingest -----------------------------------------------------------------------------
 
-    def ingest_files(self, paths, vocabulary=None, format="auto", min_doc_len=None, mem=None,
-                     threads=0, force=False, checkpoint_secs=0.0, progress=True):
+    def ingest_files(self, paths: Union[PathArg, Sequence[PathArg]],
+                     vocabulary: Optional[PathArg] = None,
+                     format: Union[str, int, None] = None, min_doc_len: Optional[int] = None,
+                     mem: Union[int, str, None] = None, threads: int = 0, force: bool = False,
+                     checkpoint_secs: float = 0.0,
+                     progress: ProgressArg = True) -> Dict[str, Any]:
         """'jsmf ingest STORE PATHS...': files (plain or zstd; "-" is stdin) into the store,
         made with `vocabulary` (a vocabulary file) or, without one, a counting pass, when it
-        does not exist. Ctrl-C checkpoints what was read and raises jsmf.Interrupted: the same
-        call resumes there. Returns what the run did (a dict)."""
+        does not exist. `format`: one of FORMATS ("text", "uci", "ldac", "items"; None: the
+        library's, sniffed). Ctrl-C checkpoints what was read and raises jsmf.Interrupted: the
+        same call resumes there. Returns what the run did (a dict)."""
         if isinstance(paths, (str, bytes, os.PathLike)):
             paths = [paths]
-        ps = [enc(os.fspath(p)) for p in paths]
-        arr = (c_char_p * len(ps))(*ps)
+        arr = c_strings([os.fsencode(p) for p in paths])
         o = _lib.IngestRunOpts()
         lib.jsmf_ingest_run_opts_init(byref(o))
         o.ingest.threads, o.ingest.force = threads, int(bool(force))
-        o.ingest.format = FORMATS[format] if isinstance(format, str) else int(format)
+        if format is not None:
+            o.ingest.format = choice(FORMATS, format, "format")
         o.ingest.checkpoint_secs = checkpoint_secs
         if mem:
-            o.ingest.mem = _mem(mem)
+            o.ingest.mem = mem_bytes(mem)
         o.vocab = enc(os.fspath(vocabulary)) if vocabulary is not None else None
         if min_doc_len is not None:
             o.min_doc_len, o.min_doc_len_given = min_doc_len, 1
         r = _lib.IngestRunSummary()
         with Guard(progress) as g:
             o.ingest.progress = g.fn
-            rc = lib.jsmf_ingest_run(enc(self.path), arr, len(ps), byref(o), None, byref(r))
+            rc = lib.jsmf_ingest_run(enc(self.path), arr, len(arr), byref(o), None, byref(r))
             g.check(rc)
         return _summary(r.ingest)
 
-    def ingest(self, docs, name="python", vocabulary=None, min_doc_len=5, force=False,
-               mem=None, threads=0, checkpoint_secs=0.0, progress=True):
+    def ingest(self, docs: Any, name: str = "python",
+               vocabulary: Union[PathArg, Iterable[str], None] = None, min_doc_len: int = 5,
+               force: bool = False, mem: Union[int, str, None] = None, threads: int = 0,
+               checkpoint_secs: float = 0.0, progress: ProgressArg = True) -> Dict[str, Any]:
         """Any iterable of documents into the store, streamed: a document is a string (or
         bytes), cut into tokens by the store's text rules (jsmf_tokenize, as a line of a text
         file), or a list of tokens taken as they are; or a scipy sparse doc-term matrix whose
@@ -218,8 +206,8 @@ class Store:
             Store.create(self.path, vocabulary, min_doc_len=min_doc_len)
         label = "python:" + name
         fp = _fnv1a64(label.encode())
-        with _Open(self.path, WRITE) as h:
-            words, _, _ = self._vocab_of(h)
+        with StoreHandle(self.path, WRITE) as h:
+            words = store_vocabulary(h)[0]
             index = {w.encode("utf-8", "surrogateescape"): i for i, w in enumerate(words)}
             pr = _lib.StoreParams()
             check(lib.jsmf_store_params_get(h, byref(pr)))
@@ -233,7 +221,7 @@ class Store:
             lib.jsmf_ingest_opts_init(byref(o))
             o.threads, o.checkpoint_secs = threads, checkpoint_secs
             if mem:
-                o.mem = _mem(mem)
+                o.mem = mem_bytes(mem)
             g = c_void_p()
             check(lib.jsmf_ingest_new(h, byref(o), byref(g)))
             try:
@@ -265,31 +253,17 @@ class Store:
         return d
 
     @staticmethod
-    def _admit(h):
+    def _admit(h: c_void_p) -> int:
         """The pending words that now pass the store's rule join its vocabulary."""
         n = c_uint32()
         check(lib.jsmf_ingest_admit(h, byref(n)))
         return n.value
 
-    def _vocab_of(self, h):
-        vp = POINTER(_lib.Vocab)()
-        check(lib.jsmf_store_vocab_get(h, byref(vp)))
-        try:
-            return vocab_words(vp), None, None
-        finally:
-            lib.jsmf_vocab_free(vp)
-
-    def _input_record(self, h, fp, label, force, grows=False):
+    def _input_record(self, h: c_void_p, fp: int, label: str, force: bool,
+                      grows: bool = False) -> Optional[_lib.StoreInput]:
         """The record to continue (a partial one of this name) or a fresh one; None for a
         complete one when the store grows and words wait for their admission."""
-        recs = POINTER(_lib.StoreInput)()
-        n = c_uint32()
-        check(lib.jsmf_store_inputs_get(h, byref(recs), byref(n)))
-        try:
-            mine = [_lib.StoreInput.from_buffer_copy(recs[i]) for i in range(n.value)
-                    if recs[i].fingerprint == fp]
-        finally:
-            _libc_free(recs)
+        mine = [r for r in store_inputs(h) if r.fingerprint == fp]
         for r in mine:
             if r.state == 0:
                 return r
@@ -305,24 +279,26 @@ class Store:
         r.path = label.encode()[:1023]
         return r
 
-    def fit(self, k, **kw):
+    def fit(self, k: int, **kw: Any) -> Model:
         """jsmf.fit(self.path, k, ...)."""
-        from .model import fit
-        return fit(self.path, k, **kw)
+        return _fit(self.path, k, **kw)
 
 
-def stopwords(spec="en"):
+def stopwords(spec: PathArg = "en") -> List[str]:
     """The words of a stopword list: "en" (the library's English list), "none", or a file."""
     vp = POINTER(_lib.Vocab)()
-    check(lib.jsmf_stopwords_load(enc(spec), byref(vp)))
+    check(lib.jsmf_stopwords_load(enc(os.fspath(spec)), byref(vp)))
     try:
         return vocab_words(vp) if vp else []
     finally:
         lib.jsmf_vocab_free(vp)
 
 
-def count_vocabulary(docs, min_df=5, max_df_frac=0.5, max_words=0, min_doc_len=5,
-                     stopwords_="en", tok_min_len=3, tok_max_len=64):
+def count_vocabulary(docs: Iterable[Document], min_df: int = 5, max_df_frac: float = 0.5,
+                     max_words: int = 0, min_doc_len: int = 5,
+                     stopwords_: Union[str, "os.PathLike[str]", Iterable[str], None] = "en",
+                     tok_min_len: int = 3,
+                     tok_max_len: int = 64) -> Tuple[List[str], np.ndarray, np.ndarray]:
     """'jsmf vocab' over documents held in Python, by its rules (formats/vocab.md): tokens as
     text input cuts them, stopwords never counted, documents with fewer than min_doc_len other
     tokens skipped, then words with df < min_df or df > max_df_frac * documents dropped, the
@@ -331,16 +307,12 @@ def count_vocabulary(docs, min_df=5, max_df_frac=0.5, max_words=0, min_doc_len=5
     stop = {w.encode("utf-8", "surrogateescape") for w in
             (stopwords(stopwords_) if isinstance(stopwords_, (str, os.PathLike)) else
              (stopwords_ or []))}
-    f = _Feeder.__new__(_Feeder)
-    f.tok, f.cap = _lib.Tokenizer(tok_min_len, tok_max_len), 0
-    df, tf = {}, {}
+    tokens = Tokens(tok_min_len, tok_max_len)
+    df: Dict[bytes, int] = {}
+    tf: Dict[bytes, int] = {}
     counted = 0
     for doc in docs:
-        if isinstance(doc, str):
-            doc = doc.encode("utf-8", "surrogateescape")
-        toks = f.tokens(bytes(doc)) if isinstance(doc, (bytes, bytearray, memoryview)) else \
-            [t.encode("utf-8", "surrogateescape") if isinstance(t, str) else bytes(t) for t in doc]
-        toks = [t for t in toks if t not in stop]
+        toks = [t for t in tokens.of(doc) if t not in stop]
         if len(toks) < min_doc_len:
             continue
         counted += 1
@@ -362,36 +334,14 @@ class _Feeder:
     """Documents from Python to jsmf_ingest_doc, each with its resume point (the decoded byte
     offset, line and index after it, counted as if the documents were the lines of a file)."""
 
-    def __init__(self, g, index, params, rec, grows=False):
+    def __init__(self, g: c_void_p, index: Dict[bytes, int], params: _lib.StoreParams,
+                 rec: _lib.StoreInput, grows: bool = False) -> None:
         self.g, self.index, self.grows = g, index, grows
-        self.tok = _lib.Tokenizer(params.tok_min_len, params.tok_max_len)
-        self.skip = rec.next_doc
+        self.tokens = Tokens(params.tok_min_len, params.tok_max_len)
+        self.skip: int = rec.next_doc
         self.offset, self.line, self.doc = rec.next_offset, rec.next_line, rec.next_doc
-        self.cap = 0
 
-    def _room(self, nbytes):
-        if nbytes <= self.cap:
-            return
-        self.cap = max(nbytes, 2 * self.cap, 4096)
-        ntok = self.cap // max(2, self.tok.min_len + 1) + 1 if self.tok.min_len > 1 else \
-            self.cap // 2 + 1
-        self.out = ctypes.create_string_buffer(self.cap)
-        self.toks = (c_void_p * ntok)()
-        self.lens = np.zeros(ntok, dtype=np.uint32)
-
-    def tokens(self, text):
-        """The tokens of `text` (bytes) by jsmf_tokenize."""
-        self._room(len(text) + 1)
-        n = lib.jsmf_tokenize(byref(self.tok), text, len(text), self.out, self.toks,
-                              self.lens.ctypes.data)
-        if n == 0:
-            return []
-        ends = np.cumsum(self.lens[:n]).tolist()
-        raw = self.out.raw[:ends[-1]]
-        starts = [0] + ends[:-1]
-        return [raw[a:b] for a, b in zip(starts, ends)]
-
-    def feed_all(self, docs, guard, label):
+    def feed_all(self, docs: Iterable[Document], guard: Guard, label: str) -> None:
         i = -1
         index = self.index
         for i, doc in enumerate(docs):
@@ -404,8 +354,7 @@ class _Feeder:
                 toks = self.tokens(text)
                 nbytes = len(text) + 1
             else:
-                toks = [t.encode("utf-8", "surrogateescape") if isinstance(t, str) else bytes(t)
-                        for t in doc]
+                toks = self.tokens.of(doc)
                 nbytes = sum(len(t) + 1 for t in toks) or 1
             ids = [index.get(t, -1) for t in toks]
             oov = ids.count(-1)
@@ -426,20 +375,21 @@ class _Feeder:
                                      "this input already: not the same documents" %
                                      (label, i + 1, self.skip))
 
-    def _doc_words(self, words):
+    def _doc_words(self, words: List[bytes]) -> Tuple[Any, np.ndarray, np.ndarray]:
         """The next document's words outside the vocabulary (distinct, with counts) to the
         session; returns what must stay alive until its jsmf_ingest_doc."""
-        count = {}
+        count: Dict[bytes, int] = {}
         for w in words:
             count[w] = count.get(w, 0) + 1
         ws = list(count)
-        ptrs = (c_char_p * len(ws))(*ws)
+        ptrs = c_strings(ws)
         lens = np.fromiter((len(w) for w in ws), dtype=np.uint32, count=len(ws))
         cnts = np.fromiter((count[w] for w in ws), dtype=np.uint32, count=len(ws))
         lib.jsmf_ingest_doc_words(self.g, ptrs, lens.ctypes.data, cnts.ctypes.data, len(ws))
         return ptrs, lens, cnts
 
-    def feed_csr(self, indptr, indices, counts, guard, label):
+    def feed_csr(self, indptr: np.ndarray, indices: np.ndarray, counts: np.ndarray,
+                 guard: Guard, label: str) -> None:
         """Rows of a CSR matrix (ids and counts as uint32 arrays) as documents."""
         ip = indptr.tolist()
         ia, ca = indices.ctypes.data, counts.ctypes.data
@@ -453,29 +403,12 @@ class _Feeder:
                 guard.tell(label, i + 1, len(ip) - 1, "documents")
 
 
-def _record(r):
-    d = {f: getattr(r, f) for f, _ in _lib.StoreInput._fields_ if f != "path"}
+def _record(r: _lib.StoreInput) -> Dict[str, Any]:
+    d = fields(r, skip=("path",))
     d["path"] = r.path.decode("utf-8", "replace")
     d["complete"] = r.state == 1
     return d
 
 
-def _summary(s):
-    return {f: getattr(s, f) for f, _ in _lib.IngestSummary._fields_}
-
-
-def _mem(mem):
-    if isinstance(mem, int):
-        return mem
-    v = ctypes.c_uint64()
-    lib.jsmf_mem_parse.argtypes = [c_char_p, c_char_p, ctypes.c_int, POINTER(ctypes.c_uint64)]
-    check(lib.jsmf_mem_parse(b"mem", enc(mem), 0, byref(v)))
-    return v.value
-
-
-_libc = ctypes.CDLL(None)
-_libc.free.argtypes = [c_void_p]
-
-
-def _libc_free(p):
-    _libc.free(ctypes.cast(p, c_void_p))
+def _summary(s: _lib.IngestSummary) -> Dict[str, Any]:
+    return fields(s)

@@ -92,7 +92,9 @@ def test_fit_with_corpus_or_refine_equals_cli(small, tmp_path):
     _same(tmp_path / "cli", jsmf.load(tmp_path / "py"))  # out= holds the refined model
     assert m.report_["fit"]["c_documents"] == 1  # multiplied through the documents, as the CLI
     # over the store's own documents (what the sklearn estimator does): the same documents
-    _same(tmp_path / "cli", jsmf.fit(d / "store", K, refine=80, threads=THREADS, progress=False))
+    # refine=True: the library's passes (80), as --corpus without --refine takes
+    _same(tmp_path / "cli", jsmf.fit(d / "store", K, refine=True, threads=THREADS,
+                                     progress=False))
 
 
 def test_bad_input(small, tmp_path):
@@ -110,8 +112,10 @@ def test_bad_input(small, tmp_path):
         m.refine(X[:, :-1])
     with pytest.raises(ValueError, match="no row of the matrix has 10000 tokens"):
         m.refine(X, min_doc_len=10000)
-    with pytest.raises(ValueError, match="iters"):
+    with pytest.raises(ValueError, match="at least one iteration"):  # the library's check
         m.refine(X, iters=0)
+    with pytest.raises(ValueError, match="iters"):  # one ctypes would wrap round
+        m.refine(X, iters=-1)
     with pytest.raises(TypeError):
         m.refine(X, nosuchoption=1)
     with pytest.raises(jsmf.InvalidError) as e:  # the library's own check, its message
@@ -140,3 +144,21 @@ def test_interrupted_between_passes_then_again(small):
         m.refine(d / "c.txt", iters=10, threads=THREADS, progress=stop)
     assert seen == [("refine", i, 10) for i in (1, 2, 3)]  # stopped after the third pass
     assert m.refine(d / "c.txt", iters=10, threads=THREADS).report_["iters"] == 10
+
+
+def test_method_names_and_exclude_alias_equal_cli(small, tmp_path):
+    d, _lines = small
+    cli("refine", d / "fit", "--corpus", d / "c.txt", "-o", tmp_path / "em", "--method", "em",
+        "--iters", 10, "--threads", THREADS, "--quiet")
+    em = jsmf.refine(d / "fit", d / "c.txt", method="em", iters=10, threads=THREADS)
+    _same(tmp_path / "em", em)
+    assert em.summary["refine"]["method_name"] == "em"
+    m = jsmf.load(d / "fit")
+    assert np.array_equal(m.refine(d / "c.txt", exclude=False, iters=10, threads=THREADS).B,
+                          em.B)  # exclude=False: the first spelling of method="em"
+    cvb0 = m.refine(d / "c.txt", iters=10, threads=THREADS)  # the library's default method
+    assert cvb0.summary["refine"]["method_name"] == "cvb0"
+    assert np.array_equal(m.refine(d / "c.txt", exclude=True, iters=10, threads=THREADS).B,
+                          cvb0.B)
+    with pytest.raises(ValueError, match="method must be em or cvb0, not 'x'"):
+        m.refine(d / "c.txt", method="x")
