@@ -358,6 +358,30 @@ static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, 
     return JSMF_OK;
 }
 
+int refine_opts_check(const jsmf_refine_opts *o)
+{
+    if (!(o->alpha > 0) || !isfinite(o->alpha) || !(o->beta > 0) || !isfinite(o->beta))
+        return jsmf_error(JSMF_EINVAL, "refine: alpha (%g) and beta (%g) must be positive",
+                          o->alpha, o->beta);
+    if (!(o->mix >= 0 && o->mix < 1))
+        return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
+    if (!o->iters)
+        return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
+    if (!refine_method_get(o->method))
+        return jsmf_error(JSMF_EINVAL, "refine: no method %d", o->method);
+    if (!o->batches)
+        return jsmf_error(JSMF_EINVAL, "refine: 0 batches (1 to M)");
+    if (!(o->tol >= 0) || !isfinite(o->tol))
+        return jsmf_error(JSMF_EINVAL, "refine: tol %g is not >= 0", o->tol);
+    if (!(o->overrelax >= 1) || !isfinite(o->overrelax))
+        return jsmf_error(JSMF_EINVAL, "refine: overrelax %g is not >= 1", o->overrelax);
+    if (o->learn_alpha != JSMF_REFINE_ALPHA_FIXED && o->learn_alpha != JSMF_REFINE_ALPHA_LEARN &&
+        o->learn_alpha != JSMF_REFINE_ALPHA_AUTO)
+        return jsmf_error(JSMF_EINVAL, "refine: learn_alpha %d is not fixed, learn or auto",
+                          o->learn_alpha);
+    return JSMF_OK;
+}
+
 static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
                       const jsmf_refine_opts *o)
 {
@@ -368,27 +392,10 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
                           docs->n, start->n);
     if (!docs->n_docs || !docs->tokens)
         return jsmf_error(JSMF_EINVAL, "refine: no documents to refine over");
-    if (!(o->alpha > 0) || !isfinite(o->alpha) || !(o->beta > 0) || !isfinite(o->beta))
-        return jsmf_error(JSMF_EINVAL, "refine: alpha (%g) and beta (%g) must be positive",
-                          o->alpha, o->beta);
-    if (!(o->mix >= 0 && o->mix < 1))
-        return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
-    if (!o->iters)
-        return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
-    if (!refine_method_get(o->method))
-        return jsmf_error(JSMF_EINVAL, "refine: no method %d", o->method);
-    if (!o->batches || o->batches > docs->n_docs)
+    if (o->batches > docs->n_docs)
         return jsmf_error(JSMF_EINVAL, "refine: %u batches for %llu documents (1 to M)",
                           o->batches, (unsigned long long)docs->n_docs);
-    if (!(o->tol >= 0) || !isfinite(o->tol))
-        return jsmf_error(JSMF_EINVAL, "refine: tol %g is not >= 0", o->tol);
-    if (!(o->overrelax >= 1) || !isfinite(o->overrelax))
-        return jsmf_error(JSMF_EINVAL, "refine: overrelax %g is not >= 1", o->overrelax);
-    if (o->learn_alpha != JSMF_REFINE_ALPHA_FIXED && o->learn_alpha != JSMF_REFINE_ALPHA_LEARN &&
-        o->learn_alpha != JSMF_REFINE_ALPHA_AUTO)
-        return jsmf_error(JSMF_EINVAL, "refine: learn_alpha %d is not fixed, learn or auto",
-                          o->learn_alpha);
-    return JSMF_OK;
+    return refine_opts_check(o);
 }
 
 /* The start's B mixed with the uniform distribution; a column without mass becomes uniform. */

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "jsmf_comm.h"
-#include "jsmf_refine.h"
+#include "refine_internal.h"
 #include "jsmf_store.h"
 #include "core/error.h"
 #include "model/model.h"
@@ -74,6 +74,24 @@ static int refine_corpus(const jsmf_model *start, const jsmf_refine_run_opts *o,
     return rc;
 }
 
+/* The store's documents carry its word ids: they are the model's rows only when the model's
+ * vocabulary is the store's, word for word. */
+static int same_words(const jsmf_model *m, const jsmf_source_input *in, const char *store)
+{
+    if (!m->vocab || !in->vocab)
+        return JSMF_OK;
+    if (m->vocab->n != in->vocab->n)
+        return jsmf_error(JSMF_EMISMATCH, "%s has %u words, the model %u: refine a model of this "
+                          "store as it is now, or give --corpus", store, in->vocab->n,
+                          m->vocab->n);
+    for (uint32_t i = 0; i < m->vocab->n; i++)
+        if (strcmp(m->vocab->words[i], in->vocab->words[i]))
+            return jsmf_error(JSMF_EMISMATCH, "%s: word %u is '%s', the model's '%s': not a "
+                              "model of this store", store, i, in->vocab->words[i],
+                              m->vocab->words[i]);
+    return JSMF_OK;
+}
+
 /* The refinement over the documents the store holds: the ones it was fitted on, with its ids. */
 static int refine_store(const jsmf_model *start, const char *store, const jsmf_refine_opts *ro,
                         jsmf_model **out, jsmf_refine_result *res)
@@ -85,7 +103,7 @@ static int refine_store(const jsmf_model *start, const char *store, const jsmf_r
     if (!in.src.docs)
         rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give --corpus with "
                         "the documents it was ingested from", store);
-    else
+    else if (!(rc = same_words(start, &in, store)))
         rc = jsmf_refine(start, in.src.docs, ro, out, res);
     jsmf_source_close(&in);
     if (!rc)
@@ -127,7 +145,9 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
     else
         jsmf_refine_run_opts_init(&o);
     jsmf_model *start = NULL;
-    int rc = check_documents(store, &o);
+    int rc = refine_opts_check(&o.refine);
+    if (!rc)
+        rc = check_documents(store, &o);
     if (!rc)
         rc = jsmf_model_check_new(dir, force);
     if (!rc)
@@ -152,8 +172,10 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         ro = *r;
     else
         jsmf_refine_run_opts_init(&ro);
-    int rc = jsmf_comm_agree(c, check_documents(input, &ro));
-    if (rc)
+    int rc = refine_opts_check(&ro.refine);
+    if (!rc)
+        rc = check_documents(input, &ro);
+    if ((rc = jsmf_comm_agree(c, rc)))
         return rc;
     jsmf_fit_opts fo = *fit;
     if (fo.products == JSMF_PRODUCTS_AUTO)

@@ -67,6 +67,9 @@ typedef struct refine_method {
     int needs_totals;       /* the joint step reads the last pass's counts (s->nprev) */
 } refine_method;
 
+/** The options' own checks (JSMF_EINVAL naming the one out of range), before any work. */
+int refine_opts_check(const jsmf_refine_opts *o);
+
 /** The method of value v, or NULL. */
 const refine_method *refine_method_get(int v);
 
