@@ -533,6 +533,10 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
     R->block = fit_block_rows(n, o->mem_bytes, nt);
     if ((rc = fit_mat_finish(R, c, q2, rep)))
         return rc;
+    /* tests: the later steps through another representation of the same R */
+    const char *repr = getenv("JSMF_TEST_FIT_REPR");
+    if (repr && (rc = fit_repr_adopt(R, repr)))
+        return rc;
     if (rep)
         rep->t_rectify = clock_seconds() - t - rep->t_load;
     return JSMF_OK;

@@ -244,6 +244,16 @@ int fit_rect_factor(fit_mat *R, uint32_t n, uint32_t r, uint64_t mem, fit_factor
 /* Sparse: C's own rows (CSR) as R. */
 int fit_rect_sparse_load(const jsmf_source *C, fit_mat *R);
 
+/* The representations a rectified R can be re-expressed in, by name (fit_methods.c): tests
+ * run the steps after the rectification through one (JSMF_TEST_FIT_REPR). Unknown name:
+ * JSMF_EINVAL listing the table. */
+typedef struct fit_repr {
+    const char *name;
+    int (*adopt)(fit_mat *R);
+} fit_repr;
+int fit_repr_adopt(fit_mat *R, const char *name);
+int fit_rect_dense_as(fit_mat *R);
+
 /* Orthonormalise the columns of Q (this rank's rows of L, p columns) in place (SVQB twice, the
  * Gram matrices reduced over ranks); *rank gets the rank kept (the columns beyond it are
  * zeroed). Scratch is a row chunk a thread, never n rows. */

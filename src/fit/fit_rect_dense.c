@@ -78,3 +78,10 @@ void fit_rect_dense_divide(fit_mat *R, double tot)
     for (size_t e = 0; e < (size_t)R->n * R->n; e++)
         X[e] /= tot;
 }
+
+int fit_rect_dense_as(fit_mat *R)
+{
+    uint64_t nneg;
+    double negmass;
+    return fit_rect_dense_adopt(R, &nneg, &negmass);
+}
