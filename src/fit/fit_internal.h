@@ -223,9 +223,8 @@ int fit_mat_sums_rows(const fit_mat *m, double *c, double *q2, uint64_t *nneg, d
 double *fit_factor_space(const fit_part *L, uint32_t r, const double *W, const double *WG,
                          double scale, const double *c);
 
-/* The representations' constructors. Dense: R takes X (n x n; freed with R, or at once when
- * this fails). */
-int fit_rect_dense(fit_mat *R, uint32_t n, double *X);
+/* The representations' constructors. Dense: R takes X (n x n, freed with R). */
+void fit_rect_dense(fit_mat *R, uint32_t n, double *X);
 /* R made dense in memory by one pass over its rows (the clip's count and mass in *nneg,
  * *negmass), its former representation freed; JSMF_ENOMEM leaves R as it was. */
 int fit_rect_dense_adopt(fit_mat *R, uint64_t *nneg, double *negmass);

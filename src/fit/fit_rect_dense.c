@@ -36,11 +36,10 @@ static const fit_mat_ops dense_ops = {
     .product_passes = 1,
 };
 
-int fit_rect_dense(fit_mat *R, uint32_t n, double *X)
+void fit_rect_dense(fit_mat *R, uint32_t n, double *X)
 {
     memset(R, 0, sizeof *R);
     R->ops = &dense_ops, R->state = X, R->n = n;
-    return JSMF_OK;
 }
 
 int fit_rect_dense_adopt(fit_mat *R, uint64_t *nneg, double *negmass)
