@@ -87,149 +87,35 @@ static int step(const jsmf_fit_opts *o, const char *what)
     return o->progress ? jsmf_cancel_check() : JSMF_OK;
 }
 
-/* ---- row sums of the rectified matrix ---------------------------------------------------- */
-
-typedef struct {
-    uint32_t n;
-    double *c, *q2;
-} sums_ctx;
-
-static void sums_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, int tid)
-{
-    sums_ctx *s = arg;
-    (void)tid;
-    for (uint32_t i = 0; i < nb; i++) {
-        const double *x = rows + (size_t)i * s->n;
-        double a = 0, b = 0;
-        for (uint32_t j = 0; j < s->n; j++)
-            a += x[j], b += x[j] * x[j];
-        s->c[r0 + i] = a, s->q2[r0 + i] = b;
-    }
-}
-
-/* The pass that clipped the final iterate counts, and its clipping is the final one. */
-static void note_final_clip(jsmf_fit_report *rep, uint32_t n, uint64_t nneg, double negmass)
-{
-    if (!rep)
-        return;
-    rep->passes++;
-    rep->final_neg_frac = (double)nneg / ((double)n * n);
-    rep->final_neg_mass = negmass;
-    if (rep->n_trace) {
-        rep->trace[rep->n_trace - 1].neg_frac = rep->final_neg_frac;
-        rep->trace[rep->n_trace - 1].neg_mass = negmass;
-    }
-}
-
-/* c_i = sum_j R_ij (the unigram of Alg. 3) and sum_j R_ij^2. A factored R is normalised here to
- * sum to 1 (Alg. 1 line 9), with the exact sum of its clipped entries. */
-static int rect_sums(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
-{
-    uint32_t n = R->n;
-    if (R->kind == FIT_SPARSE) {
-        for (uint32_t i = 0; i < n; i++) {
-            double a = 0, b = 0;
-            for (uint64_t e = R->rowptr[i]; e < R->rowptr[i + 1]; e++)
-                a += R->vals[e], b += R->vals[e] * R->vals[e];
-            c[i] = a, q2[i] = b;
-        }
-        return JSMF_OK;
-    }
-    if (R->kind == FIT_LOWRANK) {
-        int rc = fit_lowrank_row_stats(R->lr, c, q2);
-        if (rc)
-            return rc;
-        double tot = fit_sum_ordered(c, n);
-        if (!(tot > 0))
-            return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
-        return JSMF_OK;
-    }
-    sums_ctx s = {n, c, q2};
-    uint64_t nneg = 0;
-    double negmass = 0;
-    int rc = fit_mat_pass(R, sums_block, &s, &nneg, &negmass);
-    if (rc)
-        return rc;
-    if (R->kind == FIT_FACTOR) {
-        note_final_clip(rep, n, nneg, negmass);
-        double tot = fit_sum_ordered(c, n);
-        if (!(tot > 0))
-            return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
-        R->scale = 1.0 / tot;
-        for (uint32_t i = 0; i < n; i++)
-            c[i] /= tot, q2[i] /= tot * tot;
-    }
-    return JSMF_OK;
-}
-
-/* ---- anchor row representations --------------------------------------------------------- */
+/* ---- the anchors ------------------------------------------------------------------------ */
 
 typedef struct {
     const fit_mat *R;
-    const double *M; /* explicit rows (dense X, or factor-space V), from row r0, n x d */
+    const double *M; /* explicit rows (fit_anchor_space), from row r0, d columns */
     uint32_t d, r0;
     const double *inv; /* per-row scale */
-    int gen;           /* rows generated from R (exact, clip or repairs included) */
 } rows_ctx;
 
 static void rows_row(void *ctx, uint32_t i, double *out)
 {
     rows_ctx *r = ctx;
-    if (r->gen) {
-        fit_mat_rows(r->R, i, 1, out, NULL, NULL);
-        for (uint32_t j = 0; j < r->d; j++)
-            out[j] *= r->inv[i];
-    } else if (r->M) {
+    if (r->M) {
         for (uint32_t j = 0; j < r->d; j++)
             out[j] = r->M[(size_t)(i - r->r0) * r->d + j] * r->inv[i];
-    } else {
-        memset(out, 0, sizeof(double) * r->d);
-        for (uint64_t e = r->R->rowptr[i]; e < r->R->rowptr[i + 1]; e++)
-            out[r->R->cols[e]] = r->R->vals[e] * r->inv[i];
+        return;
     }
+    fit_mat_rows(r->R, i, 1, out, NULL, NULL); /* exact, clip or repairs included */
+    for (uint32_t j = 0; j < r->d; j++)
+        out[j] *= r->inv[i];
 }
 
-/* Factor space of the unclipped final iterate Y = W G W^T (scaled): with H = W^T W = E D E^T,
- * v_i = H^1/2 G w_i * scale / c_i gives <v_i, v_j> = <Ybar_i, Ybar_j> exactly. W, WG: this
- * rank's rows of L (r columns); the rows of V likewise. */
-static double *factor_rows(const fit_part *L, uint32_t r, const double *W, const double *WG,
-                           double scale, const double *c)
-{
-    uint32_t nl = L->r1 - L->r0;
-    double *H = malloc(sizeof(double) * r * r), *w = malloc(sizeof(double) * r);
-    double *Hh = calloc((size_t)r * r, sizeof(double)), *V = malloc(sizeof(double) * nl * r + 1);
-    int rc = !H || !w || !Hh || !V ? jsmf_error(JSMF_ENOMEM, "fit: out of memory") : JSMF_OK;
-    rc = fit_part_agree(L, rc);
-    if (rc || fit_gemm_tn_part(L, r, r, W, W, H)) {
-        free(H), free(w), free(Hh), free(V);
-        return NULL;
-    }
-    fit_syev(r, H, w);
-    for (uint32_t a = 0; a < r; a++)
-        for (uint32_t b = 0; b < r; b++) {
-            double s = 0;
-            for (uint32_t e = 0; e < r; e++)
-                s += H[a * r + e] * sqrt(fmax(w[e], 0)) * H[b * r + e];
-            Hh[a * r + b] = s;
-        }
-    /* V = WG Hh (Hh symmetric), then per-row scale / c_i */
-    fit_gemm_nn(nl, r, r, WG, Hh, V);
-    for (uint32_t i = 0; i < nl; i++) {
-        double ci = c[L->r0 + i], f = ci > 0 ? scale / ci : 0;
-        for (uint32_t a = 0; a < r; a++)
-            V[(size_t)i * r + a] *= f;
-    }
-    free(H), free(w), free(Hh);
-    return V;
-}
-
-static int find_anchors(const fit_mat *R, const double *c, const double *q2,
+static int find_anchors(fit_mat *R, const double *c, const double *q2,
                         const unsigned char *cand, const jsmf_fit_opts *o, uint32_t *S)
 {
     uint32_t n = R->n, k = o->k;
     const fit_anchors_method *am = fit_anchors_method_get(o->anchors);
     double *inv = malloc(sizeof(double) * n), *nrm = malloc(sizeof(double) * n);
-    double *V = NULL;
+    fit_anchor_space sp = {0};
     int rc = JSMF_OK;
     if (!inv || !nrm) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
@@ -239,56 +125,24 @@ static int find_anchors(const fit_mat *R, const double *c, const double *q2,
         inv[i] = c[i] > 0 ? 1.0 / c[i] : 0;
         nrm[i] = q2[i] * inv[i] * inv[i];
     }
-    /* exact: the rectified rows themselves (read lazily, fit_anchors.c). Auto: exact for AP;
-     * the compressed iterate's factor space, which found the same anchors on debdesc at a
-     * fiftieth of the time (K = 50: 0.03 s against 1.7 s) */
-    rows_ctx rx = {R, NULL, n, 0, inv, 0};
-    fit_part whole = fit_part_whole(n), L = whole;
+    /* exact: the rectified rows themselves (read lazily, fit_anchors.c); auto: exact unless R
+     * prefers its factor space */
     int exact = o->anchor_space == JSMF_ANCHOR_SPACE_EXACT ||
-                (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && R->kind != FIT_LOWRANK);
-    /* an MPI job: a method that reads a row at a time (the QR pivots) runs in factor space on
-     * each rank's rows of the factor; the other ways read any row, from the whole factor */
-    if (R->kind == FIT_LOWRANK && (exact || !am->row_at_a_time) &&
-        (rc = fit_lowrank_gather(R->lr)))
+                (o->anchor_space == JSMF_ANCHOR_SPACE_AUTO && !R->ops->factor_space_anchors);
+    if ((rc = fit_mat_anchor_space(R, c, exact, am->row_at_a_time, &sp)))
         goto out;
-    if (R->kind == FIT_DENSE) {
-        rx.M = R->X;
-    } else if (R->kind == FIT_LOWRANK && exact && am->row_at_a_time) {
-        rx.gen = 1;
-    } else if (R->kind == FIT_LOWRANK) {
-        L = fit_lowrank_part(R->lr);
-        const double *Y = fit_lowrank_y(R->lr);
-        rx.d = fit_lowrank_k(R->lr), rx.r0 = L.r0;
-        if (!(V = factor_rows(&L, rx.d, Y, Y, 1.0, c))) {
-            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
-            goto out;
-        }
-        rx.M = V;
-        for (uint32_t i = L.r0; i < L.r1; i++) {
-            const double *v = V + (size_t)(i - L.r0) * rx.d;
+    if (sp.unit)
+        for (uint32_t i = sp.part.r0; i < sp.part.r1; i++) {
+            const double *v = sp.M + (size_t)(i - sp.part.r0) * sp.d;
             inv[i] = 1.0;
-            nrm[i] = cblas_ddot(rx.d, v, 1, v, 1);
+            nrm[i] = cblas_ddot(sp.d, v, 1, v, 1);
         }
-    } else if (R->kind == FIT_FACTOR && exact && am->row_at_a_time) {
-        rx.gen = 1;
-    } else if (R->kind == FIT_FACTOR) {
-        if (!(V = factor_rows(&whole, R->r, R->W, R->WG, R->scale, c))) {
-            rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
-            goto out;
-        }
-        rx.M = V, rx.d = R->r;
-        for (uint32_t i = 0; i < n; i++) {
-            inv[i] = 1.0;
-            nrm[i] = cblas_ddot(R->r, V + (size_t)i * R->r, 1, V + (size_t)i * R->r, 1);
-        }
-    }
-    {
-        fit_rows_ops ops = {&rx, n, rx.d, rows_row, nrm, cand, &L};
-        fit_anchor_job job = {&ops, R, rx.M, inv, k, o};
-        rc = am->find(&job, S);
-    }
+    rows_ctx rx = {R, sp.M, sp.d, sp.part.r0, inv};
+    fit_rows_ops ops = {&rx, n, sp.d, rows_row, nrm, cand, &sp.part};
+    fit_anchor_job job = {&ops, R, sp.M, inv, k, o};
+    rc = am->find(&job, S);
 out:
-    free(inv), free(nrm), free(V);
+    free(inv), free(nrm), free(sp.owned);
     return rc;
 }
 
@@ -423,7 +277,7 @@ static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const dou
                        const double *A, double *out, jsmf_fit_report *rep)
 {
     uint32_t n = R->n;
-    fit_part L = R->kind == FIT_LOWRANK ? fit_lowrank_part(R->lr) : fit_part_whole(n);
+    fit_part L = fit_mat_part(R);
     uint32_t nl = L.r1 - L.r0;
     const double *BL = B + (size_t)L.r0 * k;
     double *RB = malloc(sizeof(double) * nl * k + 1), *G = malloc(sizeof(double) * k * k);
@@ -433,8 +287,8 @@ static int approx_rect(const fit_mat *R, const double *q2, uint32_t k, const dou
     rc = fit_part_agree(&L, rc);
     if (rc || (rc = fit_mat_apply(R, BL, k, RB, NULL, NULL))) /* RB = R B */
         goto out;
-    if (rep && R->kind != FIT_SPARSE)
-        rep->passes++;
+    if (rep)
+        rep->passes += R->ops->product_passes;
     double r2 = fit_sum_ordered(q2, n);
     if ((rc = fit_gemm_tn_part(&L, k, k, BL, RB, M))) /* B^T R B */
         goto out;
@@ -661,12 +515,13 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
     if (rc)
         return rc;
     if (dense) {
-        if ((rc = fit_load_dense(C, &R->X)))
+        double *X = NULL;
+        if ((rc = fit_load_dense(C, &X)))
             return rc;
-        R->kind = FIT_DENSE, R->n = n;
+        fit_rect_dense(R, n, X);
         if (rep)
             rep->t_load = clock_seconds() - t, rep->passes++;
-        if ((rc = rm->dense(R->X, n, o, rep)))
+        if ((rc = rm->dense(X, n, o, rep)))
             return rc;
         if (rep && rep->n_trace) {
             rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
@@ -677,21 +532,12 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
     }
     R->threads = nt;
     R->block = fit_block_rows(n, o->mem_bytes, nt);
-    uint64_t nneg = 0;
-    double negmass = 0;
-    int densified = fit_mat_densify(R, o->mem_bytes, &nneg, &negmass);
-    if ((rc = rect_sums(R, c, q2, rep)))
+    if ((rc = fit_mat_finish(R, c, q2, rep)))
         return rc;
-    if (densified) { /* Alg. 1 line 9: the clipped iterate normalised to sum 1 */
-        double tot = fit_sum_ordered(c, n);
-        if (!(tot > 0))
-            return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
-        for (size_t e = 0; e < (size_t)n * n; e++)
-            R->X[e] /= tot;
-        for (uint32_t i = 0; i < n; i++)
-            c[i] /= tot, q2[i] /= tot * tot;
-        note_final_clip(rep, n, nneg, negmass);
-    }
+    /* tests: the later steps through another representation of the same R */
+    const char *repr = getenv("JSMF_TEST_FIT_REPR");
+    if (repr && (rc = fit_repr_adopt(R, repr)))
+        return rc;
     if (rep)
         rep->t_rectify = clock_seconds() - t - rep->t_load;
     return JSMF_OK;
@@ -721,7 +567,7 @@ static int recover_stage(fit_mat *R, const double *c, const double *q2, double *
     /* Bayes' rule takes the rectified unigram; a word the compressed iterate leaves without
      * mass (a rare word whose low-rank row sums to <= 0) keeps its observed frequency and an
      * uninformative p(z|w), rather than probability 0 in every topic */
-    const double *u = R->kind == FIT_LOWRANK ? fit_lowrank_unigram(R->lr) : NULL;
+    const double *u = R->c_unigram;
     for (uint32_t i = 0; i < n; i++)
         pw[i] = c[i] > 0 ? c[i] : u ? u[i] : 0;
     if ((rc = fit_recover_b(R, c, q2, pw, m->anchors, o, nt, m->B, Yb, Css, &rec_rect, rep)))
@@ -737,9 +583,7 @@ static int recover_stage(fit_mat *R, const double *c, const double *q2, double *
     if (am == JSMF_A_AUTO)
         am = fit_rectify_method_get(o->rectify)->a_auto;
     if (am == JSMF_A_PINV) { /* a pass over whole rows of R */
-        if (R->kind == FIT_LOWRANK && (rc = fit_lowrank_gather(R->lr)))
-            return rc;
-        if ((rc = fit_recover_a_pinv(R, k, m->B, m->A)))
+        if ((rc = fit_mat_gather(R)) || (rc = fit_recover_a_pinv(R, k, m->B, m->A)))
             return rc;
     } else {
         fit_recover_a_diag(k, m->B, Css, m->anchors, m->A);
@@ -791,10 +635,8 @@ static int topics_stage(fit_mat *R, const jsmf_vocab *vocab, double *c, double *
         }
         if ((rc = find_anchors(R, c, q2, cand, o, m->anchors)))
             goto out;
-        /* the anchor rows and columns are repaired too (A is read from them), as the
-         * reference's factorizeY does; the row sums follow */
-        if (R->kind == FIT_LOWRANK && ((rc = fit_lowrank_finish(R->lr, m->anchors, k)) ||
-                                       (rc = rect_sums(R, c, q2, NULL))))
+        /* the anchors' rows as R's others (A is read from them); the row sums follow */
+        if ((rc = fit_mat_repair_anchors(R, m->anchors, k, c, q2)))
             goto out;
         if (rep)
             rep->t_anchors += clock_seconds() - t;
@@ -808,8 +650,7 @@ static int topics_stage(fit_mat *R, const jsmf_vocab *vocab, double *c, double *
             if (bad[a] && cand[m->anchors[a]])
                 cand[m->anchors[a]] = 0, ncand--;
         /* the iterate the anchors were found in: without the repairs of these anchors' rows */
-        if (R->kind == FIT_LOWRANK && ((rc = fit_lowrank_finish(R->lr, NULL, 0)) ||
-                                       (rc = rect_sums(R, c, q2, NULL))))
+        if ((rc = fit_mat_repair_anchors(R, NULL, 0, c, q2)))
             goto out;
     }
     rc = fit_check_model(m, vocab, df_min, *asum);
@@ -833,15 +674,12 @@ static int metrics_stage(const jsmf_source *C, const fit_mat *R, const double *q
     /* The two metrics that need C again are left out when a refinement replaces the model
      * (2), or when C is read from its source on every pass (1: 'jsmf eval MODEL --store
      * STORE' computes them); the others need only C's unigram. */
-    const double *lr_unigram = R->kind == FIT_LOWRANK ? fit_lowrank_unigram(R->lr) : NULL;
-    const double *unigram = R->src ? fit_csrc_rowsums(R->src) : lr_unigram;
-    int skip = st && st->no_c_metrics && unigram                      ? 2
-               : R->kind == FIT_LOWRANK && R->c_streamed && lr_unigram ? 1
-                                                                       : 0;
+    const double *unigram = R->src ? fit_csrc_rowsums(R->src) : R->c_unigram;
+    int skip = st && st->no_c_metrics && unigram ? 2 : R->c_streamed && R->c_unigram ? 1 : 0;
     if (skip) {
         rep->metrics.recovery = rep->metrics.approximation = NAN;
         rep->c_metrics_skipped = skip;
-        rc = fit_metrics_local(m, skip == 2 ? unigram : lr_unigram, &rep->metrics);
+        rc = fit_metrics_local(m, skip == 2 ? unigram : R->c_unigram, &rep->metrics);
     } else if (R->src) {
         rc = fit_metrics_c(m, R->src, &rep->metrics);
     } else {

@@ -266,7 +266,7 @@ int fit_anchors_find_fast(const fit_anchor_job *job, uint32_t *S)
         Pi[e] = fit_rng_gauss(&rng) / sqrt((double)dp);
     if (job->M)
         fit_gemm_nn(n, din, dp, job->M, Pi, P);
-    else if ((rc = fit_mat_apply(job->R, Pi, dp, P, NULL, NULL))) /* C's sparse rows */
+    else if ((rc = fit_mat_apply(job->R, Pi, dp, P, NULL, NULL))) /* no explicit rows */
         goto out;
     for (uint32_t i = 0; i < n; i++)
         cblas_dscal(dp, job->inv[i], P + (size_t)i * dp, 1);

@@ -5,7 +5,8 @@
  * columns I of largest ||Y_i|| (where negative entries are large enough to matter), omega the
  * shift that makes R sum to 1. Written as Y Y^T + E + omega 1 1^T, E = max(-Y Y_I^T, 0) on the
  * columns I and its transpose on the rows I, so every product with R costs O(N l (K + p)) GEMM
- * work and nothing N x N is ever held. C itself is read only by the first eigendecomposition. */
+ * work and nothing N x N is ever held. C itself is read only by the first eigendecomposition.
+ * The iterate is then R's low-rank representation (its table of operations below). */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -39,7 +40,6 @@ struct fit_lowrank {
     double *erow;    /* row sums of E (n; this rank's rows and the rows I are set) */
     double *eg2, *eg; /* per row: sum of g^2 and of g over the entries E repairs (n each) */
     double esum;     /* sum of E */
-    double *unigram; /* row sums of the original C, or NULL */
     int final;       /* no shift: the iterate as handed to the later steps */
     double total;    /* sum of all entries */
     /* P = max(-Y Y_I^T, 0) on this rank's rows (nl x l), as the last fit_lowrank_set made it:
@@ -58,7 +58,7 @@ void fit_lowrank_free(fit_lowrank *lr)
     if (!lr)
         return;
     free(lr->Y), free(lr->YI), free(lr->sel), free(lr->pos), free(lr->s), free(lr->erow);
-    free(lr->eg2), free(lr->eg), free(lr->unigram), free(lr->starts), free(lr->P);
+    free(lr->eg2), free(lr->eg), free(lr->starts), free(lr->P);
     free(lr);
 }
 
@@ -124,7 +124,6 @@ void fit_lowrank_keep_p(fit_lowrank *lr, int keep)
 }
 
 uint32_t fit_lowrank_k(const fit_lowrank *lr) { return lr->k; }
-const double *fit_lowrank_unigram(const fit_lowrank *lr) { return lr->unigram; }
 uint32_t fit_lowrank_l(const fit_lowrank *lr) { return lr->l; }
 double fit_lowrank_omega(const fit_lowrank *lr) { return lr->omega; }
 const double *fit_lowrank_y(const fit_lowrank *lr) { return lr->Y; }
@@ -502,6 +501,110 @@ out:
     return rc;
 }
 
+/* ---- the compressed iterate as R (fit_internal.h's interface) ---------------------------- */
+
+static void lr_rows(const fit_mat *R, uint32_t r0, uint32_t nb, double *out, uint64_t *nneg,
+                    double *negmass)
+{
+    fit_lowrank_rows(R->state, r0, nb, out);
+    *nneg = 0, *negmass = 0;
+}
+
+static int lr_apply(const fit_mat *R, const double *V, uint32_t p, double *Z, uint64_t *nneg,
+                    double *negmass)
+{
+    if (nneg)
+        *nneg = 0;
+    if (negmass)
+        *negmass = 0;
+    return fit_lowrank_apply(R->state, V, p, Z);
+}
+
+/* Scaled to sum 1 by fit_lowrank_finish. */
+static int lr_sums(fit_mat *R, double *c, double *q2)
+{
+    int rc = fit_lowrank_row_stats(R->state, c, q2);
+    if (rc)
+        return rc;
+    double tot = fit_sum_ordered(c, R->n);
+    if (!(tot > 0))
+        return jsmf_error(JSMF_ENUMERIC, "fit: rectified C sums to %g", tot);
+    return JSMF_OK;
+}
+
+static int lr_finish(fit_mat *R, double *c, double *q2, jsmf_fit_report *rep)
+{
+    (void)rep;
+    return lr_sums(R, c, q2);
+}
+
+/* Exact rows lazily for a method that reads a row at a time, from the whole factor; else the
+ * factor space of Y Y^T, where the QR's pivots keep each rank's rows (the other methods read
+ * any row: the whole factor). */
+static int lr_anchor_space(fit_mat *R, const double *c, int exact, int row_at_a_time,
+                           fit_anchor_space *sp)
+{
+    fit_lowrank *lr = R->state;
+    int rc;
+    if ((exact || !row_at_a_time) && (rc = fit_lowrank_gather(lr)))
+        return rc;
+    if (exact && row_at_a_time) {
+        sp->part = fit_part_whole(R->n), sp->d = R->n;
+        return JSMF_OK;
+    }
+    sp->part = lr->L;
+    if (!(sp->owned = fit_factor_space(&sp->part, lr->k, lr->Y, lr->Y, 1.0, c)))
+        return jsmf_error(JSMF_ENOMEM, "fit: out of memory finding anchors");
+    sp->M = sp->owned, sp->d = lr->k, sp->unit = 1;
+    return JSMF_OK;
+}
+
+/* The anchor rows and columns are repaired too (A is read from them), as the reference's
+ * factorizeY does. */
+static int lr_repair_anchors(fit_mat *R, const uint32_t *S, uint32_t k, double *c, double *q2)
+{
+    int rc = fit_lowrank_finish(R->state, S, S ? k : 0);
+    return rc ? rc : lr_sums(R, c, q2);
+}
+
+/* Its columns S on this rank's rows, R_SS picked from their ranks. */
+static int lr_anchor_cols(const fit_mat *R, const fit_part *L, const uint32_t *S, uint32_t k,
+                          double *RS, double *Css)
+{
+    int rc = fit_lowrank_cols(R->state, S, k, RS);
+    return rc ? rc : fit_part_pick(L, S, k, RS, k, Css);
+}
+
+static fit_part lr_part(const fit_mat *R)
+{
+    return fit_lowrank_part(R->state);
+}
+
+static int lr_gather(fit_mat *R)
+{
+    return fit_lowrank_gather(R->state);
+}
+
+static void lr_free(void *state)
+{
+    fit_lowrank_free(state);
+}
+
+static const fit_mat_ops lowrank_ops = {
+    .rows = lr_rows,
+    .apply = lr_apply,
+    .finish = lr_finish,
+    .anchor_space = lr_anchor_space,
+    .repair_anchors = lr_repair_anchors,
+    .anchor_cols = lr_anchor_cols,
+    .part = lr_part,
+    .gather = lr_gather,
+    .free = lr_free,
+    .cheap_product = 1,
+    .product_passes = 1,
+    .factor_space_anchors = 1,
+};
+
 /* ---- the iteration ----------------------------------------------------------------------- */
 
 static void rectify_progress(const jsmf_fit_opts *o, double done, double total)
@@ -684,6 +787,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     int streamed = 0;
     double *hist = NULL, *U = NULL, *lam = NULL, *Yn = NULL, *Qn = NULL;
     fit_lowrank *lr = NULL;
+    double *unigram = NULL; /* C's row sums: a word the iterate leaves without mass keeps its own */
     fit_eig_ws *ws = NULL;
     double t0 = clock_seconds();
     int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->products, o->comm, o->progress,
@@ -723,8 +827,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     }
     if (rep)
         fit_note_scans(rep, src, C);
-    if (fit_csrc_rowsums(src) && (lr->unigram = malloc(sizeof(double) * n)))
-        memcpy(lr->unigram, fit_csrc_rowsums(src), sizeof(double) * n);
+    if (fit_csrc_rowsums(src) && (unigram = malloc(sizeof(double) * n)))
+        memcpy(unigram, fit_csrc_rowsums(src), sizeof(double) * n);
     streamed = !fit_csrc_cached(src);
     /* C cached in float32 serves the metrics too: recovery moves by ~2e-5 relative, and
      * reading the store again in double cost two streamed passes, as much as the rest of the
@@ -773,15 +877,17 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         goto out;
     if (rep)
         rep->compress_rows = lr->l0;
-    F->kind = FIT_LOWRANK, F->n = n, F->r = k, F->scale = 1.0, F->threads = nt;
+    F->ops = &lowrank_ops, F->state = lr, F->n = n, F->threads = nt;
+    lr = NULL;
     F->c_streamed = streamed;
     F->src = src; /* C in memory: kept for the metrics */
     src = NULL;
-    F->lr = lr;
-    lr = NULL;
+    F->c_unigram = unigram;
+    unigram = NULL;
 out:
     fit_csrc_close(src);
     fit_lowrank_free(lr);
+    free(unigram);
     fit_eig_ws_free(ws);
     free(U), free(lam), free(Yn), free(Qn), free(hist);
     return rc;

@@ -1,6 +1,10 @@
 /* fit_methods.c — the fit's choices as tables: every rectification, anchor and recovery method
- * with its name, defaults, rules and functions. A new method is one entry here (and its
- * functions); the CLI's choices, --help, summary.json and the rules of fit.c all read these. */
+ * with its name, defaults, rules and functions, and the representations of the rectified C. A
+ * new method is one entry here (and its functions); the CLI's choices, --help, summary.json and
+ * the rules of fit.c all read these. */
+#include <stdio.h>
+#include <string.h>
+
 #include "fit_internal.h"
 
 /* Indexed by enum jsmf_rectify; a method without an enum value is simply appended. */
@@ -39,7 +43,27 @@ static const fit_recover_method recover_methods[] = {
     [JSMF_RECOVER_ACTIVESET] = {.name = "activeset", .solve = fit_snls_activeset},
 };
 
+/* The representations R can be re-expressed in after its rectification (JSMF_TEST_FIT_REPR:
+ * tests run the steps after it through one); a representation is one entry here (and its file). */
+static const fit_repr reprs[] = {
+    {.name = "dense", .adopt = fit_rect_dense_as},
+};
+
 #define COUNT(t) ((int)(sizeof(t) / sizeof((t)[0])))
+
+int fit_repr_adopt(fit_mat *R, const char *name)
+{
+    char list[256] = "";
+    size_t used = 0;
+    for (int v = 0; v < COUNT(reprs); v++) {
+        if (!strcmp(reprs[v].name, name))
+            return reprs[v].adopt(R);
+        int len = snprintf(list + used, sizeof list - used, "%s%s", v ? ", " : "", reprs[v].name);
+        used += len > 0 && (size_t)len < sizeof list - used ? (size_t)len : 0;
+    }
+    return jsmf_error(JSMF_EINVAL, "fit: no representation '%s' of the rectified C (%s)", name,
+                      list);
+}
 
 const fit_rectify_method *fit_rectify_method_get(int v)
 {

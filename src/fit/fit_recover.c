@@ -88,50 +88,33 @@ static int share_word_rows(jsmf_comm *c, uint32_t n, void *X, uint64_t bytes)
     return rc;
 }
 
-/* The anchor rows of R as Tt = Cbar_S^T (rows of L, nl x k) and C_SS (k x k). The compressed
- * iterate gives the columns S of its rows (split in an MPI job); the others the K rows. */
+/* The anchor rows of R as Tt = Cbar_S^T (rows of L, nl x k) and C_SS (k x k). */
 static int anchor_rows(const fit_mat *R, const fit_part *L, const double *c, const uint32_t *S,
                        uint32_t k, double *Tt, double *Css)
 {
-    uint32_t n = R->n, nl = L->r1 - L->r0;
-    int rc = JSMF_OK;
-    if (R->kind == FIT_LOWRANK) {
-        if ((rc = fit_lowrank_cols(R->lr, S, k, Tt)) || (rc = fit_part_pick(L, S, k, Tt, k, Css)))
-            return rc;
-    } else {
-        double *XS = malloc(sizeof(double) * k * n);
-        if (!XS)
-            return jsmf_error(JSMF_ENOMEM, "fit: out of memory recovering B");
-        for (uint32_t a = 0; a < k; a++) {
-            fit_mat_rows(R, S[a], 1, XS + (size_t)a * n, NULL, NULL);
-            for (uint32_t j = 0; j < n; j++)
-                Tt[(size_t)j * k + a] = XS[(size_t)a * n + j];
-            for (uint32_t b = 0; b < k; b++)
-                Css[a * k + b] = XS[(size_t)a * n + S[b]];
-        }
-        free(XS);
-    }
+    uint32_t nl = L->r1 - L->r0;
+    int rc = fit_mat_anchor_cols(R, L, S, k, Tt, Css);
+    if (rc)
+        return rc;
     for (uint32_t j = 0; j < nl; j++) /* normalised: Cbar_S */
         for (uint32_t a = 0; a < k; a++) {
             double cs = c[S[a]];
             Tt[(size_t)j * k + a] = cs > 0 ? Tt[(size_t)j * k + a] / cs : 0;
         }
-    return rc;
+    return JSMF_OK;
 }
 
 /* The right-hand sides Cbar_i Cbar_S^T of the rows of L (KL: its solves too, in the pass). */
-static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx, int nt,
+static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs_ctx *rx,
                        jsmf_fit_report *rep)
 {
     uint32_t k = rx->k, nl = L->r1 - L->r0;
     double *rhs = rx->rhs;
     const double *Tt = rx->Tt;
     int rc = JSMF_OK;
-    fit_mat R2 = *R;
-    R2.threads = nt;
-    if ((R->kind == FIT_SPARSE || R->kind == FIT_LOWRANK) && !rx->method->solve_row) {
-        /* one product with C's sparse rows or the compressed iterate, not a pass over N x N rows */
-        if ((rc = fit_mat_apply(&R2, Tt, k, rhs, NULL, NULL)))
+    if (R->ops->cheap_product && !rx->method->solve_row) {
+        /* one product, not a pass over N x N rows */
+        if ((rc = fit_mat_apply(R, Tt, k, rhs, NULL, NULL)))
             return rc;
         for (uint32_t a = 0; a < nl; a++) {
             double ci = c[L->r0 + a];
@@ -139,7 +122,7 @@ static int right_sides(const fit_mat *R, const fit_part *L, const double *c, rhs
                 rhs[(size_t)a * k + j] = ci > 0 ? rhs[(size_t)a * k + j] / ci : 0;
         }
     } else {
-        if ((rc = fit_mat_pass(&R2, rhs_block, rx, NULL, NULL)))
+        if ((rc = fit_mat_pass(R, rhs_block, rx, NULL, NULL)))
             return rc;
         if (rep)
             rep->passes++;
@@ -203,19 +186,19 @@ static void solve_words_many(const fit_recover_method *rm, const fit_snls *s, ui
     }
 }
 
-int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const double *pw,
+int fit_recover_b(fit_mat *R, const double *c, const double *q2, const double *pw,
                   const uint32_t *S, const jsmf_fit_opts *o, int nt, double *B, double *Ybreve,
                   double *Css, double *recovery_rect, jsmf_fit_report *rep)
 {
     uint32_t n = R->n, k = o->k;
     const fit_recover_method *rm = fit_recover_method_get(o->recover);
-    /* the compressed iterate's rows stay split in an MPI job (a row solver reads whole rows) */
-    if (R->kind == FIT_LOWRANK && rm->solve_row) {
-        int rc = fit_lowrank_gather(R->lr);
+    /* R's rows may stay split in an MPI job, but a row solver reads whole rows */
+    if (rm->solve_row) {
+        int rc = fit_mat_gather(R);
         if (rc)
             return rc;
     }
-    fit_part L = R->kind == FIT_LOWRANK ? fit_lowrank_part(R->lr) : fit_part_whole(n);
+    fit_part L = fit_mat_part(R);
     uint32_t r0 = L.r0, nl = L.r1 - L.r0;
     double *Tt = calloc((size_t)nl * k + 1, sizeof(double)), *H = malloc(sizeof(double) * k * k);
     double *Hinv = malloc(sizeof(double) * k * k), *F = malloc(sizeof(double) * k * k);
@@ -270,7 +253,7 @@ int fit_recover_b(const fit_mat *R, const double *c, const double *q2, const dou
     rhs_ctx rx = {R, c, Tt, rhs, k, rm, &s, NULL, work, vrow, iters, skip};
     if (rm->solve_row)
         rx.Y = Ybreve;
-    if ((rc = right_sides(R, &L, c, &rx, nt, rep)))
+    if ((rc = right_sides(R, &L, c, &rx, rep)))
         goto out;
     for (size_t e = 0; e < (size_t)nl * k; e++)
         rhs[e] *= hs;
@@ -405,7 +388,10 @@ int fit_recover_a_pinv(const fit_mat *R, uint32_t k, const double *B, double *A)
     fit_gemm_tn(n, k, k, B, B, G);
     sym_pinv(k, G, Gi);
     fit_gemm_nn(n, k, k, B, Gi, Bp);
-    if (R->kind == FIT_SPARSE) {
+    /* by the product where it costs no pass (C's rows in memory); else one pass over whole
+     * rows, the compressed iterate's too (its product would be cheaper, but would round A's
+     * last bits otherwise) */
+    if (!R->ops->product_passes) {
         if ((rc = fit_mat_apply(R, Bp, k, RB, NULL, NULL)))
             goto out;
     } else {

@@ -46,58 +46,6 @@ int fit_load_dense(const jsmf_source *C, double **X)
     return JSMF_OK;
 }
 
-typedef struct {
-    fit_mat *m;
-    uint64_t cap, used;
-    uint32_t next;
-} csr_load;
-
-static int csr_row(void *arg, uint32_t row, const uint32_t *cols, const double *vals, uint32_t nv)
-{
-    csr_load *c = arg;
-    fit_mat *m = c->m;
-    if (row >= m->n || row < c->next)
-        return jsmf_error(JSMF_EFORMAT, "fit: source rows out of order at %u", row);
-    while (c->used + nv > c->cap) {
-        uint64_t cap = c->cap ? c->cap * 2 : 1 << 16;
-        uint32_t *nc = realloc(m->cols, cap * sizeof *nc);
-        double *nvv = nc ? realloc(m->vals, cap * sizeof *nvv) : NULL;
-        if (nc)
-            m->cols = nc;
-        if (!nvv)
-            return jsmf_error(JSMF_ENOMEM, "fit: no memory for C (%llu entries)",
-                              (unsigned long long)cap);
-        m->vals = nvv;
-        c->cap = cap;
-    }
-    for (uint32_t i = c->next; i <= row; i++)
-        m->rowptr[i] = c->used;
-    memcpy(m->cols + c->used, cols, nv * sizeof *cols);
-    memcpy(m->vals + c->used, vals, nv * sizeof *vals);
-    c->used += nv;
-    c->next = row + 1;
-    return 0;
-}
-
-int fit_load_csr(const jsmf_source *C, fit_mat *m)
-{
-    memset(m, 0, sizeof *m);
-    m->kind = FIT_SPARSE;
-    m->n = C->n;
-    m->rowptr = calloc((size_t)C->n + 1, sizeof *m->rowptr);
-    if (!m->rowptr)
-        return jsmf_error(JSMF_ENOMEM, "fit: no memory for C rows");
-    csr_load c = {m, 0, 0, 0};
-    int rc = C->scan ? C->scan(C->ctx, csr_row, &c) : fit_source_scan(C, 0, C->n, csr_row, &c);
-    if (rc) {
-        fit_mat_free(m);
-        return rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
-    }
-    for (uint32_t i = c.next; i <= C->n; i++)
-        m->rowptr[i] = c.used;
-    return JSMF_OK;
-}
-
 /* ---- factored iterates ------------------------------------------------------------------- */
 
 typedef struct {
@@ -122,15 +70,15 @@ static int fac_apply_fn(void *ctx, const double *V, uint32_t p, double *Z)
 
 /* W = [U, 1], g = [max(lam,0), s] with s = (1 - 1^T U diag(lam+) U^T 1) / n^2 (Alg. 1 lines
  * 4-6, the sum exact in factor space). */
-static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, const double *lam)
+static void set_factor(fit_factor *f, uint32_t n, uint32_t k, const double *U, const double *lam)
 {
     uint32_t r = k + 1;
     double *ut1 = calloc(k, sizeof(double));
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t c = 0; c < k; c++) {
-            F->W[(size_t)i * r + c] = U[(size_t)i * k + c];
+            f->W[(size_t)i * r + c] = U[(size_t)i * k + c];
         }
-        F->W[(size_t)i * r + k] = 1.0;
+        f->W[(size_t)i * r + k] = 1.0;
     }
     /* U^T 1 in fixed chunk order */
     double *ones = malloc(sizeof(double) * n);
@@ -140,13 +88,13 @@ static void set_factor(fit_mat *F, uint32_t n, uint32_t k, const double *U, cons
     free(ones);
     double tot = 0;
     for (uint32_t c = 0; c < k; c++) {
-        F->g[c] = lam[c] > 0 ? lam[c] : 0;
-        tot += F->g[c] * ut1[c] * ut1[c];
+        f->g[c] = lam[c] > 0 ? lam[c] : 0;
+        tot += f->g[c] * ut1[c] * ut1[c];
     }
-    F->g[k] = (1.0 - tot) / ((double)n * n);
+    f->g[k] = (1.0 - tot) / ((double)n * n);
     for (uint32_t i = 0; i < n; i++)
         for (uint32_t c = 0; c < r; c++)
-            F->WG[(size_t)i * r + c] = F->W[(size_t)i * r + c] * F->g[c];
+            f->WG[(size_t)i * r + c] = f->W[(size_t)i * r + c] * f->g[c];
     free(ut1);
 }
 
@@ -182,18 +130,17 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     uint32_t n = C->n, k = o->k, r = k + 1;
     uint32_t q1 = k / 2 > 10 ? k / 2 : 10, q = k / 5 > 8 ? k / 5 : 8;
     uint64_t passes = 0;
-    memset(F, 0, sizeof *F);
-    F->kind = FIT_FACTOR, F->n = n, F->r = r, F->scale = 1.0, F->threads = nt;
+    fit_factor *fac = NULL;
+    int rc = fit_rect_factor(F, n, r, o->mem_bytes, &fac);
+    if (rc)
+        return rc;
+    F->threads = nt;
     F->block = fit_block_rows(n, o->mem_bytes, nt);
-    F->W = malloc(sizeof(double) * n * r);
-    F->WG = malloc(sizeof(double) * n * r);
-    F->g = malloc(sizeof(double) * r);
     double *U = malloc(sizeof(double) * n * k), *lam = malloc(sizeof(double) * k);
     double *Wold = malloc(sizeof(double) * n * r), *gold = malloc(sizeof(double) * r);
     double *Q0 = malloc(sizeof(double) * n * r), *Qn = malloc(sizeof(double) * n * (k + q));
     fit_csrc *src = NULL;
-    int rc = JSMF_OK;
-    if (!F->W || !F->WG || !F->g || !U || !lam || !Wold || !gold || !Q0 || !Qn) {
+    if (!U || !lam || !Wold || !gold || !Q0 || !Qn) {
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the factored iterate (N=%u)", n);
         goto out;
     }
@@ -222,8 +169,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     else
         fit_csrc_close(src);
     src = NULL;
-    set_factor(F, n, k, U, lam);
-    jsmf_fit_trace tr = {NAN, F->g[k], 0, 0, lam[k - 1], iters};
+    set_factor(fac, n, k, U, lam);
+    jsmf_fit_trace tr = {NAN, fac->g[k], 0, 0, lam[k - 1], iters};
     for (uint32_t t = 1; t < o->rectify_iters; t++) {
         rectify_progress(o, t, o->rectify_iters);
         /* warm start: the previous operator applied to its Ritz vectors (one power step ahead
@@ -244,15 +191,15 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         tr.neg_frac = (double)fa.nneg / ((double)n * n);
         tr.neg_mass = fa.negmass;
         add_trace(rep, &tr);
-        memcpy(Wold, F->W, sizeof(double) * n * r);
-        memcpy(gold, F->g, sizeof(double) * r);
-        set_factor(F, n, k, U, lam);
+        memcpy(Wold, fac->W, sizeof(double) * n * r);
+        memcpy(gold, fac->g, sizeof(double) * r);
+        set_factor(fac, n, k, U, lam);
         double delta;
-        if ((rc = fit_factor_delta(&whole, r, F->W, F->g, Wold, gold, &delta)))
+        if ((rc = fit_factor_delta(&whole, r, fac->W, fac->g, Wold, gold, &delta)))
             goto out;
-        tr = (jsmf_fit_trace){delta, F->g[k], 0, 0, lam[k - 1], iters};
+        tr = (jsmf_fit_trace){delta, fac->g[k], 0, 0, lam[k - 1], iters};
     }
-    /* the last iterate's clip statistics come from the sums pass (fit_rect_sums) */
+    /* the last iterate's clip statistics come from its finish (fit_rect_factor.c) */
     add_trace(rep, &tr);
     if (rep)
         rep->passes += passes;
@@ -472,7 +419,7 @@ int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt
     (void)st; /* only the compressed iterate starts warm or resumes */
     (void)o, (void)nt;
     double t = clock_seconds();
-    int rc = fit_load_csr(C, F);
+    int rc = fit_rect_sparse_load(C, F);
     if (!rc && rep)
         rep->t_load = clock_seconds() - t, rep->passes++;
     return rc;
