@@ -67,7 +67,7 @@ void jsmf_cancel(int on)
     cancel_asked = on != 0;
 }
 
-int jsmf_cancel_check(void)
+int cancel_check(void)
 {
     if (!cancel_asked)
         return JSMF_OK;
@@ -85,7 +85,7 @@ int jsmf_error(int code, const char *fmt, ...)
     return code;
 }
 
-int jsmf_error_context(int code, const char *fmt, ...)
+int error_context(int code, const char *fmt, ...)
 {
     char prefix[512], old[sizeof errbuf];
     va_list ap;
@@ -110,7 +110,7 @@ int jsmf_error_context(int code, const char *fmt, ...)
     return code;
 }
 
-int jsmf_error_capture(jsmf_error_slot *slot, int code)
+int error_capture(jsmf_error_slot *slot, int code)
 {
     if (!code)
         return code;
@@ -124,12 +124,12 @@ int jsmf_error_capture(jsmf_error_slot *slot, int code)
     return code;
 }
 
-int jsmf_error_pending(const jsmf_error_slot *slot)
+int error_pending(const jsmf_error_slot *slot)
 {
     return __atomic_load_n(&slot->code, __ATOMIC_ACQUIRE) != 0;
 }
 
-int jsmf_error_restore(const jsmf_error_slot *slot)
+int error_restore(const jsmf_error_slot *slot)
 {
     int code = __atomic_load_n(&slot->code, __ATOMIC_ACQUIRE);
     if (!code)

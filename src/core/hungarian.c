@@ -7,7 +7,7 @@
 #include "jsmf.h"
 #include "hungarian.h"
 
-int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total)
+int hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total)
 {
     if (n == 0)
         return jsmf_error(JSMF_EINVAL, "hungarian: empty cost matrix");

@@ -9,6 +9,6 @@
  *  O(n^3) Hungarian algorithm (shortest augmenting paths with potentials). On return
  *  assign[i] is the column matched to row i, and *total (if not NULL) the cost of the matching.
  *  Errors: JSMF_EINVAL (n == 0 or a non-finite cost), JSMF_ENOMEM. */
-int jsmf_hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
+int hungarian(const double *cost, uint32_t n, uint32_t *assign, double *total);
 
 #endif

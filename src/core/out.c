@@ -106,7 +106,7 @@ static int open_temporary(jsmf_out *o, const struct stat *old)
     }
 }
 
-int jsmf_out_open(const char *path, jsmf_out **out)
+int out_open(const char *path, jsmf_out **out)
 {
     *out = NULL;
     jsmf_out *o = calloc(1, sizeof *o);
@@ -162,9 +162,9 @@ int jsmf_out_open(const char *path, jsmf_out **out)
     return JSMF_OK;
 }
 
-FILE *jsmf_out_file(jsmf_out *o) { return o->f; }
+FILE *out_file(jsmf_out *o) { return o->f; }
 
-int jsmf_out_close(jsmf_out *o, int rc)
+int out_close(jsmf_out *o, int rc)
 {
     if (!o)
         return rc;
@@ -194,7 +194,7 @@ int jsmf_out_close(jsmf_out *o, int rc)
     return rc;
 }
 
-void jsmf_report_line(FILE *f, const char *prefix, const char *fmt, ...)
+void report_line(FILE *f, const char *prefix, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

@@ -211,10 +211,10 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
 
 int jsmf_vocab_save(const char *path, const jsmf_vocab *v)
 {
-    return jsmf_vocab_save_commented(path, v, NULL);
+    return vocab_save_commented(path, v, NULL);
 }
 
-int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char *comments)
+int vocab_save_commented(const char *path, const jsmf_vocab *v, const char *comments)
 {
     for (uint32_t i = 0; i < v->n; i++) { /* checked first: nothing written, not even to stdout */
         const char *why = unwritable(v->words[i]);
@@ -223,10 +223,10 @@ int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char 
                               "vocabulary file: %s", path, i + 1, v->words[i], why);
     }
     jsmf_out *o;
-    int rc = jsmf_out_open(path, &o);
+    int rc = out_open(path, &o);
     if (rc)
         return rc;
-    FILE *f = jsmf_out_file(o);
+    FILE *f = out_file(o);
     if (comments)
         fputs(comments, f);
     for (uint32_t i = 0; i < v->n; i++) {
@@ -238,10 +238,10 @@ int jsmf_vocab_save_commented(const char *path, const jsmf_vocab *v, const char 
         else
             fprintf(f, "%s%s\n", esc, v->words[i]);
     }
-    return jsmf_out_close(o, JSMF_OK);
+    return out_close(o, JSMF_OK);
 }
 
-int jsmf_vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
+int vocab_compare(const jsmf_vocab *a, const char *a_name, const jsmf_vocab *b,
                        const char *b_name)
 {
     uint32_t n = a->n < b->n ? a->n : b->n;
@@ -306,12 +306,12 @@ static int vocab_make(const jsmf_vocab *src, uint32_t n, const char *prefix, int
     return JSMF_OK;
 }
 
-int jsmf_vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out)
+int vocab_copy(const jsmf_vocab *v, int with_counts, jsmf_vocab **out)
 {
     return vocab_make(v, v->n, NULL, with_counts, out);
 }
 
-int jsmf_vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out)
+int vocab_labels(uint32_t n, const char *prefix, jsmf_vocab **out)
 {
     return vocab_make(NULL, n, prefix, 0, out);
 }

@@ -183,10 +183,10 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
         uint64_t cap = 0;
         int ok = d1 && d2 && present && hit && theta;
         if (!ok)
-            jsmf_error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory"));
+            error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory"));
         #pragma omp for schedule(dynamic, 8)
         for (uint32_t d = 0; d < nd; d++) {
-            if (!ok || jsmf_error_pending(&err))
+            if (!ok || error_pending(&err))
                 continue;
             uint64_t s = b->start[d];
             uint32_t n = (uint32_t)(b->start[d + 1] - s);
@@ -207,14 +207,14 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
                 scratch = malloc(cap * sizeof *scratch);
                 if (!scratch) {
                     ok = 0, cap = 0;
-                    jsmf_error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory "
+                    error_capture(&err, jsmf_error(JSMF_ENOMEM, "metrics: out of memory "
                                                         "for a document of %u words", n));
                     continue;
                 }
             }
             int r = heldout_doc(acc, ids, cnt, n, scratch, theta, &doc_ll[d]);
             if (r < 0)
-                ok = 0, jsmf_error_capture(&err, r);
+                ok = 0, error_capture(&err, r);
             else
                 scored[d] = 1;
         }
@@ -234,7 +234,7 @@ int jsmf_docmetrics_add(jsmf_docmetrics *acc, const jsmf_docbatch *b)
     }
     acc->docs += nd;
     free(doc_ll), free(scored);
-    return jsmf_error_restore(&err);
+    return error_restore(&err);
 }
 
 int jsmf_docmetrics_result_get(jsmf_docmetrics *acc, jsmf_docmetrics_result *out)

@@ -7,6 +7,6 @@
 /** 2-D principal-component projection of the rows of B-breve (p(topic | word), rows of B
  *  weighted by topic size p(z) = A 1 and normalised): xy is N x 2. Anchors sit at the corners
  *  of the simplex these rows fill (Lee, Bindel & Mimno 2015 Fig. 1). */
-int jsmf_report_projection(const jsmf_model *m, double *xy);
+int report_projection(const jsmf_model *m, double *xy);
 
 #endif

@@ -27,7 +27,7 @@ int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
     if (rc)
         return rc;
     if (in.vocab)
-        rc = jsmf_vocab_compare(in.vocab, e->store, m->vocab, "the model");
+        rc = vocab_compare(in.vocab, e->store, m->vocab, "the model");
     else if (in.src.n != m->n)
         rc = jsmf_error(JSMF_EMISMATCH, "%s has %u rows, the model %u words", e->store, in.src.n,
                         m->n);
@@ -84,7 +84,7 @@ int jsmf_eval_truth(jsmf_eval *e, const jsmf_model *m)
         call_threads_end(saved);
     }
     if (rc)
-        rc = jsmf_error_context(rc, "against --truth %s", e->truth);
+        rc = error_context(rc, "against --truth %s", e->truth);
     else
         e->have_truth = 1;
     jsmf_model_free(t);
@@ -143,52 +143,52 @@ static void write_text(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 static void write_json(FILE *f, const jsmf_eval *e, const jsmf_model *m)
 {
     jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "model", e->model);
-    jsmf_json_uint(&j, "k", m->k);
-    jsmf_json_uint(&j, "n_words", m->n);
+    json_init(&j, f, 1);
+    json_begin_object(&j, NULL);
+    json_string(&j, "model", e->model);
+    json_uint(&j, "k", m->k);
+    json_uint(&j, "n_words", m->n);
     if (e->have_store) {
         const jsmf_metrics *s = &e->store_metrics;
-        jsmf_json_string(&j, "store", e->store);
-        jsmf_json_uint(&j, "store_docs", e->store_docs);
-        jsmf_json_number(&j, "recovery", s->recovery);
-        jsmf_json_number(&j, "approximation", s->approximation);
-        jsmf_json_number(&j, "dominancy", s->dominancy);
-        jsmf_json_number(&j, "specificity", s->specificity);
-        jsmf_json_number(&j, "dissimilarity", s->dissimilarity);
-        jsmf_json_number(&j, "sparsity", s->sparsity);
-        jsmf_json_number(&j, "entropy", s->entropy);
+        json_string(&j, "store", e->store);
+        json_uint(&j, "store_docs", e->store_docs);
+        json_number(&j, "recovery", s->recovery);
+        json_number(&j, "approximation", s->approximation);
+        json_number(&j, "dominancy", s->dominancy);
+        json_number(&j, "specificity", s->specificity);
+        json_number(&j, "dissimilarity", s->dissimilarity);
+        json_number(&j, "sparsity", s->sparsity);
+        json_number(&j, "entropy", s->entropy);
     }
     if (e->have_corpus) {
         const jsmf_docmetrics_result *d = &e->corpus;
-        jsmf_json_uint(&j, "corpus_docs", d->coherence_docs);
-        jsmf_json_uint(&j, "corpus_oov_tokens", d->oov_tokens);
-        jsmf_json_number(&j, "coherence", d->coherence);
-        jsmf_json_uint(&j, "coherence_top", e->top);
-        jsmf_json_number(&j, "coherence_epsilon", e->eps);
-        jsmf_json_uint(&j, "coherence_missing_words", d->coherence_missing);
-        jsmf_json_numbers(&j, "coherence_per_topic", d->coherence_topic, m->k);
-        jsmf_json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
-        jsmf_json_uint(&j, "heldout_docs", d->heldout_docs);
-        jsmf_json_uint(&j, "heldout_tokens", d->heldout_tokens);
-        jsmf_json_uint(&j, "heldout_floor_tokens", d->heldout_floored);
-        jsmf_json_uint(&j, "heldout_zero_prob_tokens", d->heldout_zero);
-        jsmf_json_number(&j, "heldout_smoothing", d->heldout_smoothing);
-        jsmf_json_number(&j, "heldout_loglik_per_token_nonzero", d->heldout_ll_nonzero);
-        jsmf_json_string(&j, "heldout_split",
+        json_uint(&j, "corpus_docs", d->coherence_docs);
+        json_uint(&j, "corpus_oov_tokens", d->oov_tokens);
+        json_number(&j, "coherence", d->coherence);
+        json_uint(&j, "coherence_top", e->top);
+        json_number(&j, "coherence_epsilon", e->eps);
+        json_uint(&j, "coherence_missing_words", d->coherence_missing);
+        json_numbers(&j, "coherence_per_topic", d->coherence_topic, m->k);
+        json_number(&j, "heldout_loglik_per_token", d->heldout_ll);
+        json_uint(&j, "heldout_docs", d->heldout_docs);
+        json_uint(&j, "heldout_tokens", d->heldout_tokens);
+        json_uint(&j, "heldout_floor_tokens", d->heldout_floored);
+        json_uint(&j, "heldout_zero_prob_tokens", d->heldout_zero);
+        json_number(&j, "heldout_smoothing", d->heldout_smoothing);
+        json_number(&j, "heldout_loglik_per_token_nonzero", d->heldout_ll_nonzero);
+        json_string(&j, "heldout_split",
                          "tokens ordered by word id; even positions fit theta, odd scored");
     }
     if (e->have_truth) {
-        jsmf_json_string(&j, "truth", e->truth);
-        jsmf_json_number(&j, "l1_error", e->l1);
-        jsmf_json_begin_array(&j, "l1_match");
+        json_string(&j, "truth", e->truth);
+        json_number(&j, "l1_error", e->l1);
+        json_begin_array(&j, "l1_match");
         for (uint32_t t = 0; t < m->k; t++)
-            jsmf_json_uint(&j, NULL, e->match[t]);
-        jsmf_json_end_array(&j);
-        jsmf_json_numbers(&j, "l1_per_topic", e->dist, m->k);
+            json_uint(&j, NULL, e->match[t]);
+        json_end_array(&j);
+        json_numbers(&j, "l1_per_topic", e->dist, m->k);
     }
-    jsmf_json_end_object(&j);
+    json_end_object(&j);
     fputc('\n', f);
 }
 

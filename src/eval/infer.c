@@ -167,7 +167,7 @@ int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf
         uint64_t cap = 0;
         #pragma omp for schedule(dynamic, 4)
         for (uint32_t d = 0; d < b->ndocs; d++) {
-            if (jsmf_error_pending(&err))
+            if (error_pending(&err))
                 continue;
             uint64_t s = b->start[d], n = b->start[d + 1] - s;
             if (n > cap) {
@@ -182,11 +182,11 @@ int jsmf_theta_fit_batch(const jsmf_model *m, const jsmf_docbatch *b, const jsmf
                 r = jsmf_theta_fit(m->B, m->k, b->ids + s, cnt, (uint32_t)n, opts,
                                    theta + (uint64_t)d * m->k, NULL, NULL);
             if (r < 0)
-                jsmf_error_capture(&err, r);
+                error_capture(&err, r);
         }
         free(cnt);
     }
-    return jsmf_error_restore(&err);
+    return error_restore(&err);
 }
 
 void jsmf_infer_opts_init(jsmf_infer_opts *o)

@@ -93,9 +93,9 @@ int jsmf_infer_write(FILE *out, const jsmf_model *m, const char *const *inputs, 
 
 void jsmf_infer_summary_write(FILE *f, const char *prefix, const jsmf_infer_summary *s)
 {
-    jsmf_report_line(f, prefix, "%llu documents, %llu without in-vocabulary words (uniform theta)",
+    report_line(f, prefix, "%llu documents, %llu without in-vocabulary words (uniform theta)",
                      (unsigned long long)s->docs, (unsigned long long)s->empty);
-    jsmf_report_line(f, prefix, "%llu out-of-vocabulary tokens ignored",
+    report_line(f, prefix, "%llu out-of-vocabulary tokens ignored",
                      (unsigned long long)s->oov);
 }
 

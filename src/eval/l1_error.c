@@ -25,7 +25,7 @@ int jsmf_eval_l1_error(const jsmf_model *truth, const jsmf_model *est, double *e
     int rc = model_topic_l1(truth, est, cost);
     double total = 0;
     if (!rc)
-        rc = jsmf_hungarian(cost, k, assign, &total);
+        rc = hungarian(cost, k, assign, &total);
     if (!rc) {
         *err = total / k;
         for (uint32_t t = 0; t < k; t++) {

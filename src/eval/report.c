@@ -115,7 +115,7 @@ static int projection(const jsmf_model *m, double *xy, double *f, double *explai
     return 0;
 }
 
-int jsmf_report_projection(const jsmf_model *m, double *xy)
+int report_projection(const jsmf_model *m, double *xy)
 {
     double *f = malloc((m->n ? m->n : 1) * sizeof *f), explained[2];
     if (!f)
@@ -439,8 +439,8 @@ static char *default_title(const jsmf_model *m, const char *model_path)
     else
         path_name(realpath(model_path, resolved) ? resolved : model_path, name, sizeof name);
     char *source = NULL;
-    if (m->summary_json && jsmf_json_get_string(m->summary_json, "store.path", &source) &&
-        jsmf_json_get_string(m->summary_json, "parameters.input", &source))
+    if (m->summary_json && json_get_string(m->summary_json, "store.path", &source) &&
+        json_get_string(m->summary_json, "parameters.input", &source))
         source = NULL;
     if (source && *source)
         path_name(source, from, sizeof from);
@@ -529,10 +529,10 @@ int jsmf_report_write(FILE *f, const jsmf_model *m, const jsmf_report_opts *opts
 int jsmf_report_save(const char *path, const jsmf_model *m, const jsmf_report_opts *opts)
 {
     jsmf_out *o;
-    int rc = jsmf_out_open(path, &o);
+    int rc = out_open(path, &o);
     if (rc)
         return rc;
-    return jsmf_out_close(o, jsmf_report_write(jsmf_out_file(o), m, opts));
+    return out_close(o, jsmf_report_write(out_file(o), m, opts));
 }
 
 void jsmf_report_opts_init(jsmf_report_opts *o)

@@ -41,7 +41,7 @@ void jsmf_fdm_opts_init(jsmf_fdm_opts *p)
     p->checkpoint_seconds = 60;
 }
 
-void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p)
+void fdm_opts_resolve(jsmf_fdm_opts *p)
 {
     if (p->patience == JSMF_FDM_AUTO)
         p->patience = p->init_B ? 5 : 10;
@@ -111,7 +111,7 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm
     uint32_t got = 0, tries = 0;
     while (got < k) {
         uint32_t u, v;
-        jsmf_fdm_sampler_draw(smp, p->seed, FDM_STREAM_SEEDS, index++, 1, &u, &v);
+        fdm_sampler_draw_default(smp, p->seed, FDM_STREAM_SEEDS, index++, 1, &u, &v);
         int dup = 0;
         for (uint32_t t = 0; t < got && !dup; t++)
             dup = words[t] == u;
@@ -121,7 +121,7 @@ static int init_from_words(fdm_state *st, const jsmf_fdm_opts *p, const jsmf_fdm
     }
     double s = p->init_smooth > 0 ? p->init_smooth : 1e-3; /* rows have zeros: never log 0 */
     /* the rows into w (N x K, word-major as w), then their logits in place */
-    int rc = jsmf_fdm_sampler_rows_dist(smp, words, k, st->w); /* from documents: one pass */
+    int rc = fdm_sampler_rows_dist(smp, words, k, st->w); /* from documents: one pass */
     for (size_t e = 0; !rc && e < (size_t)n * k; e++)
         st->w[e] = log((1 - s) * st->w[e] + s / n);
     free(words);
@@ -585,7 +585,7 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
 {
     memset(out, 0, sizeof *out);
     jsmf_fdm_opts resolved = *params;
-    jsmf_fdm_opts_resolve(&resolved);
+    fdm_opts_resolve(&resolved);
     const jsmf_fdm_opts *p = &resolved;
     int rc = check_params(src, p);
     if (rc)
@@ -599,9 +599,9 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
     fdm_backend be = {0};
     throughput tp = {0, 0};
     g.best = INFINITY;
-    if ((rc = jsmf_fdm_sampler_build(src, p->mem_budget, &smp)))
+    if ((rc = fdm_sampler_build(src, p->mem_budget, &smp)))
         goto done;
-    jsmf_fdm_sampler_info_get(smp, &out->sampler);
+    fdm_sampler_info_get(smp, &out->sampler);
 
     fdm_setup s = {0};
     s.sampler = smp, s.n = src->n, s.k = p->k, s.batch = p->batch, s.seed = p->seed;
@@ -667,7 +667,7 @@ done:
     fdm_state_free(&st);
     log_free(&g);
     free(hu), free(hv);
-    jsmf_fdm_sampler_free(smp);
+    fdm_sampler_free(smp);
     return rc;
 }
 

@@ -487,7 +487,7 @@ int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *o
     return 0;
 }
 
-int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+int fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                            double *gmu, double *galpha)
 {

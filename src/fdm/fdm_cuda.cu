@@ -17,9 +17,9 @@
 /* Calls into the library that loaded us (set by the plugin entry point at the end). */
 static fdm_host_api H;
 #define jsmf_error H.error
-#define jsmf_fdm_sampler_info_get H.sampler_info_get
-#define jsmf_fdm_sampler_tables_get H.sampler_tables_get
-#define jsmf_fdm_sampler_draw H.sampler_draw
+#define fdm_sampler_info_get H.sampler_info_get
+#define fdm_sampler_tables_get H.sampler_tables_get
+#define fdm_sampler_draw_default H.sampler_draw
 
 #define CU(call)                                                                               \
     do {                                                                                       \
@@ -532,7 +532,7 @@ static int gpu_draw(fdm_gpu *g, uint64_t step)
 {
     const fdm_setup *s = g->setup;
     if (g->host_sampling) {
-        jsmf_fdm_sampler_draw(s->sampler, s->seed, step, 0, s->batch, g->host_u, g->host_v);
+        fdm_sampler_draw_default(s->sampler, s->seed, step, 0, s->batch, g->host_u, g->host_v);
         CU(cudaMemcpy(g->u, g->host_u, s->batch * sizeof(uint32_t), cudaMemcpyHostToDevice));
         CU(cudaMemcpy(g->v, g->host_v, s->batch * sizeof(uint32_t), cudaMemcpyHostToDevice));
         return 0;
@@ -698,7 +698,7 @@ static int gpu_upload_documents(fdm_gpu *g, const fdm_doc_tables *h)
 static int gpu_upload_tables(fdm_gpu *g, const jsmf_fdm_sampler *smp)
 {
     jsmf_fdm_sampler_tables t;
-    jsmf_fdm_sampler_tables_get(smp, &t);
+    fdm_sampler_tables_get(smp, &t);
     if (t.documents)
         return gpu_upload_documents(g, &t.doc);
     int rc;
@@ -728,7 +728,7 @@ static int gpu_setup(fdm_gpu *g, const fdm_setup *setup, fdm_state *st, fdm_back
         return jsmf_error(JSMF_ENOMEM, "the model needs %zu MiB of GPU memory, %zu MiB free",
                           need >> 20, free_b >> 20);
     jsmf_fdm_sampler_info info;
-    jsmf_fdm_sampler_info_get(setup->sampler, &info);
+    fdm_sampler_info_get(setup->sampler, &info);
     uint64_t tables = info.bytes;
     /* The tables go to the device when they fit beside the model (and within --mem); otherwise
      * the host draws each batch and copies 8 bytes per pair. */
@@ -868,7 +868,7 @@ static int cuda_sample(const jsmf_fdm_sampler *smp, uint64_t seed, uint64_t step
     if (!g)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     jsmf_fdm_sampler_tables t;
-    jsmf_fdm_sampler_tables_get(smp, &t);
+    fdm_sampler_tables_get(smp, &t);
     g->n = t.n;
     if (!(rc = gpu_upload_tables(g, smp)) && !(rc = dalloc((void **)&g->u, count * 4)) &&
         !(rc = dalloc((void **)&g->v, count * 4)) &&

@@ -125,7 +125,7 @@ int fdm_device_resolve(int asked, int *id, char *why, size_t len)
         return jsmf_error(JSMF_EINVAL, "no FDM device %d", asked);
     if (!is_auto(d)) {
         int rc = probe(asked, NULL, 0);
-        return rc ? jsmf_error_context(rc, "--device %s", d->name) : JSMF_OK;
+        return rc ? error_context(rc, "--device %s", d->name) : JSMF_OK;
     }
     for (int i = 0; i < N_DEVICES; i++) {
         if (!devices[i].accelerator)
@@ -170,12 +170,12 @@ int fdm_device_open(int asked, const fdm_setup *s, fdm_state *st, fdm_backend *b
 
 /* ---- the CUDA device's public entry points ---- */
 
-int jsmf_fdm_cuda_probe(char *name, size_t len)
+int fdm_cuda_probe(char *name, size_t len)
 {
     return probe(JSMF_FDM_DEVICE_CUDA, name, len);
 }
 
-int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+int fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                             const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                             double *gmu, double *galpha)
 {
@@ -184,7 +184,7 @@ int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const dou
     return rc ? rc : api->loss_grad(n, k, wmu, walpha, u, v, count, loss, gmu, galpha);
 }
 
-int jsmf_fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
+int fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
                          uint32_t *u, uint32_t *v)
 {
     const fdm_plugin_api *api;

@@ -22,22 +22,22 @@ typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
  *  not fit), else from its rows (thinned to fit). Values must be finite and non-negative, the
  *  documents as include/jsmf.h says (JSMF_EFORMAT otherwise); a source with no positive mass
  *  is JSMF_EINVAL. */
-int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
-void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s);
-void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
+int fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
+void fdm_sampler_free(jsmf_fdm_sampler *s);
+void fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
 
 /** Draw pairs number first .. first+count-1 of the stream (seed, stream) into u[], v[]. Each
  *  pair is a pure function of (seed, stream, index). Thread safe (read only). */
-void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+void fdm_sampler_draw_default(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
                            uint64_t first, uint32_t count, uint32_t *u, uint32_t *v);
 
 /** p(v | u = row): the row's within-row distribution (of the kept entries) as a dense vector
  *  out[N], zero outside the row's columns; recovered exactly from its alias table (from the
  *  documents: computed from those that hold the row). */
-void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
+void fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out);
 /** The same for k rows at once: p(v | u = rows[c]) in column c of out (N x k, row-major);
  *  from documents in one pass over them. JSMF_ENOMEM only. */
-int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+int fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
                                double *out);
 
 /** The raw tables, for back ends that copy them to a device. Arrays are owned by the sampler.
@@ -54,7 +54,7 @@ typedef struct jsmf_fdm_sampler_tables {
     const uint32_t *alias;     /**< kept: alias, as an index within the row */
     const uint32_t *col;       /**< kept: column (the second word of the pair) */
 } jsmf_fdm_sampler_tables;
-void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
+void fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out);
 
 /* The documents sampler (sampler_docs.c): the documents of `d` (N = n) loaded into `t`, its
  * info filled; fdm_doc_draw (fdm_docdraw.h) draws from it. */
@@ -71,7 +71,7 @@ void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k
 /** Replace JSMF_FDM_AUTO by its value for the start `p` asks for (init_B set: warm). A warm
  *  start is near an optimum already: shorter plateaus and fewer halvings reach it (debdesc
  *  K=50: the same held-out likelihood to 0.02 nats/token in 53 s instead of 96 s). */
-void jsmf_fdm_opts_resolve(jsmf_fdm_opts *p);
+void fdm_opts_resolve(jsmf_fdm_opts *p);
 
 struct jsmf_source_input; /* jsmf_store.h */
 struct jsmf_model;        /* jsmf_model.h */
@@ -81,7 +81,7 @@ struct jsmf_model;        /* jsmf_model.h */
  *  the fit gives no valid model (K above the anchor candidates, a degenerate A, K < 2) returns
  *  0 with *out NULL and the reason in jsmf_errmsg(): the run starts cold. Errors of memory and
  *  I/O are returned. */
-int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
+int fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                            struct jsmf_model **out);
 
 /** --init MODEL: the model directory `dir` as the start. When both have a vocabulary and they
@@ -91,7 +91,7 @@ int jsmf_fdm_init_spectral(const struct jsmf_source_input *in, jsmf_fdm_opts *p,
  *  words are in the input. Without vocabularies it must have the input's N. When p->k is not
  *  0, K = p->k. Sets p->k, p->init_B and p->init_A (into *out, freed by the caller after
  *  training) and *new_words (may be NULL): the input's words the model lacks. */
-int jsmf_fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
+int fdm_init_model(const char *dir, const struct jsmf_source_input *in, jsmf_fdm_opts *p,
                         struct jsmf_model **out, uint32_t *new_words);
 
 /** What summary.json records of a run besides its parameters and its result. */
@@ -107,29 +107,29 @@ typedef struct jsmf_fdm_run {
  *  with `force`) with its summary.json (formats/model.md, kind "fdm"). The model takes the
  *  vocabulary of `in`: in->vocab is NULL afterwards. Once the model is written, p->checkpoint
  *  (when set) has done its job and is removed. */
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
+int fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, struct jsmf_source_input *in);
 
 /** "MODEL.ckpt" for the model directory `dir` ("MODEL/" too), malloc'ed; NULL when out of
  *  memory. */
-char *jsmf_fdm_checkpoint_path(const char *dir);
+char *fdm_checkpoint_path(const char *dir);
 
 /** 0 when the CUDA back end is compiled in and a GPU answers (its name copied to `name`);
  *  JSMF_ENOTSUP with a message otherwise. */
-int jsmf_fdm_cuda_probe(char *name, size_t len);
+int fdm_cuda_probe(char *name, size_t len);
 
 /** Loss of one batch and gradients with respect to the logits (wmu N x K, walpha K x K), in
  *  double on the CPU. Outputs gmu/galpha may be NULL to get the loss only. */
-int jsmf_fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+int fdm_loss_grad_cpu(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                            const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                            double *gmu, double *galpha);
 /** Pairs of training step `step` drawn on the GPU by the kernels a CUDA run uses, from the
  *  sampler's tables copied there (a test hook: the device's pair distribution); JSMF_ENOTSUP
  *  without a GPU. */
-int jsmf_fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
+int fdm_sample_cuda(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
                          uint32_t *u, uint32_t *v);
 /** The same computed by the CUDA back end (float on the device); JSMF_ENOTSUP without one. */
-int jsmf_fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
+int fdm_loss_grad_cuda(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                             const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
                             double *gmu, double *galpha);
 
@@ -199,7 +199,7 @@ typedef struct fdm_backend {
 } fdm_backend;
 
 int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
-/* jsmf_fdm_sampler_draw on nt threads (jsmf_fdm_sampler_draw: OpenMP's default). */
+/* fdm_sampler_draw_default on nt threads (fdm_sampler_draw_default: OpenMP's default). */
 void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
                       uint32_t count, uint32_t *u, uint32_t *v, int nt);
 /* mu (N x K, column softmax of w) and alpha (K x K, softmax of (a + a^T)/2) in double. */
@@ -221,9 +221,9 @@ typedef struct fdm_plugin_api {
     int (*backend_create)(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
     int (*loss_grad)(uint32_t n, uint32_t k, const double *wmu, const double *walpha,
                      const uint32_t *u, const uint32_t *v, uint32_t count, double *loss,
-                     double *gmu, double *galpha); /* a test hook (jsmf_fdm_loss_grad_cuda) */
+                     double *gmu, double *galpha); /* a test hook (fdm_loss_grad_cuda) */
     int (*sample)(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t step, uint32_t count,
-                  uint32_t *u, uint32_t *v); /* a test hook (jsmf_fdm_sample_cuda) */
+                  uint32_t *u, uint32_t *v); /* a test hook (fdm_sample_cuda) */
 } fdm_plugin_api;
 
 typedef int (*fdm_plugin_fn)(const fdm_host_api *host, fdm_plugin_api *out);

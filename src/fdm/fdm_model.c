@@ -21,7 +21,7 @@
 #include "model/summary.h"
 #include "store/source_open.h"
 
-int jsmf_fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_model **out)
+int fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_model **out)
 {
     *out = NULL;
     jsmf_fit_opts fo;
@@ -80,17 +80,17 @@ static int map_model_words(const char *dir, const jsmf_source_input *in, jsmf_mo
     return rc;
 }
 
-int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_opts *p,
+int fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_opts *p,
                         jsmf_model **out, uint32_t *new_words)
 {
     int rc = jsmf_model_load(dir, out);
     if (rc)
-        return jsmf_error_context(rc, "--init %s", dir);
+        return error_context(rc, "--init %s", dir);
     jsmf_model *m = *out;
     uint32_t fresh = 0;
     int same = m->n == in->src.n &&
                (!m->vocab || !in->vocab ||
-                !jsmf_vocab_compare(m->vocab, "the model", in->vocab, "the input"));
+                !vocab_compare(m->vocab, "the model", in->vocab, "the input"));
     if (!same && m->vocab && in->vocab) {
         jsmf_error_clear(); /* another vocabulary: matched by string */
         if ((rc = map_model_words(dir, in, m, &fresh)))
@@ -114,69 +114,69 @@ int jsmf_fdm_init_model(const char *dir, const jsmf_source_input *in, jsmf_fdm_o
 
 static void json_parameters(jsmf_json *j, const jsmf_fdm_opts *p, const jsmf_fdm_run *run)
 {
-    jsmf_json_begin_object(j, "parameters");
-    jsmf_json_string(j, "device", run->device);
-    jsmf_json_string(j, "init", run->init);
-    jsmf_json_string(j, "init_from", p->init_B ? "model"
+    json_begin_object(j, "parameters");
+    json_string(j, "device", run->device);
+    json_string(j, "init", run->init);
+    json_string(j, "init_from", p->init_B ? "model"
                                     : p->init_kind == JSMF_FDM_INIT_WORDS ? "words" : "random");
     if (p->init_B)
-        jsmf_json_uint(j, "init_new_words", run->init_new_words);
+        json_uint(j, "init_new_words", run->init_new_words);
     if (p->init_B || p->init_kind == JSMF_FDM_INIT_WORDS)
-        jsmf_json_number(j, "init_smooth", p->init_smooth);
+        json_number(j, "init_smooth", p->init_smooth);
     else
-        jsmf_json_number(j, "init_scale", p->init_scale);
-    jsmf_json_uint(j, "seed", p->seed);
-    jsmf_json_uint(j, "steps", p->steps);
-    jsmf_json_uint(j, "batch", p->batch);
-    jsmf_json_number(j, "lr", p->lr);
-    jsmf_json_number(j, "beta1", p->beta1);
-    jsmf_json_number(j, "beta2", p->beta2);
-    jsmf_json_number(j, "eps", p->eps);
-    jsmf_json_int(j, "threads", p->threads);
-    jsmf_json_string(j, "precision", p->precision == JSMF_FDM_TF32 ? "tf32" : "fp32");
-    jsmf_json_uint(j, "eval_every", p->eval_every);
-    jsmf_json_uint(j, "heldout", p->heldout);
-    jsmf_json_uint(j, "patience", p->patience);
-    jsmf_json_uint(j, "lr_halvings", p->lr_halvings);
+        json_number(j, "init_scale", p->init_scale);
+    json_uint(j, "seed", p->seed);
+    json_uint(j, "steps", p->steps);
+    json_uint(j, "batch", p->batch);
+    json_number(j, "lr", p->lr);
+    json_number(j, "beta1", p->beta1);
+    json_number(j, "beta2", p->beta2);
+    json_number(j, "eps", p->eps);
+    json_int(j, "threads", p->threads);
+    json_string(j, "precision", p->precision == JSMF_FDM_TF32 ? "tf32" : "fp32");
+    json_uint(j, "eval_every", p->eval_every);
+    json_uint(j, "heldout", p->heldout);
+    json_uint(j, "patience", p->patience);
+    json_uint(j, "lr_halvings", p->lr_halvings);
     if (!p->init_B)
-        jsmf_json_uint(j, "starts", p->starts);
-    jsmf_json_number(j, "time", p->time_limit);
-    jsmf_json_number(j, "tol", p->tol);
-    jsmf_json_uint(j, "checkpoint_every", p->checkpoint_every);
-    jsmf_json_number(j, "checkpoint_seconds", p->checkpoint_seconds);
-    jsmf_json_uint(j, "mem", p->mem_budget);
-    jsmf_json_end_object(j);
+        json_uint(j, "starts", p->starts);
+    json_number(j, "time", p->time_limit);
+    json_number(j, "tol", p->tol);
+    json_uint(j, "checkpoint_every", p->checkpoint_every);
+    json_number(j, "checkpoint_seconds", p->checkpoint_seconds);
+    json_uint(j, "mem", p->mem_budget);
+    json_end_object(j);
 }
 
 static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
 {
-    jsmf_json_begin_object(j, "fdm");
-    jsmf_json_string(j, "device", r->device);
+    json_begin_object(j, "fdm");
+    json_string(j, "device", r->device);
     if (r->note[0])
-        jsmf_json_string(j, "note", r->note);
-    jsmf_json_uint(j, "steps_done", r->steps);
-    jsmf_json_uint(j, "resumed_from", r->resumed_from);
-    jsmf_json_bool(j, "stopped_early", r->stopped_early);
-    jsmf_json_number(j, "pairs_per_second", r->pairs_per_second);
-    jsmf_json_begin_object(j, "sampler");
-    jsmf_json_string(j, "strategy", r->sampler.documents
+        json_string(j, "note", r->note);
+    json_uint(j, "steps_done", r->steps);
+    json_uint(j, "resumed_from", r->resumed_from);
+    json_bool(j, "stopped_early", r->stopped_early);
+    json_number(j, "pairs_per_second", r->pairs_per_second);
+    json_begin_object(j, "sampler");
+    json_string(j, "strategy", r->sampler.documents
                      ? "documents (a document, then two of its distinct tokens)"
                      : "two-stage alias (row marginals, then within row)");
-    jsmf_json_string(j, "where", r->host_sampling ? "host" : "device");
-    jsmf_json_uint(j, "documents", r->sampler.documents);
-    jsmf_json_uint(j, "nnz", r->sampler.nnz);
-    jsmf_json_uint(j, "kept", r->sampler.kept);
-    jsmf_json_bool(j, "thinned", r->sampler.thinned);
-    jsmf_json_number(j, "dropped_mass", r->sampler.dropped_mass);
-    jsmf_json_uint(j, "bytes", r->sampler.bytes);
-    jsmf_json_number(j, "build_seconds", r->sampler.build_seconds);
-    jsmf_json_end_object(j);
-    jsmf_json_begin_object(j, "curve");
-    jsmf_json_uints(j, "step", r->curve_step, r->n_curve);
-    jsmf_json_numbers(j, "train_loss", r->curve_train, r->n_curve);
-    jsmf_json_numbers(j, "heldout_loss", r->curve_heldout, r->n_curve);
-    jsmf_json_end_object(j);
-    jsmf_json_end_object(j);
+    json_string(j, "where", r->host_sampling ? "host" : "device");
+    json_uint(j, "documents", r->sampler.documents);
+    json_uint(j, "nnz", r->sampler.nnz);
+    json_uint(j, "kept", r->sampler.kept);
+    json_bool(j, "thinned", r->sampler.thinned);
+    json_number(j, "dropped_mass", r->sampler.dropped_mass);
+    json_uint(j, "bytes", r->sampler.bytes);
+    json_number(j, "build_seconds", r->sampler.build_seconds);
+    json_end_object(j);
+    json_begin_object(j, "curve");
+    json_uints(j, "step", r->curve_step, r->n_curve);
+    json_numbers(j, "train_loss", r->curve_train, r->n_curve);
+    json_numbers(j, "heldout_loss", r->curve_heldout, r->n_curve);
+    json_end_object(j);
+    json_end_object(j);
 }
 
 static char *summary_text(const jsmf_model *m, const jsmf_fdm_opts *p,
@@ -184,35 +184,35 @@ static char *summary_text(const jsmf_model *m, const jsmf_fdm_opts *p,
                           const jsmf_source_input *in)
 {
     jsmf_summary_buf b;
-    if (jsmf_model_summary_begin(&b))
+    if (model_summary_begin(&b))
         return NULL;
     jsmf_json *j = &b.j;
-    jsmf_model_summary_header(j, m, "fdm");
-    jsmf_json_string(j, "jsmf_version", jsmf_version());
+    model_summary_header(j, m, "fdm");
+    json_string(j, "jsmf_version", jsmf_version());
     char when[32];
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    jsmf_json_string(j, "created", when);
-    jsmf_json_int(j, "level", 0);
+    json_string(j, "created", when);
+    json_int(j, "level", 0);
     json_parameters(j, p, run);
 
-    jsmf_json_begin_object(j, "metrics");
-    jsmf_json_number(j, "loss", r->n_curve ? r->curve_train[r->n_curve - 1] : NAN);
-    jsmf_json_number(j, "heldout_pair_loss", r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN);
-    jsmf_json_number(j, "best_heldout_pair_loss", r->best_heldout);
-    jsmf_json_end_object(j);
+    json_begin_object(j, "metrics");
+    json_number(j, "loss", r->n_curve ? r->curve_train[r->n_curve - 1] : NAN);
+    json_number(j, "heldout_pair_loss", r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN);
+    json_number(j, "best_heldout_pair_loss", r->best_heldout);
+    json_end_object(j);
     json_run(j, r);
 
-    jsmf_json_begin_object(j, "timings");
-    jsmf_json_number(j, "sampler", r->sampler.build_seconds);
-    jsmf_json_number(j, "train", r->seconds_train);
-    jsmf_json_number(j, "total", run->seconds);
-    jsmf_json_end_object(j);
-    jsmf_source_summary(j, run->input, in);
-    return jsmf_model_summary_end(&b);
+    json_begin_object(j, "timings");
+    json_number(j, "sampler", r->sampler.build_seconds);
+    json_number(j, "train", r->seconds_train);
+    json_number(j, "total", run->seconds);
+    json_end_object(j);
+    source_summary(j, run->input, in);
+    return model_summary_end(&b);
 }
 
-int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
+int fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf_fdm_result *r,
                   const jsmf_fdm_run *run, jsmf_source_input *in)
 {
     jsmf_model *m = NULL;
@@ -237,17 +237,17 @@ int jsmf_fdm_save(const char *dir, int force, const jsmf_fdm_opts *p, const jsmf
 void jsmf_fdm_result_write(FILE *f, const char *prefix, const jsmf_fdm_result *r, double seconds,
                            const char *dir)
 {
-    jsmf_report_line(f, prefix, "%u topics on %s: %llu steps%s%s", r->k, r->device,
+    report_line(f, prefix, "%u topics on %s: %llu steps%s%s", r->k, r->device,
                      (unsigned long long)r->steps, r->resumed_from ? " (resumed)" : "",
                      r->time_limited ? " (--time reached)"
                                      : r->stopped_early ? " (converged)" : "");
-    jsmf_report_line(f, prefix, "held-out pair loss %.5f, %.0f pairs/s, %.1f s",
+    report_line(f, prefix, "held-out pair loss %.5f, %.0f pairs/s, %.1f s",
                      r->n_curve ? r->curve_heldout[r->n_curve - 1] : NAN, r->pairs_per_second,
                      seconds);
-    jsmf_report_line(f, prefix, "wrote %s", dir);
+    report_line(f, prefix, "wrote %s", dir);
 }
 
-char *jsmf_fdm_checkpoint_path(const char *dir)
+char *fdm_checkpoint_path(const char *dir)
 {
     size_t len = strlen(dir);
     while (len > 1 && dir[len - 1] == '/') /* "MODEL/" checkpoints to "MODEL.ckpt" */
@@ -270,14 +270,14 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
     if (!strcmp(init, "none") || !strcmp(init, "random"))
         return JSMF_OK;
     if (strcmp(init, "auto")) {
-        int rc = jsmf_fdm_init_model(init, in, p, m, new_words);
+        int rc = fdm_init_model(init, in, p, m, new_words);
         if (!rc && *new_words)
             tell_line(d->info, d->info_arg, "warm start: %s; %u words of the input are new to "
                       "it and start at the smoothing floor", init, *new_words);
         return rc;
     }
     double t = clock_seconds();
-    int rc = jsmf_fdm_init_spectral(in, p, m);
+    int rc = fdm_init_spectral(in, p, m);
     if (!rc && !*m) {
         tell_line(d->info, d->info_arg, "note: no warm start (%s); starting cold (--init none)",
                   jsmf_errmsg());
@@ -300,7 +300,7 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
         jsmf_error_clear(); /* handled: the note says it and the fallback runs */
         noted = 1;
     }
-    jsmf_fdm_opts_resolve(p); /* summary.json records what the start chose */
+    fdm_opts_resolve(p); /* summary.json records what the start chose */
     int rc = jsmf_fdm_train(&in->src, p, r);
     if (!rc && r->note[0] && !noted)
         tell_line(d->info, d->info_arg, "note: %s", r->note);
@@ -321,12 +321,12 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     jsmf_model *init = NULL;
     char *ckpt = NULL;
     uint32_t new_words = 0;
-    int rc = jsmf_model_check_new(dir, d->force);
+    int rc = model_check_new(dir, d->force);
     if (!rc)
         rc = jsmf_source_open(input, JSMF_SOURCE_NEED_VOCAB, &in);
     if (!rc)
         rc = choose_start(d, &in, &p, &init, &new_words);
-    if (!rc && !(ckpt = jsmf_fdm_checkpoint_path(dir)))
+    if (!rc && !(ckpt = fdm_checkpoint_path(dir)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     /* a checkpoint is kept only when one is asked for: by steps, by time, or a stop */
     p.checkpoint = p.checkpoint_every || p.checkpoint_seconds > 0 || fdm_test_stop_after() ? ckpt : NULL;
@@ -339,7 +339,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     jsmf_fdm_run run = {input, device, d->init ? d->init : "auto", clock_seconds() - t0,
                         new_words};
     if (!rc)
-        rc = jsmf_fdm_save(dir, d->force, &p, r, &run, &in);
+        rc = fdm_save(dir, d->force, &p, r, &run, &in);
     if (rc)
         jsmf_fdm_result_free(r);
     jsmf_model_free(init);

@@ -38,8 +38,8 @@ static int try_path(void *arg, const char *path)
         dlclose(h);
         return 0;
     }
-    fdm_host_api host = {jsmf_error, jsmf_fdm_sampler_info_get, jsmf_fdm_sampler_tables_get,
-                         jsmf_fdm_sampler_draw};
+    fdm_host_api host = {jsmf_error, fdm_sampler_info_get, fdm_sampler_tables_get,
+                         fdm_sampler_draw_default};
     return init(&host, &p->api) == 0;
 }
 

@@ -148,7 +148,7 @@ static void sampler_release(jsmf_fdm_sampler *s)
     free(s);
 }
 
-void jsmf_fdm_sampler_free(jsmf_fdm_sampler *s)
+void fdm_sampler_free(jsmf_fdm_sampler *s)
 {
     if (s)
         sampler_release(s);
@@ -174,7 +174,7 @@ static int build_from_documents(const jsmf_source *src, uint64_t mem_budget,
     return 0;
 }
 
-int jsmf_fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
+int fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
 {
     double t0 = clock_seconds();
     *out = NULL;
@@ -266,12 +266,12 @@ done:
     return rc;
 }
 
-void jsmf_fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out)
+void fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out)
 {
     *out = s->info;
 }
 
-void jsmf_fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out)
+void fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *out)
 {
     memset(out, 0, sizeof *out);
     out->documents = s->documents;
@@ -324,13 +324,13 @@ void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
     }
 }
 
-void jsmf_fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
+void fdm_sampler_draw_default(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream,
                            uint64_t first, uint32_t count, uint32_t *u, uint32_t *v)
 {
     fdm_sampler_draw(s, seed, stream, first, count, u, v, omp_get_max_threads());
 }
 
-int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
+int fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, uint32_t k,
                                double *out)
 {
     uint32_t n = s->n;
@@ -344,7 +344,7 @@ int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, 
         fdm_doc_rows_dist(&s->doc, rows, k, out, slot, tmp);
     } else {
         for (uint32_t c = 0; c < k; c++) {
-            jsmf_fdm_sampler_row_dist(s, rows[c], tmp);
+            fdm_sampler_row_dist(s, rows[c], tmp);
             for (uint32_t j = 0; j < n; j++)
                 out[(size_t)j * k + c] = tmp[j];
         }
@@ -353,7 +353,7 @@ int jsmf_fdm_sampler_rows_dist(const jsmf_fdm_sampler *s, const uint32_t *rows, 
     return 0;
 }
 
-void jsmf_fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)
+void fdm_sampler_row_dist(const jsmf_fdm_sampler *s, uint32_t row, double *out)
 {
     if (s->documents) {
         uint32_t *slot = malloc((size_t)s->n * sizeof *slot);

@@ -59,13 +59,13 @@ static const char *name_of(int v, const char *const *names, int count)
 {
     return v >= 0 && v < count ? names[v] : "?";
 }
-const char *jsmf_fit_mode_name(int v)
+const char *fit_mode_name(int v)
 {
     static const char *const n[] = {"auto", "dense", "stream"};
     return name_of(v, n, 3);
 }
 
-uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o)
+uint32_t fit_rectify_iters(const jsmf_fit_opts *o)
 {
     const fit_rectify_method *m = fit_rectify_method_get(o->rectify);
     if (o->rectify_iters || !m)
@@ -84,7 +84,7 @@ static int step(const jsmf_fit_opts *o, const char *what)
 {
     if (o->progress)
         o->progress(o->progress_arg, what, 0, 1, "");
-    return o->progress ? jsmf_cancel_check() : JSMF_OK;
+    return o->progress ? cancel_check() : JSMF_OK;
 }
 
 /* ---- the anchors ------------------------------------------------------------------------ */
@@ -355,7 +355,7 @@ static void note_comm(jsmf_fit_report *rep, jsmf_comm *c)
     if (!c)
         return;
     jsmf_comm_stats cs;
-    jsmf_comm_stats_get(c, &cs);
+    comm_stats_get(c, &cs);
     rep->comm_bytes_sent = cs.bytes_sent;
     rep->comm_calls = cs.calls;
     rep->comm_seconds = cs.seconds;
@@ -407,7 +407,7 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
     if (rc)
         return rc;
     jsmf_fit_opts resolved = *opts;
-    resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
+    resolved.rectify_iters = fit_rectify_iters(opts);
     const jsmf_fit_opts *o = &resolved;
     const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
     if (o->k < 2 || o->k >= C->n)
@@ -442,7 +442,7 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
         uint32_t kk = cur->k;
         dense_src ds = {kk, Ar, malloc(sizeof(uint32_t) * kk)};
         jsmf_vocab *lab = NULL;
-        if (!ds.cols || jsmf_vocab_labels(kk, "t", &lab)) {
+        if (!ds.cols || vocab_labels(kk, "t", &lab)) {
             free(ds.cols);
             rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory (hierarchy)");
             break;
@@ -709,7 +709,7 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
         double a0 = fit_recover_alpha(k, m->A, m->alpha);
         if (rep)
             rep->a_raw_sum = asum, rep->alpha0 = a0;
-        rc = vocab ? jsmf_vocab_copy(vocab, 1, &m->vocab) : jsmf_vocab_labels(n, "w", &m->vocab);
+        rc = vocab ? vocab_copy(vocab, 1, &m->vocab) : vocab_labels(n, "w", &m->vocab);
     }
     if (!rc && rep)
         rc = metrics_stage(C, &R, q2, st, o, m, rep);
@@ -727,14 +727,14 @@ static int fit_one(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit
     return rc;
 }
 
-int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, double **X)
+int fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *opts, double **X)
 {
     *X = NULL;
     int rc = check_methods(opts);
     if (rc)
         return rc;
     jsmf_fit_opts resolved = *opts;
-    resolved.rectify_iters = jsmf_fit_rectify_iters(opts);
+    resolved.rectify_iters = fit_rectify_iters(opts);
     const jsmf_fit_opts *o = &resolved;
     const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
     if (!rm->dense)

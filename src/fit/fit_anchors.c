@@ -57,10 +57,10 @@ static int global_top(const fit_part *L, const lazy_row *top, int have, lazy_row
     double mine[3] = {have ? top->u : 0, have ? top->i : 0, have}, *all = malloc(24 * size);
     uint64_t *counts = malloc(sizeof *counts * size);
     int rc = all && counts ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    if (!(rc = jsmf_comm_agree(L->comm, rc))) {
+    if (!(rc = comm_agree(L->comm, rc))) {
         for (int r = 0; r < size; r++)
             counts[r] = 24;
-        rc = jsmf_comm_allgatherv(L->comm, mine, 24, all, counts);
+        rc = comm_allgatherv(L->comm, mine, 24, all, counts);
     }
     for (int r = 0; !rc && r < size; r++) {
         lazy_row t = {all[3 * r], (uint32_t)all[3 * r + 1], 0};
@@ -117,7 +117,7 @@ int fit_anchors_qr(const fit_rows_ops *ops, uint32_t k, uint32_t *S)
             ops->row(ops->ctx, best, p);
         }
         if (fit_part_split(L) &&
-            (rc = jsmf_comm_bcast(L->comm, p, sizeof(double) * d, fit_part_owner(L, best))))
+            (rc = comm_bcast(L->comm, p, sizeof(double) * d, fit_part_owner(L, best))))
             goto out;
         /* line 6: q_k = (p_n - sum_l <q_l, p_n> q_l) / r_k, re-orthogonalised once; normalised by
          * its computed norm (r_k = sqrt(u_n) in exact arithmetic) */

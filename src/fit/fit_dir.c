@@ -30,7 +30,7 @@ static int write_dir(const char *input, const char *dir, int flags, const jsmf_f
     if (!rc)
         rc = model_save_with(dir, m, force, &f, st->c_out ? 1 : 0);
     if (!rc && (flags & JSMF_FIT_SAVE_RECTIFIED))
-        rc = jsmf_fit_save_rectified(dir, &in->src, o);
+        rc = fit_save_rectified(dir, &in->src, o);
     return rc;
 }
 
@@ -129,13 +129,13 @@ static int open_input(const char *input, const char *dir, int flags, jsmf_fit_op
     memset(in, 0, sizeof *in);
     int rc = JSMF_OK;
     if (jsmf_comm_rank(c) == 0)
-        rc = jsmf_model_check_new(dir, (flags & JSMF_FIT_FORCE) != 0);
+        rc = model_check_new(dir, (flags & JSMF_FIT_FORCE) != 0);
     if (!rc && (rc = jsmf_source_open(input, 0, in)))
         memset(in, 0, sizeof *in);
-    if (!(rc = jsmf_comm_agree(c, rc)))
-        rc = jsmf_comm_agree(c, jsmf_fit_input_check(input, in, o));
+    if (!(rc = comm_agree(c, rc)))
+        rc = comm_agree(c, fit_input_check(input, in, o));
     if (!rc && previous)
-        rc = jsmf_comm_agree(c, open_previous(previous, in, (flags & JSMF_FIT_WARM) != 0, o,
+        rc = comm_agree(c, open_previous(previous, in, (flags & JSMF_FIT_WARM) != 0, o,
                                               prev, st));
     return rc;
 }
@@ -189,7 +189,7 @@ int jsmf_fit_to_dir_after(const char *input, const char *dir, const char *previo
         rc = renumber(prev, previous, m, &lin);
     if (!rc && jsmf_comm_rank(c) == 0)
         rc = write_dir(input, dir, flags, &o, m, r, &in, prev ? &lin : NULL, &st);
-    rc = jsmf_comm_agree(c, rc);
+    rc = comm_agree(c, rc);
     if (st.ckpt) /* only a killed fit leaves it: an error is no reason to resume */
         remove_checkpoint(st.ckpt);
     fit_start_clear(&st);

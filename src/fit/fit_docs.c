@@ -139,7 +139,7 @@ static int scan_block(void *arg, const jsmf_doc_block *b)
     scan_ctx *c = arg;
     int rc = c->fn(c->fd, b, c->arg);
     if (!rc && c->fd->progress)
-        rc = jsmf_cancel_check();
+        rc = cancel_check();
     return rc;
 }
 
@@ -1185,7 +1185,7 @@ int fit_docs_scan_rows(fit_docs *fd, uint32_t r0, uint32_t r1, jsmf_row_fn fn, v
             if (g.nv[a])
                 rc = fn(arg, b0 + a, g.cols[a], g.vals[a], g.nv[a]);
         if (!rc && fd->progress)
-            rc = jsmf_cancel_check();
+            rc = cancel_check();
     }
     gather_free(&g, fd->nt, nb);
     return rc;

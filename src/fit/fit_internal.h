@@ -469,7 +469,7 @@ int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt
 typedef struct fit_rectify_method {
     const char *name;           /* --rectify, summary.json */
     const char *title;          /* in messages: "Douglas-Rachford" */
-    uint32_t default_iters;     /* --rectify-iters 0 (jsmf_fit_rectify_iters) */
+    uint32_t default_iters;     /* --rectify-iters 0 (fit_rectify_iters) */
     double anchor_df_divisor;   /* automatic --min-anchor-df: ceil(sqrt(M) / divisor) */
     int level_rectify;          /* the method of super-topic levels (dense K x K): an index */
     int a_auto;                 /* --recover-a auto: JSMF_A_DIAG or JSMF_A_PINV */
@@ -543,22 +543,22 @@ double fit_recover_alpha(uint32_t k, const double *A, double *alpha);
 
 /** The rectified C of the dense path as an N x N array (tests compare it with a reference):
  *  runs only step 1 with the given options. Caller frees *X. */
-int jsmf_fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
+int fit_rectify_dense(const jsmf_source *C, const jsmf_fit_opts *o, double **X);
 
-/** jsmf_fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
+/** fit_rectify_dense's C written as DIR/rectified.npy (for inspection and reference
  *  tests; N x N). */
-int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
+int fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o);
 
 /** A store without documents has nothing to fit: JSMF_EINVAL naming `path`, before any work.
  *  Otherwise 0, and o->docs is the store's document count (the anchor threshold's M). */
-int jsmf_fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
+int fit_input_check(const char *path, const struct jsmf_source_input *in, jsmf_fit_opts *o);
 
 /** The rectification iterations `o` asks for, its 0 resolved: 15 for AP and DR, a cap of 100 for
  *  the compressed iterate (which stops earlier when it has converged). */
-uint32_t jsmf_fit_rectify_iters(const jsmf_fit_opts *o);
+uint32_t fit_rectify_iters(const jsmf_fit_opts *o);
 
 /** Name of a jsmf_fit_opts.mode value for messages and summary.json ("auto", "dense", ...).
  *  (The method names are public: jsmf_fit.h.) */
-const char *jsmf_fit_mode_name(int v);
+const char *fit_mode_name(int v);
 
 #endif

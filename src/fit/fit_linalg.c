@@ -53,7 +53,7 @@ int fit_part_split(const fit_part *L)
 
 int fit_part_agree(const fit_part *L, int rc)
 {
-    return L->comm ? jsmf_comm_agree(L->comm, rc) : rc;
+    return L->comm ? comm_agree(L->comm, rc) : rc;
 }
 
 int fit_part_owner(const fit_part *L, uint32_t i)
@@ -90,7 +90,7 @@ int fit_part_add_chunks(const fit_part *L, double *part, size_t width, double *s
             counts[r] = (uint64_t)(c1 - c0) * width * sizeof(double);
         }
         fit_part_chunks(L, &c0, &c1);
-        rc = jsmf_comm_allgatherv(L->comm, part + c0 * width, counts[rank], part, counts);
+        rc = comm_allgatherv(L->comm, part + c0 * width, counts[rank], part, counts);
         free(counts);
         if (rc)
             return rc;
@@ -170,7 +170,7 @@ int fit_part_gather_bytes(const fit_part *L, size_t row_bytes, const void *X, vo
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     for (int r = 0; r < size; r++)
         counts[r] = (uint64_t)(L->starts[r + 1] - L->starts[r]) * row_bytes;
-    int rc = jsmf_comm_allgatherv(L->comm, X, counts[jsmf_comm_rank(L->comm)], full, counts);
+    int rc = comm_allgatherv(L->comm, X, counts[jsmf_comm_rank(L->comm)], full, counts);
     free(counts);
     return rc;
 }
@@ -219,7 +219,7 @@ int fit_part_pick(const fit_part *L, const uint32_t *ids, uint32_t m, const doub
         if (r == rank)
             memcpy(buf + (size_t)b * w, X + (size_t)(ord[b].id - L->r0) * w, sizeof(double) * w);
     }
-    if (!(rc = jsmf_comm_allgatherv(L->comm, buf + (size_t)first * w, counts[rank], buf, counts)))
+    if (!(rc = comm_allgatherv(L->comm, buf + (size_t)first * w, counts[rank], buf, counts)))
         for (uint32_t b = 0; b < m; b++)
             memcpy(out + (size_t)ord[b].at * w, buf + (size_t)b * w, sizeof(double) * w);
 out:

@@ -68,7 +68,7 @@ static void rhs_block(void *arg, uint32_t r0, uint32_t nb, const double *rows, i
     }
 }
 
-/* Rows [w0, w1) of each rank, `bytes` each, to every rank (the ranges of jsmf_comm_split). */
+/* Rows [w0, w1) of each rank, `bytes` each, to every rank (the ranges of comm_split). */
 static int share_word_rows(jsmf_comm *c, uint32_t n, void *X, uint64_t bytes)
 {
     int size = jsmf_comm_size(c);
@@ -79,9 +79,9 @@ static int share_word_rows(jsmf_comm *c, uint32_t n, void *X, uint64_t bytes)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     uint32_t a, b;
     for (int r = 0; r < size; r++)
-        jsmf_comm_split(n, NULL, size, r, &starts[r], &b);
+        comm_split(n, NULL, size, r, &starts[r], &b);
     starts[size] = n;
-    jsmf_comm_split(n, NULL, size, jsmf_comm_rank(c), &a, &b);
+    comm_split(n, NULL, size, jsmf_comm_rank(c), &a, &b);
     fit_part L = {n, a, b, starts, c};
     int rc = fit_part_gather_bytes(&L, bytes, (char *)X + (size_t)a * bytes, X);
     free(starts);
@@ -263,14 +263,14 @@ int fit_recover_b(fit_mat *R, const double *c, const double *q2, const double *p
         jsmf_comm *comm = o->comm ? o->comm : jsmf_comm_self();
         uint32_t w0 = L.r0, w1 = L.r1;
         if (!fit_part_split(&L))
-            jsmf_comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
+            comm_split(n, NULL, jsmf_comm_size(comm), jsmf_comm_rank(comm), &w0, &w1);
         if (rm->solve_many && s.maxit > 0)
             solve_words_many(rm, &s, w0, w1, skip, rhs + (size_t)(w0 - r0) * k, Ybreve, iters,
                              work, nt, o);
         else
             solve_words(rm, &s, w0, w1, skip, rhs + (size_t)(w0 - r0) * k, Ybreve, iters, work,
                         nt, o);
-        if ((rc = jsmf_comm_agree(comm, rc)))
+        if ((rc = comm_agree(comm, rc)))
             goto out;
         if (fit_part_split(&L)) {
             if ((rc = fit_part_gather(&L, k, Ybreve + (size_t)r0 * k, Ybreve)) ||

@@ -143,12 +143,12 @@ static int split_rows(fit_csrc *s)
     if (!w)
         return jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     uint32_t a, b;
-    jsmf_comm_split(s->n, NULL, size, rank, &a, &b);
+    comm_split(s->n, NULL, size, rank, &a, &b);
     int rc = scan_range(s->C, a, b, count_row, w);
     if (rc > 0)
         rc = jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
-    if (!(rc = jsmf_comm_agree(s->comm, rc)))
-        rc = jsmf_comm_allreduce(s->comm, w, s->n, JSMF_COMM_U64, JSMF_COMM_SUM);
+    if (!(rc = comm_agree(s->comm, rc)))
+        rc = comm_allreduce(s->comm, w, s->n, JSMF_COMM_U64, JSMF_COMM_SUM);
     if (!rc && !(s->starts = malloc(sizeof *s->starts * ((size_t)size + 1))))
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
     /* ranges of whole chunks of the fit's reductions (FIT_CHUNK, a multiple of C's blocks,
@@ -163,7 +163,7 @@ static int split_rows(fit_csrc *s)
      * each rank gets at least one chunk while there are enough */
     for (int r = 0, prev = -1; !rc && r < size; r++) {
         uint32_t c0, c1;
-        jsmf_comm_split(nch, cw, size, r, &c0, &c1);
+        comm_split(nch, cw, size, r, &c0, &c1);
         if (nch >= (uint32_t)size) {
             c0 = (int64_t)c0 > prev ? c0 : (uint32_t)(prev + 1);
             c0 = c0 < nch - size + r ? c0 : nch - size + r;
@@ -366,7 +366,7 @@ static int pass_progress(fit_csrc *s, uint32_t row)
         return JSMF_OK;
     s->progress(s->progress_arg, "reading C", (double)pass * s->n + row,
                 (double)s->planned * s->n, "rows");
-    return jsmf_cancel_check();
+    return cancel_check();
 }
 
 void fit_csrc_plan(fit_csrc *s, uint32_t passes)
@@ -580,7 +580,7 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, int pr
     int rc = JSMF_OK;
     if (!s->rowsum || !s->rowsq || !s->dense_f || !s->dense_d || !s->zf)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory");
-    if ((rc = jsmf_comm_agree(s->comm, rc)))
+    if ((rc = comm_agree(s->comm, rc)))
         goto fail;
     if (fit_source_use_docs(C, mem, products)) {
         if ((rc = open_docs(s, mem)))
@@ -612,8 +612,8 @@ int fit_csrc_open(const jsmf_source *C, uint64_t mem, int nt, int single, int pr
         }
     }
     int64_t all_cached = cached; /* every rank, or none: the fit's passes depend on it */
-    if ((rc = jsmf_comm_agree(s->comm, rc)) ||
-        (rc = jsmf_comm_allreduce(s->comm, &all_cached, 1, JSMF_COMM_I64, JSMF_COMM_MIN)))
+    if ((rc = comm_agree(s->comm, rc)) ||
+        (rc = comm_allreduce(s->comm, &all_cached, 1, JSMF_COMM_I64, JSMF_COMM_MIN)))
         goto fail;
     if (all_cached) {
         s->cached = 1, s->have_stats = 1, s->passes = 1;
@@ -698,7 +698,7 @@ static int product(fit_csrc *s, const double *V, uint32_t p, double *Z, uint32_t
     }
     s->passes++;
     free(Vf);
-    return jsmf_comm_agree(s->comm, rc);
+    return comm_agree(s->comm, rc);
 }
 
 int fit_csrc_apply(void *ctx, const double *V, uint32_t p, double *Z)
@@ -731,7 +731,7 @@ int fit_csrc_apply_part(void *ctx, const double *V, uint32_t p, double *Z)
     double *full = malloc(sizeof(double) * s->n * p);
     int rc = full ? JSMF_OK
                   : jsmf_error(JSMF_ENOMEM, "fit: out of memory (%u x %u block)", s->n, p);
-    if (!(rc = jsmf_comm_agree(s->comm, rc)) && !(rc = fit_part_gather(&L, p, V, full)))
+    if (!(rc = comm_agree(s->comm, rc)) && !(rc = fit_part_gather(&L, p, V, full)))
         rc = product(s, full, p, Z, s->r0);
     free(full);
     if (!rc && first && s->have_stats)
@@ -797,20 +797,20 @@ int fit_csrc_rows(fit_csrc *s, const uint32_t *ids, uint32_t m, double *out)
                 o[s->cols[e]] = s->single ? s->vf[e] : s->vd[e];
         }
         /* each row is one rank's, zeros elsewhere: the sum is that row exactly */
-        return jsmf_comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64,
+        return comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64,
                                    JSMF_COMM_SUM);
     }
     rows_ctx r = {s, ids, m, out};
     int rc = timed_scan(s, rows_row, &r), first = !s->have_stats;
     if (rc)
         rc = rc < 0 ? rc : jsmf_error(JSMF_EIO, "fit: source scan stopped (%d)", rc);
-    if ((rc = jsmf_comm_agree(s->comm, rc)))
+    if ((rc = comm_agree(s->comm, rc)))
         return rc;
     s->have_stats = 1;
     s->passes++;
     if (first && (rc = share_stats(s)))
         return rc;
-    return jsmf_comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64, JSMF_COMM_SUM);
+    return comm_allreduce(s->comm, out, (uint64_t)m * s->n, JSMF_COMM_F64, JSMF_COMM_SUM);
 }
 
 const double *fit_csrc_rowsums(const fit_csrc *s)

@@ -29,7 +29,7 @@ static int read_factor(const char *dir, const jsmf_model *prev, uint32_t *kp, do
     if (access(path, F_OK) && errno == ENOENT)
         return JSMF_OK;
     uint32_t r, c;
-    int rc = jsmf_npy_read_f64(path, out, &r, &c);
+    int rc = npy_read_f64(path, out, &r, &c);
     if (rc)
         return rc;
     if (r != prev->n || !c) {
@@ -152,10 +152,10 @@ int fit_ckpt_save(const fit_start *st, uint32_t n, uint32_t k, const double *U,
         return jsmf_error(durable_errcode(errno), "%s: cannot remove: %s", path, strerror(errno));
     int rc;
     ckpt_path(path, sizeof path, st->ckpt, "U.npy");
-    if ((rc = jsmf_npy_write_f64(path, U, n, k)) || (rc = durable_sync_path(path)))
+    if ((rc = npy_write_f64(path, U, n, k)) || (rc = durable_sync_path(path)))
         return rc;
     ckpt_path(path, sizeof path, st->ckpt, "lam.npy");
-    if ((rc = jsmf_npy_write_f64(path, lam, k, 0)) || (rc = durable_sync_path(path)))
+    if ((rc = npy_write_f64(path, lam, k, 0)) || (rc = durable_sync_path(path)))
         return rc;
     return write_key(st->ckpt, st->key, applies);
 }
@@ -182,7 +182,7 @@ static double *read_array(const char *dir, const char *name, uint32_t rows, uint
     ckpt_path(path, sizeof path, dir, name);
     double *d = NULL;
     uint32_t r, c;
-    if (jsmf_npy_read_f64(path, &d, &r, &c)) {
+    if (npy_read_f64(path, &d, &r, &c)) {
         jsmf_error_clear();
         return NULL;
     }

@@ -22,111 +22,111 @@ static const char *anchor_space_name(int v)
 
 static void put_parameters(jsmf_json *j, const jsmf_fit_opts *o, const char *input)
 {
-    jsmf_json_begin_object(j, "parameters");
-    jsmf_json_string(j, "input", input);
-    jsmf_json_string(j, "rectify", jsmf_fit_rectify_name(o->rectify));
-    jsmf_json_uint(j, "rectify_iters", jsmf_fit_rectify_iters(o));
-    jsmf_json_string(j, "anchors", jsmf_fit_anchors_name(o->anchors));
-    jsmf_json_string(j, "anchor_space", anchor_space_name(o->anchor_space));
-    jsmf_json_string(j, "recover", jsmf_fit_recover_name(o->recover));
-    jsmf_json_number(j, "admm_lambda", o->admm_lambda);
-    jsmf_json_number(j, "admm_gamma", o->admm_gamma);
-    jsmf_json_number(j, "snls_tol", o->snls_tol);
-    jsmf_json_uint(j, "snls_maxit", o->snls_maxit);
-    jsmf_json_number(j, "eig_tol", o->eig_tol);
+    json_begin_object(j, "parameters");
+    json_string(j, "input", input);
+    json_string(j, "rectify", jsmf_fit_rectify_name(o->rectify));
+    json_uint(j, "rectify_iters", fit_rectify_iters(o));
+    json_string(j, "anchors", jsmf_fit_anchors_name(o->anchors));
+    json_string(j, "anchor_space", anchor_space_name(o->anchor_space));
+    json_string(j, "recover", jsmf_fit_recover_name(o->recover));
+    json_number(j, "admm_lambda", o->admm_lambda);
+    json_number(j, "admm_gamma", o->admm_gamma);
+    json_number(j, "snls_tol", o->snls_tol);
+    json_uint(j, "snls_maxit", o->snls_maxit);
+    json_number(j, "eig_tol", o->eig_tol);
     if (o->min_anchor_df == JSMF_FIT_DF_AUTO)
-        jsmf_json_string(j, "min_anchor_df", "auto");
+        json_string(j, "min_anchor_df", "auto");
     else
-        jsmf_json_uint(j, "min_anchor_df", o->min_anchor_df);
-    jsmf_json_begin_array(j, "levels");
-    jsmf_json_uint(j, NULL, o->k);
+        json_uint(j, "min_anchor_df", o->min_anchor_df);
+    json_begin_array(j, "levels");
+    json_uint(j, NULL, o->k);
     for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++)
-        jsmf_json_uint(j, NULL, o->levels[l]);
-    jsmf_json_end_array(j);
-    jsmf_json_string(j, "mode", jsmf_fit_mode_name(o->mode));
-    jsmf_json_string(j, "products", o->products == JSMF_PRODUCTS_DOCUMENTS ? "documents"
+        json_uint(j, NULL, o->levels[l]);
+    json_end_array(j);
+    json_string(j, "mode", fit_mode_name(o->mode));
+    json_string(j, "products", o->products == JSMF_PRODUCTS_DOCUMENTS ? "documents"
                                     : o->products == JSMF_PRODUCTS_ROWS    ? "rows"
                                                                             : "auto");
-    jsmf_json_uint(j, "seed", o->seed);
-    jsmf_json_int(j, "threads", o->threads);
-    jsmf_json_end_object(j);
+    json_uint(j, "seed", o->seed);
+    json_int(j, "threads", o->threads);
+    json_end_object(j);
 }
 
 static void put_metrics(jsmf_json *j, const jsmf_fit_report *r)
 {
-    jsmf_json_begin_object(j, "metrics");
-    jsmf_json_number(j, "recovery", r->metrics.recovery);
-    jsmf_json_number(j, "approximation", r->metrics.approximation);
-    jsmf_json_number(j, "recovery_rectified", r->recovery_rect);
-    jsmf_json_number(j, "approximation_rectified", r->approximation_rect);
-    jsmf_json_number(j, "dominancy", r->metrics.dominancy);
-    jsmf_json_number(j, "specificity", r->metrics.specificity);
-    jsmf_json_number(j, "dissimilarity", r->metrics.dissimilarity);
-    jsmf_json_number(j, "sparsity", r->metrics.sparsity);
-    jsmf_json_number(j, "entropy", r->metrics.entropy);
-    jsmf_json_end_object(j);
+    json_begin_object(j, "metrics");
+    json_number(j, "recovery", r->metrics.recovery);
+    json_number(j, "approximation", r->metrics.approximation);
+    json_number(j, "recovery_rectified", r->recovery_rect);
+    json_number(j, "approximation_rectified", r->approximation_rect);
+    json_number(j, "dominancy", r->metrics.dominancy);
+    json_number(j, "specificity", r->metrics.specificity);
+    json_number(j, "dissimilarity", r->metrics.dissimilarity);
+    json_number(j, "sparsity", r->metrics.sparsity);
+    json_number(j, "entropy", r->metrics.entropy);
+    json_end_object(j);
 }
 
 static void put_timings(jsmf_json *j, const jsmf_fit_report *r)
 {
-    jsmf_json_begin_object(j, "timings");
-    jsmf_json_number(j, "load", r->t_load);
+    json_begin_object(j, "timings");
+    json_number(j, "load", r->t_load);
     if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
-        jsmf_json_number(j, "read_c_gb_per_s",
+        json_number(j, "read_c_gb_per_s",
                          (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
-    jsmf_json_number(j, "rectify", r->t_rectify);
-    jsmf_json_number(j, "anchors", r->t_anchors);
-    jsmf_json_number(j, "recover", r->t_recover_b);
-    jsmf_json_number(j, "recover_a", r->t_recover_a);
-    jsmf_json_number(j, "metrics", r->t_metrics);
-    jsmf_json_number(j, "total", r->t_total);
-    jsmf_json_end_object(j);
+    json_number(j, "rectify", r->t_rectify);
+    json_number(j, "anchors", r->t_anchors);
+    json_number(j, "recover", r->t_recover_b);
+    json_number(j, "recover_a", r->t_recover_a);
+    json_number(j, "metrics", r->t_metrics);
+    json_number(j, "total", r->t_total);
+    json_end_object(j);
 }
 
 static void put_trace(jsmf_json *j, const jsmf_fit_report *r)
 {
-    jsmf_json_begin_array(j, "rectify_trace");
+    json_begin_array(j, "rectify_trace");
     for (uint32_t t = 0; t < r->n_trace; t++) {
         const jsmf_fit_trace *tr = &r->trace[t];
-        jsmf_json_begin_object(j, NULL);
-        jsmf_json_number(j, "delta", tr->delta);
-        jsmf_json_number(j, "shift", tr->shift);
-        jsmf_json_number(j, "neg_frac", tr->neg_frac);
-        jsmf_json_number(j, "neg_mass", tr->neg_mass);
-        jsmf_json_number(j, "lambda_min", tr->lambda_min);
-        jsmf_json_uint(j, "eig_passes", tr->eig_iters);
-        jsmf_json_end_object(j);
+        json_begin_object(j, NULL);
+        json_number(j, "delta", tr->delta);
+        json_number(j, "shift", tr->shift);
+        json_number(j, "neg_frac", tr->neg_frac);
+        json_number(j, "neg_mass", tr->neg_mass);
+        json_number(j, "lambda_min", tr->lambda_min);
+        json_uint(j, "eig_passes", tr->eig_iters);
+        json_end_object(j);
     }
-    jsmf_json_end_array(j);
+    json_end_array(j);
 }
 
 /* What the run did at the top level: everything the report holds. */
 static void put_report(jsmf_json *j, const jsmf_fit_report *r)
 {
-    jsmf_json_string(j, "mode_run", jsmf_fit_mode_name(r->mode));
+    json_string(j, "mode_run", fit_mode_name(r->mode));
     put_metrics(j, r);
     put_timings(j, r);
     put_trace(j, r);
-    jsmf_json_uint(j, "passes", r->passes);
-    jsmf_json_string(j, "c_products", r->c_documents ? "documents" : "rows");
-    jsmf_json_uint(j, "snls_iters", r->snls_iters);
-    jsmf_json_uint(j, "snls_unconverged", r->snls_unconverged);
-    jsmf_json_number(j, "a_raw_sum", r->a_raw_sum);
-    jsmf_json_number(j, "alpha0", r->alpha0);
-    jsmf_json_uint(j, "anchor_df", r->anchor_df);
-    jsmf_json_uint(j, "anchor_candidates", r->anchor_candidates);
+    json_uint(j, "passes", r->passes);
+    json_string(j, "c_products", r->c_documents ? "documents" : "rows");
+    json_uint(j, "snls_iters", r->snls_iters);
+    json_uint(j, "snls_unconverged", r->snls_unconverged);
+    json_number(j, "a_raw_sum", r->a_raw_sum);
+    json_number(j, "alpha0", r->alpha0);
+    json_uint(j, "anchor_df", r->anchor_df);
+    json_uint(j, "anchor_candidates", r->anchor_candidates);
     const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
     if (rm && rm->factored) {
-        jsmf_json_bool(j, "converged", r->converged);
-        jsmf_json_uint(j, "compress_rows", r->compress_rows);
-        jsmf_json_string(j, "eig_start", r->eig_start == JSMF_EIG_WARM      ? "previous"
+        json_bool(j, "converged", r->converged);
+        json_uint(j, "compress_rows", r->compress_rows);
+        json_string(j, "eig_start", r->eig_start == JSMF_EIG_WARM      ? "previous"
                                          : r->eig_start == JSMF_EIG_RESUMED ? "checkpoint"
                                                                             : "random");
-        jsmf_json_numbers(j, "sketch_within", r->sketch_within, r->n_sketch_within);
-        jsmf_json_numbers(j, "sketch_between", r->sketch_between, r->n_sketch_between);
+        json_numbers(j, "sketch_within", r->sketch_within, r->n_sketch_within);
+        json_numbers(j, "sketch_between", r->sketch_between, r->n_sketch_between);
     }
-    jsmf_json_number(j, "final_neg_frac", r->final_neg_frac);
-    jsmf_json_number(j, "final_neg_mass", r->final_neg_mass);
+    json_number(j, "final_neg_frac", r->final_neg_frac);
+    json_number(j, "final_neg_mass", r->final_neg_mass);
 }
 
 static char *level_summary(const jsmf_model *m, uint32_t level, const jsmf_fit_opts *o,
@@ -134,19 +134,19 @@ static char *level_summary(const jsmf_model *m, uint32_t level, const jsmf_fit_o
                            const jsmf_source_input *in)
 {
     jsmf_summary_buf b;
-    if (jsmf_model_summary_begin(&b))
+    if (model_summary_begin(&b))
         return NULL;
     jsmf_json *j = &b.j;
-    jsmf_model_summary_header(j, m, "anchor");
-    jsmf_json_string(j, "jsmf_version", jsmf_version());
-    jsmf_json_uint(j, "level", level);
+    model_summary_header(j, m, "anchor");
+    json_string(j, "jsmf_version", jsmf_version());
+    json_uint(j, "level", level);
     put_parameters(j, o, input);
     if (level == 0) {
         if (in)
-            jsmf_source_summary(j, input, in);
+            source_summary(j, input, in);
         put_report(j, r);
     }
-    return jsmf_model_summary_end(&b);
+    return model_summary_end(&b);
 }
 
 int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_report *r,
@@ -161,19 +161,19 @@ int jsmf_fit_summarize(jsmf_model *m, const jsmf_fit_opts *o, const jsmf_fit_rep
     return JSMF_OK;
 }
 
-int jsmf_fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o)
+int fit_save_rectified(const char *dir, const jsmf_source *C, const jsmf_fit_opts *o)
 {
     double *X = NULL;
     char path[4096];
     snprintf(path, sizeof path, "%s/rectified.npy", dir);
-    int rc = jsmf_fit_rectify_dense(C, o, &X);
+    int rc = fit_rectify_dense(C, o, &X);
     if (!rc)
-        rc = jsmf_npy_write_f64(path, X, C->n, C->n);
+        rc = npy_write_f64(path, X, C->n, C->n);
     free(X);
     return rc;
 }
 
-int jsmf_fit_input_check(const char *path, const jsmf_source_input *in, jsmf_fit_opts *o)
+int fit_input_check(const char *path, const jsmf_source_input *in, jsmf_fit_opts *o)
 {
     if (in->kind != JSMF_SOURCE_STORE)
         return JSMF_OK;
@@ -187,62 +187,62 @@ int jsmf_fit_input_check(const char *path, const jsmf_source_input *in, jsmf_fit
 void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
 {
     const jsmf_metrics *m = &r->metrics;
-    jsmf_report_line(f, p, "N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k,
-                     jsmf_fit_mode_name(r->mode), r->levels, (unsigned long long)r->passes);
-    jsmf_report_line(f, p, "metrics: recovery %.4g  approximation %.4g", m->recovery,
+    report_line(f, p, "N=%u K=%u mode=%s levels=%u passes=%llu", r->n, r->k,
+                     fit_mode_name(r->mode), r->levels, (unsigned long long)r->passes);
+    report_line(f, p, "metrics: recovery %.4g  approximation %.4g", m->recovery,
                      m->approximation);
-    jsmf_report_line(f, p, "metrics (rectified C): recovery %.4g  approximation %.4g",
+    report_line(f, p, "metrics (rectified C): recovery %.4g  approximation %.4g",
                      r->recovery_rect, r->approximation_rect);
-    jsmf_report_line(f, p, "metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f",
+    report_line(f, p, "metrics: dominancy %.4f  specificity %.4f  dissimilarity %.2f",
                      m->dominancy, m->specificity, m->dissimilarity);
-    jsmf_report_line(f, p, "metrics: sparsity %.4f  entropy %.4f", m->sparsity, m->entropy);
-    jsmf_report_line(f, p, "timings (s): load %.3f  rectify %.3f  anchors %.3f", r->t_load,
+    report_line(f, p, "metrics: sparsity %.4f  entropy %.4f", m->sparsity, m->entropy);
+    report_line(f, p, "timings (s): load %.3f  rectify %.3f  anchors %.3f", r->t_load,
                      r->t_rectify, r->t_anchors);
-    jsmf_report_line(f, p, "timings (s): B %.3f  A %.3f  metrics %.3f  total %.3f",
+    report_line(f, p, "timings (s): B %.3f  A %.3f  metrics %.3f  total %.3f",
                      r->t_recover_b, r->t_recover_a, r->t_metrics, r->t_total);
     const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
     if (r->n_trace && rm && rm->factored) {
-        jsmf_report_line(f, p, "rectify: %s, %u passes over C%s, %u steps (%s)", rm->name,
+        report_line(f, p, "rectify: %s, %u passes over C%s, %u steps (%s)", rm->name,
                          r->trace[0].eig_iters,
                          r->eig_start == JSMF_EIG_WARM      ? " from the previous model"
                          : r->eig_start == JSMF_EIG_RESUMED ? " (resumed from the checkpoint)"
                                                             : "",
                          r->n_trace - 1, r->converged ? "converged" : "stopped at --rectify-iters");
-        jsmf_report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
+        report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
                          r->compress_rows, r->alpha0);
     } else if (r->n_trace) {
-        jsmf_report_line(f, p, "rectify: %u iterations, alpha0 %.4g", r->n_trace, r->alpha0);
-        jsmf_report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",
+        report_line(f, p, "rectify: %u iterations, alpha0 %.4g", r->n_trace, r->alpha0);
+        report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",
                          100 * r->final_neg_frac, r->final_neg_mass);
     }
     if (r->c_documents)
-        jsmf_report_line(f, p, "C applied through its documents (cheaper than its rows)");
+        report_line(f, p, "C applied through its documents (cheaper than its rows)");
     if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)
-        jsmf_report_line(f, p, "read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
+        report_line(f, p, "read C: %llu scan%s of %.2f GB of store, %.2f GB/s",
                          (unsigned long long)r->c_scans, r->c_scans == 1 ? "" : "s",
                          r->c_bytes / 1e9,
                          (double)r->c_scans * (double)r->c_bytes / 1e9 / r->c_scan_secs);
     if (r->ranks > 1 && r->rank_rows_max)
-        jsmf_report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
+        report_line(f, p, "%d ranks: each holds %u to %u rows of C%s", r->ranks,
                          r->rank_rows_min, r->rank_rows_max,
                          rm && rm->factored ? " and of the factor" : "");
     if (r->c_metrics_skipped == 2)
-        jsmf_report_line(f, p, "recovery and approximation against C not computed: the "
+        report_line(f, p, "recovery and approximation against C not computed: the "
                          "refinement replaces this model");
     else if (r->c_metrics_skipped) {
-        jsmf_report_line(f, p, "recovery and approximation against C not computed: C is larger");
-        jsmf_report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "
+        report_line(f, p, "recovery and approximation against C not computed: C is larger");
+        report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "
                          "does it");
     }
     if (r->anchor_df)
-        jsmf_report_line(f, p, "anchors: %u of %u words are candidates (in at least %llu "
+        report_line(f, p, "anchors: %u of %u words are candidates (in at least %llu "
                          "documents)", r->anchor_candidates, r->n,
                          (unsigned long long)r->anchor_df);
     if (r->snls_unconverged)
-        jsmf_report_line(f, p, "warning: %u words hit the solver's iteration cap",
+        report_line(f, p, "warning: %u words hit the solver's iteration cap",
                          r->snls_unconverged);
     if (r->ranks > 1)
-        jsmf_report_line(f, p, "%d ranks: rank 0 sent %.1f MB in %llu calls, %.2f s in MPI",
+        report_line(f, p, "%d ranks: rank 0 sent %.1f MB in %llu calls, %.2f s in MPI",
                          r->ranks, r->comm_bytes_sent / 1e6, (unsigned long long)r->comm_calls,
                          r->comm_seconds);
 }

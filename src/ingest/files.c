@@ -50,7 +50,7 @@ static void warn_unmatchable_words(run *r, jsmf_format fmt)
     r->vocab_checked |= 1u << fmt;
     int items = fmt == JSMF_FORMAT_ITEMS;
     jsmf_tokenizer tok = {.min_len = r->params.tok_min_len, .max_len = r->params.tok_max_len};
-    if (!tok.min_len && !tok.max_len) { /* as the reader takes them (jsmf_docs_open) */
+    if (!tok.min_len && !tok.max_len) { /* as the reader takes them (docs_open) */
         jsmf_tokenizer def = JSMF_TOKENIZER_DEFAULT;
         tok = def;
     }
@@ -58,8 +58,8 @@ static void warn_unmatchable_words(run *r, jsmf_format fmt)
     size_t used = 0;
     uint32_t bad = 0;
     for (uint32_t i = 0; i < r->vocab->n; i++) {
-        const char *why = items ? jsmf_item_problem(r->vocab->words[i])
-                                : jsmf_token_problem(&tok, r->vocab->words[i]);
+        const char *why = items ? item_problem(r->vocab->words[i])
+                                : token_problem(&tok, r->vocab->words[i]);
         if (!why || bad++ >= 3)
             continue;
         int w = snprintf(list + used, sizeof list - used, "%sword %u '%.40s' %s",
@@ -85,18 +85,18 @@ static void warn_unmatchable_words(run *r, jsmf_format fmt)
 static void warn_input(run *r, jsmf_docs *d, const jsmf_ingest_summary *before, int resumed)
 {
     jsmf_read_stats st;
-    jsmf_docs_stats(d, &st);
+    docs_stats(d, &st);
     if (resumed && st.docs == 0)
         return;
-    jsmf_read_stats_warn(jsmf_docs_name(d), &st, r->o->warn, r->o->warn_arg);
+    read_stats_warn(docs_name(d), &st, r->o->warn, r->o->warn_arg);
     jsmf_ingest_summary now;
-    jsmf_ingest_totals(r->g, &now);
+    ingest_totals(r->g, &now);
     uint64_t tokens = now.tokens_dropped - before->tokens_dropped;
     uint64_t oov = now.oov_tokens - before->oov_tokens;
     if (st.docs > st.empty_docs && now.docs == before->docs)
         tell_line(r->o->warn, r->o->warn_arg, "%s: adds nothing to C: none of its %" PRIu64
                   " documents has %u or more words of the vocabulary (%" PRIu64 " of its %" PRIu64
-                  " tokens are outside it)", jsmf_docs_name(d), st.docs,
+                  " tokens are outside it)", docs_name(d), st.docs,
                   r->params.min_doc_len < 2 ? 2 : r->params.min_doc_len, oov, oov + tokens);
 }
 
@@ -170,7 +170,7 @@ static int remember_record(run *r, uint64_t fp, uint32_t occ, const jsmf_store_i
 
 static int feed_doc(run *r, jsmf_docs *d, const jsmf_doc *doc)
 {
-    int text = io_format_tokens(jsmf_docs_format(d)); /* tokens: text or items */
+    int text = io_format_tokens(docs_format(d)); /* tokens: text or items */
     uint32_t k = 0;
     uint64_t oov = 0;
     int rc = reserve(r, text ? doc->ntokens : doc->nids);
@@ -208,7 +208,7 @@ static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t siz
     int rc;
     if (same && !r->o->force) {
         if (!stored) {
-            if ((rc = jsmf_ingest_input_discard(r->g)))
+            if ((rc = ingest_input_discard(r->g)))
                 return rc;
             return jsmf_error(JSMF_EEXIST, "%s: already ingested into %s (fingerprint %016" PRIx64
                               ", from %s); use --force to add it again", rec->path,
@@ -222,7 +222,7 @@ static int finish_stdin(run *r, jsmf_store_input *rec, uint64_t fp, uint64_t siz
         if ((rc = jsmf_ingest_input_done(r->g)))
             return rc;
     } else {
-        if ((rc = jsmf_ingest_input_done_as(r->g, fp, occ, size, stored)))
+        if ((rc = ingest_input_done_as(r->g, fp, occ, size, stored)))
             return rc;
         rec->fingerprint = fp, rec->occurrence = occ, rec->size = size;
     }
@@ -238,7 +238,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     int rc, resumed, is_stdin = !piece && !strcmp(path, "-");
     if (piece)
         fp = piece->key;
-    else if (!is_stdin && (rc = jsmf_fingerprint_file(path, &fp, &size)))
+    else if (!is_stdin && (rc = fingerprint_file(path, &fp, &size)))
         return rc;
     jsmf_store_input rec;
     if ((rc = pick_record(r, path, fp, size, &rec, &resumed)))
@@ -261,27 +261,27 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     ro.end_offset = piece ? piece->end_offset : 0;
     ro.empty_runs = 1;
     jsmf_docs *d;
-    if ((rc = jsmf_docs_open(path, &ro, &d)))
+    if ((rc = docs_open(path, &ro, &d)))
         return rc;
-    rec.format = (uint32_t)jsmf_docs_format(d);
+    rec.format = (uint32_t)docs_format(d);
     warn_unmatchable_words(r, (jsmf_format)rec.format);
     jsmf_ingest_summary before;
-    jsmf_ingest_totals(r->g, &before);
+    ingest_totals(r->g, &before);
     /* stdin may prove a duplicate at its end: then it is dropped, which needs a buffer that
      * holds nothing of the inputs before it */
     int check_dup = is_stdin && !resumed && !r->o->force;
     if ((rc = docmap_input(&r->dm, d)) || (check_dup && (rc = jsmf_ingest_checkpoint(r->g))) ||
         (rc = jsmf_ingest_input(r->g, &rec))) {
-        jsmf_docs_close(d);
+        docs_close(d);
         return rc;
     }
-    uint64_t checkpoints = jsmf_ingest_checkpoints(r->g);
+    uint64_t checkpoints = ingest_checkpoints(r->g);
     jsmf_doc doc;
     uint64_t ndocs = 0;
     int got;
-    while (!(rc = jsmf_docs_next(d, &doc, &got)) && got) {
+    while (!(rc = docs_next(d, &doc, &got)) && got) {
         if (doc.ndocs > 1)
-            rc = jsmf_ingest_empty_docs(r->g, doc.ndocs, doc.next_offset, doc.next_line,
+            rc = ingest_empty_docs(r->g, doc.ndocs, doc.next_offset, doc.next_line,
                                         doc.index + doc.ndocs);
         else
             rc = feed_doc(r, d, &doc);
@@ -289,9 +289,9 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
             break;
         ndocs += doc.ndocs - 1;
         if ((++ndocs & 1023) == 0) {
-            jsmf_docs_progress(d, r->o->progress, r->o->progress_arg);
+            docs_progress(d, r->o->progress, r->o->progress_arg);
             /* cancelled (jsmf_cancel): keep what was read, so the same call resumes here */
-            if ((rc = jsmf_cancel_check())) {
+            if ((rc = cancel_check())) {
                 int crc = jsmf_ingest_checkpoint(r->g);
                 rc = crc ? crc : jsmf_error(JSMF_EINTR, "%s: interrupted after document %llu "
                                             "(checkpointed: the same ingest resumes there)",
@@ -305,14 +305,14 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
     if (rc == 0)
         warn_input(r, d, &before, resumed);
     if (rc == 0 && is_stdin)
-        rc = jsmf_docs_fingerprint(d, &fp, &size);
-    jsmf_docs_close(d);
+        rc = docs_fingerprint(d, &fp, &size);
+    docs_close(d);
     if (rc)
         return rc;
     sum->inputs_resumed += resumed;
     if (is_stdin)
         return finish_stdin(r, &rec, fp, size,
-                            resumed || jsmf_ingest_checkpoints(r->g) != checkpoints, sum);
+                            resumed || ingest_checkpoints(r->g) != checkpoints, sum);
     rec.state = JSMF_INPUT_COMPLETE;
     if ((rc = remember_record(r, rec.fingerprint, rec.occurrence, &rec)))
         return rc;
@@ -324,7 +324,7 @@ static int ingest_one(run *r, const char *path, const jsmf_ingest_piece *piece,
 static int check_something_added(run *r, uint32_t nread)
 {
     jsmf_ingest_summary t;
-    jsmf_ingest_totals(r->g, &t);
+    ingest_totals(r->g, &t);
     if (t.docs > 0 || nread == 0 || !r->last_read)
         return JSMF_OK;
     const char *what = nread == 1 ? r->last_read : "the inputs";
@@ -351,7 +351,7 @@ int jsmf_ingest_admit(jsmf_store *s, uint32_t *admitted)
     jsmf_vocab *stop = NULL;
     int rc = jsmf_store_rule_get(s, &rule);
     if (!rc)
-        rc = jsmf_ingest_rule_stopwords(s, &rule, &stop);
+        rc = ingest_rule_stopwords(s, &rule, &stop);
     if (!rc)
         rc = jsmf_store_admit(s, stop, admitted);
     jsmf_vocab_free(stop);
@@ -370,7 +370,7 @@ static int ingest_inputs(jsmf_store *s, const char *const *paths, const jsmf_ing
     /* the admission at the start: words that qualify with this command's new inputs join
      * before their pairs are counted (pieces are an MPI job's, whose rank 0 admitted first) */
     jsmf_ingest_ahead ahead = {0};
-    int rc = pieces ? JSMF_OK : jsmf_ingest_admit_ahead(s, paths, n, r.o, &ahead);
+    int rc = pieces ? JSMF_OK : ingest_admit_ahead(s, paths, n, r.o, &ahead);
     r.marks = ahead.marks, r.nmarks = ahead.n_marks;
     if (!rc)
         rc = jsmf_store_vocab_get(s, &r.vocab);
@@ -437,7 +437,7 @@ int jsmf_ingest_files(jsmf_store *s, const char *const *paths, uint32_t n,
     return ingest_inputs(s, paths, NULL, n, o, sum);
 }
 
-int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
+int ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
                        const jsmf_ingest_opts *o, jsmf_ingest_summary *sum)
 {
     return ingest_inputs(s, NULL, pieces, n, o, sum);

@@ -226,9 +226,9 @@ static uint64_t fixed_bytes(uint32_t n_words, uint64_t mem, uint64_t store_write
     return (uint64_t)n_words * 68 + 2 * batch_budget(mem) + store_write + JSMF_IO_READER_BYTES;
 }
 
-int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem)
+int ingest_mem_check(uint32_t n_words, uint64_t mem)
 {
-    uint64_t need = fixed_bytes(n_words, mem, jsmf_store_write_memory_for(n_words,
+    uint64_t need = fixed_bytes(n_words, mem, store_write_memory_for(n_words,
                                                                          txn_budget(mem))) +
                     (1u << 20);
     if (mem >= need)
@@ -241,14 +241,14 @@ int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem)
 }
 
 /* The stopwords a rule names: the compiled-in list, the store's list, or none. */
-int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out)
+int ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out)
 {
     *out = NULL;
     if (r->state != JSMF_RULE_GROW || !strcmp(r->stopwords, "none"))
         return JSMF_OK;
     if (!strcmp(r->stopwords, "list"))
         return jsmf_store_rule_stopwords_get(s, out);
-    return jsmf_stopwords_en(out);
+    return stopwords_en(out);
 }
 
 /* While the store's rule grows, the session counts the words outside the vocabulary in a
@@ -264,7 +264,7 @@ static int setup_growth(jsmf_ingest *g, uint64_t mem, uint64_t *fixed)
     if (rc || r.state != JSMF_RULE_GROW)
         return rc;
     g->grow = 1;
-    if ((rc = jsmf_ingest_rule_stopwords(g->s, &r, &g->stop)) ||
+    if ((rc = ingest_rule_stopwords(g->s, &r, &g->stop)) ||
         (g->stop && g->stop->n && (rc = jsmf_wordmap_new(g->stop, &g->stopmap))))
         return rc;
     uint64_t share = mem / PENDING_SHARE;
@@ -277,7 +277,7 @@ static int setup_growth(jsmf_ingest *g, uint64_t mem, uint64_t *fixed)
 int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
 {
     *out = NULL;
-    if (!jsmf_store_has_vocab(s))
+    if (!store_has_vocab(s))
         return jsmf_error(JSMF_EINVAL, "%s: store has no vocabulary", jsmf_store_path(s));
     jsmf_store_stats st;
     jsmf_store_params p;
@@ -314,15 +314,15 @@ int jsmf_ingest_new(jsmf_store *s, const jsmf_ingest_opts *o, jsmf_ingest **out)
     /* the budget: tables get what reading, the batch buffers, the per-word arrays and the
      * store's checkpoints (staging buffer, LMDB dirty pages, row readers) leave */
     uint64_t mem = o && o->mem ? o->mem : jsmf_mem_default();
-    if (!(o && o->mem_below_need) && (rc = jsmf_ingest_mem_check(g->n_words, mem))) {
+    if (!(o && o->mem_below_need) && (rc = ingest_mem_check(g->n_words, mem))) {
         jsmf_ingest_free(g);
         return rc;
     }
-    jsmf_store_set_write_budget(s, txn_budget(mem));
+    store_set_write_budget(s, txn_budget(mem));
     uint64_t batch = batch_budget(mem);
     g->batch_ids = batch / 4 / BATCH_ID_BYTES; /* two buffers take turns, each half of it */
     g->batch_docs = (uint32_t)(batch / 4 / BATCH_DOC_BYTES(g->threads));
-    uint64_t fixed = fixed_bytes(g->n_words, mem, jsmf_store_write_memory(s));
+    uint64_t fixed = fixed_bytes(g->n_words, mem, store_write_memory(s));
     if ((rc = setup_growth(g, mem, &fixed))) {
         jsmf_ingest_free(g);
         return rc;
@@ -458,7 +458,7 @@ static int checkpoint(jsmf_ingest *g)
     f.counting = g->grow;
     if (g->grow && (rc = pending_list(&g->pend, &f.pending, &f.n_pending)))
         return rc;
-    if ((rc = jsmf_store_commit(g->s, &f)))
+    if ((rc = store_commit(g->s, &f)))
         return rc;
     pending_clear(&g->pend);
     g->sum.seconds_checkpoints += clock_seconds() - t0;
@@ -511,12 +511,12 @@ int jsmf_ingest_checkpoint(jsmf_ingest *g)
     return checkpoint(g);
 }
 
-uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g)
+uint64_t ingest_checkpoints(const jsmf_ingest *g)
 {
     return g->sum.flushes;
 }
 
-void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out)
+void ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out)
 {
     *out = g->sum;
 }
@@ -540,7 +540,7 @@ static int add_move(jsmf_ingest *g, const jsmf_store_input *r, uint64_t fingerpr
     return JSMF_OK;
 }
 
-int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
+int ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
                               uint64_t size, int stored)
 {
     if (g->cur < 0)
@@ -563,7 +563,7 @@ int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occ
     return jsmf_ingest_input_done(g);
 }
 
-int jsmf_ingest_input_discard(jsmf_ingest *g)
+int ingest_input_discard(jsmf_ingest *g)
 {
     if (g->cur < 0 || g->nrecs != 1)
         return jsmf_error(JSMF_EINVAL, "ingest: discarding an input needs a checkpoint before it");
@@ -803,7 +803,7 @@ static int ingest_doc(jsmf_ingest *g, const uint32_t *ids, const uint32_t *count
     return JSMF_OK;
 }
 
-int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
+int ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
                            uint64_t next_doc)
 {
     if (g->cur < 0)

@@ -108,7 +108,7 @@ static void remove_stale_shards(const job *j)
         if (strstr(e->d_name, ".sums"))
             unlink(path);
         else
-            jsmf_store_files_remove(path, NULL, 1);
+            store_files_remove(path, NULL, 1);
     }
     closedir(d);
 }
@@ -121,11 +121,11 @@ static int sniff_format(const char *path, const jsmf_ingest_opts *o, uint32_t *f
     ro.format = (jsmf_format)o->format;
     ro.uci_vocab = o->uci_vocab;
     jsmf_docs *d;
-    int rc = jsmf_docs_open(path, &ro, &d);
+    int rc = docs_open(path, &ro, &d);
     if (rc)
         return rc;
-    *fmt = (uint32_t)jsmf_docs_format(d);
-    jsmf_docs_close(d);
+    *fmt = (uint32_t)docs_format(d);
+    docs_close(d);
     return JSMF_OK;
 }
 
@@ -247,7 +247,7 @@ static int plan_inputs(job *j, const char *const *paths, uint32_t n)
             break;
         }
         uint64_t fp, size;
-        if ((rc = jsmf_fingerprint_file(paths[i], &fp, &size)))
+        if ((rc = fingerprint_file(paths[i], &fp, &size)))
             break;
         uint32_t next_occ = 0, mark = UINT32_MAX;
         int complete = 0;
@@ -385,7 +385,7 @@ static int make_plan(job *j, const char *const *paths, uint32_t n, uint64_t piec
 static int share_plan(job *j)
 {
     plan *p = &j->p;
-    int rc = jsmf_comm_bcast(j->c, &p->h, sizeof p->h, 0);
+    int rc = comm_bcast(j->c, &p->h, sizeof p->h, 0);
     if (rc)
         return rc;
     if (j->rank) {
@@ -394,8 +394,8 @@ static int share_plan(job *j)
         if (!p->in || !p->pc)
             return jsmf_error(JSMF_ENOMEM, "out of memory");
     }
-    if (!(rc = jsmf_comm_bcast(j->c, p->in, sizeof *p->in * p->h.n_inputs, 0)))
-        rc = jsmf_comm_bcast(j->c, p->pc, sizeof *p->pc * p->h.n_pieces, 0);
+    if (!(rc = comm_bcast(j->c, p->in, sizeof *p->in * p->h.n_inputs, 0)))
+        rc = comm_bcast(j->c, p->pc, sizeof *p->pc * p->h.n_pieces, 0);
     return rc;
 }
 
@@ -410,7 +410,7 @@ static int share_vocab(job *j, jsmf_vocab **out, uint64_t **df)
     if (!rc && j->rank == 0)
         for (uint32_t i = 0; i < v->n; i++)
             len += strlen(v->words[i]) + 1;
-    if ((rc = jsmf_comm_agree(j->c, rc)) || (rc = jsmf_comm_bcast(j->c, &len, 8, 0)))
+    if ((rc = comm_agree(j->c, rc)) || (rc = comm_bcast(j->c, &len, 8, 0)))
         goto done;
     if (!(buf = malloc(len + 1)) || !(*df = calloc(j->n_words ? j->n_words : 1, 8))) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
@@ -425,8 +425,8 @@ static int share_vocab(job *j, jsmf_vocab **out, uint64_t **df)
         if (v->df) /* the vocabulary's counts plan the accumulator (jsmf_ingest_opts.df) */
             memcpy(*df, v->df, sizeof **df * j->n_words);
     }
-    if ((rc = jsmf_comm_bcast(j->c, buf, len, 0)) ||
-        (rc = jsmf_comm_bcast(j->c, *df, 8ull * j->n_words, 0)))
+    if ((rc = comm_bcast(j->c, buf, len, 0)) ||
+        (rc = comm_bcast(j->c, *df, 8ull * j->n_words, 0)))
         goto done;
     jsmf_vocab *w = calloc(1, sizeof *w);
     if (!w || !(w->words = calloc(j->n_words ? j->n_words : 1, sizeof *w->words))) {
@@ -471,8 +471,8 @@ static int share_rule(job *j)
         for (uint32_t i = 0; i < stop->n; i++)
             len += strlen(stop->words[i]) + 1;
     }
-    if (!(rc = jsmf_comm_agree(j->c, rc)) && !(rc = jsmf_comm_bcast(j->c, &r, sizeof r, 0)))
-        rc = jsmf_comm_bcast(j->c, &len, 8, 0);
+    if (!(rc = comm_agree(j->c, rc)) && !(rc = comm_bcast(j->c, &r, sizeof r, 0)))
+        rc = comm_bcast(j->c, &len, 8, 0);
     if (!rc && !(buf = malloc(len + 1)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     if (!rc && j->rank == 0 && stop)
@@ -481,8 +481,8 @@ static int share_rule(job *j)
             memcpy(buf + at, stop->words[i], l + 1); /* NUL-separated */
             at += (uint32_t)l + 1;
         }
-    if (!(rc = jsmf_comm_agree(j->c, rc)) && len)
-        rc = jsmf_comm_bcast(j->c, buf, len, 0);
+    if (!(rc = comm_agree(j->c, rc)) && len)
+        rc = comm_bcast(j->c, buf, len, 0);
     j->grow = r.state == JSMF_RULE_GROW;
     if (!rc && j->grow && j->rank != 0 && len) { /* the list, rebuilt from the buffer */
         jsmf_vocab_free(stop);
@@ -506,7 +506,7 @@ static int share_rule(job *j)
 static int open_shard(job *j)
 {
     if (j->p.h.fresh)
-        jsmf_store_files_remove(j->shard, NULL, 1);
+        store_files_remove(j->shard, NULL, 1);
     jsmf_vocab *v = NULL;
     int rc = share_vocab(j, &v, &j->df);
     if (rc)
@@ -514,8 +514,8 @@ static int open_shard(job *j)
     jsmf_store_params params = {0};
     if (j->rank == 0)
         rc = jsmf_store_params_get(j->main, &params);
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
-        rc = jsmf_comm_bcast(j->c, &params, sizeof params, 0);
+    if (!(rc = comm_agree(j->c, rc)))
+        rc = comm_bcast(j->c, &params, sizeof params, 0);
     if (!rc && (params.hold & JSMF_HOLD_DOCS)) /* the same answer on every rank */
         rc = jsmf_error(JSMF_EINVAL, "%s: the store holds its documents (--hold %s), which one "
                         "process ingests: run jsmf ingest without mpirun, or make the store with "
@@ -523,13 +523,13 @@ static int open_shard(job *j)
                         jsmf_store_hold_name(params.hold));
     if (!rc && (rc = jsmf_store_open(j->shard, JSMF_STORE_WRITE, &j->sh)) == JSMF_ENOTFOUND)
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
-    else if (!rc && !jsmf_store_has_vocab(j->sh)) {
+    else if (!rc && !store_has_vocab(j->sh)) {
         jsmf_store_close(j->sh), j->sh = NULL;
-        jsmf_store_files_remove(j->shard, NULL, 1);
+        store_files_remove(j->shard, NULL, 1);
         rc = jsmf_store_create(j->shard, v, &params, &j->sh);
     }
     jsmf_vocab_free(v);
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
+    if (!(rc = comm_agree(j->c, rc)))
         rc = share_rule(j);
     return rc;
 }
@@ -551,7 +551,7 @@ static int ingest_my_pieces(job *j, jsmf_ingest_summary *sum)
     o.df = j->df;
     if (j->rank) /* one progress line: rank 0's */
         o.progress = NULL;
-    int rc = jsmf_ingest_pieces(j->sh, mine, k, &o, sum);
+    int rc = ingest_pieces(j->sh, mine, k, &o, sum);
     free(mine);
     return rc;
 }
@@ -615,7 +615,7 @@ static int plan_rounds(job *j, const uint64_t *w, uint64_t budget, uint32_t **bo
         }
         for (uint32_t o = 0; o < P; o++) {
             uint32_t a, e;
-            jsmf_comm_split(r1 - r0, w + r0, (int)P, (int)o, &a, &e);
+            comm_split(r1 - r0, w + r0, (int)P, (int)o, &a, &e);
             b[rounds * (P + 1) + o] = r0 + a;
         }
         b[rounds * (P + 1) + P] = r1;
@@ -682,7 +682,7 @@ static int reduce_rows(job *j, const unsigned char *recv, const uint64_t *rcount
             else
                 cols[m] = tmp[i].col, sums[m++] = tmp[i].sum;
         }
-        size_t len = jsmf_store_encode_row(enc, row, cols, sums, m);
+        size_t len = store_encode_row(enc, row, cols, sums, m);
         uint32_t head[3] = {row, m, (uint32_t)len};
         if (fwrite(head, sizeof head, 1, j->sf) != 1 || fwrite(enc, 1, len, j->sf) != len)
             return jsmf_error(JSMF_EIO, "%s: %s", j->sums, strerror(errno));
@@ -704,7 +704,7 @@ static int exchange_round(job *j, const uint32_t *bd, outbuf *send, uint64_t *sc
     for (uint32_t o = 0; o < P && !rc; o++) {
         uint64_t before = send->n;
         if (bd[o] < bd[o + 1])
-            rc = jsmf_store_scan_sums(j->sh, bd[o], bd[o + 1], pack_row, send);
+            rc = store_scan_sums(j->sh, bd[o], bd[o + 1], pack_row, send);
         scounts[o] = send->n - before;
     }
     uint64_t *eight = malloc(sizeof *eight * P);
@@ -712,9 +712,9 @@ static int exchange_round(job *j, const uint32_t *bd, outbuf *send, uint64_t *sc
         return jsmf_error(JSMF_ENOMEM, "out of memory");
     for (uint32_t o = 0; o < P; o++)
         eight[o] = 8;
-    rc = jsmf_comm_agree(j->c, rc);
+    rc = comm_agree(j->c, rc);
     if (!rc)
-        rc = jsmf_comm_alltoallv(j->c, scounts, eight, rcounts, eight);
+        rc = comm_alltoallv(j->c, scounts, eight, rcounts, eight);
     free(eight);
     uint64_t total = 0;
     for (uint32_t o = 0; o < P; o++)
@@ -722,9 +722,9 @@ static int exchange_round(job *j, const uint32_t *bd, outbuf *send, uint64_t *sc
     recv->n = 0;
     if (!rc)
         rc = out_room(recv, total);
-    if ((rc = jsmf_comm_agree(j->c, rc)))
+    if ((rc = comm_agree(j->c, rc)))
         return rc;
-    if ((rc = jsmf_comm_alltoallv(j->c, send->b, scounts, recv->b, rcounts)))
+    if ((rc = comm_alltoallv(j->c, send->b, scounts, recv->b, rcounts)))
         return rc;
     j->bytes_received += total;
     return reduce_rows(j, recv->b, rcounts, bd[j->rank], bd[j->rank + 1], tmp, cols, sums, enc);
@@ -737,9 +737,9 @@ static int reduce_shards(job *j, uint64_t budget)
     uint32_t *bounds = NULL;
     if (!w)
         return jsmf_error(JSMF_ENOMEM, "out of memory");
-    int rc = jsmf_store_row_entries(j->sh, w);
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
-        rc = jsmf_comm_allreduce(j->c, w, n, JSMF_COMM_U64, JSMF_COMM_SUM);
+    int rc = store_row_entries(j->sh, w);
+    if (!(rc = comm_agree(j->c, rc)))
+        rc = comm_allreduce(j->c, w, n, JSMF_COMM_U64, JSMF_COMM_SUM);
     if (!rc)
         rc = plan_rounds(j, w, budget, &bounds);
     free(w);
@@ -749,7 +749,7 @@ static int reduce_shards(job *j, uint64_t budget)
     uint64_t *scounts = calloc(2 * (size_t)P, sizeof *scounts), *rcounts = scounts + P;
     uint32_t *cols = malloc(sizeof *cols * ((size_t)n + 1));
     jsmf_sum *sums = malloc(sizeof *sums * ((size_t)n + 1));
-    unsigned char *enc = malloc(jsmf_store_row_bytes(n ? n : 1));
+    unsigned char *enc = malloc(store_row_bytes(n ? n : 1));
     j->seg_off = calloc(j->rounds, sizeof *j->seg_off);
     j->seg_len = calloc(j->rounds, sizeof *j->seg_len);
     j->sf = fopen(j->sums, "w+b");
@@ -757,19 +757,19 @@ static int reduce_shards(job *j, uint64_t budget)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
     else if (!j->sf)
         rc = jsmf_error(JSMF_EIO, "%s: %s", j->sums, strerror(errno));
-    rc = jsmf_comm_agree(j->c, rc);
+    rc = comm_agree(j->c, rc);
     for (uint32_t r = 0; r < j->rounds && !rc; r++) {
         j->seg_off[r] = (uint64_t)ftello(j->sf);
         rc = exchange_round(j, bounds + (size_t)r * (P + 1), &send, scounts, rcounts, &recv,
                             &tmp, cols, sums, enc);
         j->seg_len[r] = (uint64_t)ftello(j->sf) - j->seg_off[r];
-        rc = jsmf_comm_agree(j->c, rc);
+        rc = comm_agree(j->c, rc);
     }
     if (!rc && fflush(j->sf))
         rc = jsmf_error(JSMF_EIO, "%s: %s", j->sums, strerror(errno));
     free(bounds), free(send.b), free(recv.b), free(scounts), free(tmp.b), free(cols), free(sums);
     free(enc);
-    return jsmf_comm_agree(j->c, rc);
+    return comm_agree(j->c, rc);
 }
 
 /* ---- the commit: rank 0 pulls the reduced rows, segment by segment ------------------------ */
@@ -794,14 +794,14 @@ static int serve_segments(job *j)
     int rc = JSMF_OK;
     for (;;) {
         uint64_t ask;
-        if ((rc = jsmf_comm_recv(j->c, &ask, 8, 0, TAG_ASK)) || ask == NO_MORE)
+        if ((rc = comm_recv(j->c, &ask, 8, 0, TAG_ASK)) || ask == NO_MORE)
             break;
         uint64_t len = 0;
         int bad = ask >= j->rounds || read_segment(j, (uint32_t)ask, &o);
         len = bad ? NO_MORE : o.n;
-        if ((rc = jsmf_comm_send(j->c, &len, 8, 0, TAG_LEN)))
+        if ((rc = comm_send(j->c, &len, 8, 0, TAG_LEN)))
             break;
-        if (!bad && (rc = jsmf_comm_send(j->c, o.b, len, 0, TAG_DATA)))
+        if (!bad && (rc = comm_send(j->c, o.b, len, 0, TAG_DATA)))
             break;
     }
     free(o.b);
@@ -836,13 +836,13 @@ static int pull_rows(void *arg, jsmf_emit_encoded_fn emit, void *txnctx)
                 rc = read_segment(j, r, &o);
             } else {
                 uint64_t ask = r, len;
-                if (!(rc = jsmf_comm_send(j->c, &ask, 8, owner, TAG_ASK)) &&
-                    !(rc = jsmf_comm_recv(j->c, &len, 8, owner, TAG_LEN))) {
+                if (!(rc = comm_send(j->c, &ask, 8, owner, TAG_ASK)) &&
+                    !(rc = comm_recv(j->c, &len, 8, owner, TAG_LEN))) {
                     if (len == NO_MORE)
                         rc = jsmf_error(JSMF_EIO, "rank %d could not read its reduced rows",
                                         owner);
                     else if (!(rc = out_room(&o, len)) &&
-                             !(rc = jsmf_comm_recv(j->c, o.b, len, owner, TAG_DATA)))
+                             !(rc = comm_recv(j->c, o.b, len, owner, TAG_DATA)))
                         o.n = len;
                 }
             }
@@ -915,9 +915,9 @@ static int gather_totals(job *j, jsmf_store_counts *counts, uint64_t *dftf,
             dftf[i] = v->df ? v->df[i] : 0, dftf[j->n_words + i] = v->tf ? v->tf[i] : 0;
     jsmf_vocab_free(v);
     uint64_t c[5] = {st.docs, st.docs_dropped, st.tokens, st.tokens_dropped, st.oov_tokens};
-    if ((rc = jsmf_comm_agree(j->c, rc)) ||
-        (rc = jsmf_comm_allreduce(j->c, c, 5, JSMF_COMM_U64, JSMF_COMM_SUM)) ||
-        (rc = jsmf_comm_allreduce(j->c, dftf, 2ull * j->n_words, JSMF_COMM_U64,
+    if ((rc = comm_agree(j->c, rc)) ||
+        (rc = comm_allreduce(j->c, c, 5, JSMF_COMM_U64, JSMF_COMM_SUM)) ||
+        (rc = comm_allreduce(j->c, dftf, 2ull * j->n_words, JSMF_COMM_U64,
                                   JSMF_COMM_SUM)))
         return rc;
     *counts = (jsmf_store_counts){c[0], c[1], c[2], c[3], c[4]};
@@ -929,17 +929,17 @@ static int gather_totals(job *j, jsmf_store_counts *counts, uint64_t *dftf,
     uint64_t my = (uint64_t)nmine * sizeof *mine, total = 0;
     if (!rc && !counts_b)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-    if (!(rc = jsmf_comm_agree(j->c, rc))) {
+    if (!(rc = comm_agree(j->c, rc))) {
         counts_b[j->rank] = my;
-        rc = jsmf_comm_allreduce(j->c, counts_b, (uint64_t)j->size, JSMF_COMM_U64,
+        rc = comm_allreduce(j->c, counts_b, (uint64_t)j->size, JSMF_COMM_U64,
                                  JSMF_COMM_SUM);
     }
     for (int r = 0; !rc && r < j->size; r++)
         total += counts_b[r];
     if (!rc && !(all = malloc(total ? total : 1)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
-        rc = jsmf_comm_allgatherv(j->c, mine, my, all, counts_b);
+    if (!(rc = comm_agree(j->c, rc)))
+        rc = comm_allgatherv(j->c, mine, my, all, counts_b);
     if (!rc)
         rc = build_records(j, all, (uint32_t)(total / sizeof *all), recs_out);
     free(mine), free(all), free(counts_b);
@@ -981,16 +981,16 @@ static int gather_pending(job *j, pending_table *t)
     char *all = NULL;
     if (!rc && !counts)
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-    if (!(rc = jsmf_comm_agree(j->c, rc))) {
+    if (!(rc = comm_agree(j->c, rc))) {
         counts[j->rank] = mine.len;
-        rc = jsmf_comm_allreduce(j->c, counts, (uint64_t)j->size, JSMF_COMM_U64, JSMF_COMM_SUM);
+        rc = comm_allreduce(j->c, counts, (uint64_t)j->size, JSMF_COMM_U64, JSMF_COMM_SUM);
     }
     for (int r = 0; !rc && r < j->size; r++)
         total += counts[r];
     if (!rc && !(all = malloc(total ? total : 1)))
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
-    if (!(rc = jsmf_comm_agree(j->c, rc)) && total)
-        rc = jsmf_comm_allgatherv(j->c, mine.b, mine.len, all, counts);
+    if (!(rc = comm_agree(j->c, rc)) && total)
+        rc = comm_allgatherv(j->c, mine.b, mine.len, all, counts);
     for (uint64_t x = 0; !rc && j->rank == 0 && x < total;) {
         uint32_t len;
         uint64_t df, tf;
@@ -1012,11 +1012,11 @@ static int commit_total(job *j)
     int rc = dftf ? JSMF_OK : jsmf_error(JSMF_ENOMEM, "out of memory");
     pending_table pend;
     pending_init(&pend, UINT64_MAX);
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
+    if (!(rc = comm_agree(j->c, rc)))
         rc = gather_totals(j, &counts, dftf, &recs);
-    if (!(rc = jsmf_comm_agree(j->c, rc)))
+    if (!(rc = comm_agree(j->c, rc)))
         rc = gather_pending(j, &pend);
-    if ((rc = jsmf_comm_agree(j->c, rc))) {
+    if ((rc = comm_agree(j->c, rc))) {
         free(dftf), free(recs);
         pending_free(&pend);
         return rc;
@@ -1032,17 +1032,17 @@ static int commit_total(job *j)
                               .counting = j->grow};
         rc = pending_list(&pend, &f.pending, &f.n_pending);
         if (!rc)
-            rc = jsmf_store_commit(j->main, &f);
+            rc = store_commit(j->main, &f);
         uint64_t done = NO_MORE;
         for (int r = 1; r < j->size; r++)
-            if (jsmf_comm_send(j->c, &done, 8, r, TAG_ASK) && !rc)
+            if (comm_send(j->c, &done, 8, r, TAG_ASK) && !rc)
                 rc = jsmf_error(JSMF_EIO, "telling rank %d the commit ended", r);
     } else {
         rc = serve_segments(j);
     }
     free(dftf), free(recs);
     pending_free(&pend);
-    return jsmf_comm_agree(j->c, rc);
+    return comm_agree(j->c, rc);
 }
 
 /* ---- the job ----------------------------------------------------------------------------- */
@@ -1061,9 +1061,9 @@ static void job_free(job *j)
 static void cleanup(job *j)
 {
     jsmf_store_close(j->sh), j->sh = NULL;
-    jsmf_store_files_remove(j->shard, NULL, 1);
+    store_files_remove(j->shard, NULL, 1);
     unlink(j->sums);
-    jsmf_comm_barrier(j->c);
+    comm_barrier(j->c);
     if (j->rank == 0) {
         unlink(j->plan_path);
         if (!j->given_dir)
@@ -1075,14 +1075,14 @@ static void sum_summaries(job *j, jsmf_ingest_summary *s)
 {
     uint64_t v[9] = {s->docs, s->docs_dropped, s->tokens, s->tokens_dropped, s->oov_tokens,
                      s->pairs, s->flushes, s->oversize_docs, s->inputs_resumed};
-    if (jsmf_comm_allreduce(j->c, v, 9, JSMF_COMM_U64, JSMF_COMM_SUM))
+    if (comm_allreduce(j->c, v, 9, JSMF_COMM_U64, JSMF_COMM_SUM))
         return;
     s->docs = v[0], s->docs_dropped = v[1], s->tokens = v[2], s->tokens_dropped = v[3];
     s->oov_tokens = v[4], s->pairs = v[5], s->flushes = v[6], s->oversize_docs = v[7];
     s->inputs_resumed = (uint32_t)v[8];
 }
 
-int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
+int ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
                      const char *const *paths, uint32_t n, const jsmf_ingest_opts *o,
                      const jsmf_ingest_dist_opts *d, jsmf_ingest_dist_summary *sum)
 {
@@ -1091,7 +1091,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
     memset(sum, 0, sizeof *sum);
     double t0 = clock_seconds();
     jsmf_comm_stats c0;
-    jsmf_comm_stats_get(c, &c0);
+    comm_stats_get(c, &c0);
     snprintf(j.dir, sizeof j.dir, "%s/mpi-ingest", store_path);
     if (d && d->shard_dir && *d->shard_dir)
         snprintf(j.dir, sizeof j.dir, "%s", d->shard_dir), j.given_dir = 1;
@@ -1101,7 +1101,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
         /* the admission at the start, by rank 0 alone before the plan: the shards are made
          * with the grown vocabulary; its marks make a rerun plan the same job */
         jsmf_ingest_ahead ahead;
-        rc = jsmf_ingest_admit_ahead(s, paths, n, o, &ahead);
+        rc = ingest_admit_ahead(s, paths, n, o, &ahead);
         free(ahead.marks);
         jsmf_store_stats st;
         if (!rc && !(rc = jsmf_store_stats_get(s, &st)))
@@ -1109,7 +1109,7 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
         if (!rc)
             rc = make_plan(&j, paths, n, d ? d->piece_bytes : 0);
     }
-    if (!(rc = jsmf_comm_agree(c, rc)) && !(rc = jsmf_comm_bcast(c, &j.n_words, 4, 0)))
+    if (!(rc = comm_agree(c, rc)) && !(rc = comm_bcast(c, &j.n_words, 4, 0)))
         rc = share_plan(&j);
     if (rc)
         goto out;
@@ -1128,18 +1128,18 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
             rc = jsmf_error(JSMF_EEXIST, "all %u input%s already ingested into %s; use "
                             "--force to add them again", n, n == 1 ? " is" : "s are",
                             store_path);
-        rc = jsmf_comm_agree(c, rc);
+        rc = comm_agree(c, rc);
         goto out;
     }
     if (j.rank && mkdir(j.dir, 0777) && errno != EEXIST)
         rc = jsmf_error(JSMF_EIO, "%s: %s", j.dir, strerror(errno));
-    if (!(rc = jsmf_comm_agree(c, rc)))
+    if (!(rc = comm_agree(c, rc)))
         rc = open_shard(&j);
-    if (!(rc = jsmf_comm_agree(c, rc)))
+    if (!(rc = comm_agree(c, rc)))
         rc = ingest_my_pieces(&j, &sum->ingest);
     uint32_t skipped = j.p.h.skipped;
     sum->seconds_ingest = clock_seconds() - t0;
-    if ((rc = jsmf_comm_agree(c, rc))) {
+    if ((rc = comm_agree(c, rc))) {
         j.sums[0] = 0;
         goto out;
     }
@@ -1162,10 +1162,10 @@ int jsmf_ingest_dist(jsmf_comm *c, jsmf_store *s, const char *store_path,
         unlink(j.sums), j.sums[0] = 0;
         cleanup(&j);
         uint32_t admitted; /* the words that pass the rule, once the inputs are complete */
-        rc = jsmf_comm_agree(c, j.rank == 0 ? jsmf_ingest_admit(s, &admitted) : JSMF_OK);
+        rc = comm_agree(c, j.rank == 0 ? jsmf_ingest_admit(s, &admitted) : JSMF_OK);
     }
 out:
-    jsmf_comm_stats_get(c, &sum->comm);
+    comm_stats_get(c, &sum->comm);
     sum->comm.bytes_sent -= c0.bytes_sent, sum->comm.seconds -= c0.seconds;
     sum->comm.calls -= c0.calls;
     sum->ingest.seconds = clock_seconds() - t0;
@@ -1207,16 +1207,16 @@ static int gather_counts(job *j, jsmf_vocab_counter *vc)
     uint64_t len = 0, go = 0;
     int rc = JSMF_OK;
     if (j->rank) {
-        rc = jsmf_vocab_counter_pack(vc, &buf, &len);
+        rc = vocab_counter_pack(vc, &buf, &len);
         uint64_t head = rc ? NO_MORE : len;
-        int rs = jsmf_comm_send(j->c, &head, 8, 0, TAG_LEN);
-        if (!rc && !(rc = rs) && !(rc = jsmf_comm_recv(j->c, &go, 8, 0, TAG_ASK)) && go)
-            rc = jsmf_comm_send(j->c, buf, len, 0, TAG_DATA);
+        int rs = comm_send(j->c, &head, 8, 0, TAG_LEN);
+        if (!rc && !(rc = rs) && !(rc = comm_recv(j->c, &go, 8, 0, TAG_ASK)) && go)
+            rc = comm_send(j->c, buf, len, 0, TAG_DATA);
         free(buf);
         return rc;
     }
     for (int r = 1; r < j->size; r++) {
-        int rr = jsmf_comm_recv(j->c, &len, 8, r, TAG_LEN);
+        int rr = comm_recv(j->c, &len, 8, r, TAG_LEN);
         if (rr || len == NO_MORE) {
             rc = rc ? rc : rr ? rr : jsmf_error(JSMF_ENOMEM, "rank %d could not pack its word "
                                                 "counts", r);
@@ -1224,12 +1224,12 @@ static int gather_counts(job *j, jsmf_vocab_counter *vc)
         }
         unsigned char *b = malloc(len ? len : 1);
         go = b != NULL;
-        if ((rr = jsmf_comm_send(j->c, &go, 8, r, TAG_ASK)) && !rc)
+        if ((rr = comm_send(j->c, &go, 8, r, TAG_ASK)) && !rc)
             rc = rr;
         if (!b && !rc)
             rc = jsmf_error(JSMF_ENOMEM, "out of memory for rank %d's word counts", r);
-        if (b && !rr && !(rr = jsmf_comm_recv(j->c, b, len, r, TAG_DATA)) && !rc)
-            rc = jsmf_vocab_counter_unpack(vc, b, len);
+        if (b && !rr && !(rr = comm_recv(j->c, b, len, r, TAG_DATA)) && !rc)
+            rc = vocab_counter_unpack(vc, b, len);
         if (rr && !rc)
             rc = rr;
         free(b);
@@ -1237,7 +1237,7 @@ static int gather_counts(job *j, jsmf_vocab_counter *vc)
     return rc;
 }
 
-int jsmf_vocab_count_dist(jsmf_comm *c, const char *const *paths, uint32_t n,
+int vocab_count_dist(jsmf_comm *c, const char *const *paths, uint32_t n,
                           const jsmf_read_opts *ro, const jsmf_vocab_opts *vo,
                           uint64_t piece_bytes, jsmf_vocab **out, jsmf_vocab_stats *st)
 {
@@ -1246,11 +1246,11 @@ int jsmf_vocab_count_dist(jsmf_comm *c, const char *const *paths, uint32_t n,
     jsmf_ingest_opts io = {.format = ro->format, .uci_vocab = ro->uci_vocab};
     job j = {.c = c, .rank = jsmf_comm_rank(c), .size = jsmf_comm_size(c), .o = &io};
     int rc = j.rank == 0 ? plan_count(&j, paths, n, piece_bytes) : JSMF_OK;
-    if (!(rc = jsmf_comm_agree(c, rc)))
+    if (!(rc = comm_agree(c, rc)))
         rc = share_plan(&j);
     jsmf_vocab_counter *vc = NULL;
     if (!rc)
-        rc = jsmf_vocab_counter_new(vo, &vc);
+        rc = vocab_counter_new(vo, &vc);
     for (uint32_t i = 0; i < j.p.h.n_pieces && !rc; i++) {
         const plan_piece *x = &j.p.pc[i];
         if (x->rank != (uint32_t)j.rank)
@@ -1258,13 +1258,13 @@ int jsmf_vocab_count_dist(jsmf_comm *c, const char *const *paths, uint32_t n,
         jsmf_read_opts r = *ro;
         r.start_offset = x->start_offset, r.start_line = x->start_line;
         r.start_doc = x->start_doc, r.end_offset = x->end_offset;
-        rc = jsmf_vocab_counter_add(vc, j.p.in[x->input].path, &r, NULL, NULL);
+        rc = vocab_counter_add(vc, j.p.in[x->input].path, &r, NULL, NULL);
     }
-    if (!(rc = jsmf_comm_agree(c, rc)))
+    if (!(rc = comm_agree(c, rc)))
         rc = gather_counts(&j, vc);
-    if (!(rc = jsmf_comm_agree(c, rc)) && j.rank == 0)
-        rc = jsmf_vocab_counter_finish(vc, out, st);
-    jsmf_vocab_counter_free(vc);
+    if (!(rc = comm_agree(c, rc)) && j.rank == 0)
+        rc = vocab_counter_finish(vc, out, st);
+    vocab_counter_free(vc);
     free(j.p.in), free(j.p.pc);
-    return jsmf_comm_agree(c, rc);
+    return comm_agree(c, rc);
 }

@@ -12,17 +12,17 @@
 /** JSMF_ENOMEM, naming the least budget, when `mem` cannot hold an ingest of a vocabulary of
  *  `n_words` words (reading, the store's writes, the per-word arrays and the smallest
  *  accumulator): jsmf_ingest_new's check, for callers that create a store first. */
-int jsmf_ingest_mem_check(uint32_t n_words, uint64_t mem);
+int ingest_mem_check(uint32_t n_words, uint64_t mem);
 
 /** `n` documents without words (all dropped), at once: the same as n calls of jsmf_ingest_doc
  *  with n = 0 and oov = 0, the last with this resume point. */
-int jsmf_ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
+int ingest_empty_docs(jsmf_ingest *g, uint64_t n, uint64_t next_offset, uint64_t next_line,
                            uint64_t next_doc);
 
 /** The stopwords of rule `r` of store `s` into *out (NULL: none; free with jsmf_vocab_free). */
-int jsmf_ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
+int ingest_rule_stopwords(jsmf_store *s, const jsmf_store_rule *r, jsmf_vocab **out);
 
-/** What the admission at the start of a command did (jsmf_ingest_admit_ahead). */
+/** What the admission at the start of a command did (ingest_admit_ahead). */
 typedef struct jsmf_ingest_ahead {
     uint32_t admitted;          /**< words admitted */
     uint64_t docs;              /**< contributing documents the pre-pass counted */
@@ -39,28 +39,28 @@ typedef struct jsmf_ingest_ahead {
  *  without progress: a rerun resumes them and admits nothing again. Nothing is written when no
  *  input is new or none of their documents counts. Errors: the inputs' (nothing written) and the
  *  store's. */
-int jsmf_ingest_admit_ahead(jsmf_store *s, const char *const *paths, uint32_t n,
+int ingest_admit_ahead(jsmf_store *s, const char *const *paths, uint32_t n,
                             const jsmf_ingest_opts *o, jsmf_ingest_ahead *out);
 
 /** Checkpoints committed by this session so far. */
-uint64_t jsmf_ingest_checkpoints(const jsmf_ingest *g);
+uint64_t ingest_checkpoints(const jsmf_ingest *g);
 
 /** What this session has counted so far: documents, dropped documents, tokens, OOV tokens
  *  (the timing fields are those of the last finish, zero before). */
-void jsmf_ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out);
+void ingest_totals(const jsmf_ingest *g, jsmf_ingest_summary *out);
 
 /** Like jsmf_ingest_input_done, but the record becomes complete under the key (fingerprint,
  *  occurrence) with `size`: for stdin, whose content is known only at its end. `stored` says
  *  that the record may already be in the store under its old key (it was resumed, or a
  *  checkpoint came while it was read); the completing checkpoint then removes it and writes
  *  the record under its new key, in one commit (JSMF_INPUT_REMOVE). */
-int jsmf_ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
+int ingest_input_done_as(jsmf_ingest *g, uint64_t fingerprint, uint32_t occurrence,
                               uint64_t size, int stored);
 
 /** Drop the current input and all that was buffered since the last checkpoint, which must be
  *  this input's only (take a checkpoint before starting it): it adds nothing to the store.
  *  JSMF_EINVAL when other inputs' progress is buffered too. */
-int jsmf_ingest_input_discard(jsmf_ingest *g);
+int ingest_input_discard(jsmf_ingest *g);
 
 /** A piece of an input: the documents starting in [start_offset, end_offset) of a file, which
  *  for a split must be plain (not compressed) text or LDA-C, one document per line; start_offset
@@ -75,8 +75,8 @@ typedef struct jsmf_ingest_piece {
 /** Ingest pieces as jsmf_ingest_files ingests files, each recorded under (key, 0): a piece
  *  already complete is skipped, a partial one resumed. Unlike jsmf_ingest_files, neither all
  *  pieces skipped nor pieces that add no document is an error: pieces are one process's share of
- *  a job (jsmf_ingest_dist), which judges the whole. */
-int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
+ *  a job (ingest_dist), which judges the whole. */
+int ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t n,
                        const jsmf_ingest_opts *o, jsmf_ingest_summary *sum);
 
 /** Ingest `paths` (files, no stdin) into one store with all ranks of `c`; every rank calls it
@@ -91,14 +91,14 @@ int jsmf_ingest_pieces(jsmf_store *s, const jsmf_ingest_piece *pieces, uint32_t 
  *  was; run again with the same inputs and ranks, it resumes each shard from its checkpoint
  *  (with others, it starts over). o->mem is each rank's budget. Inputs the store holds completely
  *  are skipped unless o->force; all skipped is JSMF_EEXIST. An error on any rank is an error on
- *  all (jsmf_comm_agree). */
-int jsmf_ingest_dist(struct jsmf_comm *c, jsmf_store *s, const char *store_path,
+ *  all (comm_agree). */
+int ingest_dist(struct jsmf_comm *c, jsmf_store *s, const char *store_path,
                      const char *const *paths, uint32_t n, const jsmf_ingest_opts *o,
                      const jsmf_ingest_dist_opts *d, jsmf_ingest_dist_summary *sum);
 
 /* ---- the store an ingest writes (src/ingest/open_store.c) ----------------------------------- */
 
-/** How jsmf_ingest_open_store finds or makes the store. */
+/** How ingest_open_store finds or makes the store. */
 typedef struct jsmf_ingest_store_opts {
     const char *vocab;        /**< vocabulary file of a new store (formats/vocab.md); an
                                    existing store must have the same. NULL: a new store counts
@@ -115,7 +115,7 @@ typedef struct jsmf_ingest_store_opts {
                                    "vocabulary"; MB of the input being read), or NULL */
     void *progress_arg;
     const jsmf_vocab *counted;/**< a new store's vocabulary already counted (by the ranks of an
-                                   MPI job: jsmf_ingest_open_store_dist); NULL: as above */
+                                   MPI job: ingest_open_store_dist); NULL: as above */
     int threads;              /**< of the counting pass (jsmf_read_opts.threads; 0: all cores) */
     const char *rule;         /**< set or change the store's growth rule (jsmf_ingest_run_opts) */
 } jsmf_ingest_store_opts;
@@ -126,23 +126,23 @@ typedef struct jsmf_ingest_store_opts {
  *  *df gets the new vocabulary's document frequencies when it has them (for
  *  jsmf_ingest_opts.df; caller frees; NULL otherwise) and *counted what the counting pass
  *  counted (zero when none ran). */
-int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
+int ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
                            const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
                            jsmf_vocab_stats *counted);
 
-/** jsmf_ingest_open_store for the ranks of an MPI job, all of which call it: when the store has
+/** ingest_open_store for the ranks of an MPI job, all of which call it: when the store has
  *  to be created and o->vocab is NULL, the counting pass is shared among the ranks
- *  (jsmf_vocab_count_dist), then rank 0 opens or creates the store (*out; NULL on the other
+ *  (vocab_count_dist), then rank 0 opens or creates the store (*out; NULL on the other
  *  ranks). An error on any rank is an error on all. */
-int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
+int ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
                                 uint32_t n, const jsmf_ingest_store_opts *o, jsmf_store **out,
                                 uint64_t **df, jsmf_vocab_stats *counted);
 
 /** One counting pass over `inputs` shared by the ranks of `c`, cut into pieces as
- *  jsmf_ingest_dist cuts them (`piece_bytes` 0: its default); the counts are added on rank 0,
+ *  ingest_dist cuts them (`piece_bytes` 0: its default); the counts are added on rank 0,
  *  which curates them (*out, *st): the vocabulary one process would count. Other ranks get
  *  *out NULL. Stdin is refused. */
-int jsmf_vocab_count_dist(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
+int vocab_count_dist(struct jsmf_comm *c, const char *const *inputs, uint32_t n,
                           const jsmf_read_opts *ro, const jsmf_vocab_opts *vo,
                           uint64_t piece_bytes, jsmf_vocab **out, jsmf_vocab_stats *st);
 
@@ -150,24 +150,24 @@ int jsmf_vocab_count_dist(struct jsmf_comm *c, const char *const *inputs, uint32
  *  checkpointed alone, inputs skipped) and its summary, in lines of at most 80 columns for
  *  typical values, each "PREFIX: ..." (prefix NULL: none). `store` names the store, `mem` is
  *  the budget it was given. */
-void jsmf_ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
+void ingest_summary_write(FILE *f, const char *prefix, const char *store, uint64_t mem,
                                const jsmf_ingest_summary *r);
 
 /* ---- a store this run creates ------------------------------------------------------------ */
 
-/** What a store's directory held before an ingest opened it (jsmf_ingest_target_note), so that
+/** What a store's directory held before an ingest opened it (ingest_target_note), so that
  *  a first ingest that fails before its first checkpoint leaves nothing behind. */
 typedef struct jsmf_ingest_target {
     unsigned char existed[1 + JSMF_STORE_NFILES]; /**< the directory, then each store file */
 } jsmf_ingest_target;
 
 /** Note what exists at `path`; call before jsmf_store_open(path, JSMF_STORE_CREATE). */
-void jsmf_ingest_target_note(const char *path, jsmf_ingest_target *t);
+void ingest_target_note(const char *path, jsmf_ingest_target *t);
 
 /** After a failed ingest: close `s` (NULL when the open itself failed) and, when the store
  *  holds no input record (no checkpoint was ever committed, so nothing can be resumed) and its
  *  data file is new, remove the files and directory that did not exist before. A store that
  *  existed is only closed, never changed. Returns 1 when something was removed. */
-int jsmf_ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s);
+int ingest_target_discard(const char *path, const jsmf_ingest_target *t, jsmf_store *s);
 
 #endif

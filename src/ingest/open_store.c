@@ -40,7 +40,7 @@ static int count_vocabulary(struct jsmf_comm *c, const char *const *inputs, uint
     ro.uci_vocab = o->uci_vocab;
     ro.threads = o->threads;
     if (!rc && c)
-        rc = jsmf_vocab_count_dist(c, inputs, n, &ro, &vo, 0, out, st);
+        rc = vocab_count_dist(c, inputs, n, &ro, &vo, 0, out, st);
     else if (!rc)
         rc = jsmf_vocab_count(inputs, n, &ro, &vo, o->progress ? vocabulary_progress : NULL,
                               (void *)o, out, st);
@@ -54,7 +54,7 @@ static int new_vocabulary(const char *const *inputs, uint32_t n, const jsmf_inge
 {
     if (o->vocab)
         return jsmf_vocab_load(o->vocab, out);
-    int rc = o->counted ? jsmf_vocab_copy(o->counted, 1, out)
+    int rc = o->counted ? vocab_copy(o->counted, 1, out)
                         : count_vocabulary(NULL, inputs, n, o, out, st);
     if (!rc && (*out)->n == 0) {
         jsmf_vocab_free(*out);
@@ -181,7 +181,7 @@ static int check_existing(jsmf_store *s, const char *path, const jsmf_ingest_sto
         uint32_t n = have->n;
         if (want->n == g.first_words && have->n > want->n)
             have->n = want->n; /* the store grew past its first vocabulary: that is the file */
-        rc = jsmf_vocab_compare(want, o->vocab, have, path);
+        rc = vocab_compare(want, o->vocab, have, path);
         have->n = n;
     }
     jsmf_vocab_free(want);
@@ -212,7 +212,7 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
     jsmf_store_params p = {.min_doc_len = o->min_doc_len, .tok_min_len = tok.min_len,
                            .tok_max_len = tok.max_len, .hold = o->hold};
     if (!o->mem_below_need)
-        rc = jsmf_ingest_mem_check(v->n, o->mem); /* refused before the store exists */
+        rc = ingest_mem_check(v->n, o->mem); /* refused before the store exists */
     if (!rc)
         rc = jsmf_store_create(path, v, &p, out);
     if (!rc)
@@ -224,14 +224,14 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
     return rc;
 }
 
-int jsmf_ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
+int ingest_open_store(const char *path, const char *const *inputs, uint32_t n,
                            const jsmf_ingest_store_opts *o, jsmf_store **out, uint64_t **df,
                            jsmf_vocab_stats *counted)
 {
     *df = NULL;
     memset(counted, 0, sizeof *counted);
     int rc = jsmf_store_open(path, JSMF_STORE_WRITE, out);
-    if (!rc && jsmf_store_has_vocab(*out)) {
+    if (!rc && store_has_vocab(*out)) {
         jsmf_store_rule want;
         jsmf_vocab *stop = NULL;
         int set;
@@ -260,13 +260,13 @@ static int store_missing(const char *path)
     if (rc == JSMF_ENOTFOUND)
         jsmf_error_clear(); /* handled: the store is created */
     if (rc)
-        return rc == JSMF_ENOTFOUND; /* other errors: jsmf_ingest_open_store reports them */
-    int missing = !jsmf_store_has_vocab(s);
+        return rc == JSMF_ENOTFOUND; /* other errors: ingest_open_store reports them */
+    int missing = !store_has_vocab(s);
     jsmf_store_close(s);
     return missing;
 }
 
-int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
+int ingest_open_store_dist(struct jsmf_comm *c, const char *path, const char *const *inputs,
                                 uint32_t n, const jsmf_ingest_store_opts *o, jsmf_store **out,
                                 uint64_t **df, jsmf_vocab_stats *counted)
 {
@@ -275,69 +275,69 @@ int jsmf_ingest_open_store_dist(struct jsmf_comm *c, const char *path, const cha
     int64_t count = jsmf_comm_rank(c) == 0 && !o->vocab && store_missing(path);
     for (uint32_t i = 0; i < n && count; i++)
         if (!strcmp(inputs[i], "-"))
-            count = 0; /* jsmf_ingest_open_store says why a new store needs --vocab */
-    int rc = jsmf_comm_bcast(c, &count, sizeof count, 0);
+            count = 0; /* ingest_open_store says why a new store needs --vocab */
+    int rc = comm_bcast(c, &count, sizeof count, 0);
     jsmf_vocab *v = NULL;
     jsmf_vocab_stats st = {0};
     if (!rc && count)
         rc = count_vocabulary(c, inputs, n, o, &v, &st);
-    if (!(rc = jsmf_comm_agree(c, rc)) && jsmf_comm_rank(c) == 0) {
+    if (!(rc = comm_agree(c, rc)) && jsmf_comm_rank(c) == 0) {
         jsmf_ingest_store_opts with = *o;
         with.counted = v;
         if (!with.hold) /* a job of ranks ingests rows only (formats/store.md "Documents") */
             with.hold = JSMF_HOLD_ROWS;
-        rc = jsmf_ingest_open_store(path, inputs, n, &with, out, df, counted);
+        rc = ingest_open_store(path, inputs, n, &with, out, df, counted);
         if (count)
             *counted = st;
     }
     jsmf_vocab_free(v);
-    return jsmf_comm_agree(c, rc);
+    return comm_agree(c, rc);
 }
 
-void jsmf_ingest_summary_write(FILE *f, const char *p, const char *store, uint64_t mem,
+void ingest_summary_write(FILE *f, const char *p, const char *store, uint64_t mem,
                                const jsmf_ingest_summary *r)
 {
     if (mem < r->mem_needed) {
-        jsmf_report_line(f, p, "--mem %.0f MiB is below what reading, the store's writes and "
+        report_line(f, p, "--mem %.0f MiB is below what reading, the store's writes and "
                          "the", mem / 1048576.0);
-        jsmf_report_line(f, p, "per-word arrays need with a minimal accumulator (%.0f MiB): the "
+        report_line(f, p, "per-word arrays need with a minimal accumulator (%.0f MiB): the "
                          "ingest used", r->mem_needed / 1048576.0);
-        jsmf_report_line(f, p, "about that");
+        report_line(f, p, "about that");
     }
     if (r->oversize_docs) {
-        jsmf_report_line(f, p, "%" PRIu64 " document%s had more word pairs than --mem holds:",
+        report_line(f, p, "%" PRIu64 " document%s had more word pairs than --mem holds:",
                          r->oversize_docs, r->oversize_docs == 1 ? "" : "s");
-        jsmf_report_line(f, p, "each was checkpointed alone");
+        report_line(f, p, "each was checkpointed alone");
     }
     if (r->inputs_skipped) {
-        jsmf_report_line(f, p, "%u input%s already in %s skipped", r->inputs_skipped,
+        report_line(f, p, "%u input%s already in %s skipped", r->inputs_skipped,
                          r->inputs_skipped == 1 ? "" : "s", store);
-        jsmf_report_line(f, p, "(--force ingests them again)");
+        report_line(f, p, "(--force ingests them again)");
     }
     uint64_t all = r->tokens + r->tokens_dropped + r->oov_tokens;
     double t = r->seconds > 0 ? r->seconds : 1e-9;
     const char *s = r->flushes == 1 ? "" : "s";
-    jsmf_report_line(f, p, "%s: %u input%s (%u resumed)", store, r->inputs_done,
+    report_line(f, p, "%s: %u input%s (%u resumed)", store, r->inputs_done,
                      r->inputs_done == 1 ? "" : "s", r->inputs_resumed);
-    jsmf_report_line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, "
+    report_line(f, p, "%" PRIu64 " documents (+%" PRIu64 " dropped), %" PRIu64 " tokens, "
                      "OOV %.2f%%", r->docs, r->docs_dropped, r->tokens,
                      all ? 100.0 * (double)r->oov_tokens / (double)all : 0.0);
     if (r->doc_buffer == 2) {
-        jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (the store holds documents: no rows "
+        report_line(f, p, "%" PRIu64 " checkpoint%s (the store holds documents: no rows "
                          "summed)", r->flushes, s);
-        jsmf_report_line(f, p, "%" PRIu64 " documents in %.2f s (%.0f docs/s)", r->docs,
+        report_line(f, p, "%" PRIu64 " documents in %.2f s (%.0f docs/s)", r->docs,
                          r->seconds, (double)(r->docs + r->docs_dropped) / t);
     } else {
         if (r->doc_buffer)
-            jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
+            report_line(f, p, "%" PRIu64 " checkpoint%s (C's rows from the documents kept)",
                              r->flushes, s);
         else
-            jsmf_report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes,
+            report_line(f, p, "%" PRIu64 " checkpoint%s (dense block %u words)", r->flushes,
                              s, r->dense_width);
-        jsmf_report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
+        report_line(f, p, "%" PRIu64 " pair updates in %.2f s (%.0f docs/s, %.3g pairs/s)",
                          r->pairs, r->seconds, (double)(r->docs + r->docs_dropped) / t,
                          (double)r->pairs / t);
     }
-    jsmf_report_line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
+    report_line(f, p, "waiting for adds %.3f s, checkpoints %.3f s", r->seconds_adding,
                      r->seconds_checkpoints);
 }

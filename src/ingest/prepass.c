@@ -84,7 +84,7 @@ static int find_new_inputs(ahead *a, const char *const *paths, uint32_t n)
         if (!strcmp(paths[i], "-"))
             continue; /* stdin cannot be read twice: its words join at the command's end */
         uint64_t fp, size;
-        if ((rc = jsmf_fingerprint_file(paths[i], &fp, &size)))
+        if ((rc = fingerprint_file(paths[i], &fp, &size)))
             break;
         uint32_t next_occ = 0;
         int complete = 0, resumed = 0;
@@ -138,7 +138,7 @@ static int reserve(ahead *a, size_t n)
 static int count_doc(ahead *a, const jsmf_docs *d, const jsmf_doc *doc, uint32_t part,
                      uint32_t parts, int *full)
 {
-    int text = io_format_tokens(jsmf_docs_format(d));
+    int text = io_format_tokens(docs_format(d));
     uint32_t k = 0;
     uint64_t oov = 0, len = 0;
     int rc = reserve(a, text ? doc->ntokens : doc->nids);
@@ -184,29 +184,29 @@ static int count_input(ahead *a, uint32_t i, uint32_t part, uint32_t parts, int 
     ro.ldac_vocab_size = a->vocab->n;
     ro.empty_runs = 1;
     jsmf_docs *d;
-    int rc = jsmf_docs_open(a->paths[i], &ro, &d);
+    int rc = docs_open(a->paths[i], &ro, &d);
     if (rc)
         return rc;
-    a->marks[i].format = (uint32_t)jsmf_docs_format(d);
+    a->marks[i].format = (uint32_t)docs_format(d);
     if ((rc = docmap_input(&a->dm, d))) {
-        jsmf_docs_close(d);
+        docs_close(d);
         return rc;
     }
     jsmf_doc doc;
     int got;
     uint64_t n = 0;
-    while (!*full && !(rc = jsmf_docs_next(d, &doc, &got)) && got) {
+    while (!*full && !(rc = docs_next(d, &doc, &got)) && got) {
         if (doc.ndocs <= 1 && (rc = count_doc(a, d, &doc, part, parts, full)))
             break;
         if (a->exit_after && ++a->read == (uint64_t)a->exit_after)
             _exit(96); /* test hook: killed in the pre-pass (nothing of it is written) */
         if ((++n & 1023) == 0) {
-            jsmf_docs_progress(d, a->o->progress, a->o->progress_arg);
-            if ((rc = jsmf_cancel_check()))
+            docs_progress(d, a->o->progress, a->o->progress_arg);
+            if ((rc = cancel_check()))
                 break;
         }
     }
-    jsmf_docs_close(d);
+    docs_close(d);
     return rc;
 }
 
@@ -294,7 +294,7 @@ static int ahead_open(ahead *a)
     if (!rc)
         rc = jsmf_store_inputs_get(a->s, &a->recs, &a->nrecs);
     if (!rc)
-        rc = jsmf_ingest_rule_stopwords(a->s, &a->rule, &a->stop);
+        rc = ingest_rule_stopwords(a->s, &a->rule, &a->stop);
     if (!rc && a->stop && a->stop->n)
         rc = jsmf_wordmap_new(a->stop, &a->stopmap);
     a->min_len = a->params.min_doc_len < 2 ? 2 : a->params.min_doc_len;
@@ -303,7 +303,7 @@ static int ahead_open(ahead *a)
     return rc;
 }
 
-int jsmf_ingest_admit_ahead(jsmf_store *s, const char *const *paths, uint32_t n,
+int ingest_admit_ahead(jsmf_store *s, const char *const *paths, uint32_t n,
                             const jsmf_ingest_opts *o, jsmf_ingest_ahead *out)
 {
     memset(out, 0, sizeof *out);

@@ -39,12 +39,12 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
     int job = r->ranks > 1, rank = c ? jsmf_comm_rank(c) : 0;
     jsmf_ingest_target target; /* a new store whose first ingest fails leaves nothing behind */
     if (rank == 0)
-        jsmf_ingest_target_note(path, &target);
+        ingest_target_note(path, &target);
     jsmf_ingest_store_opts so = store_opts(o);
     jsmf_store *s = NULL;
     uint64_t *df = NULL;
-    int rc = job ? jsmf_ingest_open_store_dist(c, path, inputs, n, &so, &s, &df, &r->vocab)
-                 : jsmf_ingest_open_store(path, inputs, n, &so, &s, &df, &r->vocab);
+    int rc = job ? ingest_open_store_dist(c, path, inputs, n, &so, &s, &df, &r->vocab)
+                 : ingest_open_store(path, inputs, n, &so, &s, &df, &r->vocab);
     jsmf_store_stats before = {0}, after = {0};
     if (!rc && s)
         rc = jsmf_store_stats_get(s, &before);
@@ -53,7 +53,7 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
     jsmf_ingest_opts io = o->ingest;
     io.df = job ? NULL : df; /* a job plans by the store's vocabulary counts */
     if (!rc && job)
-        rc = jsmf_ingest_dist(c, s, path, inputs, n, &io, &o->dist, &r->dist);
+        rc = ingest_dist(c, s, path, inputs, n, &io, &o->dist, &r->dist);
     else if (!rc)
         rc = jsmf_ingest_files(s, inputs, n, &io, &r->ingest);
     if (job)
@@ -62,7 +62,7 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
         r->words_admitted = after.n_words - before.n_words;
     free(df);
     if (rank == 0 && rc)
-        jsmf_ingest_target_discard(path, &target, s);
+        ingest_target_discard(path, &target, s);
     else if (rank == 0)
         jsmf_store_close(s);
     if (!rc && r->ingest.inputs_repeated) /* a checkpoint came before stdin's end showed it */
@@ -76,7 +76,7 @@ int jsmf_ingest_run(const char *path, const char *const *inputs, uint32_t n,
 void jsmf_ingest_vocab_write(FILE *f, const char *prefix, const jsmf_vocab_stats *st)
 {
     if (st->words_kept)
-        jsmf_report_line(f, prefix, "vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in "
+        report_line(f, prefix, "vocabulary: %" PRIu64 " words kept of %" PRIu64 " seen in "
                          "%" PRIu64 " documents", st->words_kept, st->words_seen,
                          st->docs_counted);
 }
@@ -86,16 +86,16 @@ void jsmf_ingest_run_write(FILE *f, const char *p, const char *store, uint64_t m
 {
     const jsmf_ingest_dist_summary *d = &r->dist;
     if (r->ranks > 1 && d->restarted)
-        jsmf_report_line(f, p, "shards of an earlier job with other inputs or ranks were dropped");
-    jsmf_ingest_summary_write(f, p, store, mem, &r->ingest);
+        report_line(f, p, "shards of an earlier job with other inputs or ranks were dropped");
+    ingest_summary_write(f, p, store, mem, &r->ingest);
     if (r->words_admitted)
-        jsmf_report_line(f, p, "%u new word%s admitted to the vocabulary (jsmf info shows the "
+        report_line(f, p, "%u new word%s admitted to the vocabulary (jsmf info shows the "
                          "rule)", r->words_admitted, r->words_admitted == 1 ? "" : "s");
     if (r->ranks < 2)
         return;
-    jsmf_report_line(f, p, "%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds,",
+    report_line(f, p, "%d ranks, %u pieces: ingest %.2f s, exchange %.2f s in %u rounds,",
                      r->ranks, d->pieces, d->seconds_ingest, d->seconds_exchange, d->rounds);
-    jsmf_report_line(f, p, "  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s",
+    report_line(f, p, "  rank 0 sent %.1f MB, %.2f s in MPI; commit %.2f s",
                      d->comm.bytes_sent / 1e6, d->comm.seconds, d->seconds_commit);
 }
 

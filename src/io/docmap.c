@@ -23,14 +23,14 @@ void docmap_free(docmap *m)
 
 int docmap_input(docmap *m, const jsmf_docs *d)
 {
-    const jsmf_vocab *fv = jsmf_docs_vocab(d);
+    const jsmf_vocab *fv = docs_vocab(d);
     free(m->xlat);
     m->xlat = NULL, m->nxlat = 0;
     if (!fv)
         return JSMF_OK;
     if (!(m->xlat = malloc((fv->n ? fv->n : 1) * sizeof *m->xlat)))
         return jsmf_error(JSMF_ENOMEM, "%s: out of memory for its vocabulary of %u words",
-                          jsmf_docs_name(d), fv->n);
+                          docs_name(d), fv->n);
     for (uint32_t i = 0; i < fv->n; i++)
         m->xlat[i] = jsmf_wordmap_find(m->map, fv->words[i], strlen(fv->words[i]));
     m->nxlat = fv->n;
@@ -50,7 +50,7 @@ int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, u
     *oov = 0;
     if (o)
         o->n = 0;
-    if (io_format_tokens(jsmf_docs_format(d))) { /* text, items: matched by their bytes */
+    if (io_format_tokens(docs_format(d))) { /* text, items: matched by their bytes */
         /* every token's row first (rows holds ntokens), then compacted in place */
         wordmap_find_many(m->map, doc->tok, doc->toklen, doc->ntokens, rows);
         for (uint32_t i = 0; i < doc->ntokens; i++) {
@@ -74,12 +74,12 @@ int docmap_doc_words(const docmap *m, const jsmf_docs *d, const jsmf_doc *doc, u
             row = row < m->nxlat ? m->xlat[row] : UINT32_MAX;
         else if (row >= m->vocab->n)
             return jsmf_error(JSMF_EFORMAT, "%s:%" PRIu64 ": word id %u out of range: the "
-                              "vocabulary has %u words", jsmf_docs_name(d), doc->line, row,
+                              "vocabulary has %u words", docs_name(d), doc->line, row,
                               m->vocab->n);
         if (row == UINT32_MAX) {
             *oov += doc->counts[i];
             if (o && doc->ids[i] < m->nxlat) { /* the file's own word names it */
-                const char *w = jsmf_docs_vocab(d)->words[doc->ids[i]];
+                const char *w = docs_vocab(d)->words[doc->ids[i]];
                 o->word[o->n] = w, o->len[o->n] = (uint32_t)strlen(w);
                 o->count[o->n++] = doc->counts[i];
             }

@@ -68,7 +68,7 @@ int docreader_open(const char *const *paths, uint32_t npaths, const jsmf_read_op
 
 static int open_next_input(docreader *r)
 {
-    int rc = jsmf_docs_open(r->paths[r->cur], &r->opts, &r->docs);
+    int rc = docs_open(r->paths[r->cur], &r->opts, &r->docs);
     if (rc)
         return rc;
     return docmap_input(&r->dm, r->docs); /* UCI, or LDA-C given its vocabulary file */
@@ -116,7 +116,7 @@ static int batch_reserve(jsmf_docbatch *b, uint64_t docs, uint64_t ids)
 static int append_doc(docreader *r, const jsmf_doc *doc, jsmf_docbatch *b)
 {
     uint64_t doc_oov = 0;
-    uint64_t need = io_format_tokens(jsmf_docs_format(r->docs)) ? doc->ntokens : doc->nids;
+    uint64_t need = io_format_tokens(docs_format(r->docs)) ? doc->ntokens : doc->nids;
     if (need > r->rcap) {
         uint64_t cap = grow_capacity(r->rcap, need, 1024);
         if (grow_array(&r->rows, cap, sizeof *r->rows) ||
@@ -165,14 +165,14 @@ int docreader_next(docreader *r, jsmf_docbatch *b, uint32_t max_docs, uint32_t *
             return rc;
         jsmf_doc doc;
         int got;
-        if ((rc = jsmf_docs_next(r->docs, &doc, &got)))
+        if ((rc = docs_next(r->docs, &doc, &got)))
             return rc;
         if (!got) {
-            r->bytes_done += jsmf_docs_size(r->docs);
+            r->bytes_done += docs_size(r->docs);
             jsmf_read_stats st;
-            jsmf_docs_stats(r->docs, &st);
-            jsmf_read_stats_warn(jsmf_docs_name(r->docs), &st, r->opts.warn, r->opts.warn_arg);
-            jsmf_docs_close(r->docs);
+            docs_stats(r->docs, &st);
+            read_stats_warn(docs_name(r->docs), &st, r->opts.warn, r->opts.warn_arg);
+            docs_close(r->docs);
             r->docs = NULL;
             r->cur++;
             continue;
@@ -190,7 +190,7 @@ uint64_t docreader_oov(const docreader *r) { return r->oov; }
 void docreader_bytes(const docreader *r, double *done, double *total)
 {
     *total = (double)r->bytes_total;
-    *done = (double)r->bytes_done + (r->docs ? (double)jsmf_docs_disk_position(r->docs) : 0.0);
+    *done = (double)r->bytes_done + (r->docs ? (double)docs_disk_position(r->docs) : 0.0);
 }
 
 void docreader_close(docreader *r)
@@ -198,7 +198,7 @@ void docreader_close(docreader *r)
     if (!r)
         return;
     if (r->docs)
-        jsmf_docs_close(r->docs);
+        docs_close(r->docs);
     docmap_free(&r->dm);
     free(r->rows);
     free(r->rcounts);

@@ -473,7 +473,7 @@ static int open_ldac(jsmf_docs *r, const char *path, const jsmf_read_opts *o)
 
 /* ---- open / close ------------------------------------------------------------------------- */
 
-int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out)
+int docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out)
 {
     *out = NULL;
     jsmf_read_opts def = JSMF_READ_OPTS_DEFAULT;
@@ -530,11 +530,11 @@ int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out
     *out = r;
     return JSMF_OK;
 fail:
-    jsmf_docs_close(r);
+    docs_close(r);
     return rc;
 }
 
-void jsmf_docs_close(jsmf_docs *r)
+void docs_close(jsmf_docs *r)
 {
     if (!r)
         return;
@@ -549,20 +549,20 @@ void jsmf_docs_close(jsmf_docs *r)
     free(r);
 }
 
-jsmf_format jsmf_docs_format(const jsmf_docs *r) { return r->fmt; }
-const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r) { return r->vocab; }
-uint64_t jsmf_docs_size(const jsmf_docs *r) { return r->s->disk_size; }
-uint64_t jsmf_docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
-const char *jsmf_docs_name(const jsmf_docs *r) { return r->s->name; }
+jsmf_format docs_format(const jsmf_docs *r) { return r->fmt; }
+const jsmf_vocab *docs_vocab(const jsmf_docs *r) { return r->vocab; }
+uint64_t docs_size(const jsmf_docs *r) { return r->s->disk_size; }
+uint64_t docs_disk_position(const jsmf_docs *r) { return io_stream_disk_position(r->s); }
+const char *docs_name(const jsmf_docs *r) { return r->s->name; }
 
-void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg)
+void docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg)
 {
     if (progress)
-        progress(arg, r->s->name, (double)jsmf_docs_disk_position(r) / 1e6,
+        progress(arg, r->s->name, (double)docs_disk_position(r) / 1e6,
                  (double)r->s->disk_size / 1e6, "MB");
 }
 
-int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
+int docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size)
 {
     return io_stream_fingerprint(r->s, hash, size);
 }
@@ -627,7 +627,7 @@ static int next_text(jsmf_docs *r, jsmf_doc *d)
     if (reserve_tokens(r, n, JSMF_TOKENS_MAX(n, r->tok.min_len)))
         return oom(r);
     jsmf_token_stats ts;
-    d->ntokens = jsmf_tokenize_ex(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens,
+    d->ntokens = tokenize_ex(&r->tok, (const char *)line, n, r->tbuf, r->toks, r->toklens,
                                   &ts);
     note_bad_utf8(r, d->line, d->offset + bom + ts.first_bad, ts.bad_utf8);
     memset(r->tbuf + n, 0, JSMF_TOKEN_PAD); /* defined bytes for word-at-a-time readers */
@@ -663,7 +663,7 @@ static int next_items(jsmf_docs *r, jsmf_doc *d)
                               PRIu64 " is longer than the limit of %d bytes: " FIELD_FMT
                               " (formats/inputs.md, \"Items\")", r->s->name, d->line, len, at,
                               JSMF_ITEM_MAX_BYTES, FIELD_ARG(p, len));
-        if (jsmf_utf8_valid(p, len)) {
+        if (utf8_valid(p, len)) {
             memcpy(o, p, len);
             r->toks[k] = o;
             r->toklens[k++] = (uint32_t)len;
@@ -912,16 +912,16 @@ static int docs_next_one(jsmf_docs *r, jsmf_doc *d)
     return 1;
 }
 
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *d, int *got)
+int docs_next(jsmf_docs *r, jsmf_doc *d, int *got)
 {
     int rc = docs_next_one(r, d);
     *got = rc == 1;
     return rc < 0 ? rc : JSMF_OK;
 }
 
-void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out) { *out = r->st; }
+void docs_stats(const jsmf_docs *r, jsmf_read_stats *out) { *out = r->st; }
 
-void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
+void read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
                           void *arg)
 {
     char msg[1400];

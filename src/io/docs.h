@@ -41,35 +41,35 @@ typedef struct jsmf_docs jsmf_docs;
 
 /** Open `path` ("-" = stdin, refused if stdin is a terminal) for reading documents. Detects zstd
  *  by its magic number. Validates the UCI header and loads its vocabulary file. */
-int jsmf_docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
+int docs_open(const char *path, const jsmf_read_opts *opts, jsmf_docs **out);
 
 /** Next document: sets *got to 1 and fills *doc, or *got to 0 at the end of input; returns 0
  *  or a negative JSMF_E* code (message names file, line, byte offset). Empty lines are
  *  documents with no tokens. */
-int jsmf_docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
+int docs_next(jsmf_docs *r, jsmf_doc *doc, int *got);
 
 /** The format actually being read (after sniffing). */
-jsmf_format jsmf_docs_format(const jsmf_docs *r);
+jsmf_format docs_format(const jsmf_docs *r);
 
 /** UCI (and LDA-C opened with a vocabulary): the words of the file's vocabulary (row i = id i);
  *  NULL otherwise. Owned by the reader. */
-const jsmf_vocab *jsmf_docs_vocab(const jsmf_docs *r);
+const jsmf_vocab *docs_vocab(const jsmf_docs *r);
 
 /** The input's size in bytes on disk (0 when unknown, e.g. stdin) — for progress. */
-uint64_t jsmf_docs_size(const jsmf_docs *r);
+uint64_t docs_size(const jsmf_docs *r);
 
 /** Bytes of the input consumed so far as stored on disk (compressed bytes for zstd): with
- *  jsmf_docs_size() this gives a progress fraction also for compressed input. */
-uint64_t jsmf_docs_disk_position(const jsmf_docs *r);
+ *  docs_size() this gives a progress fraction also for compressed input. */
+uint64_t docs_disk_position(const jsmf_docs *r);
 
 /** A name for messages: the path, or "<stdin>". */
-const char *jsmf_docs_name(const jsmf_docs *r);
+const char *docs_name(const jsmf_docs *r);
 
-/** Tell `progress` (NULL: nothing) how far `r` has read: what = jsmf_docs_name, done =
- *  jsmf_docs_disk_position and total = jsmf_docs_size (0 unknown), both in "MB" (1e6 bytes). */
-void jsmf_docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg);
+/** Tell `progress` (NULL: nothing) how far `r` has read: what = docs_name, done =
+ *  docs_disk_position and total = docs_size (0 unknown), both in "MB" (1e6 bytes). */
+void docs_progress(const jsmf_docs *r, jsmf_step_progress_fn progress, void *arg);
 
-void jsmf_docs_close(jsmf_docs *r);
+void docs_close(jsmf_docs *r);
 
 /** What a reader met that is not an error but may surprise (formats/inputs.md, "Warnings"). */
 typedef struct jsmf_read_stats {
@@ -81,19 +81,19 @@ typedef struct jsmf_read_stats {
     uint64_t bad_utf8_offset;
 } jsmf_read_stats;
 
-void jsmf_docs_stats(const jsmf_docs *r, jsmf_read_stats *out);
+void docs_stats(const jsmf_docs *r, jsmf_read_stats *out);
 
 /** Hand `warn` one message per surprise of an input read to its end, naming it (`name`) and
  *  where the first occurrence is: "NAME: empty input: no documents", "NAME: all N documents are
  *  empty ...", "NAME:LINE: invalid UTF-8 at byte B: N tokens ... dropped". */
-void jsmf_read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
+void read_stats_warn(const char *name, const jsmf_read_stats *st, jsmf_warn_fn warn,
                           void *arg);
 
 
 /** The same fingerprint of the input a reader is reading, computed from the bytes it read —
- *  the way to fingerprint stdin. Available once jsmf_docs_next() has returned 0 (any time for a
- *  memory-mapped file); before that JSMF_EINVAL. Equals jsmf_fingerprint_file() of the same bytes. */
-int jsmf_docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
+ *  the way to fingerprint stdin. Available once docs_next() has returned 0 (any time for a
+ *  memory-mapped file); before that JSMF_EINVAL. Equals fingerprint_file() of the same bytes. */
+int docs_fingerprint(jsmf_docs *r, uint64_t *hash, uint64_t *size);
 
 /* ---- the input formats ---- */
 

@@ -50,7 +50,7 @@ static void stripes(uint64_t st[4], const unsigned char *p, size_t nstripes)
     st[0] = a, st[1] = b, st[2] = c, st[3] = d;
 }
 
-void jsmf_hash_init(jsmf_hash *h)
+void hash_init(jsmf_hash *h)
 {
     memset(h, 0, sizeof *h);
     h->state[0] = P1 + P2;
@@ -59,7 +59,7 @@ void jsmf_hash_init(jsmf_hash *h)
     h->state[3] = 0 - P1;
 }
 
-void jsmf_hash_update(jsmf_hash *h, const void *data, size_t len)
+void hash_update(jsmf_hash *h, const void *data, size_t len)
 {
     const unsigned char *p = data;
     h->total += len;
@@ -90,7 +90,7 @@ static inline uint64_t avalanche(uint64_t x)
     return x;
 }
 
-uint64_t jsmf_hash_final(const jsmf_hash *h)
+uint64_t hash_final(const jsmf_hash *h)
 {
     const uint64_t *s = h->state;
     uint64_t x = rotl64(s[0], 1) + rotl64(s[1], 7) + rotl64(s[2], 12) + rotl64(s[3], 18);
@@ -106,7 +106,7 @@ uint64_t jsmf_hash_final(const jsmf_hash *h)
     return avalanche(x);
 }
 
-int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size)
+int fingerprint_file(const char *path, uint64_t *hash, uint64_t *size)
 {
     if (!strcmp(path, "-"))
         return jsmf_error(JSMF_ENOTSUP, "<stdin>: a stream is fingerprinted only while it is read");
@@ -123,7 +123,7 @@ int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size)
                           e ? strerror(e) : "");
     }
     jsmf_hash h;
-    jsmf_hash_init(&h);
+    hash_init(&h);
     uint64_t n = (uint64_t)st.st_size;
     /* map and hash in windows so a huge file does not hold its whole mapping at once */
     const uint64_t window = (uint64_t)64 << 20; /* bounded resident size, whatever the file */
@@ -136,11 +136,11 @@ int jsmf_fingerprint_file(const char *path, uint64_t *hash, uint64_t *size)
             return jsmf_error(JSMF_EIO, "%s: cannot map: %s", path, strerror(e));
         }
         madvise(m, len, MADV_SEQUENTIAL);
-        jsmf_hash_update(&h, m, len);
+        hash_update(&h, m, len);
         munmap(m, len);
     }
     close(fd);
-    *hash = jsmf_hash_final(&h);
+    *hash = hash_final(&h);
     *size = n;
     return JSMF_OK;
 }

@@ -45,7 +45,7 @@ static const char *const english[] = {
     "your", "yours", "yourself", "yourselves",
 };
 
-int jsmf_stopwords_en(jsmf_vocab **out)
+int stopwords_en(jsmf_vocab **out)
 {
     size_t n = sizeof english / sizeof english[0];
     jsmf_vocab *v = calloc(1, sizeof *v);
@@ -73,6 +73,6 @@ int jsmf_stopwords_load(const char *spec, jsmf_vocab **out)
     if (!strcmp(spec, "none"))
         return JSMF_OK;
     if (!strcmp(spec, "en"))
-        return jsmf_stopwords_en(out);
+        return stopwords_en(out);
     return jsmf_vocab_load(spec, out);
 }

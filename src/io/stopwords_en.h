@@ -5,6 +5,6 @@
 #include "jsmf_io.h"
 
 /** The English stopword list compiled into jsmf (`--stopwords en`, ~340 words). */
-int jsmf_stopwords_en(jsmf_vocab **out);
+int stopwords_en(jsmf_vocab **out);
 
 #endif

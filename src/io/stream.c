@@ -114,7 +114,7 @@ int io_stream_open(const char *path, uint64_t max_line, int threads, io_stream *
     s->max_line = max_line ? max_line : IO_DEFAULT_MAX_LINE;
     s->line = 1;
     s->zret = 0;
-    jsmf_hash_init(&s->rawhash);
+    hash_init(&s->rawhash);
     int rc = JSMF_OK;
     if (!s->name) {
         rc = jsmf_error(JSMF_ENOMEM, "out of memory");
@@ -169,7 +169,7 @@ int io_stream_open(const char *path, uint64_t max_line, int threads, io_stream *
         goto fail;
     }
     s->raw_read = (uint64_t)nhead;
-    jsmf_hash_update(&s->rawhash, head, (size_t)nhead);
+    hash_update(&s->rawhash, head, (size_t)nhead);
     if ((size_t)nhead < sizeof head)
         s->in_eof = 1;
     rc = open_buffered(s, head, (size_t)nhead);
@@ -229,7 +229,7 @@ static long long zstd_decode(io_stream *s, unsigned char *dst, size_t cap, size_
             s->zin_len = (size_t)r;
             s->zin_pos = 0;
             s->raw_read += (uint64_t)r;
-            jsmf_hash_update(&s->rawhash, s->zin, (size_t)r);
+            hash_update(&s->rawhash, s->zin, (size_t)r);
             if (r == 0)
                 s->in_eof = 1;
         }
@@ -365,14 +365,14 @@ int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
 {
     if (s->kind == IO_MMAP) {
         jsmf_hash h;
-        jsmf_hash_init(&h);
+        hash_init(&h);
         for (size_t at = 0; at < s->len; at += IO_RELEASE) { /* keep the resident size flat */
             size_t n = s->len - at < IO_RELEASE ? s->len - at : IO_RELEASE;
-            jsmf_hash_update(&h, s->data + at, n);
+            hash_update(&h, s->data + at, n);
             if (at + n <= s->released || at + n < s->pos)
                 madvise((void *)(s->data + at), n, MADV_DONTNEED);
         }
-        *hash = jsmf_hash_final(&h);
+        *hash = hash_final(&h);
         *size = s->len;
         return JSMF_OK;
     }
@@ -387,7 +387,7 @@ int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size)
     if (!done)
         return jsmf_error(JSMF_EINVAL, "%s: fingerprint asked for before the end of the input",
                           s->name);
-    *hash = jsmf_hash_final(&s->rawhash);
+    *hash = hash_final(&s->rawhash);
     *size = s->raw_read;
     return JSMF_OK;
 }
@@ -407,7 +407,7 @@ static long long fill_plain(io_stream *s)
     if (r < 0)
         return read_error(s);
     s->raw_read += (uint64_t)r;
-    jsmf_hash_update(&s->rawhash, s->buf + s->len, (size_t)r);
+    hash_update(&s->rawhash, s->buf + s->len, (size_t)r);
     s->len += (size_t)r;
     if (r == 0)
         s->in_eof = 1;

@@ -86,7 +86,7 @@ int io_stream_seek(io_stream *s, uint64_t off);
 
 static inline uint64_t io_stream_offset(const io_stream *s) { return s->base + s->pos; }
 
-/* Fingerprint of the input as stored (jsmf_fingerprint_file's value) once it has been read to
+/* Fingerprint of the input as stored (fingerprint_file's value) once it has been read to
  * its end; JSMF_EINVAL before. */
 int io_stream_fingerprint(io_stream *s, uint64_t *hash, uint64_t *size);
 

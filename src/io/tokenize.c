@@ -29,7 +29,7 @@ static const unsigned char token_byte[256] = {
 
 /* Whether n bytes are well-formed UTF-8 (Unicode Table 3-7: no overlong forms, no
  * surrogates, nothing above U+10FFFF). */
-int jsmf_utf8_valid(const unsigned char *s, size_t n)
+int utf8_valid(const unsigned char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
@@ -58,7 +58,7 @@ int jsmf_utf8_valid(const unsigned char *s, size_t n)
     return 1;
 }
 
-uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
+uint32_t tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
                           const char **tok, uint32_t *toklen, jsmf_token_stats *st)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
@@ -81,14 +81,14 @@ uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len,
             p++;
         }
         size_t l = (size_t)(o - start);
-        if (l >= min_len && l <= max_len && (!(high & 0x80) || jsmf_utf8_valid(start, l))) {
+        if (l >= min_len && l <= max_len && (!(high & 0x80) || utf8_valid(start, l))) {
             tok[n] = (const char *)start;
             toklen[n] = (uint32_t)l;
             n++;
         } else {
             /* counted whatever its length: a short or long run is as sure a sign of a text in
              * another encoding as one of a word's length (kabazu \xff\xfe dumofe) */
-            if (st && (high & 0x80) && !jsmf_utf8_valid(start, l) && !st->bad_utf8++)
+            if (st && (high & 0x80) && !utf8_valid(start, l) && !st->bad_utf8++)
                 st->first_bad = (uint32_t)(from - (const unsigned char *)text);
             o = start; /* dropped: reuse its bytes */
         }
@@ -99,13 +99,13 @@ uint32_t jsmf_tokenize_ex(const jsmf_tokenizer *t, const char *text, size_t len,
 uint32_t jsmf_tokenize(const jsmf_tokenizer *t, const char *text, size_t len, char *out,
                        const char **tok, uint32_t *toklen)
 {
-    return jsmf_tokenize_ex(t, text, len, out, tok, toklen, NULL);
+    return tokenize_ex(t, text, len, out, tok, toklen, NULL);
 }
 
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-const char *jsmf_item_problem(const char *word)
+const char *item_problem(const char *word)
 {
     const unsigned char *w = (const unsigned char *)word;
     size_t len = strlen(word);
@@ -114,12 +114,12 @@ const char *jsmf_item_problem(const char *word)
             return "has a blank (item ids are split at blanks)";
     if (len > JSMF_ITEM_MAX_BYTES)
         return "is longer than an item id can be (" STRINGIFY(JSMF_ITEM_MAX_BYTES) " bytes)";
-    if (!jsmf_utf8_valid(w, len))
+    if (!utf8_valid(w, len))
         return "is not valid UTF-8";
     return NULL;
 }
 
-const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word)
+const char *token_problem(const jsmf_tokenizer *t, const char *word)
 {
     const unsigned char *w = (const unsigned char *)word;
     size_t len = strlen(word);
@@ -131,7 +131,7 @@ const char *jsmf_token_problem(const jsmf_tokenizer *t, const char *word)
     for (size_t i = 0; i < len; i++)
         if (!token_byte[w[i]])
             return "has a character that splits tokens (a token is letters a-z and bytes >= 0x80)";
-    if (!jsmf_utf8_valid(w, len))
+    if (!utf8_valid(w, len))
         return "is not valid UTF-8";
     if (len < min_len)
         return "is shorter than the shortest token (--min-word-len)";

@@ -75,7 +75,7 @@ struct jsmf_vocab_counter {
     uint64_t *line_pos;  /* decoded offset of line i of the batch in its input (messages) */
     uint64_t first_line; /* line number of the batch's first line */
     size_t line_cap;
-    jsmf_read_stats in;  /* parallel text: what the current input showed (jsmf_read_stats_warn) */
+    jsmf_read_stats in;  /* parallel text: what the current input showed (read_stats_warn) */
 };
 
 static int table_grow(word_table *c)
@@ -245,7 +245,7 @@ static int add_stopword(word_table *t, const char *word)
     return 0;
 }
 
-int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out)
+int vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out)
 {
     *out = NULL;
     jsmf_vocab_opts def = JSMF_VOCAB_OPTS_DEFAULT;
@@ -272,7 +272,7 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
     for (uint32_t i = 0; sw && i < sw->n; i++) {
         int rc = add_stopword(t, sw->words[i]);
         if (rc) {
-            jsmf_vocab_counter_free(c);
+            vocab_counter_free(c);
             return rc;
         }
     }
@@ -280,7 +280,7 @@ int jsmf_vocab_counter_new(const jsmf_vocab_opts *opts, jsmf_vocab_counter **out
     return JSMF_OK;
 }
 
-void jsmf_vocab_counter_free(jsmf_vocab_counter *c)
+void vocab_counter_free(jsmf_vocab_counter *c)
 {
     if (!c)
         return;
@@ -435,7 +435,7 @@ static int add_raw_line(word_table *t, const jsmf_tokenizer *tok, const char *li
     jsmf_doc d;
     memset(&d, 0, sizeof d);
     jsmf_token_stats ts;
-    d.ntokens = jsmf_tokenize_ex(tok, line, len, t->tbuf, t->toks, t->toklens, &ts);
+    d.ntokens = tokenize_ex(tok, line, len, t->tbuf, t->toks, t->toklens, &ts);
     t->empty += d.ntokens == 0;
     t->bad_utf8 += ts.bad_utf8;
     if (ts.bad_utf8 && index < t->bad_line)
@@ -477,16 +477,16 @@ static int count_batch(jsmf_vocab_counter *vc, const jsmf_tokenizer *tok, size_t
         word_table *t = vc->tabs[omp_get_thread_num()];
 #pragma omp for schedule(dynamic, 256)
         for (size_t i = 0; i < nlines; i++) {
-            if (jsmf_error_pending(&err))
+            if (error_pending(&err))
                 continue;
             int e = add_raw_line(t, tok, vc->batch + vc->line_off[i],
                                  (size_t)(vc->line_off[i + 1] - vc->line_off[i]), i);
             if (e)
-                jsmf_error_capture(&err, e);
+                error_capture(&err, e);
         }
     }
     note_batch(vc);
-    return jsmf_error_restore(&err);
+    return error_restore(&err);
 }
 
 #define PARALLEL_MIN_THREADS 3
@@ -504,7 +504,7 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
         size_t n = 0, used = 0;
         while (n < BATCH_LINES && used < BATCH_BYTES) {
             int got;
-            rc = jsmf_docs_next(r, &d, &got);
+            rc = docs_next(r, &d, &got);
             if (rc || !got) {
                 more = 0;
                 break;
@@ -544,7 +544,7 @@ static int add_text_parallel(jsmf_vocab_counter *vc, jsmf_docs *r, const jsmf_to
             vc->line_off[n] = used;
             rc = count_batch(vc, tok, n);
         }
-        jsmf_docs_progress(r, progress, arg);
+        docs_progress(r, progress, arg);
     }
     return rc < 0 ? rc : 0;
 }
@@ -565,15 +565,15 @@ static void warn_input(jsmf_vocab_counter *vc, jsmf_docs *r, uint64_t counted_be
     if (!vc->opts.warn)
         return;
     jsmf_read_stats st;
-    jsmf_docs_stats(r, &st);
+    docs_stats(r, &st);
     if (parallel) {
         st.empty_docs = vc->in.empty_docs;
         st.bad_utf8 = vc->in.bad_utf8;
         st.bad_utf8_line = vc->in.bad_utf8_line;
         st.bad_utf8_offset = vc->in.bad_utf8_offset;
     }
-    const char *name = jsmf_docs_name(r);
-    jsmf_read_stats_warn(name, &st, vc->opts.warn, vc->opts.warn_arg);
+    const char *name = docs_name(r);
+    read_stats_warn(name, &st, vc->opts.warn, vc->opts.warn_arg);
     if (st.docs > st.empty_docs && counted_docs(vc) == counted_before) {
         char msg[1200];
         snprintf(msg, sizeof msg, "%s: none of its %" PRIu64 " documents was counted: each has "
@@ -583,7 +583,7 @@ static void warn_input(jsmf_vocab_counter *vc, jsmf_docs *r, uint64_t counted_be
     }
 }
 
-int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_read_opts *ro,
+int vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_read_opts *ro,
                            jsmf_step_progress_fn progress, void *arg)
 {
     jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT;
@@ -598,11 +598,11 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     o.raw_text = threads > 1;
     o.empty_runs = 1;
     jsmf_docs *r;
-    int rc = jsmf_docs_open(path, &o, &r);
+    int rc = docs_open(path, &o, &r);
     if (rc)
         return rc;
-    const jsmf_vocab *v = jsmf_docs_vocab(r);
-    jsmf_format fmt = jsmf_docs_format(r);
+    const jsmf_vocab *v = docs_vocab(r);
+    jsmf_format fmt = docs_format(r);
     int text = fmt == JSMF_FORMAT_TEXT, tokens = io_format_tokens(fmt);
     uint64_t counted = counted_docs(vc);
     if (text && threads > 1) {
@@ -617,7 +617,7 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
             rc = add_text_parallel(vc, r, &tok, progress, arg);
         if (!rc)
             warn_input(vc, r, counted, 1);
-        jsmf_docs_close(r);
+        docs_close(r);
         return rc;
     }
     if (vc->idmap_cap) /* ids are per input: forget the previous input's mapping */
@@ -625,7 +625,7 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
     word_table *c = vc->tabs[0];
     jsmf_doc d;
     int got;
-    while (!(rc = jsmf_docs_next(r, &d, &got)) && got) {
+    while (!(rc = docs_next(r, &d, &got)) && got) {
         c->st.docs_read++;
         if (d.ndocs > 1) { /* empty documents, counted as count_doc would one by one */
             c->st.docs_read += d.ndocs - 1;
@@ -637,13 +637,13 @@ int jsmf_vocab_counter_add(jsmf_vocab_counter *vc, const char *path, const jsmf_
         if (rc)
             break;
         if ((c->st.docs_read & 4095) == 0)
-            jsmf_docs_progress(r, progress, arg);
+            docs_progress(r, progress, arg);
     }
     if (!rc)
-        jsmf_docs_progress(r, progress, arg);
+        docs_progress(r, progress, arg);
     if (!rc)
         warn_input(vc, r, counted, 0);
-    jsmf_docs_close(r);
+    docs_close(r);
     return rc;
 }
 
@@ -684,7 +684,7 @@ static int merge_tables(jsmf_vocab_counter *vc)
 
 #define PACK_STATS 5
 
-int jsmf_vocab_counter_pack(jsmf_vocab_counter *vc, unsigned char **out, uint64_t *len)
+int vocab_counter_pack(jsmf_vocab_counter *vc, unsigned char **out, uint64_t *len)
 {
     *out = NULL, *len = 0;
     int rc = merge_tables(vc);
@@ -728,7 +728,7 @@ static int check_packed(const unsigned char *b, uint64_t len)
     return JSMF_OK;
 }
 
-int jsmf_vocab_counter_unpack(jsmf_vocab_counter *vc, const unsigned char *b, uint64_t len)
+int vocab_counter_unpack(jsmf_vocab_counter *vc, const unsigned char *b, uint64_t len)
 {
     int rc = check_packed(b, len);
     if (rc || (rc = merge_tables(vc)))
@@ -765,7 +765,7 @@ static int by_df_then_word(const void *a, const void *b)
     return strcmp(x->word, y->word);
 }
 
-int jsmf_vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_vocab_stats *stats)
+int vocab_counter_finish(jsmf_vocab_counter *vc, jsmf_vocab **out, jsmf_vocab_stats *stats)
 {
     *out = NULL;
     int rc0 = merge_tables(vc);
@@ -831,12 +831,12 @@ int jsmf_vocab_count(const char *const *inputs, uint32_t n, const jsmf_read_opts
 {
     *out = NULL;
     jsmf_vocab_counter *c = NULL;
-    int rc = jsmf_vocab_counter_new(vo, &c);
+    int rc = vocab_counter_new(vo, &c);
     for (uint32_t i = 0; i < n && !rc; i++)
-        rc = jsmf_vocab_counter_add(c, inputs[i], ro, progress, arg);
+        rc = vocab_counter_add(c, inputs[i], ro, progress, arg);
     if (!rc)
-        rc = jsmf_vocab_counter_finish(c, out, st);
-    jsmf_vocab_counter_free(c);
+        rc = vocab_counter_finish(c, out, st);
+    vocab_counter_free(c);
     return rc;
 }
 
@@ -847,7 +847,7 @@ static const char *stopwords_name(const jsmf_vocab *sw)
     if (!sw || !sw->n)
         return "none";
     jsmf_vocab *en = NULL;
-    int same = !jsmf_stopwords_en(&en) && en->n == sw->n;
+    int same = !stopwords_en(&en) && en->n == sw->n;
     for (uint32_t i = 0; same && i < sw->n; i++)
         same = !strcmp(en->words[i], sw->words[i]);
     jsmf_vocab_free(en);
@@ -910,7 +910,7 @@ int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts
     if (!rc)
         rc = rule_lines(o, &rule);
     if (!rc)
-        rc = jsmf_vocab_save_commented(output, v, rule);
+        rc = vocab_save_commented(output, v, rule);
     free(rule);
     jsmf_vocab_free(v);
     return rc;
@@ -918,13 +918,13 @@ int jsmf_vocab_build(const char *const *inputs, uint32_t n, const jsmf_read_opts
 
 void jsmf_vocab_stats_write(FILE *f, const char *p, const jsmf_vocab_stats *st)
 {
-    jsmf_report_line(f, p, "%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
+    report_line(f, p, "%" PRIu64 " documents read, %" PRIu64 " counted, %" PRIu64
                      " too short", st->docs_read, st->docs_counted, st->docs_short);
-    jsmf_report_line(f, p, "%" PRIu64 " tokens read, %" PRIu64 " counted", st->tokens_read,
+    report_line(f, p, "%" PRIu64 " tokens read, %" PRIu64 " counted", st->tokens_read,
                      st->tokens_counted);
-    jsmf_report_line(f, p, "%" PRIu64 " distinct words, %" PRIu64 " kept", st->words_seen,
+    report_line(f, p, "%" PRIu64 " distinct words, %" PRIu64 " kept", st->words_seen,
                      st->words_kept);
-    jsmf_report_line(f, p, "dropped %" PRIu64 " below min-df, %" PRIu64 " above max-df-frac, %"
+    report_line(f, p, "dropped %" PRIu64 " below min-df, %" PRIu64 " above max-df-frac, %"
                      PRIu64 " beyond max-words", st->dropped_min_df, st->dropped_max_df,
                      st->dropped_max_words);
 }

@@ -106,68 +106,68 @@ static void write_tsv(FILE *f, const jsmf_diff *d)
 
 static void json_words(jsmf_json *j, const char *key, const jsmf_diff_word *w, uint32_t n)
 {
-    jsmf_json_begin_array(j, key);
+    json_begin_array(j, key);
     for (uint32_t i = 0; i < n; i++) {
-        jsmf_json_begin_object(j, NULL);
-        jsmf_json_string(j, "word", w[i].word);
-        jsmf_json_number(j, "before", w[i].before);
-        jsmf_json_number(j, "after", w[i].after);
-        jsmf_json_end_object(j);
+        json_begin_object(j, NULL);
+        json_string(j, "word", w[i].word);
+        json_number(j, "before", w[i].before);
+        json_number(j, "after", w[i].after);
+        json_end_object(j);
     }
-    jsmf_json_end_array(j);
+    json_end_array(j);
 }
 
 static void json_index(jsmf_json *j, const char *key, uint32_t v)
 {
     if (v == JSMF_TOPIC_NONE)
-        jsmf_json_null(j, key);
+        json_null(j, key);
     else
-        jsmf_json_uint(j, key, v);
+        json_uint(j, key, v);
 }
 
 static void json_topic(jsmf_json *j, const jsmf_diff_topic *t)
 {
-    jsmf_json_begin_object(j, NULL);
+    json_begin_object(j, NULL);
     json_index(j, "topic", t->topic);
     json_index(j, "previous", t->prev);
-    jsmf_json_string(j, "status", status_of(t));
-    jsmf_json_number(j, "l1", t->l1);
-    jsmf_json_number(j, "size_previous", t->size_prev);
-    jsmf_json_number(j, "size", t->size);
+    json_string(j, "status", status_of(t));
+    json_number(j, "l1", t->l1);
+    json_number(j, "size_previous", t->size_prev);
+    json_number(j, "size", t->size);
     json_words(j, "rising", t->rising, t->n_rising);
     json_words(j, "falling", t->falling, t->n_falling);
-    jsmf_json_end_object(j);
+    json_end_object(j);
 }
 
 static void write_json(FILE *f, const jsmf_diff *d, const jsmf_diff_opts *o)
 {
     jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "old", o->old_name ? o->old_name : "");
-    jsmf_json_string(&j, "new", o->new_name ? o->new_name : "");
-    jsmf_json_uint(&j, "k_previous", d->lineage.k_prev);
-    jsmf_json_uint(&j, "k", d->lineage.k);
-    jsmf_json_number(&j, "threshold", d->lineage.threshold);
-    jsmf_json_string(&j, "lineage", d->recorded ? "recorded" : "computed");
-    jsmf_json_uint(&j, "continuing", d->n_continuing);
-    jsmf_json_uint(&j, "new", d->n_new);
-    jsmf_json_uint(&j, "retired", d->n_retired);
-    jsmf_json_begin_array(&j, "topics");
+    json_init(&j, f, 1);
+    json_begin_object(&j, NULL);
+    json_string(&j, "old", o->old_name ? o->old_name : "");
+    json_string(&j, "new", o->new_name ? o->new_name : "");
+    json_uint(&j, "k_previous", d->lineage.k_prev);
+    json_uint(&j, "k", d->lineage.k);
+    json_number(&j, "threshold", d->lineage.threshold);
+    json_string(&j, "lineage", d->recorded ? "recorded" : "computed");
+    json_uint(&j, "continuing", d->n_continuing);
+    json_uint(&j, "new", d->n_new);
+    json_uint(&j, "retired", d->n_retired);
+    json_begin_array(&j, "topics");
     for (uint32_t i = 0; i < d->n_topics; i++)
         json_topic(&j, &d->topics[i]);
-    jsmf_json_end_array(&j);
-    jsmf_json_begin_array(&j, "new_words");
+    json_end_array(&j);
+    json_begin_array(&j, "new_words");
     for (uint32_t i = 0; i < d->n_new_words; i++) {
-        jsmf_json_begin_object(&j, NULL);
-        jsmf_json_string(&j, "word", d->new_words[i].word);
-        jsmf_json_number(&j, "p", d->new_words[i].after);
-        jsmf_json_uint(&j, "topic", d->new_words[i].topic);
-        jsmf_json_end_object(&j);
+        json_begin_object(&j, NULL);
+        json_string(&j, "word", d->new_words[i].word);
+        json_number(&j, "p", d->new_words[i].after);
+        json_uint(&j, "topic", d->new_words[i].topic);
+        json_end_object(&j);
     }
-    jsmf_json_end_array(&j);
-    jsmf_json_null(&j, "oov_share"); /* the models do not hold it: the store does */
-    jsmf_json_end_object(&j);
+    json_end_array(&j);
+    json_null(&j, "oov_share"); /* the models do not hold it: the store does */
+    json_end_object(&j);
 }
 
 void jsmf_diff_write(FILE *f, const jsmf_diff *d, const jsmf_diff_opts *o)

@@ -12,7 +12,7 @@
 
 #define JSON_MAX_DEPTH ((int)(sizeof(((jsmf_json *)0)->need_comma) / sizeof(int)))
 
-void jsmf_json_init(jsmf_json *j, FILE *f, int pretty)
+void json_init(jsmf_json *j, FILE *f, int pretty)
 {
     memset(j, 0, sizeof *j);
     j->f = f;
@@ -90,28 +90,28 @@ static void json_close(jsmf_json *j, char bracket)
         fputc('\n', j->f);
 }
 
-void jsmf_json_begin_object(jsmf_json *j, const char *key) { json_open(j, key, '{'); }
-void jsmf_json_end_object(jsmf_json *j) { json_close(j, '}'); }
-void jsmf_json_begin_array(jsmf_json *j, const char *key) { json_open(j, key, '['); }
-void jsmf_json_end_array(jsmf_json *j) { json_close(j, ']'); }
+void json_begin_object(jsmf_json *j, const char *key) { json_open(j, key, '{'); }
+void json_end_object(jsmf_json *j) { json_close(j, '}'); }
+void json_begin_array(jsmf_json *j, const char *key) { json_open(j, key, '['); }
+void json_end_array(jsmf_json *j) { json_close(j, ']'); }
 
-void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n)
+void json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n)
 {
-    jsmf_json_begin_array(j, key);
+    json_begin_array(j, key);
     for (uint64_t i = 0; i < n; i++)
-        jsmf_json_number(j, NULL, x[i]);
-    jsmf_json_end_array(j);
+        json_number(j, NULL, x[i]);
+    json_end_array(j);
 }
 
-void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
+void json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n)
 {
-    jsmf_json_begin_array(j, key);
+    json_begin_array(j, key);
     for (uint64_t i = 0; i < n; i++)
-        jsmf_json_uint(j, NULL, x[i]);
-    jsmf_json_end_array(j);
+        json_uint(j, NULL, x[i]);
+    json_end_array(j);
 }
 
-void jsmf_json_string(jsmf_json *j, const char *key, const char *value)
+void json_string(jsmf_json *j, const char *key, const char *value)
 {
     json_prefix(j, key);
     if (value)
@@ -120,7 +120,7 @@ void jsmf_json_string(jsmf_json *j, const char *key, const char *value)
         fputs("null", j->f);
 }
 
-void jsmf_json_number(jsmf_json *j, const char *key, double value)
+void json_number(jsmf_json *j, const char *key, double value)
 {
     json_prefix(j, key);
     if (isfinite(value))
@@ -129,25 +129,25 @@ void jsmf_json_number(jsmf_json *j, const char *key, double value)
         fputs("null", j->f);
 }
 
-void jsmf_json_int(jsmf_json *j, const char *key, int64_t value)
+void json_int(jsmf_json *j, const char *key, int64_t value)
 {
     json_prefix(j, key);
     fprintf(j->f, "%" PRId64, value);
 }
 
-void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value)
+void json_uint(jsmf_json *j, const char *key, uint64_t value)
 {
     json_prefix(j, key);
     fprintf(j->f, "%" PRIu64, value);
 }
 
-void jsmf_json_bool(jsmf_json *j, const char *key, int value)
+void json_bool(jsmf_json *j, const char *key, int value)
 {
     json_prefix(j, key);
     fputs(value ? "true" : "false", j->f);
 }
 
-void jsmf_json_null(jsmf_json *j, const char *key)
+void json_null(jsmf_json *j, const char *key)
 {
     json_prefix(j, key);
     fputs("null", j->f);
@@ -309,13 +309,13 @@ static const char *json_find(const char *text, const char *path)
     return p;
 }
 
-int jsmf_json_valid(const char *text)
+int json_valid(const char *text)
 {
     const char *p = skip_value(text, 0);
     return p && *skip_ws(p) == 0;
 }
 
-int jsmf_json_get_number(const char *text, const char *path, double *out)
+int json_get_number(const char *text, const char *path, double *out)
 {
     const char *p = json_find(text, path);
     if (!p)
@@ -376,7 +376,7 @@ static int json_decode_string(const char *p, char **out)
     return JSMF_OK;
 }
 
-int jsmf_json_get_string(const char *text, const char *path, char **out)
+int json_get_string(const char *text, const char *path, char **out)
 {
     const char *p = json_find(text, path);
     if (!p)

@@ -20,29 +20,29 @@ typedef struct jsmf_json {
 /** Start writing to `f`; pretty = 1 indents by two spaces and ends each top-level value with a
  *  newline, 0 writes compact JSON. Several top-level values may follow each other (JSON lines:
  *  write '\n' after each in compact mode); they are not comma-separated. */
-void jsmf_json_init(jsmf_json *j, FILE *f, int pretty);
-void jsmf_json_begin_object(jsmf_json *j, const char *key); /* key NULL inside arrays/top */
-void jsmf_json_end_object(jsmf_json *j);
-void jsmf_json_begin_array(jsmf_json *j, const char *key);
-void jsmf_json_end_array(jsmf_json *j);
-void jsmf_json_string(jsmf_json *j, const char *key, const char *value);
-void jsmf_json_number(jsmf_json *j, const char *key, double value);
-void jsmf_json_int(jsmf_json *j, const char *key, int64_t value);
-void jsmf_json_uint(jsmf_json *j, const char *key, uint64_t value);
-void jsmf_json_bool(jsmf_json *j, const char *key, int value);
-void jsmf_json_null(jsmf_json *j, const char *key);
+void json_init(jsmf_json *j, FILE *f, int pretty);
+void json_begin_object(jsmf_json *j, const char *key); /* key NULL inside arrays/top */
+void json_end_object(jsmf_json *j);
+void json_begin_array(jsmf_json *j, const char *key);
+void json_end_array(jsmf_json *j);
+void json_string(jsmf_json *j, const char *key, const char *value);
+void json_number(jsmf_json *j, const char *key, double value);
+void json_int(jsmf_json *j, const char *key, int64_t value);
+void json_uint(jsmf_json *j, const char *key, uint64_t value);
+void json_bool(jsmf_json *j, const char *key, int value);
+void json_null(jsmf_json *j, const char *key);
 /** An array of `n` numbers (or unsigned integers) under `key`. */
-void jsmf_json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
-void jsmf_json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
+void json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
+void json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
 
 /* A minimal JSON reader for values in summary.json. `path` is dotted: "metrics.specificity",
  * array elements by index ("levels.0.k"); keys containing '.' cannot be addressed. */
 /** 1 if `text` is one well-formed JSON value (surrounding whitespace allowed), else 0. */
-int jsmf_json_valid(const char *text);
+int json_valid(const char *text);
 /** The number at `path` (null reads as NaN). JSMF_ENOTFOUND if absent, JSMF_EFORMAT if the
  *  value is not a number. Sets no error message (absence is often expected). */
-int jsmf_json_get_number(const char *text, const char *path, double *out);
+int json_get_number(const char *text, const char *path, double *out);
 /** The string at `path`, unescaped, newly allocated (caller frees). Errors as above. */
-int jsmf_json_get_string(const char *text, const char *path, char **out);
+int json_get_string(const char *text, const char *path, char **out);
 
 #endif

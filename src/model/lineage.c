@@ -123,7 +123,7 @@ static int assign_topics(const double *cost, uint32_t k, uint32_t kp, uint32_t *
         for (uint32_t j = 0; j < n; j++)
             sq[(size_t)i * n + j] = i < k && j < kp ? cost[(size_t)j * k + i] : 2.0;
     if (!rc)
-        rc = jsmf_hungarian(sq, n, as, NULL);
+        rc = hungarian(sq, n, as, NULL);
     for (uint32_t i = 0; !rc && i < k; i++)
         match[i] = as[i] < kp ? as[i] : JSMF_TOPIC_NONE;
     free(sq), free(as);
@@ -297,44 +297,44 @@ void jsmf_model_fingerprint(const jsmf_model *m, char out[17])
 /* The "lineage" key's object (formats/model.md). */
 static void lineage_json(jsmf_json *j, const jsmf_lineage *l)
 {
-    jsmf_json_begin_object(j, "lineage");
-    jsmf_json_begin_object(j, "previous");
+    json_begin_object(j, "lineage");
+    json_begin_object(j, "previous");
     if (l->prev_path)
-        jsmf_json_string(j, "path", l->prev_path);
-    jsmf_json_string(j, "fingerprint", l->prev_fingerprint);
-    jsmf_json_uint(j, "k", l->k_prev);
-    jsmf_json_end_object(j);
-    jsmf_json_number(j, "threshold", l->threshold);
-    jsmf_json_begin_array(j, "topics");
+        json_string(j, "path", l->prev_path);
+    json_string(j, "fingerprint", l->prev_fingerprint);
+    json_uint(j, "k", l->k_prev);
+    json_end_object(j);
+    json_number(j, "threshold", l->threshold);
+    json_begin_array(j, "topics");
     for (uint32_t t = 0; t < l->k; t++) {
-        jsmf_json_begin_object(j, NULL);
-        jsmf_json_uint(j, "topic", t);
+        json_begin_object(j, NULL);
+        json_uint(j, "topic", t);
         if (l->prev[t] == JSMF_TOPIC_NONE)
-            jsmf_json_null(j, "previous");
+            json_null(j, "previous");
         else
-            jsmf_json_uint(j, "previous", l->prev[t]);
-        jsmf_json_number(j, "l1", l->l1[t]);
-        jsmf_json_string(j, "status", l->prev[t] == JSMF_TOPIC_NONE ? "new" : "continuing");
-        jsmf_json_end_object(j);
+            json_uint(j, "previous", l->prev[t]);
+        json_number(j, "l1", l->l1[t]);
+        json_string(j, "status", l->prev[t] == JSMF_TOPIC_NONE ? "new" : "continuing");
+        json_end_object(j);
     }
-    jsmf_json_end_array(j);
-    jsmf_json_begin_array(j, "retired");
+    json_end_array(j);
+    json_begin_array(j, "retired");
     for (uint32_t r = 0; r < l->n_retired; r++)
-        jsmf_json_uint(j, NULL, l->retired[r]);
-    jsmf_json_end_array(j);
-    jsmf_json_end_object(j);
+        json_uint(j, NULL, l->retired[r]);
+    json_end_array(j);
+    json_end_object(j);
 }
 
 int model_lineage_summarize(jsmf_model *m, const jsmf_lineage *l)
 {
     jsmf_summary_buf b;
-    int rc = jsmf_model_summary_begin(&b);
+    int rc = model_summary_begin(&b);
     if (rc)
         return rc;
     if (!m->summary_json)
-        jsmf_model_summary_header(&b.j, m, "unknown");
+        model_summary_header(&b.j, m, "unknown");
     lineage_json(&b.j, l);
-    char *add = jsmf_model_summary_end(&b);
+    char *add = model_summary_end(&b);
     if (!add)
         return jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
     if (!m->summary_json) {
@@ -363,7 +363,7 @@ int model_lineage_summarize(jsmf_model *m, const jsmf_lineage *l)
 static int get_uint(const char *text, const char *path, uint32_t *out)
 {
     double v;
-    int rc = jsmf_json_get_number(text, path, &v);
+    int rc = json_get_number(text, path, &v);
     if (!rc && (isnan(v) || v < 0 || v >= UINT32_MAX || v != floor(v)))
         rc = jsmf_error(JSMF_EFORMAT, "summary.json: %s is not an index", path);
     if (!rc)
@@ -377,23 +377,23 @@ static int read_topic(const char *text, jsmf_lineage *l, uint32_t t)
     char key[96];
     double prev;
     snprintf(key, sizeof key, "lineage.topics.%u.previous", t);
-    int rc = jsmf_json_get_number(text, key, &prev);
+    int rc = json_get_number(text, key, &prev);
     if (!rc && !isnan(prev) && (prev < 0 || prev >= l->k_prev || prev != floor(prev)))
         rc = jsmf_error(JSMF_EFORMAT, "summary.json: %s is not a previous topic", key);
     if (rc)
         return rc;
     l->prev[t] = isnan(prev) ? JSMF_TOPIC_NONE : (uint32_t)prev;
     snprintf(key, sizeof key, "lineage.topics.%u.l1", t);
-    return jsmf_json_get_number(text, key, &l->l1[t]);
+    return json_get_number(text, key, &l->l1[t]);
 }
 
 static int read_record(const char *text, jsmf_lineage *l)
 {
-    int rc = jsmf_json_get_number(text, "lineage.threshold", &l->threshold);
+    int rc = json_get_number(text, "lineage.threshold", &l->threshold);
     for (uint32_t t = 0; !rc && t < l->k; t++)
         rc = read_topic(text, l, t);
     char *fp = NULL;
-    if (!rc && !(rc = jsmf_json_get_string(text, "lineage.previous.fingerprint", &fp)))
+    if (!rc && !(rc = json_get_string(text, "lineage.previous.fingerprint", &fp)))
         snprintf(l->prev_fingerprint, sizeof l->prev_fingerprint, "%s", fp);
     free(fp);
     char key[64];
@@ -413,14 +413,14 @@ int jsmf_model_lineage_read(const jsmf_model *m, jsmf_lineage *out)
     uint32_t kp;
     const char *text = m->summary_json;
     double k_rec;
-    if (!text || jsmf_json_get_number(text, "lineage.previous.k", &k_rec) == JSMF_ENOTFOUND)
+    if (!text || json_get_number(text, "lineage.previous.k", &k_rec) == JSMF_ENOTFOUND)
         return jsmf_error(JSMF_ENOTFOUND, "the model records no lineage (it was not fitted "
                           "after a previous model)");
     int rc = get_uint(text, "lineage.previous.k", &kp);
     if (rc)
         return jsmf_error(JSMF_EFORMAT, "summary.json: lineage.previous.k is missing or bad");
     char *path = NULL;
-    jsmf_json_get_string(text, "lineage.previous.path", &path);
+    json_get_string(text, "lineage.previous.path", &path);
     rc = lineage_alloc(out, m->k, kp, path);
     free(path);
     if (!rc && (rc = read_record(text, out))) {

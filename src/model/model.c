@@ -140,13 +140,13 @@ uint32_t jsmf_model_top_words_rank(const jsmf_model *m, uint32_t topic, uint32_t
     return got;
 }
 
-void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind)
+void model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind)
 {
-    jsmf_json_string(j, "format", "jsmf-model");
-    jsmf_json_int(j, "version", JSMF_MODEL_VERSION);
-    jsmf_json_string(j, "kind", kind);
-    jsmf_json_uint(j, "k", m->k);
-    jsmf_json_uint(j, "n_words", m->n);
+    json_string(j, "format", "jsmf-model");
+    json_int(j, "version", JSMF_MODEL_VERSION);
+    json_string(j, "kind", kind);
+    json_uint(j, "k", m->k);
+    json_uint(j, "n_words", m->n);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -214,10 +214,10 @@ static int write_anchors(const char *path, const jsmf_model *m)
 static char *default_summary(const jsmf_model *m, const char *kind)
 {
     jsmf_summary_buf b;
-    if (jsmf_model_summary_begin(&b))
+    if (model_summary_begin(&b))
         return NULL;
-    jsmf_model_summary_header(&b.j, m, kind);
-    return jsmf_model_summary_end(&b);
+    model_summary_header(&b.j, m, kind);
+    return model_summary_end(&b);
 }
 
 /* The base word inside a generated label "t3:church" (the label itself otherwise). */
@@ -293,16 +293,16 @@ static int save_level(const char *dir, const jsmf_model *m, const jsmf_vocab *vo
         !(rc = jsmf_vocab_save(path, view.vocab)))
         rc = durable_sync_path(path);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
-        !(rc = jsmf_npy_write_f64(path, m->B, m->n, m->k)))
+        !(rc = npy_write_f64(path, m->B, m->n, m->k)))
         rc = durable_sync_path(path);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy")) &&
-        !(rc = jsmf_npy_write_f64(path, m->A, m->k, m->k)))
+        !(rc = npy_write_f64(path, m->A, m->k, m->k)))
         rc = durable_sync_path(path);
     if (!rc && m->anchors && !(rc = path_join(path, sizeof path, dir, "anchors.txt")) &&
         !(rc = write_anchors(path, &view)))
         rc = durable_sync_path(path);
     if (!rc && m->alpha && !(rc = path_join(path, sizeof path, dir, "alpha.npy")) &&
-        !(rc = jsmf_npy_write_f64(path, m->alpha, m->k, 0)))
+        !(rc = npy_write_f64(path, m->alpha, m->k, 0)))
         rc = durable_sync_path(path);
     if (!rc) {
         char *own = NULL;
@@ -336,7 +336,7 @@ static int save_extra(const char *dir, const model_array *extra, uint32_t nextra
     int rc = JSMF_OK;
     for (uint32_t e = 0; e < nextra && !rc; e++)
         if (!(rc = path_join(path, sizeof path, dir, extra[e].name)) &&
-            !(rc = jsmf_npy_write_f64(path, extra[e].data, extra[e].rows, extra[e].cols)))
+            !(rc = npy_write_f64(path, extra[e].data, extra[e].rows, extra[e].cols)))
             rc = durable_sync_path(path);
     return rc;
 }
@@ -600,7 +600,7 @@ static int uniform_a(jsmf_model *m)
     return JSMF_OK;
 }
 
-int jsmf_model_check_new(const char *dir, int overwrite)
+int model_check_new(const char *dir, int overwrite)
 {
     struct stat st;
     if (!overwrite && stat(dir, &st) == 0)
@@ -618,11 +618,11 @@ static int read_summary(const char *path, jsmf_model *m)
         return rc;
     double version;
     char *format = NULL;
-    if (!jsmf_json_valid(buf))
+    if (!json_valid(buf))
         rc = jsmf_error(JSMF_EFORMAT, "%s: not valid JSON", path);
-    else if (jsmf_json_get_string(buf, "format", &format) == 0 && strcmp(format, "jsmf-model"))
+    else if (json_get_string(buf, "format", &format) == 0 && strcmp(format, "jsmf-model"))
         rc = jsmf_error(JSMF_EFORMAT, "%s: format is '%s', not 'jsmf-model'", path, format);
-    else if (jsmf_json_get_number(buf, "version", &version) == 0 && version > JSMF_MODEL_VERSION)
+    else if (json_get_number(buf, "version", &version) == 0 && version > JSMF_MODEL_VERSION)
         rc = jsmf_error(JSMF_EVERSION,
                         "%s: model format version %g is newer than this jsmf reads (%d)", path,
                         version, JSMF_MODEL_VERSION);
@@ -691,7 +691,7 @@ static int load_level(const char *dir, jsmf_model **out)
     if (!rc)
         rc = jsmf_vocab_load(path, &m->vocab);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
-        !(rc = jsmf_npy_read_f64(path, &m->B, &r, &c))) {
+        !(rc = npy_read_f64(path, &m->B, &r, &c))) {
         m->n = r, m->k = c;
         if (r != m->vocab->n)
             rc = jsmf_error(JSMF_EFORMAT, "%s: %u rows but vocab.txt has %u words", path, r,
@@ -700,7 +700,7 @@ static int load_level(const char *dir, jsmf_model **out)
             rc = jsmf_error(JSMF_EFORMAT, "%s: no topics (0 columns)", path);
     }
     if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy"))) {
-        rc = jsmf_npy_read_f64(path, &m->A, &r, &c);
+        rc = npy_read_f64(path, &m->A, &r, &c);
         if (rc == JSMF_ENOTFOUND && !has_file(dir, "summary.json")) {
             jsmf_error_clear();
             rc = uniform_a(m); /* B.npy + vocab.txt: topics from another tool */
@@ -712,7 +712,7 @@ static int load_level(const char *dir, jsmf_model **out)
     if (!rc && !(rc = path_join(path, sizeof path, dir, "anchors.txt")))
         rc = read_anchors(path, m);
     if (!rc && !(rc = path_join(path, sizeof path, dir, "alpha.npy"))) {
-        rc = jsmf_npy_read_f64(path, &m->alpha, &r, &c);
+        rc = npy_read_f64(path, &m->alpha, &r, &c);
         if (rc == JSMF_ENOTFOUND) {
             jsmf_error_clear();
             rc = JSMF_OK; /* optional */

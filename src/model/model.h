@@ -8,7 +8,7 @@
 
 /** Before a long fit: JSMF_EEXIST ("DIR exists (use --force to replace it)") when something is
  *  at `dir` and not `overwrite`, so that the fit does not run only to be refused at the save. */
-int jsmf_model_check_new(const char *dir, int overwrite);
+int model_check_new(const char *dir, int overwrite);
 
 /** A float64 array a writer adds to the top directory of a model (jsmf fit's factors). */
 typedef struct model_array {
@@ -24,7 +24,7 @@ int model_save_with(const char *dir, const jsmf_model *m, int overwrite,
 
 /** The keys every summary.json starts with (inside an open object): format "jsmf-model",
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */
-void jsmf_model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
+void model_summary_header(jsmf_json *j, const jsmf_model *m, const char *kind);
 
 /** The `top` largest of v[w * stride] over w < n into ids, largest first (ties: lower w first);
  *  returns how many (min(top, n)). jsmf_model_top_words, relevance ranking and diff use it. */

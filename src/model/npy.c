@@ -78,12 +78,12 @@ static int npy_write(const char *path, const void *data, size_t elem, const char
     return JSMF_OK;
 }
 
-int jsmf_npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols)
+int npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols)
 {
     return npy_write(path, data, sizeof(double), "<f8", rows, cols);
 }
 
-int jsmf_npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols)
+int npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols)
 {
     return npy_write(path, data, sizeof(uint32_t), "<u4", rows, cols);
 }
@@ -198,7 +198,7 @@ static int npy_read_header(FILE *f, const char *path, uint64_t dims[2], int *ndi
     return rc;
 }
 
-int jsmf_npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols)
+int npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols)
 {
     FILE *f = fopen(path, "rb");
     if (!f)

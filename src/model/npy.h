@@ -9,11 +9,11 @@
 /* .npy files (format version 1.0, little-endian float64 or uint32, C order). `cols` = 0 writes
  * a 1-D array of `rows` values. Writers check every write and the close: JSMF_ENOSPC / JSMF_EIO
  * with the path, and a failed write removes the partial file. */
-int jsmf_npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols);
-int jsmf_npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols);
+int npy_write_f64(const char *path, const double *data, uint32_t rows, uint32_t cols);
+int npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_t cols);
 /** Read a float64 .npy with 1 or 2 dimensions (1-D gives cols = 1). Caller frees *data.
  *  Accepts what numpy.save writes for '<f8' C-order arrays (format 1.0, 2.0, 3.0); Fortran order
  *  and other dtypes are JSMF_EFORMAT with a message naming the file. */
-int jsmf_npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols);
+int npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols);
 
 #endif

@@ -7,20 +7,20 @@
 #include "json.h"
 #include "summary.h"
 
-int jsmf_model_summary_begin(jsmf_summary_buf *b)
+int model_summary_begin(jsmf_summary_buf *b)
 {
     b->text = NULL, b->len = 0;
     FILE *f = open_memstream(&b->text, &b->len);
     if (!f)
         return jsmf_error(JSMF_ENOMEM, "out of memory for summary.json");
-    jsmf_json_init(&b->j, f, 1);
-    jsmf_json_begin_object(&b->j, NULL);
+    json_init(&b->j, f, 1);
+    json_begin_object(&b->j, NULL);
     return JSMF_OK;
 }
 
-char *jsmf_model_summary_end(jsmf_summary_buf *b)
+char *model_summary_end(jsmf_summary_buf *b)
 {
-    jsmf_json_end_object(&b->j); /* pretty: ends the line too */
+    json_end_object(&b->j); /* pretty: ends the line too */
     if (fclose(b->j.f)) {
         free(b->text);
         return NULL;

@@ -4,15 +4,15 @@
 
 #include "json.h"
 
-/** The text of `j`'s document written into memory: start with jsmf_model_summary_begin (an
- *  object is open), add keys, end with jsmf_model_summary_end, which closes the object and
+/** The text of `j`'s document written into memory: start with model_summary_begin (an
+ *  object is open), add keys, end with model_summary_end, which closes the object and
  *  returns the text (caller frees; NULL when out of memory). */
 typedef struct jsmf_summary_buf {
     jsmf_json j;
     char *text;
     size_t len;
 } jsmf_summary_buf;
-int jsmf_model_summary_begin(jsmf_summary_buf *b);
-char *jsmf_model_summary_end(jsmf_summary_buf *b);
+int model_summary_begin(jsmf_summary_buf *b);
+char *model_summary_end(jsmf_summary_buf *b);
 
 #endif

@@ -16,7 +16,7 @@ static void print_text(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o, 
 {
     char *kind = NULL;
     if (m->summary_json)
-        jsmf_json_get_string(m->summary_json, "kind", &kind);
+        json_get_string(m->summary_json, "kind", &kind);
     fprintf(f, "%s", o->name);
     if (o->level)
         fprintf(f, " level %u", o->level);
@@ -88,12 +88,12 @@ static void print_matrix(FILE *f, const jsmf_model *m, int tsv)
 /* A numeric row on one line even in pretty output: K x K stays K lines. */
 static void json_row(jsmf_json *j, const char *key, const double *v, uint32_t n)
 {
-    jsmf_json_begin_array(j, key);
+    json_begin_array(j, key);
     int pretty = j->pretty;
     j->pretty = 0;
     for (uint32_t i = 0; i < n; i++)
-        jsmf_json_number(j, NULL, v[i]);
-    jsmf_json_end_array(j);
+        json_number(j, NULL, v[i]);
+    json_end_array(j);
     j->pretty = pretty;
 }
 
@@ -101,60 +101,60 @@ static void print_json(FILE *f, const jsmf_model *m, const jsmf_topics_opts *o, 
                        const double *pw, int levels)
 {
     jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "model", o->name);
+    json_init(&j, f, 1);
+    json_begin_object(&j, NULL);
+    json_string(&j, "model", o->name);
     char *kind = NULL;
-    if (m->summary_json && jsmf_json_get_string(m->summary_json, "kind", &kind) == 0)
-        jsmf_json_string(&j, "kind", kind);
+    if (m->summary_json && json_get_string(m->summary_json, "kind", &kind) == 0)
+        json_string(&j, "kind", kind);
     free(kind);
-    jsmf_json_uint(&j, "level", o->level);
-    jsmf_json_int(&j, "levels", levels);
-    jsmf_json_uint(&j, "k", m->k);
-    jsmf_json_uint(&j, "n_words", m->n);
-    jsmf_json_number(&j, "rank_lambda", o->lambda);
-    jsmf_json_begin_array(&j, "topics");
+    json_uint(&j, "level", o->level);
+    json_int(&j, "levels", levels);
+    json_uint(&j, "k", m->k);
+    json_uint(&j, "n_words", m->n);
+    json_number(&j, "rank_lambda", o->lambda);
+    json_begin_array(&j, "topics");
     uint32_t *ids = malloc((o->top ? o->top : 1) * sizeof *ids);
     for (uint32_t t = 0; t < m->k; t++) {
-        jsmf_json_begin_object(&j, NULL);
-        jsmf_json_uint(&j, "topic", t);
-        jsmf_json_number(&j, "size", pz[t]);
+        json_begin_object(&j, NULL);
+        json_uint(&j, "topic", t);
+        json_number(&j, "size", pz[t]);
         if (m->alpha)
-            jsmf_json_number(&j, "alpha", m->alpha[t]);
+            json_number(&j, "alpha", m->alpha[t]);
         if (m->anchors) {
-            jsmf_json_begin_object(&j, "anchor");
-            jsmf_json_uint(&j, "id", m->anchors[t]);
-            jsmf_json_string(&j, "word", anchor_word(m, t));
-            jsmf_json_end_object(&j);
+            json_begin_object(&j, "anchor");
+            json_uint(&j, "id", m->anchors[t]);
+            json_string(&j, "word", anchor_word(m, t));
+            json_end_object(&j);
         } else {
-            jsmf_json_null(&j, "anchor");
+            json_null(&j, "anchor");
         }
-        jsmf_json_begin_array(&j, "words");
+        json_begin_array(&j, "words");
         uint32_t n = ids ? jsmf_model_top_words_rank(m, t, o->top, o->lambda, pw, ids) : 0;
         for (uint32_t r = 0; r < n; r++) {
             int pretty = j.pretty;
-            jsmf_json_begin_object(&j, NULL);
+            json_begin_object(&j, NULL);
             j.pretty = 0;
-            jsmf_json_string(&j, "word", m->vocab->words[ids[r]]);
-            jsmf_json_uint(&j, "id", ids[r]);
-            jsmf_json_number(&j, "p", m->B[(size_t)ids[r] * m->k + t]);
-            jsmf_json_end_object(&j);
+            json_string(&j, "word", m->vocab->words[ids[r]]);
+            json_uint(&j, "id", ids[r]);
+            json_number(&j, "p", m->B[(size_t)ids[r] * m->k + t]);
+            json_end_object(&j);
             j.pretty = pretty;
         }
-        jsmf_json_end_array(&j);
-        jsmf_json_end_object(&j);
+        json_end_array(&j);
+        json_end_object(&j);
     }
     free(ids);
-    jsmf_json_end_array(&j);
-    jsmf_json_begin_array(&j, "A");
+    json_end_array(&j);
+    json_begin_array(&j, "A");
     for (uint32_t a = 0; a < m->k; a++)
         json_row(&j, NULL, m->A + (size_t)a * m->k, m->k);
-    jsmf_json_end_array(&j);
+    json_end_array(&j);
     if (m->alpha)
         json_row(&j, "alpha", m->alpha, m->k);
     else
-        jsmf_json_null(&j, "alpha");
-    jsmf_json_end_object(&j);
+        json_null(&j, "alpha");
+    json_end_object(&j);
 }
 
 int jsmf_model_topics_write(FILE *f, const jsmf_model *model, const jsmf_topics_opts *opts)

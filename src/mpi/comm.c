@@ -155,7 +155,7 @@ const char *jsmf_comm_kind(const jsmf_comm *c)
     return c->is_mpi ? "mpi" : "self";
 }
 
-void jsmf_comm_stats_get(const jsmf_comm *c, jsmf_comm_stats *out)
+void comm_stats_get(const jsmf_comm *c, jsmf_comm_stats *out)
 {
     *out = c->st;
 }
@@ -170,7 +170,7 @@ static int done(jsmf_comm *c, double t0, uint64_t sent, int rc, const char *what
     return rc ? jsmf_error(rc, "MPI %s failed (rank %d of %d)", what, c->rank, c->size) : 0;
 }
 
-int jsmf_comm_barrier(jsmf_comm *c)
+int comm_barrier(jsmf_comm *c)
 {
     if (!c->is_mpi)
         return JSMF_OK;
@@ -178,7 +178,7 @@ int jsmf_comm_barrier(jsmf_comm *c)
     return done(c, t0, 0, c->api.barrier(), "barrier");
 }
 
-int jsmf_comm_bcast(jsmf_comm *c, void *buf, uint64_t bytes, int root)
+int comm_bcast(jsmf_comm *c, void *buf, uint64_t bytes, int root)
 {
     if (!c->is_mpi || !bytes)
         return JSMF_OK;
@@ -187,7 +187,7 @@ int jsmf_comm_bcast(jsmf_comm *c, void *buf, uint64_t bytes, int root)
                 c->api.bcast(buf, bytes, root), "broadcast");
 }
 
-int jsmf_comm_allreduce(jsmf_comm *c, void *buf, uint64_t count, jsmf_comm_type type,
+int comm_allreduce(jsmf_comm *c, void *buf, uint64_t count, jsmf_comm_type type,
                         jsmf_comm_op op)
 {
     if (!c->is_mpi || !count)
@@ -198,7 +198,7 @@ int jsmf_comm_allreduce(jsmf_comm *c, void *buf, uint64_t count, jsmf_comm_type 
     return done(c, t0, sent, c->api.allreduce(buf, count, (int)type, (int)op), "allreduce");
 }
 
-int jsmf_comm_alltoallv(jsmf_comm *c, const void *send, const uint64_t *scounts, void *recv,
+int comm_alltoallv(jsmf_comm *c, const void *send, const uint64_t *scounts, void *recv,
                         const uint64_t *rcounts)
 {
     if (!c->is_mpi) {
@@ -214,7 +214,7 @@ int jsmf_comm_alltoallv(jsmf_comm *c, const void *send, const uint64_t *scounts,
 }
 
 /* One broadcast per rank: a rank's block is needed whole by every other rank anyway. */
-int jsmf_comm_allgatherv(jsmf_comm *c, const void *send, uint64_t bytes, void *recv,
+int comm_allgatherv(jsmf_comm *c, const void *send, uint64_t bytes, void *recv,
                          const uint64_t *counts)
 {
     uint64_t at = 0;
@@ -235,7 +235,7 @@ int jsmf_comm_allgatherv(jsmf_comm *c, const void *send, uint64_t bytes, void *r
     return done(c, t0, bytes * (uint64_t)(c->size - 1), rc, "allgather");
 }
 
-int jsmf_comm_send(jsmf_comm *c, const void *buf, uint64_t bytes, int dest, int tag)
+int comm_send(jsmf_comm *c, const void *buf, uint64_t bytes, int dest, int tag)
 {
     if (!c->is_mpi)
         return jsmf_error(JSMF_EINVAL, "send on a one-process communicator");
@@ -243,7 +243,7 @@ int jsmf_comm_send(jsmf_comm *c, const void *buf, uint64_t bytes, int dest, int 
     return done(c, t0, bytes, c->api.send(buf, bytes, dest, tag), "send");
 }
 
-int jsmf_comm_recv(jsmf_comm *c, void *buf, uint64_t bytes, int src, int tag)
+int comm_recv(jsmf_comm *c, void *buf, uint64_t bytes, int src, int tag)
 {
     if (!c->is_mpi)
         return jsmf_error(JSMF_EINVAL, "receive on a one-process communicator");
@@ -251,12 +251,12 @@ int jsmf_comm_recv(jsmf_comm *c, void *buf, uint64_t bytes, int src, int tag)
     return done(c, t0, 0, c->api.recv(buf, bytes, src, tag), "receive");
 }
 
-int jsmf_comm_agree(jsmf_comm *c, int rc)
+int comm_agree(jsmf_comm *c, int rc)
 {
     if (!c->is_mpi)
         return rc;
     int64_t v[2] = {rc, rc ? c->rank : c->size}; /* worst code, first failing rank */
-    int agreed = jsmf_comm_allreduce(c, v, 2, JSMF_COMM_I64, JSMF_COMM_MIN);
+    int agreed = comm_allreduce(c, v, 2, JSMF_COMM_I64, JSMF_COMM_MIN);
     if (agreed) /* its message says which call failed */
         return agreed;
     if (v[0] && v[1] != c->rank) /* the first failing rank's message is the one printed */
@@ -276,7 +276,7 @@ int jsmf_comm_failed_elsewhere(const jsmf_comm *c)
 
 /* ---- dividing rows ----------------------------------------------------------------------- */
 
-void jsmf_comm_split(uint32_t n, const uint64_t *w, int size, int rank, uint32_t *r0,
+void comm_split(uint32_t n, const uint64_t *w, int size, int rank, uint32_t *r0,
                      uint32_t *r1)
 {
     if (!w) {

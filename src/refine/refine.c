@@ -433,37 +433,37 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
                             const double *lik)
 {
     jsmf_summary_buf b;
-    if (jsmf_model_summary_begin(&b))
+    if (model_summary_begin(&b))
         return NULL;
-    jsmf_model_summary_header(&b.j, m, "refined");
+    model_summary_header(&b.j, m, "refined");
     char *kind = NULL;
-    if (start->summary_json && jsmf_json_get_string(start->summary_json, "kind", &kind))
+    if (start->summary_json && json_get_string(start->summary_json, "kind", &kind))
         kind = NULL;
-    jsmf_json_begin_object(&b.j, "refine");
-    jsmf_json_string(&b.j, "method", refine_method_get(o->method)->title);
-    jsmf_json_string(&b.j, "method_name", jsmf_refine_method_name(o->method));
-    jsmf_json_string(&b.j, "start_kind", kind ? kind : "unknown");
-    jsmf_json_uint(&b.j, "iterations", r->iters);
-    jsmf_json_uint(&b.j, "theta_steps", o->theta_steps);
-    jsmf_json_number(&b.j, "alpha", o->alpha);
-    jsmf_json_number(&b.j, "beta", o->beta);
-    jsmf_json_number(&b.j, "mix", o->mix);
-    jsmf_json_bool(&b.j, "exclude", refine_method_get(o->method)->needs_totals);
-    jsmf_json_uint(&b.j, "batches", o->batches);
-    jsmf_json_number(&b.j, "tol", o->tol);
-    jsmf_json_number(&b.j, "overrelax", o->overrelax);
-    jsmf_json_bool(&b.j, "alpha_learned", m->alpha != NULL);
-    jsmf_json_uint(&b.j, "max_iterations", o->iters);
-    jsmf_json_uint(&b.j, "docs", r->docs);
-    jsmf_json_uint(&b.j, "tokens", r->tokens);
-    jsmf_json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
-    jsmf_json_numbers(&b.j, "loglik_per_token", lik, r->iters);
-    jsmf_json_number(&b.j, "seconds", r->seconds);
-    jsmf_json_uint(&b.j, "bytes", r->bytes);
-    jsmf_json_end_object(&b.j);
+    json_begin_object(&b.j, "refine");
+    json_string(&b.j, "method", refine_method_get(o->method)->title);
+    json_string(&b.j, "method_name", jsmf_refine_method_name(o->method));
+    json_string(&b.j, "start_kind", kind ? kind : "unknown");
+    json_uint(&b.j, "iterations", r->iters);
+    json_uint(&b.j, "theta_steps", o->theta_steps);
+    json_number(&b.j, "alpha", o->alpha);
+    json_number(&b.j, "beta", o->beta);
+    json_number(&b.j, "mix", o->mix);
+    json_bool(&b.j, "exclude", refine_method_get(o->method)->needs_totals);
+    json_uint(&b.j, "batches", o->batches);
+    json_number(&b.j, "tol", o->tol);
+    json_number(&b.j, "overrelax", o->overrelax);
+    json_bool(&b.j, "alpha_learned", m->alpha != NULL);
+    json_uint(&b.j, "max_iterations", o->iters);
+    json_uint(&b.j, "docs", r->docs);
+    json_uint(&b.j, "tokens", r->tokens);
+    json_numbers(&b.j, "objective_per_token", r->objective, r->iters);
+    json_numbers(&b.j, "loglik_per_token", lik, r->iters);
+    json_number(&b.j, "seconds", r->seconds);
+    json_uint(&b.j, "bytes", r->bytes);
+    json_end_object(&b.j);
     free(kind);
     jsmf_error_clear();
-    return jsmf_model_summary_end(&b);
+    return model_summary_end(&b);
 }
 
 /* The refined model: B, A from the thetas, the start's vocabulary, the summary. */
@@ -484,7 +484,7 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
         }
         memcpy(m->alpha, s->alpha, s->k * sizeof *m->alpha);
     }
-    if ((start->vocab && jsmf_vocab_copy(start->vocab, 0, &m->vocab)) ||
+    if ((start->vocab && vocab_copy(start->vocab, 0, &m->vocab)) ||
         !(m->summary_json = refine_summary(m, start, o, r, s->lik))) {
         jsmf_model_free(m);
         return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
@@ -525,7 +525,7 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
         r->iters = it + 1;
         if (o->progress)
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
-        if ((rc = jsmf_cancel_check()))
+        if ((rc = cancel_check()))
             return rc;
         /* a learned a moves the objective's prior term (down, as a grows): the rule then
          * watches the log-likelihood alone */

@@ -149,7 +149,7 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
     if (!rc)
         rc = check_documents(store, &o);
     if (!rc)
-        rc = jsmf_model_check_new(dir, force);
+        rc = model_check_new(dir, force);
     if (!rc)
         rc = jsmf_model_load(model, &start);
     if (!rc)
@@ -175,7 +175,7 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
     int rc = refine_opts_check(&ro.refine);
     if (!rc)
         rc = check_documents(input, &ro);
-    if ((rc = jsmf_comm_agree(c, rc)))
+    if ((rc = comm_agree(c, rc)))
         return rc;
     jsmf_fit_opts fo = *fit;
     if (fo.products == JSMF_PRODUCTS_AUTO)
@@ -191,5 +191,5 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
     if (!rc && jsmf_comm_rank(c) == 0)
         rc = refine_start(m, input, dir, 1, &ro, &ro.refine, out, res);
     jsmf_model_free(m);
-    return jsmf_comm_agree(c, rc);
+    return comm_agree(c, rc);
 }

@@ -102,7 +102,7 @@ int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out)
     rc = store_admissions_load(s, t, &c.adm);
     mdb_txn_abort(t);
     if (!rc)
-        rc = jsmf_store_scan_sums(s, 0, s->n_words, check_row, &c);
+        rc = store_scan_sums(s, 0, s->n_words, check_row, &c);
     free(c.adm);
     if (!rc && (st.hold & JSMF_HOLD_DOCS))
         rc = check_docs(s, &st, out);
@@ -117,11 +117,11 @@ void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
                             const jsmf_store_check_result *r)
 {
     double t = r->seconds;
-    jsmf_report_line(f, prefix, "%s: C read and checked: %" PRIu64 " entries summing to %.6f,",
+    report_line(f, prefix, "%s: C read and checked: %" PRIu64 " entries summing to %.6f,",
                      path, r->entries, r->sum);
-    jsmf_report_line(f, prefix, "  content digest %016" PRIx64 ", %.2f GB of store in %.2f s "
+    report_line(f, prefix, "  content digest %016" PRIx64 ", %.2f GB of store in %.2f s "
                      "(%.2f GB/s)", r->digest, r->bytes / 1e9, t, t > 0 ? r->bytes / 1e9 / t : 0.0);
     if (r->docs)
-        jsmf_report_line(f, prefix, "  documents: %" PRIu64 " with %" PRIu64 " entries, digest "
+        report_line(f, prefix, "  documents: %" PRIu64 " with %" PRIu64 " entries, digest "
                          "%016" PRIx64, r->docs, r->doc_entries, r->doc_digest);
 }

@@ -348,12 +348,12 @@ void input_decode(const MDB_val *key, const MDB_val *val, jsmf_store_input *out)
     memcpy(out->path, p + INPUT_FIXED, pl);
 }
 
-size_t jsmf_store_row_bytes(uint32_t n)
+size_t store_row_bytes(uint32_t n)
 {
     return row_record_bytes(n);
 }
 
-size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+size_t store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
                              const jsmf_sum *vals, uint32_t n)
 {
     size_t len = 0;

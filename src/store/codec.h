@@ -112,11 +112,11 @@ static inline double sum_to_double(jsmf_sum v, double m)
     return sum_as_double(v) * 0x1p-90 / m;
 }
 
-/** Bytes jsmf_store_encode_row may write for a row of n entries. */
-size_t jsmf_store_row_bytes(uint32_t n);
+/** Bytes store_encode_row may write for a row of n entries. */
+size_t store_row_bytes(uint32_t n);
 /** Encode row `row` (n > 0 entries, columns strictly increasing) into buf, which must hold
- *  jsmf_store_row_bytes(n); returns the bytes written. Thread-safe. */
-size_t jsmf_store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
+ *  store_row_bytes(n); returns the bytes written. Thread-safe. */
+size_t store_encode_row(unsigned char *buf, uint32_t row, const uint32_t *cols,
                              const jsmf_sum *vals, uint32_t n);
 
 

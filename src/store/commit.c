@@ -211,7 +211,7 @@ static int flush_once(jsmf_store *s, const jsmf_store_flush *f)
     return rc;
 }
 
-int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
+int store_commit(jsmf_store *s, const jsmf_store_flush *f)
 {
     if (!s->writable || !s->has_vocab)
         return jsmf_error(JSMF_EINVAL, "%s: store not open for writing", s->path);
@@ -230,18 +230,18 @@ int jsmf_store_commit(jsmf_store *s, const jsmf_store_flush *f)
     }
 }
 
-void jsmf_store_set_write_budget(jsmf_store *s, uint64_t bytes)
+void store_set_write_budget(jsmf_store *s, uint64_t bytes)
 {
     if (!s->txn_fixed)
         s->txn_bytes = bytes < (64u << 10) ? (64u << 10) : bytes;
 }
 
-uint64_t jsmf_store_write_memory(const jsmf_store *s)
+uint64_t store_write_memory(const jsmf_store *s)
 {
-    return jsmf_store_write_memory_for(s->n_words, s->txn_bytes);
+    return store_write_memory_for(s->n_words, s->txn_bytes);
 }
 
-uint64_t jsmf_store_write_memory_for(uint32_t n_words, uint64_t txn_bytes)
+uint64_t store_write_memory_for(uint32_t n_words, uint64_t txn_bytes)
 {
     uint64_t row = row_record_bytes(n_words);
     /* two staging buffers (half the budget + one row each: one filling, one spilling),

@@ -68,7 +68,7 @@ static uint64_t worker_bytes(uint32_t n_words)
 
 static uint64_t arena_bytes(uint32_t n_words, uint64_t bytes)
 {
-    uint64_t a = bytes / ARENA_SHARE, row = jsmf_store_row_bytes(n_words);
+    uint64_t a = bytes / ARENA_SHARE, row = store_row_bytes(n_words);
     a = a > ARENA_MAX ? ARENA_MAX : a;
     return a < row ? row : a;
 }
@@ -78,7 +78,7 @@ uint64_t docsum_fixed_bytes(uint32_t n_words, int threads)
     /* workers, the row index arrays (post_start, row_work, row_off, row_len, row_ent), one row
      * of arena */
     return (uint64_t)threads * worker_bytes(n_words) + (uint64_t)n_words * (8 * 4 + 4) +
-           jsmf_store_row_bytes(n_words);
+           store_row_bytes(n_words);
 }
 
 void docsum_free(docsum *d)
@@ -110,7 +110,7 @@ int docsum_new(uint32_t n_words, int threads, uint64_t bytes, docsum **out)
     d->n_words = n_words, d->threads = threads;
     uint64_t fixed = docsum_fixed_bytes(n_words, threads);
     d->arena_cap = arena_bytes(n_words, bytes);
-    fixed += d->arena_cap - jsmf_store_row_bytes(n_words);
+    fixed += d->arena_cap - store_row_bytes(n_words);
     d->room = bytes > fixed + (1u << 20) ? bytes - fixed : (1u << 20);
     /* address space for either extreme (all ids, or all documents); only what is used is
      * touched, so the resident size follows the documents held */
@@ -267,7 +267,7 @@ static void encode_row(docsum *d, uint32_t i, uint32_t r)
     worker *w = &d->w[omp_get_thread_num()];
     uint32_t n = d->row_work[i] ? sum_row(d, w, i, w->cols, w->vals) : 0;
     d->row_ent[i - r] = n;
-    d->row_len[i - r] = n ? jsmf_store_encode_row(d->arena + d->row_off[i - r], i, w->cols,
+    d->row_len[i - r] = n ? store_encode_row(d->arena + d->row_off[i - r], i, w->cols,
                                                   w->vals, n)
                           : 0;
 }
@@ -282,7 +282,7 @@ int docsum_rows(void *arg, jsmf_emit_encoded_fn emit, void *txnctx)
         uint64_t used = 0;
         uint32_t r1 = r;
         for (; r1 < N; r1++) {
-            uint64_t b = jsmf_store_row_bytes(d->row_work[r1] < N ? (uint32_t)d->row_work[r1] : N);
+            uint64_t b = store_row_bytes(d->row_work[r1] < N ? (uint32_t)d->row_work[r1] : N);
             if (r1 > r && used + b > d->arena_cap)
                 break;
             d->row_off[r1 - r] = used, used += b;

@@ -95,7 +95,7 @@ void store_mapped_read(jsmf_store *s, uint64_t bytes)
      * other runs stored nearby among them: measured, the map's resident pages stay within
      * MAP_FAULT_AROUND times the bytes read. Dropping pages costs more than reading them back
      * (the next touch refaults them and, on recent kernels, rebuilds their page tables), so
-     * this budget is a compromise, counted in jsmf_store_write_memory. */
+     * this budget is a compromise, counted in store_write_memory. */
     s->mapped_bytes += bytes;
     if (s->mapped_bytes > s->txn_bytes / MAP_FAULT_AROUND)
         store_drop_mapped(s);

@@ -40,7 +40,7 @@ static int write_lower(void *arg, uint32_t row, const uint32_t *cols, const doub
     return 0;
 }
 
-int jsmf_store_export_mm(jsmf_store *s, FILE *f)
+int store_export_mm(jsmf_store *s, FILE *f)
 {
     jsmf_source src;
     int rc = jsmf_store_source(s, &src);
@@ -93,7 +93,7 @@ static int npy_row(void *arg, uint32_t row, const uint32_t *cols, const double *
     return 0;
 }
 
-int jsmf_store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes)
+int store_export_npy(jsmf_store *s, FILE *f, uint64_t max_bytes)
 {
     uint64_t n = s->n_words;
     if (n * n * 8 > max_bytes)
@@ -153,12 +153,12 @@ int jsmf_store_export(jsmf_store *s, const char *out, int npy)
     struct stat st; /* a device or a pipe gets no OUT.vocab.txt (no /dev/null.vocab.txt) */
     int with_vocab = strcmp(out, "-") && (stat(out, &st) != 0 || S_ISREG(st.st_mode));
     jsmf_out *o = NULL;
-    int rc = jsmf_out_open(out, &o);
+    int rc = out_open(out, &o);
     if (rc)
         return rc;
-    FILE *f = jsmf_out_file(o);
-    rc = npy ? jsmf_store_export_npy(s, f, NPY_LIMIT) : jsmf_store_export_mm(s, f);
+    FILE *f = out_file(o);
+    rc = npy ? store_export_npy(s, f, NPY_LIMIT) : store_export_mm(s, f);
     if (!rc && with_vocab)
         rc = write_vocab(s, out);
-    return jsmf_out_close(o, rc);
+    return out_close(o, rc);
 }

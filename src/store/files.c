@@ -20,7 +20,7 @@ int store_file_path(char *buf, size_t cap, const char *dir, int which)
     return n > 0 && (size_t)n < cap;
 }
 
-void jsmf_store_files_exist(const char *path, unsigned char exists[JSMF_STORE_NFILES])
+void store_files_exist(const char *path, unsigned char exists[JSMF_STORE_NFILES])
 {
     char p[4096];
     struct stat st;
@@ -28,7 +28,7 @@ void jsmf_store_files_exist(const char *path, unsigned char exists[JSMF_STORE_NF
         exists[i] = store_file_path(p, sizeof p, path, i) && lstat(p, &st) == 0;
 }
 
-void jsmf_store_files_remove(const char *path, const unsigned char *keep, int dir)
+void store_files_remove(const char *path, const unsigned char *keep, int dir)
 {
     char p[4096];
     for (int i = 0; i < JSMF_STORE_NFILES; i++)

@@ -24,7 +24,7 @@ typedef int (*jsmf_emit_row_fn)(void *txnctx, uint32_t row, const uint32_t *cols
                                 const jsmf_sum *vals, uint32_t n);
 typedef int (*jsmf_rows_fn)(void *arg, jsmf_emit_row_fn emit, void *txnctx);
 
-/** Rows encoded by their producer (jsmf_store_encode_row), so that producers with threads
+/** Rows encoded by their producer (store_encode_row), so that producers with threads
  *  encode in parallel: emit() takes the records of one row, rows in strictly increasing order.
  *  Otherwise as jsmf_rows_fn. */
 typedef int (*jsmf_emit_encoded_fn)(void *txnctx, uint32_t row, const unsigned char *rec,

@@ -26,58 +26,58 @@ static void write_json(FILE *f, const char *path, const jsmf_store_stats *st,
 {
     char fp[32];
     jsmf_json j;
-    jsmf_json_init(&j, f, 1);
-    jsmf_json_begin_object(&j, NULL);
-    jsmf_json_string(&j, "store", path);
-    jsmf_json_uint(&j, "format_version", st->format_version);
+    json_init(&j, f, 1);
+    json_begin_object(&j, NULL);
+    json_string(&j, "store", path);
+    json_uint(&j, "format_version", st->format_version);
     snprintf(fp, sizeof fp, "%016" PRIx64, st->fingerprint);
-    jsmf_json_string(&j, "fingerprint", fp);
-    jsmf_json_uint(&j, "bytes", st->bytes);
-    jsmf_json_uint(&j, "n_words", st->n_words);
-    jsmf_json_uint(&j, "docs", st->docs);
-    jsmf_json_uint(&j, "nnz", st->nnz);
-    jsmf_json_bool(&j, "nnz_exact", st->nnz_exact);
-    jsmf_json_uint(&j, "runs", st->runs);
-    jsmf_json_string(&j, "hold", jsmf_store_hold_name(st->hold));
-    jsmf_json_uint(&j, "doc_nnz", st->doc_nnz);
-    jsmf_json_uint(&j, "doc_bytes", st->doc_bytes);
-    jsmf_json_uint(&j, "tokens", st->tokens);
-    jsmf_json_uint(&j, "oov_tokens", st->oov_tokens);
-    jsmf_json_number(&j, "oov_fraction", oov_fraction(st->oov_tokens, st->tokens,
+    json_string(&j, "fingerprint", fp);
+    json_uint(&j, "bytes", st->bytes);
+    json_uint(&j, "n_words", st->n_words);
+    json_uint(&j, "docs", st->docs);
+    json_uint(&j, "nnz", st->nnz);
+    json_bool(&j, "nnz_exact", st->nnz_exact);
+    json_uint(&j, "runs", st->runs);
+    json_string(&j, "hold", jsmf_store_hold_name(st->hold));
+    json_uint(&j, "doc_nnz", st->doc_nnz);
+    json_uint(&j, "doc_bytes", st->doc_bytes);
+    json_uint(&j, "tokens", st->tokens);
+    json_uint(&j, "oov_tokens", st->oov_tokens);
+    json_number(&j, "oov_fraction", oov_fraction(st->oov_tokens, st->tokens,
                                                       st->tokens_dropped));
-    jsmf_json_uint(&j, "docs_dropped", st->docs_dropped);
-    jsmf_json_uint(&j, "tokens_dropped", st->tokens_dropped);
-    jsmf_json_uint(&j, "min_doc_len", st->min_doc_len);
+    json_uint(&j, "docs_dropped", st->docs_dropped);
+    json_uint(&j, "tokens_dropped", st->tokens_dropped);
+    json_uint(&j, "min_doc_len", st->min_doc_len);
     if (g) {
         char rule[256];
         jsmf_store_rule_format(&g->rule, rule, sizeof rule);
-        jsmf_json_string(&j, "rule", rule);
-        jsmf_json_uint(&j, "pending_words", g->pending);
+        json_string(&j, "rule", rule);
+        json_uint(&j, "pending_words", g->pending);
         snprintf(fp, sizeof fp, "%016" PRIx64, g->pending_digest);
-        jsmf_json_string(&j, "pending_digest", fp);
-        jsmf_json_uint(&j, "grow_docs", g->grow_docs);
-        jsmf_json_uint(&j, "first_words", g->first_words);
-        jsmf_json_uint(&j, "admitted_late", g->admitted_late);
+        json_string(&j, "pending_digest", fp);
+        json_uint(&j, "grow_docs", g->grow_docs);
+        json_uint(&j, "first_words", g->first_words);
+        json_uint(&j, "admitted_late", g->admitted_late);
     }
-    jsmf_json_begin_array(&j, "inputs");
+    json_begin_array(&j, "inputs");
     for (uint32_t i = 0; i < n; i++) {
-        jsmf_json_begin_object(&j, NULL);
-        jsmf_json_string(&j, "path", in[i].path);
+        json_begin_object(&j, NULL);
+        json_string(&j, "path", in[i].path);
         snprintf(fp, sizeof fp, "%016" PRIx64, in[i].fingerprint);
-        jsmf_json_string(&j, "fingerprint", fp);
-        jsmf_json_uint(&j, "occurrence", in[i].occurrence);
-        jsmf_json_string(&j, "state", in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial");
-        jsmf_json_string(&j, "format", fmt_name(in[i].format));
+        json_string(&j, "fingerprint", fp);
+        json_uint(&j, "occurrence", in[i].occurrence);
+        json_string(&j, "state", in[i].state == JSMF_INPUT_COMPLETE ? "complete" : "partial");
+        json_string(&j, "format", fmt_name(in[i].format));
         const char *key[] = {"size", "next_offset", "next_line", "next_doc", "docs",
                              "docs_dropped", "tokens", "oov_tokens"};
         uint64_t val[] = {in[i].size, in[i].next_offset, in[i].next_line, in[i].next_doc,
                           in[i].docs, in[i].docs_dropped, in[i].tokens, in[i].oov_tokens};
         for (int k = 0; k < 8; k++)
-            jsmf_json_uint(&j, key[k], val[k]);
-        jsmf_json_end_object(&j);
+            json_uint(&j, key[k], val[k]);
+        json_end_object(&j);
     }
-    jsmf_json_end_array(&j);
-    jsmf_json_end_object(&j);
+    json_end_array(&j);
+    json_end_object(&j);
 }
 
 static void write_text(FILE *f, const char *path, const jsmf_store_stats *st,

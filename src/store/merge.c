@@ -46,7 +46,7 @@ static int merge_rows(void *arg, jsmf_emit_row_fn emit, void *txnctx)
 
 static int same_vocab(jsmf_store *a, jsmf_store *b, const jsmf_vocab *va, const jsmf_vocab *vb)
 {
-    int rc = jsmf_vocab_compare(vb, b->path, va, a->path);
+    int rc = vocab_compare(vb, b->path, va, a->path);
     if (rc)
         return rc;
     if (a->params.min_doc_len != b->params.min_doc_len)
@@ -253,11 +253,11 @@ int jsmf_store_merge(const char *out, const char *const *paths, uint32_t n)
         f.df = df, f.tf = tf;
         f.inputs = inputs, f.n_inputs = n_inputs;
         f.exact_nnz = (params.hold & JSMF_HOLD_ROWS) != 0;
-        rc = jsmf_store_commit(o, &f);
+        rc = store_commit(o, &f);
     }
     jsmf_store_close(o);
     if (rc && o)
-        jsmf_store_files_remove(out, NULL, 1); /* no half-written output: a merge is one checkpoint or nothing */
+        store_files_remove(out, NULL, 1); /* no half-written output: a merge is one checkpoint or nothing */
     for (uint32_t i = 0; i < n; i++) {
         jsmf_store_close(c.in[i]);
     }

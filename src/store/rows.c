@@ -583,12 +583,12 @@ static int scan_range(jsmf_store *s, uint32_t r0, uint32_t r1, int cols_only,
     return rc;
 }
 
-int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg)
+int store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg)
 {
     return scan_range(s, r0, r1, 0, fn, arg, NULL);
 }
 
-int jsmf_store_row_entries(jsmf_store *s, uint64_t *count)
+int store_row_entries(jsmf_store *s, uint64_t *count)
 {
     memset(count, 0, sizeof *count * s->n_words);
     return scan_range(s, 0, s->n_words, 1, NULL, NULL, count);

@@ -48,8 +48,8 @@ int store_count_entries(jsmf_store *s, MDB_txn *t, uint32_t extra, uint64_t *out
 
 /** Visit the non-empty rows in [r0, r1) of C as exact sums, in row order, in one snapshot: what
  *  processes that each ingested part of a corpus exchange to add their parts exactly. */
-int jsmf_store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
+int store_scan_sums(jsmf_store *s, uint32_t r0, uint32_t r1, jsmf_sum_row_fn fn, void *arg);
 /** count[i] = the entries of row i of C (N entries; one pass reading columns only). */
-int jsmf_store_row_entries(jsmf_store *s, uint64_t *count);
+int store_row_entries(jsmf_store *s, uint64_t *count);
 
 #endif

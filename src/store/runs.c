@@ -296,7 +296,7 @@ int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf
     int rc = writer_room(w, row_record_bytes(n));
     if (rc)
         return rc;
-    w->len += jsmf_store_encode_row(w->buf + w->len, row, cols, vals, n);
+    w->len += store_encode_row(w->buf + w->len, row, cols, vals, n);
     w->entries += n, w->rows++;
     return w->len >= stage_bytes(w->s) ? writer_spill(w) : JSMF_OK;
 }

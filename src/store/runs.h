@@ -37,7 +37,7 @@ typedef struct run_writer {
 void run_writer_init(run_writer *w, jsmf_store *s, uint32_t id);
 int run_writer_row(run_writer *w, uint32_t row, const uint32_t *cols, const jsmf_sum *vals,
                    uint32_t n);
-/* One row's records as jsmf_store_encode_row made them. */
+/* One row's records as store_encode_row made them. */
 int run_writer_records(run_writer *w, const unsigned char *rec, size_t len, uint32_t entries);
 /* Wait for the spill in flight; its error, if it failed. Call before any other write
  * transaction of the store (LMDB has one writer at a time: it would wait, and the spill's

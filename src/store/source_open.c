@@ -26,7 +26,7 @@ struct jsmf_source_matrix {
     jsmf_csr csr;
 };
 
-const char *jsmf_source_kind_name(jsmf_source_kind kind)
+const char *source_kind_name(jsmf_source_kind kind)
 {
     return kind == JSMF_SOURCE_STORE ? "store" : kind == JSMF_SOURCE_NPY ? "npy"
                                      : kind == JSMF_SOURCE_MTX ? "mtx" : "unknown";
@@ -47,7 +47,7 @@ static int read_npy(const char *path, uint32_t *n_out, struct jsmf_source_matrix
 {
     double *c = NULL;
     uint32_t rows, cols;
-    int rc = jsmf_npy_read_f64(path, &c, &rows, &cols);
+    int rc = npy_read_f64(path, &c, &rows, &cols);
     if (rc)
         return rc;
     if (rows != cols || rows == 0) {
@@ -97,7 +97,7 @@ static int read_side_vocab(const char *path, uint32_t n, int need, jsmf_vocab **
     if (access(vp, F_OK) && !need)
         ; /* a matrix of another tool: its rows stay unnamed */
     else if ((rc = jsmf_vocab_load(vp, out)))
-        rc = jsmf_error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
+        rc = error_context(rc, "the vocabulary of %s (FILE.vocab.txt beside it)", path);
     else if ((*out)->n != n)
         rc = jsmf_error(JSMF_EMISMATCH, "%s has %u words but %s is %u x %u", vp, (*out)->n, path,
                         n, n);
@@ -184,21 +184,21 @@ void jsmf_source_close(jsmf_source_input *in)
     memset(in, 0, sizeof *in);
 }
 
-void jsmf_source_summary(jsmf_json *j, const char *path, const jsmf_source_input *in)
+void source_summary(jsmf_json *j, const char *path, const jsmf_source_input *in)
 {
     if (in->kind != JSMF_SOURCE_STORE) {
-        jsmf_json_begin_object(j, "input");
-        jsmf_json_string(j, "path", path);
-        jsmf_json_string(j, "kind", jsmf_source_kind_name(in->kind));
-        jsmf_json_end_object(j);
+        json_begin_object(j, "input");
+        json_string(j, "path", path);
+        json_string(j, "kind", source_kind_name(in->kind));
+        json_end_object(j);
         return;
     }
     char fp[32];
     snprintf(fp, sizeof fp, "%016" PRIx64, in->stats.fingerprint);
-    jsmf_json_begin_object(j, "store");
-    jsmf_json_string(j, "path", path);
-    jsmf_json_string(j, "fingerprint", fp);
-    jsmf_json_uint(j, "docs", in->stats.docs);
-    jsmf_json_uint(j, "tokens", in->stats.tokens);
-    jsmf_json_end_object(j);
+    json_begin_object(j, "store");
+    json_string(j, "path", path);
+    json_string(j, "fingerprint", fp);
+    json_uint(j, "docs", in->stats.docs);
+    json_uint(j, "tokens", in->stats.tokens);
+    json_end_object(j);
 }

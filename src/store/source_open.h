@@ -7,13 +7,13 @@
 #include "model/json.h"
 
 /** "store", "npy" or "mtx". */
-const char *jsmf_source_kind_name(jsmf_source_kind kind);
+const char *source_kind_name(jsmf_source_kind kind);
 
 struct jsmf_json; /* jsmf_model.h */
 
 /** The provenance of a model fitted from `in` (opened from `path`), into summary.json
  *  (formats/model.md) inside an open object: for a store the object "store" (path,
  *  fingerprint, docs, tokens), for a matrix file "input" (path, kind "npy" or "mtx"). */
-void jsmf_source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
+void source_summary(struct jsmf_json *j, const char *path, const jsmf_source_input *in);
 
 #endif

@@ -298,7 +298,7 @@ const char *jsmf_store_path(const jsmf_store *s)
     return s->path;
 }
 
-int jsmf_store_has_vocab(jsmf_store *s)
+int store_has_vocab(jsmf_store *s)
 {
     return s->has_vocab;
 }
@@ -311,7 +311,7 @@ int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out)
 
 /* ---- creation --------------------------------------------------------------------------- */
 
-int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
+int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
 {
     if (!s->writable)
         return jsmf_error(JSMF_EINVAL, "%s: store opened read-only", s->path);
@@ -375,15 +375,15 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
     int rc = jsmf_store_open(path, JSMF_STORE_CREATE, &s);
     if (rc)
         return rc; /* nothing made: a foreign or busy environment is left as it was */
-    if (jsmf_store_has_vocab(s))
+    if (store_has_vocab(s))
         rc = jsmf_error(JSMF_EEXIST, "%s: a store already exists there", path);
     else
-        rc = jsmf_store_init(s, v, p);
+        rc = store_init(s, v, p);
     if (rc) {
-        int ours = !jsmf_store_has_vocab(s) && made_env;
+        int ours = !store_has_vocab(s) && made_env;
         jsmf_store_close(s);
         if (ours)
-            jsmf_store_files_remove(path, NULL, made_dir);
+            store_files_remove(path, NULL, made_dir);
         return rc;
     }
     *out = s;

@@ -7,9 +7,9 @@
 
 /** Set the vocabulary and parameters of a store just created with JSMF_STORE_CREATE (the store
  *  must be empty; one transaction). JSMF_EEXIST if it already has a vocabulary. */
-int jsmf_store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
+int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p);
 
 /** 1 when the store has a vocabulary (was initialised), 0 when it was just created. */
-int jsmf_store_has_vocab(jsmf_store *s);
+int store_has_vocab(jsmf_store *s);
 
 #endif

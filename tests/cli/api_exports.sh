@@ -4,7 +4,8 @@
 # each difference named both ways; every declaration carries JSMF_API; and nothing else is
 # exported but OpenMP's named critical sections (.gomp_critical_user_*, global by design). On
 # made-up headers the check names a declaration the library lacks, an export no header
-# declares and a declaration without JSMF_API.
+# declares and a declaration without JSMF_API. And no function of src/ has the public prefix
+# jsmf_ unless include/ declares it (the plugins' entry points, looked up by name, aside).
 # Skips (77) without nm.
 . "$(dirname "$0")/common.inc"
 ROOT=${ROOT:-.}
@@ -46,4 +47,13 @@ grep -q '^exported but not declared in include/: jsmf_version$' "$T/diff" \
     || fail "an undeclared export not named: $(cat "$T/diff")"
 grep -q 'jsmf_in_comment\|jsmf_cb_fn' "$T/diff" && fail "a comment or a pointer type taken for a declaration"
 [ "$fails" -eq 0 ] && echo "api_exports: $n functions exported, as include/ declares"
+# the public prefix is the public API's alone: a function src/ defines as jsmf_* is declared in
+# include/ (the plugins' entry points, looked up by name, excepted)
+"$PYTHON" "$ROOT/tools/api-symbols.py" declared "$ROOT/include" | sort -u >"$T/declared"
+grep -rn '^[A-Za-z_][A-Za-z0-9_ *]*\bjsmf_[a-z0-9_]*(' "$ROOT/src" --include='*.c' --include='*.h' --include='*.cu' |
+    grep -v ':typedef\|:#' | sed 's/^\([^:]*:[0-9]*\):.*\b\(jsmf_[a-z0-9_]*\)(.*/\1 \2/' |
+    while read -r at name; do
+        grep -qx "$name" "$T/declared" || case $name in *_plugin_v[0-9]*) ;; *) echo "$at $name" ;; esac
+    done >"$T/internal"
+[ -s "$T/internal" ] && fail "internal functions with the public prefix:$(sed 's/^/\n  /' "$T/internal")"
 exit "$fails"

@@ -29,8 +29,8 @@ static uint64_t fuzz_doc_check(const jsmf_docs *r, const jsmf_doc *d, uint64_t w
     FUZZ_CHECK(d->line >= 1 && d->line <= d->next_line);
     uint64_t h = fuzz_hash(0xcbf29ce484222325ULL, &d->line, sizeof d->line);
     h = fuzz_hash(h, &d->offset, sizeof d->offset);
-    int items = jsmf_docs_format(r) == JSMF_FORMAT_ITEMS;
-    if (io_format_tokens(jsmf_docs_format(r))) {
+    int items = docs_format(r) == JSMF_FORMAT_ITEMS;
+    if (io_format_tokens(docs_format(r))) {
         FUZZ_CHECK(d->text && !memchr(d->text, '\n', d->text_len));
         FUZZ_CHECK(d->text_len <= d->next_offset - d->offset);
         if (size) /* a plain file: the decoded bytes are the file's bytes */
@@ -49,7 +49,7 @@ static uint64_t fuzz_doc_check(const jsmf_docs *r, const jsmf_doc *d, uint64_t w
                 FUZZ_CHECK(d->toklen[i] <= JSMF_ITEM_MAX_BYTES);
                 FUZZ_CHECK(!memchr(d->tok[i], 0, d->toklen[i]));
                 FUZZ_CHECK((const char *)d->tok[i] != NULL &&
-                           jsmf_utf8_valid((const unsigned char *)d->tok[i], d->toklen[i]));
+                           utf8_valid((const unsigned char *)d->tok[i], d->toklen[i]));
                 for (uint32_t j = 0; j < d->toklen[i]; j++)
                     FUZZ_CHECK(!strchr(" \t\r\v\f\n", d->tok[i][j]) || !d->tok[i][j]);
                 FUZZ_CHECK(memmem(d->text, d->text_len, d->tok[i], d->toklen[i]) != NULL);
@@ -57,7 +57,7 @@ static uint64_t fuzz_doc_check(const jsmf_docs *r, const jsmf_doc *d, uint64_t w
             h = fuzz_hash(h, d->tok[i], d->toklen[i]);
         }
     } else {
-        const jsmf_vocab *v = jsmf_docs_vocab(r);
+        const jsmf_vocab *v = docs_vocab(r);
         for (uint32_t i = 0; i < d->nids; i++) {
             FUZZ_CHECK(d->counts[i] >= 1);
             FUZZ_CHECK(i == 0 || d->ids[i] > d->ids[i - 1]);
@@ -74,12 +74,12 @@ static uint64_t fuzz_docs_read(const char *path, const jsmf_read_opts *o, uint64
                                int record, uint64_t first, uint64_t until, int *rc)
 {
     jsmf_docs *r;
-    if ((*rc = jsmf_docs_open(path, o, &r)))
+    if ((*rc = docs_open(path, o, &r)))
         return 0;
     uint64_t k = first;
     jsmf_doc d;
     int got;
-    while (k < until && !(*rc = jsmf_docs_next(r, &d, &got)) && got) {
+    while (k < until && !(*rc = docs_next(r, &d, &got)) && got) {
         uint64_t h = fuzz_doc_check(r, &d, k, size);
         fuzz_doc_sig s = {d.line, d.offset, d.next_offset, d.next_line, h};
         if (record)
@@ -88,7 +88,7 @@ static uint64_t fuzz_docs_read(const char *path, const jsmf_read_opts *o, uint64
             FUZZ_CHECK(!memcmp(&fuzz_sig[k], &s, sizeof s));
         k++;
     }
-    jsmf_docs_close(r);
+    docs_close(r);
     return k - first;
 }
 

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == 0) {
         uint64_t h1, n1, h2, n2;
         FUZZ_CHECK(io_stream_fingerprint(s, &h1, &n1) == 0);
-        FUZZ_CHECK(jsmf_fingerprint_file(input.path, &h2, &n2) == 0);
+        FUZZ_CHECK(fingerprint_file(input.path, &h2, &n2) == 0);
         FUZZ_CHECK(h1 == h2 && n1 == n2 && n1 == size);
     }
     io_stream_close(s);

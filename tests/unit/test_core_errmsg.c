@@ -30,15 +30,15 @@ static void every_failure_has_its_message(void)
     uint32_t r, c;
     uint64_t mem;
     jsmf_error_clear();
-    CHECK(explained(jsmf_json_get_number("{\"a\": 1}", "b", &x), JSMF_ENOTFOUND, "b"));
+    CHECK(explained(json_get_number("{\"a\": 1}", "b", &x), JSMF_ENOTFOUND, "b"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_json_get_number("{\"a\": \"x\"}", "a", &x), JSMF_EFORMAT, "a"));
+    CHECK(explained(json_get_number("{\"a\": \"x\"}", "a", &x), JSMF_EFORMAT, "a"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_json_get_number("{\"a\": -}", "a", &x), JSMF_EFORMAT, "a"));
+    CHECK(explained(json_get_number("{\"a\": -}", "a", &x), JSMF_EFORMAT, "a"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_json_get_string("{\"a\": 1}", "zz", &s), JSMF_ENOTFOUND, "zz"));
+    CHECK(explained(json_get_string("{\"a\": 1}", "zz", &s), JSMF_ENOTFOUND, "zz"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_json_get_string("{\"a\": 1}", "a", &s), JSMF_EFORMAT, "a"));
+    CHECK(explained(json_get_string("{\"a\": 1}", "a", &s), JSMF_EFORMAT, "a"));
     jsmf_error_clear();
     CHECK(explained(jsmf_vocab_load("/nonexistent/vocab.txt", &v), JSMF_ENOTFOUND, "vocab.txt"));
     jsmf_error_clear();
@@ -46,7 +46,7 @@ static void every_failure_has_its_message(void)
     jsmf_error_clear();
     CHECK(explained(jsmf_model_new(0, 3, &m), JSMF_EINVAL, "topic"));
     jsmf_error_clear();
-    CHECK(explained(jsmf_npy_read_f64("/nonexistent/B.npy", &d, &r, &c), JSMF_ENOTFOUND, "B.npy"));
+    CHECK(explained(npy_read_f64("/nonexistent/B.npy", &d, &r, &c), JSMF_ENOTFOUND, "B.npy"));
     jsmf_error_clear();
     CHECK(explained(jsmf_store_open("/nonexistent/store", 0, &st), JSMF_ENOTFOUND, "store"));
     jsmf_error_clear();
@@ -62,7 +62,7 @@ int main(void)
     CHECK(rc == JSMF_ENOTFOUND);
     /* ... then a different error: its own message, never the one left behind. */
     char *s = NULL;
-    rc = jsmf_json_get_string("{\"topics\": 12}", "topics", &s);
+    rc = json_get_string("{\"topics\": 12}", "topics", &s);
     CHECK(rc == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "topics") != NULL);
     CHECK(strstr(jsmf_errmsg(), "optional-vocab") == NULL);
@@ -73,7 +73,7 @@ int main(void)
     CHECK(strcmp(jsmf_errmsg_for(JSMF_EIO), "disk.bin: read error") == 0);
     CHECK(strcmp(jsmf_errmsg_for(JSMF_EFORMAT), jsmf_strerror(JSMF_EFORMAT)) == 0);
     /* ... and context on another code does not borrow it. */
-    jsmf_error_context(JSMF_ENUMERIC, "while solving");
+    error_context(JSMF_ENUMERIC, "while solving");
     CHECK(strcmp(jsmf_errmsg_for(JSMF_ENUMERIC), "while solving: numerical failure") == 0);
 
     /* Cleared after handling: nothing left to show. */

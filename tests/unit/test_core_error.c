@@ -1,5 +1,5 @@
 /* test_core_error.c — an error raised inside an OpenMP parallel region keeps its message on the
- * calling thread through jsmf_error_capture / jsmf_error_restore; the first capture wins. */
+ * calling thread through error_capture / error_restore; the first capture wins. */
 #include <omp.h>
 #include <string.h>
 
@@ -36,13 +36,13 @@ int main(void)
         jsmf_error_slot err = {0};
         #pragma omp parallel for schedule(dynamic, 1)
         for (int i = 0; i < 200; i++) {
-            if (jsmf_error_pending(&err))
+            if (error_pending(&err))
                 continue;
             int rc = parse_item(i);
             if (rc)
-                jsmf_error_capture(&err, rc);
+                error_capture(&err, rc);
         }
-        int rc = jsmf_error_restore(&err);
+        int rc = error_restore(&err);
         CHECK(rc == JSMF_EFORMAT);
         CHECK(strcmp(jsmf_errmsg(), "items.txt:38: byte offset 370: not a number") == 0);
     }
@@ -51,8 +51,8 @@ int main(void)
     jsmf_error_slot err = {0};
     #pragma omp parallel for schedule(static, 1)
     for (int i = 0; i < 64; i++)
-        jsmf_error_capture(&err, jsmf_error(i % 2 ? JSMF_EIO : JSMF_ENOMEM, "failure %d", i));
-    int rc = jsmf_error_restore(&err);
+        error_capture(&err, jsmf_error(i % 2 ? JSMF_EIO : JSMF_ENOMEM, "failure %d", i));
+    int rc = error_restore(&err);
     CHECK(rc == JSMF_EIO || rc == JSMF_ENOMEM);
     int which = -1;
     CHECK(sscanf(jsmf_errmsg(), "failure %d", &which) == 1 && which >= 0 && which < 64);
@@ -63,8 +63,8 @@ int main(void)
     jsmf_error_slot none = {0};
     #pragma omp parallel for
     for (int i = 0; i < 8; i++)
-        jsmf_error_capture(&none, parse_item(i));
-    CHECK(jsmf_error_restore(&none) == JSMF_OK);
+        error_capture(&none, parse_item(i));
+    CHECK(error_restore(&none) == JSMF_OK);
     CHECK(strcmp(jsmf_errmsg(), "untouched") == 0);
 
     /* a worker without a message: the code's generic text */
@@ -73,10 +73,10 @@ int main(void)
     {
         if (omp_get_thread_num() == 1) {
             jsmf_error(JSMF_OK, "%s", "");
-            jsmf_error_capture(&bare, JSMF_ENUMERIC);
+            error_capture(&bare, JSMF_ENUMERIC);
         }
     }
-    CHECK(jsmf_error_restore(&bare) == JSMF_ENUMERIC);
+    CHECK(error_restore(&bare) == JSMF_ENUMERIC);
     CHECK(strcmp(jsmf_errmsg(), jsmf_strerror(JSMF_ENUMERIC)) == 0);
     CHECK_DONE();
 }

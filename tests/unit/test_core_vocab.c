@@ -231,7 +231,7 @@ int main(void)
     expect_error(dir, "cr.txt", "b\na\r\t1\t2\n", JSMF_EFORMAT, "cr.txt:2: word ends in a CR");
     jsmf_vocab *v = NULL;
     CHECK(jsmf_vocab_load("/nonexistent/v.txt", &v) == JSMF_ENOTFOUND);
-    CHECK(jsmf_error_context(JSMF_EIO, "while testing") == JSMF_EIO);
+    CHECK(error_context(JSMF_EIO, "while testing") == JSMF_EIO);
     CHECK(!strncmp(jsmf_errmsg(), "while testing: ", 15));
     CHECK(strstr(jsmf_version(), JSMF_VERSION_STRING) != NULL);
     char cmd[600];

@@ -40,7 +40,7 @@ static void test_brute_force(void)
         for (uint32_t i = 0; i < n * n; i++) /* integer costs make ties, which must not matter */
             c[i] = trial % 3 ? urand() * 10 - 3 : (double)(int)(urand() * 4);
         double total;
-        CHECK_OK(jsmf_hungarian(c, n, assign, &total));
+        CHECK_OK(hungarian(c, n, assign, &total));
         unsigned seen = 0;
         double sum = 0;
         for (uint32_t i = 0; i < n; i++)
@@ -129,6 +129,6 @@ int main(void)
     test_permuted_topics();
     double c = NAN;
     uint32_t a;
-    CHECK(jsmf_hungarian(&c, 1, &a, NULL) == JSMF_EINVAL);
+    CHECK(hungarian(&c, 1, &a, NULL) == JSMF_EINVAL);
     CHECK_DONE();
 }

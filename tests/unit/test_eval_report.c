@@ -71,7 +71,7 @@ int main(void)
     jsmf_vocab voc = {N, words, NULL, NULL};
     jsmf_model m = {.n = N, .k = K, .vocab = &voc, .B = B, .A = A, .anchors = anchors,
                     .summary_json = "{\"k\": 6, \"note\": \"</script><b>x</b>\"}"};
-    CHECK_OK(jsmf_report_projection(&m, xy));
+    CHECK_OK(report_projection(&m, xy));
     /* The projected points are convex combinations of the anchors' points (B-breve rows are in
      * the simplex spanned by the anchors' unit rows): the extreme x and y values are anchors. */
     int ext[4] = {0, 0, 0, 0};

@@ -31,8 +31,8 @@ static void compare(uint32_t n, uint32_t k, uint32_t cnt, unsigned seed)
     for (uint32_t i = 0; i < cnt; i++)
         u[i] = (uint32_t)(rnd(&seed) * n) % n, v[i] = (uint32_t)(rnd(&seed) * n) % n;
     double l1, l2;
-    CHECK_OK(jsmf_fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l1, g1, h1));
-    CHECK_OK(jsmf_fdm_loss_grad_cuda(n, k, w, a, u, v, cnt, &l2, g2, h2));
+    CHECK_OK(fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l1, g1, h1));
+    CHECK_OK(fdm_loss_grad_cuda(n, k, w, a, u, v, cnt, &l2, g2, h2));
     CHECK(fabs(l1 - l2) <= 1e-5 * fabs(l1));
     double gmax = 0, hmax = 0, gerr = 0, herr = 0;
     for (uint32_t e = 0; e < n * k; e++)
@@ -77,12 +77,12 @@ static void device_documents(int late)
     memset(&src, 0, sizeof src);
     src.n = DN, src.docs = &ds;
     jsmf_fdm_sampler *smp = NULL;
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp));
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp));
     uint32_t draws = 2000000, *u = malloc(4 * draws), *v = malloc(4 * draws);
     double cnt[DN * DN] = {0}, x2 = 0;
     int dof = -1;
     uint64_t outside = 0;
-    CHECK_OK(jsmf_fdm_sample_cuda(smp, 3, 1, draws, u, v));
+    CHECK_OK(fdm_sample_cuda(smp, 3, 1, draws, u, v));
     for (uint32_t i = 0; i < draws; i++)
         cnt[u[i] < DN && v[i] < DN ? u[i] * DN + v[i] : 0]++;
     for (int e = 0; e < DN * DN; e++) {
@@ -112,7 +112,7 @@ static void device_documents(int late)
         CHECK(!r.host_sampling && r.sampler.documents == DM);
     }
     jsmf_fdm_result_free(&r);
-    jsmf_fdm_sampler_free(smp);
+    fdm_sampler_free(smp);
     jsmf_doc_csr_source_free(&ds);
 }
 
@@ -123,7 +123,7 @@ int main(void)
         printf("CUDA back end not compiled in\n");
         return 77;
     }
-    if (jsmf_fdm_cuda_probe(name, sizeof name)) {
+    if (fdm_cuda_probe(name, sizeof name)) {
         printf("no GPU: %s\n", jsmf_errmsg());
         return 77;
     }

@@ -56,7 +56,7 @@ static void write_input(const char *dir, char *input, size_t len)
     double B[N * K], A[K * K], C[N * N];
     tu_planted(N, K, 0.0, B, A, C);
     snprintf(input, len, "%s/C.npy", dir);
-    CHECK_OK(jsmf_npy_write_f64(input, C, N, N));
+    CHECK_OK(npy_write_f64(input, C, N, N));
     char path[300];
     snprintf(path, sizeof path, "%s/C.npy.vocab.txt", dir);
     FILE *f = fopen(path, "w");

@@ -58,7 +58,7 @@ static double chi2(const jsmf_fdm_sampler *smp, const double *c, uint32_t n, uin
 {
     uint32_t *u = malloc(draws * sizeof *u), *v = malloc(draws * sizeof *v);
     double *cnt = calloc((size_t)n * n, sizeof *cnt);
-    jsmf_fdm_sampler_draw(smp, seed, 1, 0, draws, u, v);
+    fdm_sampler_draw_default(smp, seed, 1, 0, draws, u, v);
     for (uint32_t i = 0; i < draws; i++)
         cnt[(size_t)u[i] * n + v[i]]++;
     double x2 = 0;
@@ -109,11 +109,11 @@ static void exact_distribution(int late)
     double c[N * N], c_flat[N * N];
     dense_c(&d, c);
     jsmf_fdm_sampler *smp = NULL;
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp));
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp));
     if (!smp)
         return;
     jsmf_fdm_sampler_info info;
-    jsmf_fdm_sampler_info_get(smp, &info);
+    fdm_sampler_info_get(smp, &info);
     uint64_t nnz = offs[M];
     CHECK(info.documents == M && info.nnz == nnz && info.kept == nnz && !info.thinned);
     CHECK(info.dropped_mass == 0);
@@ -123,7 +123,7 @@ static void exact_distribution(int late)
 
     /* each document's mixture sums to its mass */
     jsmf_fdm_sampler_tables t;
-    jsmf_fdm_sampler_tables_get(smp, &t);
+    fdm_sampler_tables_get(smp, &t);
     CHECK(t.documents && t.doc.docs == M);
     for (uint32_t m = 0; late && m < M; m++) {
         uint32_t early;
@@ -157,7 +157,7 @@ static void exact_distribution(int late)
         double sum = 0, err = 0;
         for (uint32_t j = 0; j < N; j++)
             sum += c[i * N + j];
-        jsmf_fdm_sampler_row_dist(smp, i, row);
+        fdm_sampler_row_dist(smp, i, row);
         for (uint32_t j = 0; j < N; j++)
             err = fmax(err, fabs(row[j] - c[i * N + j] / sum));
         CHECK(err < 1e-12);
@@ -166,7 +166,7 @@ static void exact_distribution(int late)
     /* several rows at once (one pass over the documents), a row repeated */
     uint32_t pick[4] = {7, 0, 7, 5};
     double cols4[N * 4], err4 = 0;
-    CHECK_OK(jsmf_fdm_sampler_rows_dist(smp, pick, 4, cols4));
+    CHECK_OK(fdm_sampler_rows_dist(smp, pick, 4, cols4));
     for (uint32_t q = 0; q < 4; q++) {
         double sum = 0;
         for (uint32_t j = 0; j < N; j++)
@@ -182,9 +182,9 @@ static void exact_distribution(int late)
     fdm_sampler_draw(smp, 7, 3, 500, D, u1, v1, 1);
     fdm_sampler_draw(smp, 7, 3, 500, D, u2, v2, 2);
     CHECK(!memcmp(u1, u2, sizeof u1) && !memcmp(v1, v2, sizeof v1));
-    jsmf_fdm_sampler_draw(smp, 7, 3, 500 + 1234, 100, u2, v2);
+    fdm_sampler_draw_default(smp, 7, 3, 500 + 1234, 100, u2, v2);
     CHECK(!memcmp(u1 + 1234, u2, 100 * 4) && !memcmp(v1 + 1234, v2, 100 * 4));
-    jsmf_fdm_sampler_draw(smp, 8, 3, 500, 100, u2, v2);
+    fdm_sampler_draw_default(smp, 8, 3, 500, 100, u2, v2);
     CHECK(memcmp(u1, u2, 100 * 4) || memcmp(v1, v2, 100 * 4));
 
     /* the fingerprint: the documents, not their blocks; one count changed changes it */
@@ -193,10 +193,10 @@ static void exact_distribution(int late)
     jsmf_fdm_sampler_info info2;
     CHECK_OK(jsmf_doc_csr_source(&d, 0, &ds2));
     src = docs_source(&ds2);
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp2));
-    jsmf_fdm_sampler_info_get(smp2, &info2);
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp2));
+    fdm_sampler_info_get(smp2, &info2);
     CHECK(info2.fingerprint == info.fingerprint);
-    jsmf_fdm_sampler_free(smp2);
+    fdm_sampler_free(smp2);
     jsmf_doc_csr_source_free(&ds2);
     uint32_t counts2[sizeof counts / sizeof *counts];
     memcpy(counts2, counts, sizeof counts);
@@ -205,22 +205,22 @@ static void exact_distribution(int late)
     d2.counts = counts2;
     CHECK_OK(jsmf_doc_csr_source(&d2, 0, &ds2));
     src = docs_source(&ds2);
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp2));
-    jsmf_fdm_sampler_info_get(smp2, &info2);
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp2));
+    fdm_sampler_info_get(smp2, &info2);
     CHECK(info2.fingerprint != info.fingerprint);
-    jsmf_fdm_sampler_free(smp2);
+    fdm_sampler_free(smp2);
     jsmf_doc_csr_source_free(&ds2);
 
     /* the budget: documents that do not fit are an error saying which --mem would do */
     src = docs_source(&ds);
     uint64_t need = info.bytes + (late ? 24 * M : 0);
-    CHECK(jsmf_fdm_sampler_build(&src, need - 1, &smp2) == JSMF_ENOMEM);
+    CHECK(fdm_sampler_build(&src, need - 1, &smp2) == JSMF_ENOMEM);
     CHECK(strstr(jsmf_errmsg(), "--mem") != NULL);
     fprintf(stderr, "  budget %llu bytes: %s\n", (unsigned long long)need - 1, jsmf_errmsg());
-    CHECK_OK(jsmf_fdm_sampler_build(&src, need, &smp2));
-    jsmf_fdm_sampler_free(smp2);
+    CHECK_OK(fdm_sampler_build(&src, need, &smp2));
+    fdm_sampler_free(smp2);
 
-    jsmf_fdm_sampler_free(smp);
+    fdm_sampler_free(smp);
     jsmf_doc_csr_source_free(&ds);
 }
 
@@ -233,17 +233,17 @@ static void bad_documents(void)
     jsmf_fdm_sampler *smp = NULL;
     memcpy(bad, ids, sizeof ids);
     bad[4] = N;
-    CHECK(jsmf_fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
+    CHECK(fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
     CHECK(strstr(jsmf_errmsg(), "document 1") && strstr(jsmf_errmsg(), "out of range"));
     memcpy(bad, ids, sizeof ids);
     bad[9] = 1; /* document 3: 2, 1, ... */
-    CHECK(jsmf_fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
+    CHECK(fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
     CHECK(strstr(jsmf_errmsg(), "document 3") && strstr(jsmf_errmsg(), "ascend"));
     memcpy(bad, ids, sizeof ids);
     ds.nnz = offs[M] - 1; /* fewer entries announced than scanned */
-    CHECK(jsmf_fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
+    CHECK(fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT && !smp);
     ds.nnz = offs[M], ds.n = N - 1;
-    CHECK(jsmf_fdm_sampler_build(&src, 0, &smp) == JSMF_EINVAL && !smp);
+    CHECK(fdm_sampler_build(&src, 0, &smp) == JSMF_EINVAL && !smp);
 }
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -341,11 +341,11 @@ static void no_mass_dropped(void)
     uint64_t budget = 4 * fdm_doc_sampler_bytes(MD, d.nnz, NW, 0);
     jsmf_fdm_sampler *sr = NULL, *sd = NULL;
     jsmf_fdm_sampler_info ir, id;
-    CHECK_OK(jsmf_fdm_sampler_build(&by_rows, budget, &sr));
-    CHECK_OK(jsmf_fdm_sampler_build(&by_docs, budget, &sd));
+    CHECK_OK(fdm_sampler_build(&by_rows, budget, &sr));
+    CHECK_OK(fdm_sampler_build(&by_docs, budget, &sd));
     if (sr && sd) {
-        jsmf_fdm_sampler_info_get(sr, &ir);
-        jsmf_fdm_sampler_info_get(sd, &id);
+        fdm_sampler_info_get(sr, &ir);
+        fdm_sampler_info_get(sd, &id);
         fprintf(stderr, "budget %llu bytes: rows (nnz(C) %llu) keep %llu, drop %.4f of C's mass; "
                 "documents (nnz(H) %llu) %llu bytes, drop %.4f\n", (unsigned long long)budget,
                 (unsigned long long)ir.nnz, (unsigned long long)ir.kept, ir.dropped_mass,
@@ -359,7 +359,7 @@ static void no_mass_dropped(void)
         fprintf(stderr, "  documents: chi2 = %.0f with %d dof, TV %.4f\n", x2, dof, tv);
         CHECK(chi2_ok(x2, dof) && outside == 0);
     }
-    jsmf_fdm_sampler_free(sr), jsmf_fdm_sampler_free(sd);
+    fdm_sampler_free(sr), fdm_sampler_free(sd);
     jsmf_doc_csr_source_free(&ds);
     csr_free(&rows);
     free(c);

@@ -17,7 +17,7 @@ static double loss_at(uint32_t n, uint32_t k, const double *w, const double *a, 
                       const uint32_t *v, uint32_t cnt)
 {
     double l = NAN;
-    if (jsmf_fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l, NULL, NULL))
+    if (fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l, NULL, NULL))
         return NAN;
     return l;
 }
@@ -35,7 +35,7 @@ static void check_case(uint32_t n, uint32_t k, uint32_t cnt, unsigned seed)
         v[i] = i % 3 ? (uint32_t)(rnd(&seed) * n) % n : u[i]; /* repeats and u == v pairs */
     }
     double l0;
-    CHECK_OK(jsmf_fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l0, gw, ga));
+    CHECK_OK(fdm_loss_grad_cpu(n, k, w, a, u, v, cnt, &l0, gw, ga));
     CHECK(isfinite(l0) && l0 > 0);
     const double h = 1e-5;
     double worst = 0;
@@ -79,6 +79,6 @@ int main(void)
     /* bad input is refused, not read out of bounds */
     double w[4] = {0}, a[1] = {0}, l;
     uint32_t u[1] = {7}, v[1] = {0};
-    CHECK(jsmf_fdm_loss_grad_cpu(4, 1, w, a, u, v, 1, &l, NULL, NULL) == JSMF_EINVAL);
+    CHECK(fdm_loss_grad_cpu(4, 1, w, a, u, v, 1, &l, NULL, NULL) == JSMF_EINVAL);
     CHECK_DONE();
 }

@@ -57,7 +57,7 @@ static double chi2(const jsmf_fdm_sampler *smp, double c[N][N], uint32_t draws, 
     /* in uneven chunks: a chunked draw is the same stream */
     for (uint32_t off = 0; off < draws;) {
         uint32_t m = draws - off < 70001 ? draws - off : 70001;
-        jsmf_fdm_sampler_draw(smp, seed, 1, off, m, u + off, v + off);
+        fdm_sampler_draw_default(smp, seed, 1, off, m, u + off, v + off);
         off += m;
     }
     for (uint32_t i = 0; i < draws; i++)
@@ -91,11 +91,11 @@ int main(void)
     jsmf_csr_source(&m, &src);
 
     jsmf_fdm_sampler *smp = NULL;
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp));
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp));
     if (!smp)
         CHECK_DONE();
     jsmf_fdm_sampler_info info;
-    jsmf_fdm_sampler_info_get(smp, &info);
+    fdm_sampler_info_get(smp, &info);
     CHECK(info.kept == src.nnz && !info.thinned && info.dropped_mass == 0);
     CHECK_NEAR(info.total_mass, 1.0, 1e-12);
     CHECK(info.bytes == 16u * N + 8 + 12u * src.nnz);
@@ -111,18 +111,18 @@ int main(void)
 
     /* pure function of (seed, stream, index) */
     uint32_t u1[100], v1[100], u2[50], v2[50];
-    jsmf_fdm_sampler_draw(smp, 9, 3, 1000, 100, u1, v1);
-    jsmf_fdm_sampler_draw(smp, 9, 3, 1050, 50, u2, v2);
+    fdm_sampler_draw_default(smp, 9, 3, 1000, 100, u1, v1);
+    fdm_sampler_draw_default(smp, 9, 3, 1050, 50, u2, v2);
     CHECK(!memcmp(u1 + 50, u2, sizeof u2) && !memcmp(v1 + 50, v2, sizeof v2));
-    jsmf_fdm_sampler_draw(smp, 10, 3, 1000, 50, u2, v2);
+    fdm_sampler_draw_default(smp, 10, 3, 1000, 50, u2, v2);
     CHECK(memcmp(u1, u2, sizeof u2) || memcmp(v1, v2, sizeof v2));
-    jsmf_fdm_sampler_free(smp);
+    fdm_sampler_free(smp);
 
     /* a budget for about half the entries: thinned, row marginals still exact */
     uint64_t budget = 16u * N + 8 + 12u * (src.nnz / 2 + N);
-    CHECK_OK(jsmf_fdm_sampler_build(&src, budget, &smp));
+    CHECK_OK(fdm_sampler_build(&src, budget, &smp));
     if (smp) {
-        jsmf_fdm_sampler_info_get(smp, &info);
+        fdm_sampler_info_get(smp, &info);
         fprintf(stderr, "thinned: kept %llu of %llu, dropped mass %.4f, %llu bytes (budget %llu)\n",
                 (unsigned long long)info.kept, (unsigned long long)info.nnz, info.dropped_mass,
                 (unsigned long long)info.bytes, (unsigned long long)budget);
@@ -130,7 +130,7 @@ int main(void)
         CHECK(info.bytes <= budget);
         uint32_t draws = 400000, *u = malloc(draws * 4), *v = malloc(draws * 4);
         double rows[N] = {0}, x2r = 0;
-        jsmf_fdm_sampler_draw(smp, 1, 1, 0, draws, u, v);
+        fdm_sampler_draw_default(smp, 1, 1, 0, draws, u, v);
         for (uint32_t i = 0; i < draws; i++)
             rows[u[i]]++;
         int rdof = -1;
@@ -149,12 +149,12 @@ int main(void)
         for (uint32_t i = 0; i < draws; i++)
             CHECK(c[u[i]][v[i]] > 0 || (fprintf(stderr, "drew a zero cell\n"), i = draws, 0));
         free(u), free(v);
-        jsmf_fdm_sampler_free(smp);
+        fdm_sampler_free(smp);
     }
     /* too small for even one entry per row: a clear error */
-    CHECK(jsmf_fdm_sampler_build(&src, 64, &smp) == JSMF_ENOMEM);
+    CHECK(fdm_sampler_build(&src, 64, &smp) == JSMF_ENOMEM);
     /* negative values are refused */
     vals[0] = -1;
-    CHECK(jsmf_fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT);
+    CHECK(fdm_sampler_build(&src, 0, &smp) == JSMF_EFORMAT);
     CHECK_DONE();
 }

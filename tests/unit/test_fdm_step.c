@@ -157,7 +157,7 @@ int main(void)
 
     /* the reference: STEPS dense Adam steps on the pairs the sampler gives each step */
     jsmf_fdm_sampler *smp = NULL;
-    CHECK_OK(jsmf_fdm_sampler_build(&src, 0, &smp));
+    CHECK_OK(fdm_sampler_build(&src, 0, &smp));
     double s = 1e-3; /* the warm start's smoothing (init_smooth default) */
     double *w = malloc(sizeof(double) * N * K), *a = malloc(sizeof(double) * K * K);
     double *mw = calloc(N * K, sizeof(double)), *vw = calloc(N * K, sizeof(double));
@@ -169,7 +169,7 @@ int main(void)
         a[e] = log((1 - s) * A[e] + s / (K * K));
     uint32_t *u = malloc(sizeof(uint32_t) * BATCH), *v = malloc(sizeof(uint32_t) * BATCH);
     for (uint64_t step = 1; step <= STEPS; step++) {
-        jsmf_fdm_sampler_draw(smp, 9, step, 0, BATCH, u, v);
+        fdm_sampler_draw_default(smp, 9, step, 0, BATCH, u, v);
         dense_grad(w, a, u, v, BATCH, K, N, gw, ga);
         adam_ref(w, mw, vw, gw, N * K, step, 0.02);
         adam_ref(a, ma, va, ga, K * K, step, 0.02);
@@ -210,7 +210,7 @@ int main(void)
         for (uint32_t i = 0; i < cnt; i++)
             u2[i] = (uint32_t)(rnd(&sd) * n) % n, v2[i] = (uint32_t)(rnd(&sd) * n) % n;
         double l1, l2 = dense_grad(w2, a2, u2, v2, cnt, k, n, g2, h2);
-        CHECK_OK(jsmf_fdm_loss_grad_cpu(n, k, w2, a2, u2, v2, cnt, &l1, g1, h1));
+        CHECK_OK(fdm_loss_grad_cpu(n, k, w2, a2, u2, v2, cnt, &l1, g1, h1));
         double eg = 0, eh = 0, sg = 0, sh = 0;
         for (uint32_t e = 0; e < n * k; e++)
             eg = fmax(eg, fabs(g1[e] - g2[e])), sg = fmax(sg, fabs(g2[e]));
@@ -222,7 +222,7 @@ int main(void)
         free(w2), free(a2), free(g1), free(h1), free(g2), free(h2), free(u2), free(v2);
     }
 
-    jsmf_fdm_sampler_free(smp);
+    fdm_sampler_free(smp);
     free(w), free(a), free(mw), free(vw), free(ma), free(va), free(gw), free(ga), free(u), free(v);
     free(mu), free(alpha);
     CHECK_DONE();

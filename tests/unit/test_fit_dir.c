@@ -62,9 +62,9 @@ int main(void)
         tu_planted(N, K, 0.0, B, A, C);
         char path[300];
         snprintf(path, sizeof path, "%s/C.npy", dir);
-        CHECK_OK(jsmf_npy_write_f64(path, C, N, N));
+        CHECK_OK(npy_write_f64(path, C, N, N));
     }
-    CHECK_OK(jsmf_comm_bcast(c, dir, sizeof dir, 0));
+    CHECK_OK(comm_bcast(c, dir, sizeof dir, 0));
     char input[300], model[300], model2[300], nope[300];
     snprintf(input, sizeof input, "%s/C.npy", dir);
     snprintf(model, sizeof model, "%s/m", dir);
@@ -114,7 +114,7 @@ int main(void)
                              NULL));
     CHECK(rank != 0 || exists(model, "rectified.npy"));
 
-    CHECK_OK(jsmf_comm_barrier(c));
+    CHECK_OK(comm_barrier(c));
     if (rank == 0) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

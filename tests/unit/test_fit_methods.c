@@ -1,7 +1,7 @@
 /* test_fit_methods.c — the choices' tables as the library lists them: the names of the fit's
  * methods and of the FDM devices in enum order, NULL past the last (the CLI's choices are these
  * lists); each method's defaults; a value with no method is refused by jsmf_fit and
- * jsmf_fit_rectify_dense (JSMF_EINVAL), not run as another; --mode dense with a method that
+ * fit_rectify_dense (JSMF_EINVAL), not run as another; --mode dense with a method that
  * has no dense path names the methods that have one; FDM on the CPU draws pairs on the host and
  * a device index with no device is refused. */
 #include <string.h>
@@ -34,11 +34,11 @@ int main(void)
 
     jsmf_fit_opts o;
     jsmf_fit_opts_init(&o, 3);
-    CHECK(jsmf_fit_rectify_iters(&o) == 100); /* compressed: a cap */
+    CHECK(fit_rectify_iters(&o) == 100); /* compressed: a cap */
     o.rectify = JSMF_RECTIFY_DR;
-    CHECK(jsmf_fit_rectify_iters(&o) == 15);
+    CHECK(fit_rectify_iters(&o) == 15);
     o.rectify_iters = 7;
-    CHECK(jsmf_fit_rectify_iters(&o) == 7);
+    CHECK(fit_rectify_iters(&o) == 7);
 
     uint32_t n = 30, k = 3;
     double *B, *A;
@@ -54,7 +54,7 @@ int main(void)
         CHECK(jsmf_fit(&src, NULL, &o, &m, NULL) == JSMF_EINVAL);
         CHECK(m == NULL);
         CHECK(strstr(jsmf_errmsg(), "method") != NULL);
-        CHECK(jsmf_fit_rectify_dense(&src, &o, &X) == JSMF_EINVAL);
+        CHECK(fit_rectify_dense(&src, &o, &X) == JSMF_EINVAL);
         CHECK(X == NULL);
     }
     jsmf_fit_opts_init(&o, k);

@@ -1,5 +1,5 @@
 /* test_fit_threads.c — a thread count is a parameter of one call: after jsmf_fit,
- * jsmf_fit_rectify_dense and jsmf_fdm_train the caller's OpenMP default and OpenBLAS's count
+ * fit_rectify_dense and jsmf_fdm_train the caller's OpenMP default and OpenBLAS's count
  * are what they were, whatever count the call was given (OpenBLAS's OpenMP build resets
  * OpenMP's default whenever its own count is set, which once left the caller with OpenBLAS's). */
 #include <omp.h>
@@ -51,8 +51,8 @@ int main(void)
     }
     double *X = NULL;
     o.threads = 2;
-    CHECK_OK(jsmf_fit_rectify_dense(&src, &o, &X));
-    check_unchanged("jsmf_fit_rectify_dense", blas);
+    CHECK_OK(fit_rectify_dense(&src, &o, &X));
+    check_unchanged("fit_rectify_dense", blas);
     free(X);
     o.k = n; /* refused: the count is put back on the error path too */
     CHECK(jsmf_fit(&src, NULL, &o, &(jsmf_model *){NULL}, NULL) == JSMF_EINVAL);

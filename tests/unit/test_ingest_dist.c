@@ -73,8 +73,8 @@ static int put(void *arg, uint32_t row, const uint32_t *cols, const jsmf_sum *su
 static void compare(jsmf_store *a, jsmf_store *b)
 {
     dense da = {calloc(NW * NW, sizeof(jsmf_sum))}, db = {calloc(NW * NW, sizeof(jsmf_sum))};
-    CHECK_OK(jsmf_store_scan_sums(a, 0, NW, put, &da));
-    CHECK_OK(jsmf_store_scan_sums(b, 0, NW, put, &db));
+    CHECK_OK(store_scan_sums(a, 0, NW, put, &da));
+    CHECK_OK(store_scan_sums(b, 0, NW, put, &db));
     CHECK(!memcmp(da.sums, db.sums, NW * NW * sizeof(jsmf_sum)));
     jsmf_sum any = 0;
     for (int i = 0; i < NW * NW; i++)
@@ -124,24 +124,24 @@ static void test_counting(const char *text, const char *more)
     jsmf_vocab *one = NULL, *dist = NULL, *added = NULL;
     jsmf_vocab_stats s1, s2, s3;
     CHECK_OK(jsmf_vocab_count(both, 2, &ro, &vo, NULL, NULL, &one, &s1));
-    CHECK_OK(jsmf_vocab_count_dist(jsmf_comm_self(), both, 2, &ro, &vo, 200, &dist, &s2));
+    CHECK_OK(vocab_count_dist(jsmf_comm_self(), both, 2, &ro, &vo, 200, &dist, &s2));
     same_vocab(one, dist);
     CHECK(s1.docs_counted == s2.docs_counted && s1.tokens_read == s2.tokens_read);
     jsmf_vocab_counter *a, *b;
     unsigned char *buf;
     uint64_t len;
-    CHECK_OK(jsmf_vocab_counter_new(&vo, &a));
-    CHECK_OK(jsmf_vocab_counter_new(&vo, &b));
-    CHECK_OK(jsmf_vocab_counter_add(a, text, &ro, NULL, NULL));
-    CHECK_OK(jsmf_vocab_counter_add(b, more, &ro, NULL, NULL));
-    CHECK_OK(jsmf_vocab_counter_pack(b, &buf, &len));
-    CHECK_OK(jsmf_vocab_counter_unpack(a, buf, len));
-    CHECK(jsmf_vocab_counter_unpack(a, buf, len - 3) == JSMF_EFORMAT); /* cut: refused */
-    CHECK_OK(jsmf_vocab_counter_finish(a, &added, &s3));
+    CHECK_OK(vocab_counter_new(&vo, &a));
+    CHECK_OK(vocab_counter_new(&vo, &b));
+    CHECK_OK(vocab_counter_add(a, text, &ro, NULL, NULL));
+    CHECK_OK(vocab_counter_add(b, more, &ro, NULL, NULL));
+    CHECK_OK(vocab_counter_pack(b, &buf, &len));
+    CHECK_OK(vocab_counter_unpack(a, buf, len));
+    CHECK(vocab_counter_unpack(a, buf, len - 3) == JSMF_EFORMAT); /* cut: refused */
+    CHECK_OK(vocab_counter_finish(a, &added, &s3));
     same_vocab(one, added);
     CHECK(s1.docs_counted == s3.docs_counted && s1.docs_read == s3.docs_read);
     free(buf);
-    jsmf_vocab_counter_free(a), jsmf_vocab_counter_free(b);
+    vocab_counter_free(a), vocab_counter_free(b);
     jsmf_vocab_free(one), jsmf_vocab_free(dist), jsmf_vocab_free(added);
 }
 
@@ -179,18 +179,18 @@ int main(void)
     od.mem = 4096; /* rounds of 512 bytes of entries */
     jsmf_ingest_dist_opts d = {.piece_bytes = 300};
     jsmf_ingest_dist_summary sb;
-    CHECK_OK(jsmf_ingest_dist(jsmf_comm_self(), b, job, inputs, 2, &od, &d, &sb));
+    CHECK_OK(ingest_dist(jsmf_comm_self(), b, job, inputs, 2, &od, &d, &sb));
     CHECK(sb.pieces > 20 && sb.rounds > 5);
     CHECK(sb.ingest.docs == sa.docs && sb.ingest.inputs_done == 2);
     compare(a, b);
     struct stat st;
     CHECK(stat(shards, &st) != 0); /* the shards are gone after the commit */
     /* the same inputs again: all complete, refused, the store unchanged */
-    CHECK(jsmf_ingest_dist(jsmf_comm_self(), b, job, inputs, 2, &od, &d, &sb) == JSMF_EEXIST);
+    CHECK(ingest_dist(jsmf_comm_self(), b, job, inputs, 2, &od, &d, &sb) == JSMF_EEXIST);
     compare(a, b);
     /* stdin cannot be split across ranks */
     const char *dash[] = {"-"};
-    CHECK(jsmf_ingest_dist(jsmf_comm_self(), b, job, dash, 1, &od, &d, &sb) == JSMF_EINVAL);
+    CHECK(ingest_dist(jsmf_comm_self(), b, job, dash, 1, &od, &d, &sb) == JSMF_EINVAL);
     CHECK(strstr(jsmf_errmsg(), "stdin") != NULL);
     jsmf_store_close(a), jsmf_store_close(b);
     jsmf_vocab_free(v);

@@ -224,7 +224,7 @@ static char *written(const jsmf_ingest_run_summary *r, int alone)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (alone)
-        jsmf_ingest_summary_write(f, "p", "S", 1u << 30, &r->ingest);
+        ingest_summary_write(f, "p", "S", 1u << 30, &r->ingest);
     else
         jsmf_ingest_run_write(f, "p", "S", 1u << 30, r);
     fclose(f);

@@ -17,10 +17,10 @@
 #include "io/docs.h"
 #include "io/hash.h"
 
-/* jsmf_docs_next as one value: 1 (a document), 0 (the end) or a negative code. */
+/* docs_next as one value: 1 (a document), 0 (the end) or a negative code. */
 static int next_doc(jsmf_docs *r, jsmf_doc *d)
 {
-    int got, rc = jsmf_docs_next(r, d, &got);
+    int got, rc = docs_next(r, d, &got);
     return rc ? rc : got;
 }
 
@@ -88,7 +88,7 @@ static void sb_add(sbuf *b, const char *fmt, ...)
 static int read_all(const char *path, const jsmf_read_opts *o, sbuf *out, int with_offsets)
 {
     jsmf_docs *r;
-    int rc = jsmf_docs_open(path, o, &r);
+    int rc = docs_open(path, o, &r);
     if (rc)
         return rc;
     jsmf_doc d;
@@ -104,7 +104,7 @@ static int read_all(const char *path, const jsmf_read_opts *o, sbuf *out, int wi
             sb_add(out, " %u:%u", d.ids[i], d.counts[i]);
         sb_add(out, "\n");
     }
-    jsmf_docs_close(r);
+    docs_close(r);
     return rc;
 }
 
@@ -197,7 +197,7 @@ static void expected_ids(sbuf *b)
 static void text_as_ids(const char *path, sbuf *b)
 {
     jsmf_docs *r;
-    CHECK_OK(jsmf_docs_open(path, NULL, &r));
+    CHECK_OK(docs_open(path, NULL, &r));
     if (!r)
         return;
     jsmf_doc d;
@@ -213,7 +213,7 @@ static void text_as_ids(const char *path, sbuf *b)
                 sb_add(b, " %zu:%d", w, cnt[w]);
         sb_add(b, "\n");
     }
-    jsmf_docs_close(r);
+    docs_close(r);
 }
 
 /* ---- tests ------------------------------------------------------------------------------------ */
@@ -252,50 +252,50 @@ static void test_hash(void)
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (unsigned char)(i * 131 + 7);
     jsmf_hash h;
-    jsmf_hash_init(&h);
-    jsmf_hash_update(&h, data, sizeof data);
-    uint64_t whole = jsmf_hash_final(&h);
+    hash_init(&h);
+    hash_update(&h, data, sizeof data);
+    uint64_t whole = hash_final(&h);
     /* known answers from an independent implementation of formats/inputs.md's specification:
      * stores keep these values, so the function must never change */
     CHECK(whole == 0x0bf0bdbcc82eb373ULL);
-    jsmf_hash_init(&h);
-    CHECK(jsmf_hash_final(&h) == 0x3fdf455f9dcf1e62ULL);
-    jsmf_hash_update(&h, "jsmf", 4);
-    CHECK(jsmf_hash_final(&h) == 0x975f8cafe8a4acedULL);
+    hash_init(&h);
+    CHECK(hash_final(&h) == 0x3fdf455f9dcf1e62ULL);
+    hash_update(&h, "jsmf", 4);
+    CHECK(hash_final(&h) == 0x975f8cafe8a4acedULL);
     for (int trial = 0; trial < 50; trial++) {
-        jsmf_hash_init(&h);
+        hash_init(&h);
         size_t at = 0;
         while (at < sizeof data) {
             size_t k = rnd(70);
             if (k > sizeof data - at)
                 k = sizeof data - at;
-            jsmf_hash_update(&h, data + at, k);
+            hash_update(&h, data + at, k);
             at += k;
         }
-        CHECK(jsmf_hash_final(&h) == whole);
+        CHECK(hash_final(&h) == whole);
     }
     /* every length gives a distinct value, and one flipped bit changes it */
     uint64_t seen[65];
     for (int n = 0; n <= 64; n++) {
-        jsmf_hash_init(&h);
-        jsmf_hash_update(&h, data, (size_t)n);
-        seen[n] = jsmf_hash_final(&h);
+        hash_init(&h);
+        hash_update(&h, data, (size_t)n);
+        seen[n] = hash_final(&h);
         for (int m = 0; m < n; m++)
             CHECK(seen[m] != seen[n]);
     }
     data[500] ^= 4;
-    jsmf_hash_init(&h);
-    jsmf_hash_update(&h, data, sizeof data);
-    CHECK(jsmf_hash_final(&h) != whole);
+    hash_init(&h);
+    hash_update(&h, data, sizeof data);
+    CHECK(hash_final(&h) != whole);
     write_bytes(path_in("hash.bin"), data, sizeof data);
     uint64_t fh, fs;
-    CHECK_OK(jsmf_fingerprint_file(path_in("hash.bin"), &fh, &fs));
-    CHECK(fh == jsmf_hash_final(&h) && fs == sizeof data);
+    CHECK_OK(fingerprint_file(path_in("hash.bin"), &fh, &fs));
+    CHECK(fh == hash_final(&h) && fs == sizeof data);
     write_bytes(path_in("empty.bin"), "", 0);
-    CHECK_OK(jsmf_fingerprint_file(path_in("empty.bin"), &fh, &fs));
+    CHECK_OK(fingerprint_file(path_in("empty.bin"), &fh, &fs));
     CHECK(fs == 0);
-    CHECK(jsmf_fingerprint_file("-", &fh, &fs) == JSMF_ENOTSUP);
-    CHECK(jsmf_fingerprint_file(path_in("nope"), &fh, &fs) == JSMF_ENOTFOUND);
+    CHECK(fingerprint_file("-", &fh, &fs) == JSMF_ENOTSUP);
+    CHECK(fingerprint_file(path_in("nope"), &fh, &fs) == JSMF_ENOTFOUND);
 }
 
 static void test_formats_agree(void)
@@ -316,11 +316,11 @@ static void test_formats_agree(void)
     jsmf_format fmts[3] = {JSMF_FORMAT_TEXT, JSMF_FORMAT_UCI, JSMF_FORMAT_LDAC};
     for (int i = 0; i < 3; i++) {
         jsmf_docs *r;
-        CHECK_OK(jsmf_docs_open(path_in(files[i]), NULL, &r));
+        CHECK_OK(docs_open(path_in(files[i]), NULL, &r));
         if (r) {
-            CHECK(jsmf_docs_format(r) == fmts[i]);
-            CHECK((jsmf_docs_vocab(r) != NULL) == (i == 1));
-            jsmf_docs_close(r);
+            CHECK(docs_format(r) == fmts[i]);
+            CHECK((docs_vocab(r) != NULL) == (i == 1));
+            docs_close(r);
         }
     }
     free(want.s), free(u.s), free(l.s), free(t.s);
@@ -332,8 +332,8 @@ static void test_raw_text(void)
     jsmf_read_opts o = JSMF_READ_OPTS_DEFAULT, raw = JSMF_READ_OPTS_DEFAULT;
     raw.raw_text = 1;
     jsmf_docs *a = NULL, *b = NULL;
-    CHECK_OK(jsmf_docs_open(path_in("corpus.txt"), &o, &a));
-    CHECK_OK(jsmf_docs_open(path_in("corpus.txt"), &raw, &b));
+    CHECK_OK(docs_open(path_in("corpus.txt"), &o, &a));
+    CHECK_OK(docs_open(path_in("corpus.txt"), &raw, &b));
     if (!a || !b)
         return;
     jsmf_doc da, db;
@@ -356,9 +356,9 @@ static void test_raw_text(void)
         n++;
     }
     int got = 1;
-    CHECK(n == NDOCS && jsmf_docs_next(b, &db, &got) == 0 && got == 0); /* the end: no error */
-    jsmf_docs_close(a);
-    jsmf_docs_close(b);
+    CHECK(n == NDOCS && docs_next(b, &db, &got) == 0 && got == 0); /* the end: no error */
+    docs_close(a);
+    docs_close(b);
 }
 
 /* Random damage to every kind of input: each read ends in documents or a clean error (ASan and
@@ -441,7 +441,7 @@ static void stdin_restore(pid_t pid, int saved)
 static void fingerprint_after_read(const char *path, const char *as, uint64_t want, uint64_t wsize)
 {
     jsmf_docs *r;
-    CHECK_OK(jsmf_docs_open(as, NULL, &r));
+    CHECK_OK(docs_open(as, NULL, &r));
     if (!r)
         return;
     jsmf_doc d;
@@ -449,9 +449,9 @@ static void fingerprint_after_read(const char *path, const char *as, uint64_t wa
     (void)path;
     while (next_doc(r, &d) == 1)
         ;
-    CHECK_OK(jsmf_docs_fingerprint(r, &h, &n));
+    CHECK_OK(docs_fingerprint(r, &h, &n));
     CHECK(h == want && n == wsize);
-    jsmf_docs_close(r);
+    docs_close(r);
 }
 
 static void test_reader_fingerprint(void)
@@ -460,7 +460,7 @@ static void test_reader_fingerprint(void)
     for (int i = 0; i < 2; i++) {
         const char *p = path_in(files[i]);
         uint64_t want, size;
-        CHECK_OK(jsmf_fingerprint_file(p, &want, &size));
+        CHECK_OK(fingerprint_file(p, &want, &size));
         fingerprint_after_read(p, p, want, size);
         int saved;
         pid_t pid = stdin_from(p, &saved);
@@ -513,7 +513,7 @@ static void test_sources_and_resume(const char *plain, const jsmf_read_opts *bas
     const char *rs[2] = {plain, zst};
     for (int k = 0; k < 2; k++) {
         jsmf_docs *r;
-        CHECK_OK(jsmf_docs_open(rs[k], base, &r));
+        CHECK_OK(docs_open(rs[k], base, &r));
         if (!r)
             continue;
         jsmf_doc d;
@@ -523,7 +523,7 @@ static void test_sources_and_resume(const char *plain, const jsmf_read_opts *bas
             offs[nb] = d.next_offset, docs[nb] = d.index + 1, lines[nb] = d.next_line;
             nb++;
         }
-        jsmf_docs_close(r);
+        docs_close(r);
         CHECK(nb >= 1);
         for (int i = 0; i < nb; i++) {
             jsmf_read_opts o = *base;
@@ -580,9 +580,9 @@ static void test_items(void)
     free(piece.s);
     /* never sniffed: the same file is text */
     jsmf_docs *r = NULL;
-    CHECK_OK(jsmf_docs_open(path, NULL, &r));
-    CHECK(r && jsmf_docs_format(r) == JSMF_FORMAT_TEXT);
-    jsmf_docs_close(r);
+    CHECK_OK(docs_open(path, NULL, &r));
+    CHECK(r && docs_format(r) == JSMF_FORMAT_TEXT);
+    docs_close(r);
     CHECK(jsmf_format_parse("items") == JSMF_FORMAT_ITEMS);
     CHECK(!strcmp(jsmf_format_name(JSMF_FORMAT_ITEMS), "items"));
     CHECK(jsmf_format_name((jsmf_format)(JSMF_FORMAT_ITEMS + 1)) == NULL);

@@ -1,6 +1,6 @@
 /* test_io_utf8.c — the tokenizer keeps well-formed UTF-8 runs whole and drops the others
  * (overlong forms, surrogates, code points above U+10FFFF, stray or missing continuation
- * bytes), counting them and naming where the first starts; jsmf_token_problem says why a
+ * bytes), counting them and naming where the first starts; token_problem says why a
  * vocabulary word can never come out of the tokenizer. */
 #include <string.h>
 
@@ -16,7 +16,7 @@ static int kept(const char *s)
     const char *tok[64];
     uint32_t len[64];
     jsmf_token_stats st;
-    uint32_t n = jsmf_tokenize_ex(&t, s, strlen(s), out, tok, len, &st);
+    uint32_t n = tokenize_ex(&t, s, strlen(s), out, tok, len, &st);
     CHECK(n + st.bad_utf8 == 1);
     return n == 1 && len[0] == strlen(s) && !memcmp(tok[0], s, len[0]);
 }
@@ -48,29 +48,29 @@ int main(void)
     const char *tok[64];
     uint32_t len[64];
     jsmf_token_stats st;
-    uint32_t n = jsmf_tokenize_ex(&t, s, strlen(s), out, tok, len, &st);
+    uint32_t n = tokenize_ex(&t, s, strlen(s), out, tok, len, &st);
     CHECK(n == 1 && len[0] == 4 && !memcmp(tok[0], "fine", 4));
     CHECK(st.bad_utf8 == 2 && st.first_bad == 3);
     CHECK(jsmf_tokenize(&t, s, strlen(s), out, tok, len) == 1);
 
     /* invalid runs shorter than a word, or longer, count too (an ASCII one does not) */
     const char *shorts = "kabazu \xFF\xFE dumofe \xC3\x28 zumeka ok";
-    n = jsmf_tokenize_ex(&t, shorts, strlen(shorts), out, tok, len, &st);
+    n = tokenize_ex(&t, shorts, strlen(shorts), out, tok, len, &st);
     CHECK(n == 3 && st.bad_utf8 == 2 && st.first_bad == 7);
     jsmf_tokenizer narrow = {.min_len = 3, .max_len = 8};
     const char *longs = "word abcdefghij\xE9 abcdefghijkl";
-    n = jsmf_tokenize_ex(&narrow, longs, strlen(longs), out, tok, len, &st);
+    n = tokenize_ex(&narrow, longs, strlen(longs), out, tok, len, &st);
     CHECK(n == 1 && st.bad_utf8 == 1 && st.first_bad == 5);
 
-    CHECK(jsmf_token_problem(&t, "apple") == NULL);
-    CHECK(jsmf_token_problem(&t, "caf\xC3\xA9") == NULL);
-    CHECK(jsmf_token_problem(&t, "Apple") && strstr(jsmf_token_problem(&t, "Apple"), "uppercase"));
-    CHECK(jsmf_token_problem(&t, "co-op") && strstr(jsmf_token_problem(&t, "co-op"), "splits"));
-    CHECK(jsmf_token_problem(&t, "covid19") != NULL);
-    CHECK(jsmf_token_problem(&t, "caf\xE9") && strstr(jsmf_token_problem(&t, "caf\xE9"), "UTF-8"));
-    CHECK(jsmf_token_problem(&t, "ox") && strstr(jsmf_token_problem(&t, "ox"), "shorter"));
+    CHECK(token_problem(&t, "apple") == NULL);
+    CHECK(token_problem(&t, "caf\xC3\xA9") == NULL);
+    CHECK(token_problem(&t, "Apple") && strstr(token_problem(&t, "Apple"), "uppercase"));
+    CHECK(token_problem(&t, "co-op") && strstr(token_problem(&t, "co-op"), "splits"));
+    CHECK(token_problem(&t, "covid19") != NULL);
+    CHECK(token_problem(&t, "caf\xE9") && strstr(token_problem(&t, "caf\xE9"), "UTF-8"));
+    CHECK(token_problem(&t, "ox") && strstr(token_problem(&t, "ox"), "shorter"));
     char longw[80];
     memset(longw, 'a', 65), longw[65] = 0;
-    CHECK(jsmf_token_problem(&t, longw) && strstr(jsmf_token_problem(&t, longw), "longer"));
+    CHECK(token_problem(&t, longw) && strstr(token_problem(&t, longw), "longer"));
     CHECK_DONE();
 }

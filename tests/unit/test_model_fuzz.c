@@ -43,17 +43,17 @@ static void fuzz_json(int rounds)
         buf[n] = 0;
         if (n)
             mutate(buf, n);
-        valid += jsmf_json_valid(buf);
+        valid += json_valid(buf);
         for (size_t p = 0; p < sizeof paths / sizeof *paths; p++) {
             double v;
             char *s = NULL;
-            jsmf_json_get_number(buf, paths[p], &v);
-            if (jsmf_json_get_string(buf, paths[p], &s) == 0)
+            json_get_number(buf, paths[p], &v);
+            if (json_get_string(buf, paths[p], &s) == 0)
                 free(s);
         }
         free(buf);
     }
-    CHECK(jsmf_json_valid(sample));
+    CHECK(json_valid(sample));
     fprintf(stderr, "json: %d of %d mutations still valid\n", valid, rounds);
 }
 
@@ -62,7 +62,7 @@ static void fuzz_npy(const char *dir, int rounds)
     char path[512];
     snprintf(path, sizeof path, "%s/f.npy", dir);
     double v[6] = {1, 2, 3, 4, 5, 6};
-    CHECK_OK(jsmf_npy_write_f64(path, v, 2, 3));
+    CHECK_OK(npy_write_f64(path, v, 2, 3));
     FILE *f = fopen(path, "rb");
     char orig[128 + 48];
     size_t len = fread(orig, 1, sizeof orig, f);
@@ -78,7 +78,7 @@ static void fuzz_npy(const char *dir, int rounds)
         fclose(f);
         double *d = NULL;
         uint32_t rows, cols;
-        if (jsmf_npy_read_f64(path, &d, &rows, &cols) == 0) {
+        if (npy_read_f64(path, &d, &rows, &cols) == 0) {
             ok++;
             CHECK((size_t)rows * cols * 8 <= n); /* never more values than bytes read */
             free(d);

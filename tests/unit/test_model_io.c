@@ -37,38 +37,38 @@ static long file_size(const char *path)
 static void test_npy(void)
 {
     double a[6] = {1.5, -2, 1e-300, 3.25, 0, 1e300};
-    CHECK_OK(jsmf_npy_write_f64(tpath("a.npy"), a, 2, 3));
+    CHECK_OK(npy_write_f64(tpath("a.npy"), a, 2, 3));
     CHECK((file_size(tpath("a.npy")) - 6 * 8) % 64 == 0); /* header padded to 64 bytes */
     double *b = NULL;
     uint32_t r = 0, c = 0;
-    CHECK_OK(jsmf_npy_read_f64(tpath("a.npy"), &b, &r, &c));
+    CHECK_OK(npy_read_f64(tpath("a.npy"), &b, &r, &c));
     CHECK(r == 2 && c == 3);
     CHECK(b && memcmp(a, b, sizeof a) == 0);
     free(b);
 
-    CHECK_OK(jsmf_npy_write_f64(tpath("v.npy"), a, 5, 0));
-    CHECK_OK(jsmf_npy_read_f64(tpath("v.npy"), &b, &r, &c));
+    CHECK_OK(npy_write_f64(tpath("v.npy"), a, 5, 0));
+    CHECK_OK(npy_read_f64(tpath("v.npy"), &b, &r, &c));
     CHECK(r == 5 && c == 1 && b[4] == 0);
     free(b);
 
     uint32_t u[4] = {1, 2, 3, 4000000000u};
-    CHECK_OK(jsmf_npy_write_u32(tpath("u.npy"), u, 2, 2));
+    CHECK_OK(npy_write_u32(tpath("u.npy"), u, 2, 2));
     CHECK((file_size(tpath("u.npy")) - 16) % 64 == 0);
     /* The float64 reader refuses another dtype and names the file. */
-    CHECK(jsmf_npy_read_f64(tpath("u.npy"), &b, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("u.npy"), &b, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "u.npy") && strstr(jsmf_errmsg(), "<u4"));
 
     /* Truncated data. */
     FILE *f = fopen(tpath("a.npy"), "r+b");
     CHECK(f && ftruncate(fileno(f), 64 + 40) == 0);
     fclose(f);
-    CHECK(jsmf_npy_read_f64(tpath("a.npy"), &b, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("a.npy"), &b, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "truncated") != NULL);
-    CHECK(jsmf_npy_read_f64(tpath("missing.npy"), &b, &r, &c) == JSMF_ENOTFOUND);
+    CHECK(npy_read_f64(tpath("missing.npy"), &b, &r, &c) == JSMF_ENOTFOUND);
 
     /* A full disk is reported as such, with the path. */
     if (access("/dev/full", W_OK) == 0) {
-        CHECK(jsmf_npy_write_f64("/dev/full", a, 2, 3) == JSMF_ENOSPC);
+        CHECK(npy_write_f64("/dev/full", a, 2, 3) == JSMF_ENOSPC);
         CHECK(strstr(jsmf_errmsg(), "/dev/full") != NULL);
         CHECK(access("/dev/full", F_OK) == 0);
     }
@@ -80,7 +80,7 @@ static char *json_text(void (*fill)(jsmf_json *), int pretty)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     jsmf_json j;
-    jsmf_json_init(&j, f, pretty);
+    json_init(&j, f, pretty);
     fill(&j);
     fclose(f);
     return buf;
@@ -88,24 +88,24 @@ static char *json_text(void (*fill)(jsmf_json *), int pretty)
 
 static void fill_sample(jsmf_json *j)
 {
-    jsmf_json_begin_object(j, NULL);
-    jsmf_json_string(j, "s", "a\"b\\c\n\t\x01\x1f\xc3\xa9");
-    jsmf_json_number(j, "x", 0.1);
-    jsmf_json_number(j, "nan", NAN);
-    jsmf_json_number(j, "inf", -INFINITY);
-    jsmf_json_int(j, "i", -42);
-    jsmf_json_uint(j, "u", 18446744073709551615ull);
-    jsmf_json_bool(j, "b", 1);
-    jsmf_json_begin_object(j, "metrics");
-    jsmf_json_number(j, "specificity", 2.5);
-    jsmf_json_begin_array(j, "list");
-    jsmf_json_number(j, NULL, 7);
-    jsmf_json_string(j, NULL, "q");
-    jsmf_json_end_array(j);
-    jsmf_json_begin_array(j, "empty");
-    jsmf_json_end_array(j);
-    jsmf_json_end_object(j);
-    jsmf_json_end_object(j);
+    json_begin_object(j, NULL);
+    json_string(j, "s", "a\"b\\c\n\t\x01\x1f\xc3\xa9");
+    json_number(j, "x", 0.1);
+    json_number(j, "nan", NAN);
+    json_number(j, "inf", -INFINITY);
+    json_int(j, "i", -42);
+    json_uint(j, "u", 18446744073709551615ull);
+    json_bool(j, "b", 1);
+    json_begin_object(j, "metrics");
+    json_number(j, "specificity", 2.5);
+    json_begin_array(j, "list");
+    json_number(j, NULL, 7);
+    json_string(j, NULL, "q");
+    json_end_array(j);
+    json_begin_array(j, "empty");
+    json_end_array(j);
+    json_end_object(j);
+    json_end_object(j);
 }
 
 static void test_json(void)
@@ -119,23 +119,23 @@ static void test_json(void)
         fprintf(stderr, "got  %s\nwant %s\n", c, want);
     char *p = json_text(fill_sample, 1);
     CHECK(strchr(p, '\n') != NULL);
-    CHECK(jsmf_json_valid(c) && jsmf_json_valid(p));
+    CHECK(json_valid(c) && json_valid(p));
     double v;
-    CHECK_OK(jsmf_json_get_number(p, "metrics.specificity", &v));
+    CHECK_OK(json_get_number(p, "metrics.specificity", &v));
     CHECK(v == 2.5);
-    CHECK_OK(jsmf_json_get_number(c, "x", &v));
+    CHECK_OK(json_get_number(c, "x", &v));
     CHECK(v == 0.1); /* %.17g round-trips */
-    CHECK_OK(jsmf_json_get_number(c, "metrics.list.0", &v));
+    CHECK_OK(json_get_number(c, "metrics.list.0", &v));
     CHECK(v == 7);
-    CHECK_OK(jsmf_json_get_number(c, "nan", &v));
+    CHECK_OK(json_get_number(c, "nan", &v));
     CHECK(isnan(v));
-    CHECK(jsmf_json_get_number(c, "metrics.nope", &v) == JSMF_ENOTFOUND);
-    CHECK(jsmf_json_get_number(c, "s", &v) == JSMF_EFORMAT);
+    CHECK(json_get_number(c, "metrics.nope", &v) == JSMF_ENOTFOUND);
+    CHECK(json_get_number(c, "s", &v) == JSMF_EFORMAT);
     char *s = NULL;
-    CHECK_OK(jsmf_json_get_string(p, "s", &s));
+    CHECK_OK(json_get_string(p, "s", &s));
     CHECK(s && strcmp(s, "a\"b\\c\n\t\x01\x1f\xc3\xa9") == 0);
     free(s);
-    CHECK_OK(jsmf_json_get_string(c, "metrics.list.1", &s));
+    CHECK_OK(json_get_string(c, "metrics.list.1", &s));
     CHECK(s && strcmp(s, "q") == 0);
     free(s);
     /* JSON lines: consecutive top-level objects are not comma-separated. */
@@ -143,19 +143,19 @@ static void test_json(void)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     jsmf_json jl;
-    jsmf_json_init(&jl, f, 0);
+    json_init(&jl, f, 0);
     for (int i = 0; i < 2; i++) {
-        jsmf_json_begin_object(&jl, NULL);
-        jsmf_json_int(&jl, "doc", i);
-        jsmf_json_end_object(&jl);
+        json_begin_object(&jl, NULL);
+        json_int(&jl, "doc", i);
+        json_end_object(&jl);
         fputc('\n', f);
     }
     fclose(f);
     CHECK(strcmp(buf, "{\"doc\":0}\n{\"doc\":1}\n") == 0);
     free(buf);
-    CHECK(!jsmf_json_valid("{\"a\":1,}"));
-    CHECK(!jsmf_json_valid("{\"a\":1} x"));
-    CHECK(!jsmf_json_valid("[1,2"));
+    CHECK(!json_valid("{\"a\":1,}"));
+    CHECK(!json_valid("{\"a\":1} x"));
+    CHECK(!json_valid("[1,2"));
     free(c);
     free(p);
 }
@@ -358,19 +358,19 @@ static void test_validation(void)
     double bad[12];
     memcpy(bad, m->B, sizeof bad);
     bad[1] += 1e-3; /* column 1 no longer sums to 1 */
-    CHECK_OK(jsmf_npy_write_f64(p, bad, 6, 2));
+    CHECK_OK(npy_write_f64(p, bad, 6, 2));
     expect_load_error(dir, JSMF_EFORMAT, "B.npy: column 1 sums");
-    CHECK_OK(jsmf_npy_write_f64(p, m->B, 4, 3)); /* 4 rows for 6 words */
+    CHECK_OK(npy_write_f64(p, m->B, 4, 3)); /* 4 rows for 6 words */
     expect_load_error(dir, JSMF_EFORMAT, "rows but vocab.txt has 6");
-    CHECK_OK(jsmf_npy_write_f64(p, m->B, 6, 2));
+    CHECK_OK(npy_write_f64(p, m->B, 6, 2));
 
     snprintf(p, sizeof p, "%s/A.npy", dir);
-    CHECK_OK(jsmf_npy_write_f64(p, m->A, 4, 1));
+    CHECK_OK(npy_write_f64(p, m->A, 4, 1));
     expect_load_error(dir, JSMF_EFORMAT, "A.npy: shape 4 x 1");
     double a2[4] = {0.5, 0.5, 0.5, 0.5};
-    CHECK_OK(jsmf_npy_write_f64(p, a2, 2, 2));
+    CHECK_OK(npy_write_f64(p, a2, 2, 2));
     expect_load_error(dir, JSMF_EFORMAT, "A.npy: entries sum to 2");
-    CHECK_OK(jsmf_npy_write_f64(p, m->A, 2, 2));
+    CHECK_OK(npy_write_f64(p, m->A, 2, 2));
 
     snprintf(p, sizeof p, "%s/anchors.txt", dir);
     write_file(p, "0\t0\tword0\n1\t9\tword9\n");
@@ -415,9 +415,9 @@ static void test_numpy_compat(void)
     for (int i = 0; i < 12; i++)
         v[i] = i * 0.25 - 1;
     uint32_t u[6] = {0, 1, 2, 3, 4, 4000000000u};
-    CHECK_OK(jsmf_npy_write_f64(tpath("c2.npy"), v, 3, 4));
-    CHECK_OK(jsmf_npy_write_f64(tpath("c1.npy"), v, 12, 0));
-    CHECK_OK(jsmf_npy_write_u32(tpath("cu.npy"), u, 2, 3));
+    CHECK_OK(npy_write_f64(tpath("c2.npy"), v, 3, 4));
+    CHECK_OK(npy_write_f64(tpath("c1.npy"), v, 12, 0));
+    CHECK_OK(npy_write_u32(tpath("cu.npy"), u, 2, 3));
     int rc = run_python(
         "import numpy as np, sys\n"
         "x = np.arange(12) * 0.25 - 1\n"
@@ -440,22 +440,22 @@ static void test_numpy_compat(void)
     CHECK(rc == 0);
     double *d = NULL;
     uint32_t r, c;
-    CHECK_OK(jsmf_npy_read_f64(tpath("p2.npy"), &d, &r, &c));
+    CHECK_OK(npy_read_f64(tpath("p2.npy"), &d, &r, &c));
     CHECK(r == 3 && c == 4 && d && memcmp(d, v, sizeof v) == 0);
     free(d);
-    CHECK_OK(jsmf_npy_read_f64(tpath("p1.npy"), &d, &r, &c));
+    CHECK_OK(npy_read_f64(tpath("p1.npy"), &d, &r, &c));
     CHECK(r == 12 && c == 1 && d && d[11] == v[11]);
     free(d);
-    CHECK_OK(jsmf_npy_read_f64(tpath("wide.npy"), &d, &r, &c));
+    CHECK_OK(npy_read_f64(tpath("wide.npy"), &d, &r, &c));
     CHECK(r == 1 && c == 7000 && d && d[6999] == 1.0);
     free(d);
-    CHECK(jsmf_npy_read_f64(tpath("fort.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("fort.npy"), &d, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "fort.npy") && strstr(jsmf_errmsg(), "Fortran"));
-    CHECK(jsmf_npy_read_f64(tpath("f32.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("f32.npy"), &d, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "f32.npy") && strstr(jsmf_errmsg(), "<f4"));
-    CHECK(jsmf_npy_read_f64(tpath("big.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("big.npy"), &d, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), ">f8") != NULL);
-    CHECK(jsmf_npy_read_f64(tpath("three.npy"), &d, &r, &c) == JSMF_EFORMAT);
+    CHECK(npy_read_f64(tpath("three.npy"), &d, &r, &c) == JSMF_EFORMAT);
     CHECK(strstr(jsmf_errmsg(), "2-D") != NULL);
 }
 

@@ -72,10 +72,10 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
     int rc = jsmf_store_open(store_path(name), JSMF_STORE_CREATE, &s);
     if (rc)
         return rc;
-    if (!jsmf_store_has_vocab(s)) {
+    if (!store_has_vocab(s)) {
         jsmf_vocab *v = make_vocab();
         jsmf_store_params p = {.min_doc_len = 5, .tok_min_len = 3, .tok_max_len = 64, .hold = JSMF_HOLD_ROWS};
-        rc = jsmf_store_init(s, v, &p);
+        rc = store_init(s, v, &p);
         jsmf_vocab_free(v);
         if (rc) {
             jsmf_store_close(s);

@@ -25,21 +25,21 @@ static void test_vocab(void)
     static const char *const abc[] = {"alpha", "beta", "gamma"}, *const abd[] = {"alpha", "beta",
                                                                                  "delta"};
     jsmf_vocab *a = words(3, abc), *b = words(3, abd), *ab = words(2, abc), *c = NULL;
-    CHECK_OK(jsmf_vocab_compare(a, "A", a, "A2"));
-    CHECK(jsmf_vocab_compare(a, "A", b, "B") == JSMF_EMISMATCH);
+    CHECK_OK(vocab_compare(a, "A", a, "A2"));
+    CHECK(vocab_compare(a, "A", b, "B") == JSMF_EMISMATCH);
     CHECK(strstr(jsmf_errmsg(), "A and B differ at word 3: 'gamma' in A, 'delta' in B") != NULL);
-    CHECK(jsmf_vocab_compare(a, "A", ab, "AB") == JSMF_EMISMATCH);
+    CHECK(vocab_compare(a, "A", ab, "AB") == JSMF_EMISMATCH);
     CHECK(strstr(jsmf_errmsg(), "A has 3 words but AB has 2") != NULL);
     a->df = calloc(3, sizeof *a->df);
     a->df[2] = 7;
-    CHECK_OK(jsmf_vocab_copy(a, 1, &c));
+    CHECK_OK(vocab_copy(a, 1, &c));
     CHECK(c && c->n == 3 && !strcmp(c->words[2], "gamma") && c->df && c->df[2] == 7 && !c->tf);
     CHECK(c && c->words[0] != a->words[0]);
     jsmf_vocab_free(c);
-    CHECK_OK(jsmf_vocab_copy(a, 0, &c));
+    CHECK_OK(vocab_copy(a, 0, &c));
     CHECK(c && !c->df);
     jsmf_vocab_free(c);
-    CHECK_OK(jsmf_vocab_labels(12, "t", &c));
+    CHECK_OK(vocab_labels(12, "t", &c));
     CHECK(c && c->n == 12 && !strcmp(c->words[0], "t0") && !strcmp(c->words[11], "t11"));
     jsmf_vocab_free(c);
     jsmf_vocab_free(a), jsmf_vocab_free(b), jsmf_vocab_free(ab);
@@ -60,7 +60,7 @@ static void test_create(const char *dir)
     /* created, initialised, open for writing */
     snprintf(path, sizeof path, "%s/new", dir);
     CHECK_OK(jsmf_store_create(path, v, &p, &s));
-    CHECK(s && jsmf_store_has_vocab(s));
+    CHECK(s && store_has_vocab(s));
     jsmf_store_close(s);
     s = NULL;
     /* a second creation is refused and the store stays */
@@ -69,7 +69,7 @@ static void test_create(const char *dir)
     CHECK_OK(jsmf_store_open(path, JSMF_STORE_RDONLY, &s));
     jsmf_vocab *back = NULL;
     CHECK_OK(jsmf_store_vocab_get(s, &back));
-    CHECK(back && jsmf_vocab_compare(back, "store", v, "given") == JSMF_OK);
+    CHECK(back && vocab_compare(back, "store", v, "given") == JSMF_OK);
     jsmf_vocab_free(back);
     /* a store without documents checks as empty, and the check is timed */
     jsmf_store_check_result r;

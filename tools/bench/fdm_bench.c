@@ -160,7 +160,7 @@ int main(int argc, char **argv)
         printf("synthetic C: N=%u, %llu non-zeros\n", o.n, (unsigned long long)src.nnz);
     }
     char gpu[128];
-    int have_gpu = jsmf_fdm_cuda_probe(gpu, sizeof gpu) == 0;
+    int have_gpu = fdm_cuda_probe(gpu, sizeof gpu) == 0;
     printf("GPU: %s\n\n", have_gpu ? gpu : jsmf_errmsg());
     printf("| T | batch | device | pairs/s | ms/step | GFLOP/s (pair products) | steps |\n");
     printf("| ---: | ---: | --- | ---: | ---: | ---: | ---: |\n");

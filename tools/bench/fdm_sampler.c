@@ -210,7 +210,7 @@ static double model_loss(const jsmf_fdm_result *r, const uint32_t *u, const uint
         lb[e] = log(r->B[e]);
     for (size_t e = 0; e < kk; e++)
         la[e] = log(r->A[e]);
-    if (jsmf_fdm_loss_grad_cpu(r->n, r->k, lb, la, u, v, cnt, &loss, NULL, NULL))
+    if (fdm_loss_grad_cpu(r->n, r->k, lb, la, u, v, cnt, &loss, NULL, NULL))
         die("loss", 1);
     free(lb), free(la);
     return loss; /* the mean over the pairs */
@@ -229,11 +229,11 @@ static void train_both(const jsmf_source *rows, const jsmf_source *with_docs, ui
     enum { SCORE = 200000 };
     static uint32_t u[SCORE], v[SCORE];
     jsmf_fdm_sampler *s;
-    int rc = jsmf_fdm_sampler_build(with_docs, 0, &s);
+    int rc = fdm_sampler_build(with_docs, 0, &s);
     if (rc)
         die("documents sampler", rc);
-    jsmf_fdm_sampler_draw(s, 99, 1, 0, SCORE, u, v);
-    jsmf_fdm_sampler_free(s);
+    fdm_sampler_draw_default(s, 99, 1, 0, SCORE, u, v);
+    fdm_sampler_free(s);
     printf("\nFDM K=%u, %llu steps of %u pairs, lr %g, a cold start from words, %d threads; "
            "loss on %u pairs drawn from the documents with seed 99\n\n| sampler | seed | sampler "
            "build s | train s | pairs/s | own held-out loss | loss on the common pairs |\n"
@@ -326,26 +326,26 @@ int main(int argc, char **argv)
         jsmf_fdm_sampler_info info;
         double br, r;
         char name[64];
-        if ((rc = jsmf_fdm_sampler_build(&rows, budgets[b], &s)))
+        if ((rc = fdm_sampler_build(&rows, budgets[b], &s)))
             die("rows sampler", rc);
-        jsmf_fdm_sampler_info_get(s, &info);
+        fdm_sampler_info_get(s, &info);
         throughput(s, pairs, &br, &r);
         if (b)
             snprintf(name, sizeof name, "rows, --mem %lluM", (unsigned long long)(mem >> 20));
         else
             snprintf(name, sizeof name, "rows, --mem none");
         row(name, &info, br, r);
-        jsmf_fdm_sampler_free(s);
-        if ((rc = jsmf_fdm_sampler_build(&with_docs, budgets[b], &s)))
+        fdm_sampler_free(s);
+        if ((rc = fdm_sampler_build(&with_docs, budgets[b], &s)))
             die("documents sampler", rc);
-        jsmf_fdm_sampler_info_get(s, &info);
+        fdm_sampler_info_get(s, &info);
         throughput(s, pairs, &br, &r);
         if (b)
             snprintf(name, sizeof name, "documents, --mem %lluM", (unsigned long long)(mem >> 20));
         else
             snprintf(name, sizeof name, "documents, --mem none");
         row(name, &info, br, r);
-        jsmf_fdm_sampler_free(s);
+        fdm_sampler_free(s);
     }
     if (pairs && late) { /* the mixture's cost: admission points in `late` steps by id */
         uint64_t *adm = malloc((size_t)dc.n * sizeof *adm);
@@ -362,13 +362,13 @@ int main(int argc, char **argv)
         jsmf_fdm_sampler_info info;
         double br, r;
         char name[64];
-        if ((rc = jsmf_fdm_sampler_build(&late_src, 0, &s)))
+        if ((rc = fdm_sampler_build(&late_src, 0, &s)))
             die("documents sampler", rc);
-        jsmf_fdm_sampler_info_get(s, &info);
+        fdm_sampler_info_get(s, &info);
         throughput(s, pairs, &br, &r);
         snprintf(name, sizeof name, "documents, %u admission steps", late);
         row(name, &info, br, r);
-        jsmf_fdm_sampler_free(s);
+        fdm_sampler_free(s);
         jsmf_doc_csr_source_free(&dsl);
         free(adm);
     }

@@ -210,7 +210,7 @@ int main(int argc, char **argv)
     jsmf_fit_opts_init(&o, k);
     if (mem)
         o.mem_bytes = mem;
-    if ((rc = jsmf_fit_input_check(store, &in, &o)))
+    if ((rc = fit_input_check(store, &in, &o)))
         die(store, rc);
     if (!p) /* the first eigendecomposition's block, K + K/2 */
         p = k + (k / 2 > 10 ? k / 2 : 10);
