@@ -200,7 +200,12 @@ typedef struct jsmf_fit_report {
      *  first). None when the factor came from a checkpoint. */
     uint32_t n_sketch_within, n_sketch_between;
     double sketch_within[JSMF_FIT_MAX_SKETCH], sketch_between[JSMF_FIT_MAX_SKETCH];
-    uint64_t reserved[32]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    /* since 3.1.0 */
+    uint32_t anchor_rounds;       /**< rounds of anchors found (1: the first anchors were kept;
+                                       more: topics came out empty and their anchors were
+                                       replaced, formats/fit.md) */
+    uint32_t anchors_replaced;    /**< anchors taken out of the candidates over those rounds */
+    uint64_t reserved[31]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fit_report;
 
 /** Where the compressed rectification's eigendecomposition of C started. */

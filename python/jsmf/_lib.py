@@ -279,7 +279,8 @@ class FitReport(Structure):
                 ("eig_start", c_int), ("c_documents", c_int),
                 ("n_sketch_within", u32), ("n_sketch_between", u32),
                 ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH),
-                ("reserved", u64 * 32)]
+                ("anchor_rounds", u32), ("anchors_replaced", u32),  # 3.1.0
+                ("reserved", u64 * 31)]
 
 
 class FdmSamplerInfo(Structure):

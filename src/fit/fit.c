@@ -633,6 +633,8 @@ static int topics_stage(fit_mat *R, const jsmf_vocab *vocab, double *c, double *
                             df_min ? " or --min-anchor-df, or ingest more documents" : "");
             goto out;
         }
+        if (rep)
+            rep->anchor_rounds = (uint32_t)round;
         if ((rc = find_anchors(R, c, q2, cand, o, m->anchors)))
             goto out;
         /* the anchors' rows as R's others (A is read from them); the row sums follow */
@@ -647,8 +649,11 @@ static int topics_stage(fit_mat *R, const jsmf_vocab *vocab, double *c, double *
             break;
         t = clock_seconds();
         for (uint32_t a = 0; a < k; a++)
-            if (bad[a] && cand[m->anchors[a]])
+            if (bad[a] && cand[m->anchors[a]]) {
                 cand[m->anchors[a]] = 0, ncand--;
+                if (rep)
+                    rep->anchors_replaced++;
+            }
         /* the iterate the anchors were found in: without the repairs of these anchors' rows */
         if ((rc = fit_mat_repair_anchors(R, NULL, 0, c, q2)))
             goto out;

@@ -115,6 +115,8 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     json_number(j, "alpha0", r->alpha0);
     json_uint(j, "anchor_df", r->anchor_df);
     json_uint(j, "anchor_candidates", r->anchor_candidates);
+    json_uint(j, "anchor_rounds", r->anchor_rounds);
+    json_uint(j, "anchors_replaced", r->anchors_replaced);
     const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
     if (rm && rm->factored) {
         json_bool(j, "converged", r->converged);
@@ -238,6 +240,9 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
         report_line(f, p, "anchors: %u of %u words are candidates (in at least %llu "
                          "documents)", r->anchor_candidates, r->n,
                          (unsigned long long)r->anchor_df);
+    if (r->anchor_rounds > 1)
+        report_line(f, p, "anchors: %u found again over %u rounds (their topics came out "
+                         "empty)", r->anchors_replaced, r->anchor_rounds);
     if (r->snls_unconverged)
         report_line(f, p, "warning: %u words hit the solver's iteration cap",
                          r->snls_unconverged);

@@ -27,6 +27,9 @@ done
 fp=$("$J" info "$T/store" --json | tr ',' '\n' | grep '"fingerprint"' | cut -d'"' -f4)
 grep -q "\"fingerprint\": \"$fp\"" "$T/m1/summary.json" || fail "summary.json lacks the store fingerprint $fp"
 grep -q '"rectify_trace"' "$T/m1/summary.json" || fail "summary.json lacks the AP trace"
+# the first anchors made no empty topic here: one round, none replaced (3.1.0's fields)
+grep -q '"anchor_rounds": 1,' "$T/m1/summary.json" || fail "summary.json: anchor_rounds is not 1"
+grep -q '"anchors_replaced": 0,' "$T/m1/summary.json" || fail "summary.json: anchors_replaced is not 0"
 [ -f "$T/m1/level1/B.npy" ] || fail "no level1"
 head -n 1 "$T/m1/level1/vocab.txt" | grep -q '^t0' || fail "level1 vocabulary is not topic labels"
 
