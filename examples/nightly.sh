@@ -96,7 +96,9 @@ if [ ! -e "$model.ingested" ]; then
 fi
 
 # Refit from yesterday (topics renumbered to keep yesterday's indices), into a work directory:
-# MODELS/NIGHT is replaced only by a whole model. A killed fit resumes from its checkpoint.
+# MODELS/NIGHT is replaced only by a whole model. The store holds its documents, so the fit is
+# refined over them (jsmf fit's default; FIT_OPTS=--refine 0: the spectral fit). A killed fit
+# resumes from its checkpoint; a killed refinement is done again.
 say "fit K=$k${prev:+ from $(basename "$prev")}"
 mkdir -p "$work"
 # shellcheck disable=SC2086

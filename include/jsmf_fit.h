@@ -215,6 +215,15 @@ enum jsmf_eig_start {
     JSMF_EIG_RESUMED = 2  /**< read back from the checkpoint of a killed fit (MODEL.ckpt) */
 };
 
+/** The super-topic levels o->levels (K of each, fewer than the level above) fitted below `m`,
+ *  which has none yet, from its A: the K x K co-occurrence of its topics is the next level's C,
+ *  as jsmf_fit fits its levels from the rectified A (Lee et al. JSMF Sec. 4), with o's methods,
+ *  densely. A refined model's A (the mean of theta_d theta_d^T) is such a co-occurrence too, so
+ *  this gives a refined model its levels ('fit --refine --levels'). *levels (may be NULL): the
+ *  levels m has then, its own included. Errors: JSMF_EINVAL (m has levels, a level out of
+ *  range, a bad method), JSMF_ENOMEM, those of the fit (m keeps no level on error). Since 3.1.0. */
+JSMF_API int jsmf_fit_levels(jsmf_model *m, const jsmf_fit_opts *o, uint32_t *levels);
+
 #ifdef JSMF_ADVANCED
 /** Fit K topics to C. `vocab` (may be NULL) names the words (copied into the model) and gives df
  *  for min_anchor_df. On success *out is a model (free with jsmf_model_free) whose `sub` chain

@@ -45,7 +45,9 @@ enum jsmf_refine_method {
 
 /** How the refinement runs (fill with jsmf_refine_opts_init). */
 typedef struct jsmf_refine_opts {
-    uint32_t iters;        /**< EM iterations over the documents (default 80) */
+    uint32_t iters;        /**< EM iterations over the documents (default JSMF_REFINE_ITERS_AUTO:
+                                jsmf_refine_auto_iters of the documents, 80 where they are
+                                few) */
     uint32_t theta_steps;  /**< theta-only EM steps of each document in the first iteration,
                                 from the uniform theta (default 20); later iterations take 1 */
     double alpha;          /**< a > 0: pseudo-count of every topic in a document (default 0.02) */
@@ -95,11 +97,27 @@ enum { JSMF_REFINE_ALPHA_FIXED = 0, JSMF_REFINE_ALPHA_LEARN = 1, JSMF_REFINE_ALP
  * set (never the bench's held-out documents): tools/bench/heldout-results.md, "Choosing the
  * refinement's defaults". */
 #define JSMF_REFINE_OPTS_DEFAULT                                                              \
-    {.iters = 80, .theta_steps = 20, .alpha = 0.02, .beta = 0.05, .mix = 0.01,               \
+    {.iters = JSMF_REFINE_ITERS_AUTO, .theta_steps = 20, .alpha = 0.02, .beta = 0.05, .mix = 0.01,               \
      .method = JSMF_REFINE_CVB0, .batches = 1, .overrelax = 5,                                 \
      .learn_alpha = JSMF_REFINE_ALPHA_AUTO}
 /** Fill `o` with the defaults above (the same as JSMF_REFINE_OPTS_DEFAULT). */
 JSMF_API void jsmf_refine_opts_init(jsmf_refine_opts *o);
+
+/** iters = JSMF_REFINE_ITERS_AUTO: the passes the refinement's budget allows (since 3.1.0;
+ *  before, 0 was refused). A pass costs O(nnz(H) K) and the spectral fit through the documents
+ *  a few such passes' worth (its products), so the budget is in nnz(H) x K: up to
+ *  JSMF_REFINE_AUTO_WORK, JSMF_REFINE_AUTO_MAX passes (every corpus of the project's tests and
+ *  benchmarks but the planted 100k and 1M stores); above it, as many fewer as keep
+ *  passes x nnz(H) x K at JSMF_REFINE_AUTO_MAX x JSMF_REFINE_AUTO_WORK, and never fewer than
+ *  JSMF_REFINE_AUTO_MIN (tools/bench/heldout-results.md, "The refinement's budget"). */
+#define JSMF_REFINE_ITERS_AUTO 0u
+#define JSMF_REFINE_AUTO_MAX 80u
+#define JSMF_REFINE_AUTO_MIN 10u
+#define JSMF_REFINE_AUTO_WORK 134217728.0 /* 2^27 (document, word) entries x topics */
+
+/** The passes of JSMF_REFINE_ITERS_AUTO over documents of `nnz` (document, word) entries
+ *  (jsmf_doc_source.nnz) at `k` topics. */
+JSMF_API uint32_t jsmf_refine_auto_iters(uint64_t nnz, uint32_t k);
 
 /** What a refinement did. */
 typedef struct jsmf_refine_result {
@@ -132,11 +150,24 @@ typedef struct jsmf_refine_run_opts {
     uint32_t n_corpus;
     uint32_t min_doc_len;      /**< corpus documents with fewer in-vocabulary tokens are left out,
                                     as ingest leaves them out (default 5, ingest's) */
-    uint64_t reserved[8];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    int when;                  /**< enum jsmf_refine_when: jsmf_fit_refine_to_dir refines always
+                                    (0, as before 3.1.0) or only where there are documents */
+    uint64_t reserved[7];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_run_opts;
 
-/** Fill `o` with the defaults: jsmf_refine_opts_init's and jsmf_read_opts_init's, no corpus,
- *  min_doc_len 5. */
+/** When jsmf_fit_refine_to_dir refines the fit (jsmf_refine_run_opts.when; since 3.1.0). */
+enum jsmf_refine_when {
+    JSMF_REFINE_ALWAYS = 0,          /**< a corpus is given or the store must hold its documents
+                                          (else JSMF_EINVAL, before any work) */
+    JSMF_REFINE_WHERE_DOCUMENTS = 1  /**< where a corpus is given or the input is a store that
+                                          holds its documents; else the spectral fit alone, as
+                                          jsmf_fit_to_dir_after (what 'jsmf fit' does by
+                                          default: the morning's model is the refined one
+                                          where it can be) */
+};
+
+/** Fill `o` with the defaults: jsmf_refine_opts_init's (iters: the budget's) and
+ *  jsmf_read_opts_init's, no corpus, min_doc_len 5, when JSMF_REFINE_ALWAYS. */
 JSMF_API void jsmf_refine_run_opts_init(jsmf_refine_run_opts *o);
 
 /** 'jsmf refine MODEL --corpus INPUT... -o DIR': the model at `model` refined over o->corpus,
@@ -150,16 +181,23 @@ JSMF_API int jsmf_refine_to_dir(const char *model, const char *store, const char
                                 const jsmf_refine_run_opts *o, jsmf_model **out,
                                 jsmf_refine_result *res);
 
-/** 'jsmf fit INPUT -k K -o DIR --refine N | --corpus INPUT...': the spectral fit of `input`
- *  (jsmf_fit_to_dir_after, with `previous` and `flags` as there) refined over its documents,
- *  the refined model replacing the fit's in `dir`. The rules of fit-then-refine are here and
- *  nowhere else: before the fit, the corpus must be readable or the store must hold its
- *  documents (a refusal writes nothing); the fit multiplies by C through the documents
+/** 'jsmf fit INPUT -k K -o DIR' (and --refine N | --corpus INPUT...): the spectral fit of
+ *  `input` (jsmf_fit_to_dir_after, with `previous` and `flags` as there) refined over its
+ *  documents, the refined model replacing the fit's in `dir`. With r->when
+ *  JSMF_REFINE_WHERE_DOCUMENTS (what 'jsmf fit' passes by default) and no corpus, an input that
+ *  is not a store holding its documents gets the spectral fit alone, as jsmf_fit_to_dir_after
+ *  gives it (res->iters 0). The rules of fit-then-refine are here and nowhere else: before the
+ *  fit, the corpus must be readable or the store must hold its documents (a refusal writes
+ *  nothing); the fit multiplies by C through the documents
  *  (products AUTO becomes DOCUMENTS: the same fit for 14-34% less CPU), its compressed
  *  rectification stops after at most 10 steps (rectify_iters 0 becomes 10: the refinement
  *  moves the topics further than the last steps do), and leaves out its metrics against C
  *  (JSMF_FIT_NO_C_METRICS: the refined model replaces it); the refinement runs on the fit's
- *  threads unless r->refine.threads says, over r->corpus or the store's documents. Under MPI
+ *  threads unless r->refine.threads says, over r->corpus or the store's documents, by the
+ *  budget's passes unless r->refine.iters says (jsmf_refine_auto_iters); the fit's levels
+ *  (fit->levels) are fitted from the refined A (jsmf_fit_levels), the refined model keeps the
+ *  fit's anchors, and with `previous` its topics are renumbered after the previous model's and
+ *  their lineage recorded (the fit's renumbering is its start). Under MPI
  *  every rank fits and rank 0 refines and writes; all return its status. `rep` (may be NULL)
  *  is the fit's report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined
  *  model. Errors: those of jsmf_fit_to_dir_after and jsmf_refine_to_dir. */

@@ -237,6 +237,7 @@ FIT_MAX_TRACE = 1024
 FIT_MAX_SKETCH = 32
 FIT_DF_AUTO = 2**64 - 1
 FIT_FORCE = 1  # JSMF_FIT_FORCE: replace what is at the model directory
+REFINE_WHERE_DOCUMENTS = 1  # enum jsmf_refine_when: refine where the store holds its documents
 
 
 class FitOpts(Structure):
@@ -432,7 +433,8 @@ class RefineResult(Structure):
 class RefineRunOpts(Structure):
     _fields_ = [("refine", RefineOpts), ("read", ReadOpts), ("corpus", POINTER(c_char_p)),
                 ("n_corpus", u32), ("min_doc_len", u32),
-                ("reserved", u64 * 8)]
+                ("when", c_int),  # 3.1.0
+                ("reserved", u64 * 7)]
 
 
 # The C names of the structs, for the layout test.

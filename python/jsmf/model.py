@@ -409,6 +409,9 @@ class _RefineRun:
         lib.jsmf_refine_run_opts_init(byref(r))
         if iters is not None:
             r.refine.iters = u32_arg(iters, "refine: iters")
+            if not r.refine.iters:  # the library's 0 is its budget: None says that here
+                raise ValueError("refine: iters must be at least 1 (None: the library's "
+                                 "budget of passes), not 0")
         if threads is not None:
             r.refine.threads = int(threads)
         if min_doc_len is not None:
@@ -645,16 +648,24 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
     threads, mem, min_anchor_df and any jsmf_fit_opts field. Ctrl-C stops the fit between its
     steps (jsmf.Interrupted); nothing is written, and the same call starts again.
 
-    `corpus` (files) or `refine` (passes, or True for the library's default; over the store's
-    own documents without `corpus`) refine the fit over the documents: 'jsmf fit
-    --corpus/--refine', the library's jsmf_fit_refine_to_dir, with its rules (Model.refine's
-    options in `refine_opts`, a dict, and `min_doc_len`, the library's defaults otherwise).
-    The refined model is returned (and written to `out`), its report_["fit"] the fit's."""
+    As 'jsmf fit', the fit is refined over the documents where the store holds them (refine
+    None, the default) and is the spectral model alone where it holds only C's rows; `corpus`
+    (files) or `refine` (passes, or True for the library's budget) refine it always, and
+    refine=0 or False asks for the spectral model alone: 'jsmf fit --corpus/--refine N', the
+    library's jsmf_fit_refine_to_dir, with its rules (Model.refine's options in `refine_opts`,
+    a dict, and `min_doc_len`, the library's defaults otherwise). A refined model is returned
+    (and written to `out`), its report_["fit"] the fit's."""
     o = _fit_opts(k, **opts)
     run = None
-    if corpus or refine:
+    if corpus and refine is not None and refine is not True and not refine:
+        raise _lib.InvalidError(_lib.EINVAL, "fit: corpus refines the fit and refine=%r asks "
+                                "for no refinement: give one of them" % (refine,),
+                                "invalid argument")
+    if corpus or refine is None or refine:
         run = _RefineRun(iters=None if refine is None or refine is True else refine,
                          min_doc_len=min_doc_len, corpus=corpus or None, **(refine_opts or {}))
+        if refine is None and not corpus:
+            run.opts.when = _lib.REFINE_WHERE_DOCUMENTS
     flags = _lib.FIT_FORCE if force else 0
     tmp = None
     if out is None:
@@ -677,7 +688,7 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
                                                 byref(run.opts), None, byref(p), byref(rep),
                                                 byref(res))
             g.check(rc)
-        refined = _refine_report(res) if run is not None else None
+        refined = _refine_report(res) if run is not None and res.iters else None
     finally:
         lib.jsmf_refine_result_free(byref(res))
         if tmp:

@@ -6,27 +6,18 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from ctypes import byref
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from . import _lib
 from ._progress import ProgressArg
 from .model import Model, fit as _fit
 from .store import Store
 
 
-def _refine_iters_default() -> int:
-    """The library's passes of a refinement (jsmf_refine_opts_init: 'jsmf fit --refine')."""
-    o = _lib.RefineOpts()
-    _lib.lib.jsmf_refine_opts_init(byref(o))
-    return int(o.iters)
-
-
-REFINE_ITERS = _refine_iters_default()
+REFINE_ITERS = "auto"  # the library's budget of passes (jsmf_refine_auto_iters)
 
 
 class JSMF(TransformerMixin, BaseEstimator):
@@ -42,14 +33,14 @@ class JSMF(TransformerMixin, BaseEstimator):
     names the columns (else "w0", "w1", ...; fit(X, vocabulary=...) too). min_doc_len: rows
     with fewer tokens add nothing to C or to the refinement (the CLI's default is 5).
 
-    refine_iters defaults to the library's passes (REFINE_ITERS, 80), not 0 (the spectral fit
-    alone), because the estimator holds the documents anyway and the refined topics are far
+    refine_iters defaults to "auto", the library's budget of passes (80 where nnz(H) x K is at
+    most 2^27, fewer beyond: jsmf_refine_auto_iters), not 0 (the spectral fit alone), because the estimator holds the documents anyway and the refined topics are far
     better in held-out likelihood on every corpus measured (tools/bench/heldout-results.md, the
     idle run at ac30b9d, K=50, held-out LL per token, refined against the fit alone: kjv
     -6.581 against -6.732, debdesc -6.759 against -7.234, debdesc in 10-line documents -7.041
     against -7.304; each above tomotopy's LDA) for 1.3x (kjv: 2.8 s against 2.2) to 3x
     (10-line documents: 12.6 s against 4.1) the fit's wall time. refine_iters=0 gives the
-    spectral fit alone, as before (faster; model_.anchors set, which a refined model has not)."""
+    spectral fit alone, as before (faster); an integer asks for that many passes."""
 
     model_: Model
     components_: np.ndarray
@@ -61,7 +52,8 @@ class JSMF(TransformerMixin, BaseEstimator):
                  rectify: Optional[str] = None, anchors: Optional[str] = None,
                  recover: Optional[str] = None, random_state: Optional[int] = None,
                  threads: int = 0, max_iter: int = 1000, tol: float = 1e-5,
-                 progress: ProgressArg = False, refine_iters: int = REFINE_ITERS) -> None:
+                 progress: ProgressArg = False,
+                 refine_iters: Union[int, str] = REFINE_ITERS) -> None:
         self.n_components = n_components
         self.vocabulary = vocabulary
         self.levels = levels
@@ -91,20 +83,24 @@ class JSMF(TransformerMixin, BaseEstimator):
             tmp = tempfile.mkdtemp(prefix="jsmf-sk-")
             path = os.path.join(tmp, "store")
         try:
-            refine = int(self.refine_iters or 0)
-            if refine < 0:
-                raise ValueError("refine_iters must be >= 0, not %r" % (self.refine_iters,))
+            auto = self.refine_iters == "auto"
+            ok = auto or (isinstance(self.refine_iters, (int, np.integer)) and
+                          not isinstance(self.refine_iters, bool) and self.refine_iters >= 0)
+            if not ok:
+                raise ValueError("refine_iters must be \"auto\" or an integer >= 0, not %r" %
+                                 (self.refine_iters,))
+            refine = 0 if auto else int(self.refine_iters)
             # a refinement reads the documents the store holds (its default; said here since
             # the refinement needs them)
             st = Store.create(path, words, min_doc_len=self.min_doc_len,
-                              hold="docs" if refine else None)
+                              hold="docs" if refine or auto else None)
             st.ingest(X, name="sklearn", threads=self.threads, progress=self.progress)
             opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
                     "anchors": self.anchors, "recover": self.recover, "threads": self.threads}
             if self.random_state is not None:
                 opts["seed"] = int(self.random_state)
-            if refine:
-                opts["refine"] = refine
+            # the estimator refines always ("auto": the budget's passes), 0 alone asks for none
+            opts["refine"] = True if auto else refine
             self.model_ = _fit(st, self.n_components, progress=self.progress, **opts)
         finally:
             if tmp:

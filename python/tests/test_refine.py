@@ -22,7 +22,8 @@ def small(tmp_path_factory, kjv_text):
         lines = [next(f) for _ in range(60)]
     (d / "c.txt").write_text("".join(lines))
     cli("ingest", d / "store", d / "c.txt", "--vocab", vocab, "--quiet")
-    cli("fit", d / "store", "-k", K, "-o", d / "fit", "--threads", THREADS, "--quiet")
+    cli("fit", d / "store", "-k", K, "-o", d / "fit", "--threads", THREADS, "--refine", 0,
+        "--quiet")
     return d, [ln.rstrip("\n") for ln in lines]
 
 
@@ -95,6 +96,16 @@ def test_fit_with_corpus_or_refine_equals_cli(small, tmp_path):
     # refine=True: the library's passes (80), as --corpus without --refine takes
     _same(tmp_path / "cli", jsmf.fit(d / "store", K, refine=True, threads=THREADS,
                                      progress=False))
+    # the default, as the CLI's: refined where the store holds its documents (the budget's 80
+    # passes here), the spectral fit with refine=0
+    cli("fit", d / "store", "-k", K, "-o", tmp_path / "clidef", "--threads", THREADS, "--quiet")
+    m = jsmf.fit(d / "store", K, threads=THREADS, progress=False)
+    _same(tmp_path / "clidef", m)
+    assert m.summary["kind"] == "refined" and m.report_["iters"] == 80
+    m0 = jsmf.fit(d / "store", K, threads=THREADS, progress=False, refine=0)
+    assert m0.summary["kind"] == "anchor" and "iters" not in m0.report_
+    with pytest.raises(jsmf.InvalidError, match="give one of them"):
+        jsmf.fit(d / "store", K, corpus=[d / "c.txt"], refine=0, progress=False)
 
 
 def test_bad_input(small, tmp_path):
@@ -112,7 +123,7 @@ def test_bad_input(small, tmp_path):
         m.refine(X[:, :-1])
     with pytest.raises(ValueError, match="no row of the matrix has 10000 tokens"):
         m.refine(X, min_doc_len=10000)
-    with pytest.raises(ValueError, match="at least one iteration"):  # the library's check
+    with pytest.raises(ValueError, match="at least 1"):  # 0 would be the library's budget
         m.refine(X, iters=0)
     with pytest.raises(ValueError, match="iters"):  # one ctypes would wrap round
         m.refine(X, iters=-1)

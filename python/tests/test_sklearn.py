@@ -49,17 +49,19 @@ def test_refined_by_default_and_refine_iters_0_is_the_plain_fit(docs, tmp_path):
     from conftest import cli
     X = CountVectorizer(min_df=5, max_df=0.5, stop_words="english").fit_transform(docs[:200])
     est = jsmf.JSMF(n_components=6, store=str(tmp_path / "s"), threads=1).fit(X)
-    assert est.refine_iters == 80 and est.model_.summary["kind"] == "refined"
-    assert est.model_.anchors is None and est.model_.report_["iters"] == 80
-    # the default is 'jsmf fit STORE --refine 80' on the store it kept (the same thread count)
-    cli("fit", tmp_path / "s", "-k", 6, "-o", tmp_path / "cli", "--refine", 80, "--threads", 1,
-        "--quiet")
+    assert est.refine_iters == "auto" and est.model_.summary["kind"] == "refined"
+    # few documents: the budget's passes are the most, 80; the start's anchors are kept
+    assert est.model_.anchors is not None and est.model_.report_["iters"] == 80
+    # the default is 'jsmf fit STORE' on the store it kept (the same thread count)
+    cli("fit", tmp_path / "s", "-k", 6, "-o", tmp_path / "cli", "--threads", 1, "--quiet")
     np.testing.assert_array_equal(est.components_, np.load(tmp_path / "cli" / "B.npy").T)
     assert np.allclose(est.components_.sum(axis=1), 1)
     plain = jsmf.JSMF(n_components=6, store=str(tmp_path / "p"), threads=1,
                       refine_iters=0).fit(X)
-    assert plain.model_.anchors is not None
-    ref = jsmf.fit(tmp_path / "p", 6, threads=1, progress=False)
+    assert plain.model_.summary["kind"] == "anchor"
+    ref = jsmf.fit(tmp_path / "p", 6, threads=1, progress=False, refine=0)
     assert np.array_equal(plain.components_, ref.B.T)
     with pytest.raises(ValueError, match="refine_iters"):
         jsmf.JSMF(n_components=6, refine_iters=-1).fit(X)
+    with pytest.raises(ValueError, match="refine_iters"):
+        jsmf.JSMF(n_components=6, refine_iters="many").fit(X)

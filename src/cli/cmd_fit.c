@@ -12,13 +12,17 @@
 #include "jsmf_refine.h"
 #include "jsmf_store.h"
 
+#define REFINE_DEFAULT UINT32_MAX
+
 typedef struct {
     const char *input, *output, *previous;
     jsmf_fit_opts o;
     int json, force, save_rect, warm;
     cli_list corpus;   /* --corpus INPUT...: refine the fit over these documents */
     jsmf_refine_run_opts refine;
-    uint32_t refine_iters; /* --refine N: refine (over the store's documents without --corpus) */
+    /* --refine N: refine N passes (over the store's documents without --corpus), 0: the spectral
+     * fit alone; not given (REFINE_DEFAULT): refine where the store holds its documents */
+    uint32_t refine_iters;
 } fit_args;
 
 /* --levels K1,K2,...: the super-topic counts, 0-terminated. */
@@ -55,6 +59,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
     jsmf_fit_opts *o = &a->o;
     jsmf_fit_opts_init(o, 0);
     cli_refine_defaults(&a->refine);
+    a->refine_iters = REFINE_DEFAULT;
     const cli_option options[] = {
         {CLI_OPT("INPUT", 0, CLI_ARG, &a->input),
          .hint = "(a store directory, or a .mtx or .npy matrix)"},
@@ -94,7 +99,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
         {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
         {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
-        {CLI_OPT("--refine", 0, CLI_U32, &a->refine_iters), .min = 1},
+        {CLI_OPT("--refine", 0, CLI_U32, &a->refine_iters), .max = REFINE_DEFAULT - 1},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->refine.min_doc_len)},
         {0},
     };
@@ -123,6 +128,9 @@ int cmd_fit(int argc, char **argv)
 {
     fit_args a = {0};
     int rc = parse_args(argc, argv, &a);
+    if (!rc && a.refine_iters == 0 && a.corpus.n)
+        rc = cli_usage_error("--corpus refines the fit over its documents and --refine 0 asks "
+                             "for no refinement: give one of them");
     if (rc) {
         free(a.corpus.items);
         return rc;
@@ -134,19 +142,21 @@ int cmd_fit(int argc, char **argv)
     a.o.progress = cli_step_progress;
     int flags = (a.force ? JSMF_FIT_FORCE : 0) | (a.save_rect ? JSMF_FIT_SAVE_RECTIFIED : 0) |
                 (a.warm ? JSMF_FIT_WARM : 0);
-    int refining = a.corpus.n || a.refine_iters;
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
     jsmf_refine_result res = {0};
-    if (refining) { /* fit-then-refine, its rules in the library (jsmf_fit_refine_to_dir) */
+    if (a.refine_iters) { /* fit-then-refine, its rules in the library */
         a.refine.corpus = (const char *const *)a.corpus.items, a.refine.n_corpus = a.corpus.n;
-        if (a.refine_iters)
+        if (a.refine_iters != REFINE_DEFAULT)
             a.refine.refine.iters = a.refine_iters;
+        else if (!a.corpus.n)
+            a.refine.when = JSMF_REFINE_WHERE_DOCUMENTS;
         rc = jsmf_fit_refine_to_dir(a.input, a.output, a.previous, flags, &a.o, &a.refine, c,
                                     &m, &rep, &res);
     } else {
         rc = jsmf_fit_to_dir_after(a.input, a.output, a.previous, flags, &a.o, c, &m, &rep);
     }
+    int refining = res.iters > 0;
     cli_progress_done();
     if (!rc && !cli_quiet) {
         jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */

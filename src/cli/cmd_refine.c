@@ -23,11 +23,13 @@ void cli_refine_defaults(jsmf_refine_run_opts *r)
 
 void cli_refine_said(const jsmf_refine_run_opts *r, const jsmf_refine_result *res)
 {
-    if (res->over_store)
-        cli_info("refined over the store's %llu documents (%llu tokens): %u iterations in "
-                 "%.1f s, %.1f MB", (unsigned long long)res->docs,
-                 (unsigned long long)res->tokens, res->iters, res->seconds, res->bytes / 1e6);
-    else
+    if (res->over_store) {
+        cli_info("refined over the store's %llu documents (%llu tokens)",
+                 (unsigned long long)res->docs, (unsigned long long)res->tokens);
+        cli_info("refinement: %u passes%s in %.1f s, %.1f MB", res->iters,
+                 r->refine.iters == JSMF_REFINE_ITERS_AUTO ? " (the budget's)" : "",
+                 res->seconds, res->bytes / 1e6);
+    } else
         cli_info("%llu documents (%llu of fewer than %u tokens left out), %llu tokens, %u "
                  "iterations in %.1f s, %.1f MB", (unsigned long long)res->docs,
                  (unsigned long long)res->docs_dropped, r->min_doc_len,

@@ -373,6 +373,19 @@ static int check_methods(const jsmf_fit_opts *o)
     return JSMF_OK;
 }
 
+/* Each level has fewer topics than the one above it, and at least 2. */
+static int check_levels(const jsmf_fit_opts *o, uint32_t k)
+{
+    uint32_t prev = k;
+    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
+        if (o->levels[l] < 2 || o->levels[l] >= prev)
+            return jsmf_error(JSMF_EINVAL, "fit: level %u topics must be in [2, %u)",
+                              o->levels[l], prev);
+        prev = o->levels[l];
+    }
+    return JSMF_OK;
+}
+
 /* "--mode dense needs --rectify ap, dr or none": the methods that have a dense path. */
 static int dense_refused(void)
 {
@@ -391,54 +404,16 @@ static int dense_refused(void)
     return jsmf_error(JSMF_EINVAL, "fit: --mode dense needs --rectify %s", list);
 }
 
-int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
-             jsmf_model **out, jsmf_fit_report *rep)
+/* The super-topic levels o->levels below `top` (Lee et al. JSMF Sec. 4): each level's A (`Ar`,
+ * K x K, taken and freed here) is the co-occurrence the next level is fitted to, densely and by
+ * the rectification's level method. *level: the levels there are, `top`'s included. */
+static int fit_levels(jsmf_model *top, double *Ar, const jsmf_fit_opts *o, int nt,
+                      uint32_t *level)
 {
-    return fit_run(C, vocab, opts, NULL, out, rep);
-}
-
-int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
-            fit_start *st, jsmf_model **out, jsmf_fit_report *rep)
-{
-    *out = NULL;
-    if (!opts)
-        return jsmf_error(JSMF_EINVAL, "fit: no options");
-    int rc = check_methods(opts);
-    if (rc)
-        return rc;
-    jsmf_fit_opts resolved = *opts;
-    resolved.rectify_iters = fit_rectify_iters(opts);
-    const jsmf_fit_opts *o = &resolved;
     const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
-    if (o->k < 2 || o->k >= C->n)
-        return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o->k, C->n);
-    if (C->nnz == 0 && !(C->docs && C->docs->nnz))
-        return jsmf_error(JSMF_EINVAL, "fit: C is empty: no word pairs were counted (documents "
-                          "of at least 2 in-vocabulary words make them)");
-    if (vocab && vocab->n != C->n)
-        return jsmf_error(JSMF_EMISMATCH, "fit: vocabulary has %u words, C has %u rows", vocab->n,
-                          C->n);
-    if (!rm->dense && o->mode == JSMF_MODE_DENSE)
-        return dense_refused();
-    uint32_t prev = o->k;
-    for (int l = 0; l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
-        if (o->levels[l] < 2 || o->levels[l] >= prev)
-            return jsmf_error(JSMF_EINVAL, "fit: level %u topics must be in [2, %u)",
-                              o->levels[l], prev);
-        prev = o->levels[l];
-    }
-    call_threads_saved saved = call_threads_begin(o->threads); /* this call's, not the caller's */
-    int nt = call_threads();
-    if (rep)
-        memset(rep, 0, sizeof *rep);
-    double t0 = clock_seconds();
-    double *Ar = NULL;
-    jsmf_model *top = NULL;
-    rc = fit_one(C, vocab, o, nt, st, &top, rep, &Ar);
     jsmf_model *cur = top;
-    uint32_t level = 1;
+    int rc = JSMF_OK;
     for (int l = 0; !rc && l < JSMF_FIT_MAX_LEVELS && o->levels[l]; l++) {
-        /* Lee et al. JSMF Sec. 4: the rectified A of this level is the co-occurrence of the next */
         uint32_t kk = cur->k;
         dense_src ds = {kk, Ar, malloc(sizeof(uint32_t) * kk)};
         jsmf_vocab *lab = NULL;
@@ -470,9 +445,86 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
         sub->vocab = NULL;
         cur->sub = sub;
         cur = sub;
-        level++;
+        (*level)++;
     }
     free(Ar);
+    return rc;
+}
+
+int jsmf_fit_levels(jsmf_model *m, const jsmf_fit_opts *opts, uint32_t *levels)
+{
+    if (levels)
+        *levels = 1;
+    if (!m || !opts)
+        return jsmf_error(JSMF_EINVAL, "fit levels: no model or no options");
+    if (m->sub)
+        return jsmf_error(JSMF_EINVAL, "fit levels: the model has levels already");
+    int rc = check_methods(opts);
+    if (!rc)
+        rc = check_levels(opts, m->k);
+    if (rc)
+        return rc;
+    size_t kk = (size_t)m->k * m->k;
+    double *Ar = malloc(kk * sizeof *Ar);
+    if (!Ar)
+        return jsmf_error(JSMF_ENOMEM, "fit levels: out of memory");
+    memcpy(Ar, m->A, kk * sizeof *Ar);
+    call_threads_saved saved = call_threads_begin(opts->threads);
+    uint32_t level = 1;
+    rc = fit_levels(m, Ar, opts, call_threads(), &level);
+    call_threads_end(saved);
+    if (rc) {
+        jsmf_model_free(m->sub);
+        m->sub = NULL;
+    } else if (levels)
+        *levels = level;
+    return rc;
+}
+
+int jsmf_fit(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
+             jsmf_model **out, jsmf_fit_report *rep)
+{
+    return fit_run(C, vocab, opts, NULL, out, rep);
+}
+
+int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *opts,
+            fit_start *st, jsmf_model **out, jsmf_fit_report *rep)
+{
+    *out = NULL;
+    if (!opts)
+        return jsmf_error(JSMF_EINVAL, "fit: no options");
+    int rc = check_methods(opts);
+    if (rc)
+        return rc;
+    jsmf_fit_opts resolved = *opts;
+    resolved.rectify_iters = fit_rectify_iters(opts);
+    const jsmf_fit_opts *o = &resolved;
+    const fit_rectify_method *rm = fit_rectify_method_get(o->rectify);
+    if (o->k < 2 || o->k >= C->n)
+        return jsmf_error(JSMF_EINVAL, "fit: K=%u must be in [2, N-1] (N=%u)", o->k, C->n);
+    if (C->nnz == 0 && !(C->docs && C->docs->nnz))
+        return jsmf_error(JSMF_EINVAL, "fit: C is empty: no word pairs were counted (documents "
+                          "of at least 2 in-vocabulary words make them)");
+    if (vocab && vocab->n != C->n)
+        return jsmf_error(JSMF_EMISMATCH, "fit: vocabulary has %u words, C has %u rows", vocab->n,
+                          C->n);
+    if (!rm->dense && o->mode == JSMF_MODE_DENSE)
+        return dense_refused();
+    if ((rc = check_levels(o, o->k)))
+        return rc;
+    call_threads_saved saved = call_threads_begin(o->threads); /* this call's, not the caller's */
+    int nt = call_threads();
+    if (rep)
+        memset(rep, 0, sizeof *rep);
+    double t0 = clock_seconds();
+    double *Ar = NULL;
+    jsmf_model *top = NULL;
+    rc = fit_one(C, vocab, o, nt, st, &top, rep, &Ar);
+    uint32_t level = 1;
+    if (!rc)
+        rc = fit_levels(top, Ar, o, nt, &level); /* takes Ar */
+    else
+        free(Ar);
     call_threads_end(saved);
     if (rc) {
         jsmf_model_free(top);

@@ -209,7 +209,7 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                          r->eig_start == JSMF_EIG_WARM      ? " from the previous model"
                          : r->eig_start == JSMF_EIG_RESUMED ? " (resumed from the checkpoint)"
                                                             : "",
-                         r->n_trace - 1, r->converged ? "converged" : "stopped at --rectify-iters");
+                         r->n_trace - 1, r->converged ? "converged" : "at --rectify-iters");
         report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
                          r->compress_rows, r->alpha0);
     } else if (r->n_trace) {
@@ -229,8 +229,8 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                          r->rank_rows_min, r->rank_rows_max,
                          rm && rm->factored ? " and of the factor" : "");
     if (r->c_metrics_skipped == 2)
-        report_line(f, p, "recovery and approximation against C not computed: the "
-                         "refinement replaces this model");
+        report_line(f, p, "recovery and approximation against C left out: the model is "
+                         "refined");
     else if (r->c_metrics_skipped) {
         report_line(f, p, "recovery and approximation against C not computed: C is larger");
         report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "

@@ -153,6 +153,12 @@ void json_null(jsmf_json *j, const char *key)
     fputs("null", j->f);
 }
 
+void json_raw(jsmf_json *j, const char *key, const char *value)
+{
+    json_prefix(j, key);
+    fputs(value, j->f);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Reader: a recursive-descent skipper that validates as it goes and stops at the value a
  * dotted path names. Not a general JSON library — summary.json is small and well formed.
@@ -384,4 +390,18 @@ int json_get_string(const char *text, const char *path, char **out)
     if (*p != '"')
         return jsmf_error(JSMF_EFORMAT, "JSON: the value at %s is not a string", path);
     return json_decode_string(p, out);
+}
+
+int json_get_raw(const char *text, const char *path, char **out)
+{
+    const char *p = json_find(text, path);
+    const char *end = p ? skip_value(p, 0) : NULL;
+    if (!end)
+        return jsmf_error(JSMF_ENOTFOUND, "JSON: no value at %s", path);
+    size_t len = (size_t)(end - p);
+    if (!(*out = malloc(len + 1)))
+        return jsmf_error(JSMF_ENOMEM, "JSON: out of memory");
+    memcpy(*out, p, len);
+    (*out)[len] = 0;
+    return JSMF_OK;
 }

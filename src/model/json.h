@@ -31,6 +31,8 @@ void json_int(jsmf_json *j, const char *key, int64_t value);
 void json_uint(jsmf_json *j, const char *key, uint64_t value);
 void json_bool(jsmf_json *j, const char *key, int value);
 void json_null(jsmf_json *j, const char *key);
+/* `value`: JSON text already well formed (a value json_get_raw read), written as it is. */
+void json_raw(jsmf_json *j, const char *key, const char *value);
 /** An array of `n` numbers (or unsigned integers) under `key`. */
 void json_numbers(jsmf_json *j, const char *key, const double *x, uint64_t n);
 void json_uints(jsmf_json *j, const char *key, const uint64_t *x, uint64_t n);
@@ -44,5 +46,8 @@ int json_valid(const char *text);
 int json_get_number(const char *text, const char *path, double *out);
 /** The string at `path`, unescaped, newly allocated (caller frees). Errors as above. */
 int json_get_string(const char *text, const char *path, char **out);
+/** The JSON text of the value at `path` as it stands (an object, an array, ...), newly
+ *  allocated (caller frees). JSMF_ENOTFOUND (with a message) if absent, JSMF_ENOMEM. */
+int json_get_raw(const char *text, const char *path, char **out);
 
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -365,8 +366,6 @@ int refine_opts_check(const jsmf_refine_opts *o)
                           o->alpha, o->beta);
     if (!(o->mix >= 0 && o->mix < 1))
         return jsmf_error(JSMF_EINVAL, "refine: mix %g is not in [0, 1)", o->mix);
-    if (!o->iters)
-        return jsmf_error(JSMF_EINVAL, "refine: at least one iteration");
     if (!refine_method_get(o->method))
         return jsmf_error(JSMF_EINVAL, "refine: no method %d", o->method);
     if (!o->batches)
@@ -396,6 +395,15 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
         return jsmf_error(JSMF_EINVAL, "refine: %u batches for %llu documents (1 to M)",
                           o->batches, (unsigned long long)docs->n_docs);
     return refine_opts_check(o);
+}
+
+uint32_t jsmf_refine_auto_iters(uint64_t nnz, uint32_t k)
+{
+    double work = (double)nnz * k;
+    if (work <= JSMF_REFINE_AUTO_WORK)
+        return JSMF_REFINE_AUTO_MAX;
+    double p = JSMF_REFINE_AUTO_MAX * JSMF_REFINE_AUTO_WORK / work;
+    return p > JSMF_REFINE_AUTO_MIN ? (uint32_t)p : JSMF_REFINE_AUTO_MIN;
 }
 
 /* The start's B mixed with the uniform distribution; a column without mass becomes uniform. */
@@ -436,13 +444,22 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     if (model_summary_begin(&b))
         return NULL;
     model_summary_header(&b.j, m, "refined");
-    char *kind = NULL;
-    if (start->summary_json && json_get_string(start->summary_json, "kind", &kind))
+    char *kind = NULL, *store = NULL;
+    const char *was = start->summary_json && json_valid(start->summary_json)
+                          ? start->summary_json : NULL;
+    if (was && json_get_string(was, "kind", &kind))
         kind = NULL;
+    /* the store the start was fitted on (its fingerprint): what readers of a fit look for */
+    if (was && json_get_raw(was, "store", &store))
+        store = NULL;
+    if (store)
+        json_raw(&b.j, "store", store);
+    free(store);
     json_begin_object(&b.j, "refine");
     json_string(&b.j, "method", refine_method_get(o->method)->title);
     json_string(&b.j, "method_name", jsmf_refine_method_name(o->method));
     json_string(&b.j, "start_kind", kind ? kind : "unknown");
+    json_bool(&b.j, "start_anchors", start->anchors != NULL);
     json_uint(&b.j, "iterations", r->iters);
     json_uint(&b.j, "theta_steps", o->theta_steps);
     json_number(&b.j, "alpha", o->alpha);
@@ -461,6 +478,8 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     json_number(&b.j, "seconds", r->seconds);
     json_uint(&b.j, "bytes", r->bytes);
     json_end_object(&b.j);
+    if (was) /* the start's own summary whole: the fit's parameters, report and trace */
+        json_raw(&b.j, "start", was);
     free(kind);
     jsmf_error_clear();
     return model_summary_end(&b);
@@ -484,7 +503,12 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
         }
         memcpy(m->alpha, s->alpha, s->k * sizeof *m->alpha);
     }
-    if ((start->vocab && vocab_copy(start->vocab, 0, &m->vocab)) ||
+    /* the start's anchors, recorded: each topic's anchor word in the start (a word that marks it
+     * still, no longer one only it produces) */
+    if (start->anchors && (m->anchors = malloc(s->k * sizeof *m->anchors)))
+        memcpy(m->anchors, start->anchors, s->k * sizeof *m->anchors);
+    if ((start->anchors && !m->anchors) ||
+        (start->vocab && vocab_copy(start->vocab, 0, &m->vocab)) ||
         !(m->summary_json = refine_summary(m, start, o, r, s->lik))) {
         jsmf_model_free(m);
         return jsmf_error(JSMF_ENOMEM, "refine: out of memory for the model");
@@ -503,10 +527,20 @@ static int converged(const double *obj, uint32_t done, const jsmf_refine_opts *o
     return obj[done - 1] - obj[done - 2] < o->tol && obj[done - 2] - obj[done - 3] < o->tol;
 }
 
+/* Test hook: JSMF_TEST_EXIT_IN_REFINE=N dies after pass N, as a kill in the refinement would
+ * (the nightly loop's tests rerun the night after it). */
+static uint32_t test_exit_pass(void)
+{
+    const char *v = getenv("JSMF_TEST_EXIT_IN_REFINE");
+    long n = v ? atol(v) : 0;
+    return n > 0 && n < (long)UINT32_MAX ? (uint32_t)n : 0;
+}
+
 static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
                       const jsmf_refine_opts *o, refine_state *s, double *B,
                       jsmf_refine_result *r)
 {
+    const uint32_t exit_after = test_exit_pass();
     start_topics(start, o->mix, B);
     for (uint64_t i = 0; i < s->docs * s->k; i++)
         s->theta[i] = 1.0 / s->k;
@@ -523,6 +557,8 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
         if (s->learn_alpha)
             alpha_update(s);
         r->iters = it + 1;
+        if (r->iters == exit_after)
+            _exit(99);
         if (o->progress)
             o->progress(o->progress_arg, "refine", it + 1, o->iters, "steps");
         if ((rc = cancel_check()))
@@ -546,6 +582,8 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     int rc = check_opts(start, docs, &o);
     if (rc)
         return rc;
+    if (o.iters == JSMF_REFINE_ITERS_AUTO)
+        o.iters = jsmf_refine_auto_iters(docs->nnz, start->k);
     double t0 = clock_seconds();
     call_threads_saved saved = call_threads_begin(o.threads);
     refine_state s = {.n = start->n, .k = start->k, .nt = (uint32_t)call_threads(), .o = &o,

@@ -8,6 +8,7 @@
 #include "refine_internal.h"
 #include "jsmf_store.h"
 #include "core/error.h"
+#include "model/lineage.h"
 #include "model/model.h"
 #include "mpi/comm.h"
 
@@ -23,6 +24,18 @@ void jsmf_refine_run_opts_init(jsmf_refine_run_opts *o)
     jsmf_refine_opts_init(&o->refine);
     jsmf_read_opts_init(&o->read);
     o->min_doc_len = 5;
+}
+
+/* Whether `input` is a store that holds its documents (a path that is no store holds none). */
+static int holds_documents(const char *input)
+{
+    jsmf_store *s = NULL;
+    jsmf_store_stats st;
+    int docs = !jsmf_store_open(input, JSMF_STORE_RDONLY, &s) && !jsmf_store_stats_get(s, &st) &&
+               (st.hold & JSMF_HOLD_DOCS);
+    jsmf_store_close(s);
+    jsmf_error_clear();
+    return docs;
 }
 
 /* What a refinement reads, checked before any work: the corpus files can be read, or the store
@@ -111,15 +124,46 @@ static int refine_store(const jsmf_model *start, const char *store, const jsmf_r
     return rc;
 }
 
-/* `start` refined (over o->corpus, or the store's documents) and written to `dir`. */
+/* What a fit that is refined asks of the refined model: its topics renumbered after the previous
+ * model (may be NULL) with their lineage, and the levels `fit` asks for from its A. */
+typedef struct {
+    const jsmf_fit_opts *fit;
+    const char *previous;
+    uint32_t *levels; /* out (may be NULL): the levels there are, the top's included */
+} refine_then;
+
+/* The refined model's topics renumbered after the previous model's, as the fit's were (the
+ * refinement moved them; the model published is this one) and their lineage recorded. */
+static int renumber_refined(jsmf_model *m, const char *previous)
+{
+    jsmf_model *prev = NULL;
+    jsmf_lineage lin = {0};
+    int rc = jsmf_model_load(previous, &prev);
+    if (!rc)
+        rc = jsmf_model_lineage_get(prev, m, previous, JSMF_LINEAGE_L1, &lin);
+    if (!rc)
+        rc = jsmf_model_renumber(m, &lin);
+    if (!rc)
+        rc = model_lineage_summarize(m, &lin);
+    jsmf_lineage_free(&lin);
+    jsmf_model_free(prev);
+    return rc;
+}
+
+/* `start` refined (over o->corpus, or the store's documents), given what `then` (may be NULL)
+ * asks, and written to `dir`. */
 static int refine_start(const jsmf_model *start, const char *store, const char *dir, int force,
                         const jsmf_refine_run_opts *o, const jsmf_refine_opts *ro,
-                        jsmf_model **out, jsmf_refine_result *res)
+                        const refine_then *then, jsmf_model **out, jsmf_refine_result *res)
 {
     jsmf_refine_result r = {0};
     jsmf_model *m = NULL;
     int rc = o->n_corpus ? refine_corpus(start, o, ro, &m, &r) : refine_store(start, store, ro,
                                                                               &m, &r);
+    if (!rc && then && then->previous)
+        rc = renumber_refined(m, then->previous);
+    if (!rc && then && then->fit->levels[0])
+        rc = jsmf_fit_levels(m, then->fit, then->levels);
     if (!rc)
         rc = jsmf_model_save(dir, m, force);
     if (!rc && res)
@@ -153,7 +197,7 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
     if (!rc)
         rc = jsmf_model_load(model, &start);
     if (!rc)
-        rc = refine_start(start, store, dir, force, &o, &o.refine, out, res);
+        rc = refine_start(start, store, dir, force, &o, &o.refine, NULL, out, res);
     jsmf_model_free(start);
     return rc;
 }
@@ -172,6 +216,11 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         ro = *r;
     else
         jsmf_refine_run_opts_init(&ro);
+    if (res)
+        memset(res, 0, sizeof *res);
+    /* every rank sees the same store, so all take the same branch */
+    if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus && !holds_documents(input))
+        return jsmf_fit_to_dir_after(input, dir, previous, flags, fit, c, out, rep);
     int rc = refine_opts_check(&ro.refine);
     if (!rc)
         rc = check_documents(input, &ro);
@@ -184,12 +233,16 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         fo.rectify_iters = REFINE_RECTIFY_STEPS;
     if (!ro.refine.threads)
         ro.refine.threads = fo.threads;
+    /* the levels are the refined model's, from its A: the fit's would be replaced */
+    jsmf_fit_opts spectral = fo;
+    memset(spectral.levels, 0, sizeof spectral.levels);
     jsmf_model *m = NULL;
-    rc = jsmf_fit_to_dir_after(input, dir, previous, flags | JSMF_FIT_NO_C_METRICS, &fo, c, &m,
-                               rep);
+    rc = jsmf_fit_to_dir_after(input, dir, previous, flags | JSMF_FIT_NO_C_METRICS, &spectral,
+                               c, &m, rep);
     /* rank 0 refines and writes (the summary is its alone) */
+    refine_then then = {&fo, previous, rep ? &rep->levels : NULL};
     if (!rc && jsmf_comm_rank(c) == 0)
-        rc = refine_start(m, input, dir, 1, &ro, &ro.refine, out, res);
+        rc = refine_start(m, input, dir, 1, &ro, &ro.refine, &then, out, res);
     jsmf_model_free(m);
     return comm_agree(c, rc);
 }

@@ -13,16 +13,7 @@
 #    outside the tables is still refused, listing the table.
 # Skips (77) without make, patch or the kjv corpus, or outside a built checkout.
 . "$(dirname "$0")/common.inc"
-ROOT=${ROOT:-$(pwd)}
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-for tool in make patch cc zstd; do
-    command -v $tool >/dev/null 2>&1 || { echo "$tool not installed"; exit 77; }
-done
-[ -f "$ROOT/Makefile" ] && [ -f "$BUILD/jsmf" ] && [ -f "$BUILD/.deps-ok" ] ||
-    { echo "no built checkout at $ROOT ($BUILD)"; exit 77; }
-K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
-[ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }
+. "$(dirname "$0")/patched_tree.inc"
 T=$(mktemp -d /tmp/jsmf-choice-tables-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 P1=$ROOT/tests/cli/dummy_rectify.patch
@@ -85,8 +76,8 @@ zstd -dc "$K/kjv.txt.zst" | head -n 200 >"$T/docs.txt"
 "$J2" vocab "$T/docs.txt" -o "$T/vocab.txt" --max-words 300 -q || fail "vocab"
 "$J2" ingest "$T/store" "$T/docs.txt" --vocab "$T/vocab.txt" -q || fail "ingest"
 
-"$J2" fit "$T/store" -k 6 -o "$T/none" --rectify none --threads 2 -q || fail "fit --rectify none"
-"$J2" fit "$T/store" -k 6 -o "$T/dummy" --rectify dummy --threads 2 -q || fail "fit --rectify dummy"
+"$J2" fit "$T/store" -k 6 -o "$T/none" --rectify none --refine 0 --threads 2 -q || fail "fit --rectify none"
+"$J2" fit "$T/store" -k 6 -o "$T/dummy" --rectify dummy --refine 0 --threads 2 -q || fail "fit --rectify dummy"
 for f in B.npy A.npy alpha.npy anchors.txt; do
     cmp -s "$T/none/$f" "$T/dummy/$f" || fail "--rectify dummy: $f differs from --rectify none's"
 done

@@ -10,16 +10,7 @@
 # iterate (both made dense first); and an unknown name fails, listing the table.
 # Skips (77) without make, patch or the kjv corpus, or outside a built checkout.
 . "$(dirname "$0")/common.inc"
-ROOT=${ROOT:-$(pwd)}
-BUILD=${BUILD:-build}
-case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
-for tool in make patch cc zstd; do
-    command -v $tool >/dev/null 2>&1 || { echo "$tool not installed"; exit 77; }
-done
-[ -f "$ROOT/Makefile" ] && [ -f "$BUILD/jsmf" ] && [ -f "$BUILD/.deps-ok" ] ||
-    { echo "no built checkout at $ROOT ($BUILD)"; exit 77; }
-K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
-[ -f "$K/kjv.txt.zst" ] || { echo "kjv corpus not found"; exit 77; }
+. "$(dirname "$0")/patched_tree.inc"
 T=$(mktemp -d /tmp/jsmf-repr-table-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 P=$ROOT/tests/cli/dummy_rect_repr.patch
@@ -53,10 +44,10 @@ same() { # what, model dir, model dir
 fit() { # out, env value ('' for none), fit options...
     out=$1 repr=$2; shift 2
     if [ -n "$repr" ]; then
-        JSMF_TEST_FIT_REPR=$repr "$J2" fit "$T/store" -k 6 -o "$T/$out" --threads 2 -q "$@" ||
+        JSMF_TEST_FIT_REPR=$repr "$J2" fit "$T/store" -k 6 -o "$T/$out" --refine 0 --threads 2 -q "$@" ||
             fail "fit $* through $repr"
     else
-        "$J2" fit "$T/store" -k 6 -o "$T/$out" --threads 2 -q "$@" || fail "fit $*"
+        "$J2" fit "$T/store" -k 6 -o "$T/$out" --refine 0 --threads 2 -q "$@" || fail "fit $*"
     fi
 }
 fit ap "" --rectify ap

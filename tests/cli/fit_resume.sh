@@ -15,7 +15,7 @@ zstd -dc "$K/kjv.txt.zst" | tail -n +1001 >"$T/b.txt"
 "$J" vocab "$T/a.txt" -o "$T/v.txt" --max-words 1200 -q || fail "vocab"
 "$J" ingest "$T/s" "$T/a.txt" --vocab "$T/v.txt" -q || fail "ingest"
 # many steps after the eigendecomposition, so that the kill lands among them
-opts="-k 12 --rectify-tol 1e-15 --rectify-iters 80 -q"
+opts="-k 12 --rectify-tol 1e-15 --rectify-iters 80 --refine 0 -q"
 "$J" fit "$T/s" -o "$T/full" $opts || fail "uninterrupted fit"
 [ -e "$T/full.ckpt" ] && fail "checkpoint left after a finished fit"
 

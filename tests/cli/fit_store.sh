@@ -16,9 +16,9 @@ zstd -dc "$K/kjv.txt.zst" | head -n 400 >"$T/docs.txt"
 
 # C's rows (made from the store's documents) give the exported matrix's fit bit for bit; the
 # default multiplies through the documents: the same anchors
-"$J" fit "$T/store" -k 8 -o "$T/m1" --levels 3 --products rows -q || fail "fit store"
+"$J" fit "$T/store" -k 8 -o "$T/m1" --levels 3 --products rows --refine 0 -q || fail "fit store"
 "$J" fit "$T/C.npy" -k 8 -o "$T/m2" --levels 3 -q || fail "fit npy"
-"$J" fit "$T/store" -k 8 -o "$T/m1d" --levels 3 -q || fail "fit store (documents)"
+"$J" fit "$T/store" -k 8 -o "$T/m1d" --levels 3 --refine 0 -q || fail "fit store (documents)"
 cmp -s "$T/m1d/anchors.txt" "$T/m2/anchors.txt" || fail "anchors differ between the documents' fit and the exported .npy's"
 for f in B.npy A.npy anchors.txt alpha.npy level1/B.npy level1/A.npy; do
     cmp -s "$T/m1/$f" "$T/m2/$f" || fail "$f differs between store and exported .npy"
@@ -34,9 +34,9 @@ grep -q '"anchors_replaced": 0,' "$T/m1/summary.json" || fail "summary.json: anc
 head -n 1 "$T/m1/level1/vocab.txt" | grep -q '^t0' || fail "level1 vocabulary is not topic labels"
 
 # stdout stays empty without --json; --json prints the summary
-out=$("$J" fit "$T/store" -k 4 -o "$T/m3" -q)
+out=$("$J" fit "$T/store" -k 4 -o "$T/m3" --refine 0 -q)
 [ -z "$out" ] || fail "stdout not empty without --json"
-"$J" fit "$T/store" -k 4 -o "$T/m4" -q --json | grep -q '"kind": "anchor"' || fail "--json"
+"$J" fit "$T/store" -k 4 -o "$T/m4" --refine 0 -q --json | grep -q '"kind": "anchor"' || fail "--json"
 
 # usage errors and refusals
 "$J" fit "$T/store" -o "$T/x" -q 2>/dev/null; [ $? -eq 2 ] || fail "missing -k not exit 2"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# model_lineage.sh — topics keep their names across refits (issue 34): kjv cut 90/10, day 2 fitted
+# model_lineage.sh — topics keep their names across refits of the spectral fit (issue 34; --refine 0:
+# the refined nightly loop is tests/py/test_nightly_loop.py's): kjv cut 90/10, day 2 fitted
 # after day 1 (fit --previous) keeps the index of every topic within l1 0.5 of a day-1 topic,
 # and is the cold fit with its topics permuted (B, A, alpha, anchors, level1 alike); with --warm
 # it starts from day 1's c_factor.npy (eig_start "previous"; on this small store within mean l1
@@ -20,14 +21,14 @@ head -n "$h" "$T/all.txt" >"$T/d1.txt"
 tail -n +"$((h + 1))" "$T/all.txt" >"$T/d2.txt"
 "$J" vocab "$T/d1.txt" -o "$T/v.txt" --max-words 1500 -q || fail "vocab"
 "$J" ingest "$T/s1" "$T/d1.txt" --vocab "$T/v.txt" -q || fail "ingest day 1"
-"$J" fit "$T/s1" -k 20 --levels 4 -o "$T/m1" -q || fail "fit day 1"
+"$J" fit "$T/s1" -k 20 --refine 0 --levels 4 -o "$T/m1" -q || fail "fit day 1"
 cp -r "$T/s1" "$T/s2"
 "$J" ingest "$T/s2" "$T/d2.txt" -q || fail "ingest day 2"
-"$J" fit "$T/s2" -k 20 --levels 4 -o "$T/cold" -q || fail "cold fit day 2"
+"$J" fit "$T/s2" -k 20 --refine 0 --levels 4 -o "$T/cold" -q || fail "cold fit day 2"
 expect 0 "lineage: .* topics continue a topic of" \
-    "$J" fit "$T/s2" -k 20 --levels 4 -o "$T/m2" --previous "$T/m1"
+    "$J" fit "$T/s2" -k 20 --refine 0 --levels 4 -o "$T/m2" --previous "$T/m1"
 expect 0 "passes over C from the previous model" \
-    "$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2" --previous "$T/m1" --warm
+    "$J" fit "$T/s2" -k 20 --refine 0 --levels 4 -o "$T/w2" --previous "$T/m1" --warm
 # day 1 with its words shuffled and the last 3 missing: the same warm start, word by word
 "$PYTHON" - "$T" <<'PY' || fail "shuffled day-1 model"
 import numpy as np, sys, os, shutil
@@ -39,7 +40,7 @@ B = np.load(f"{T}/m1/B.npy")[:-3]; B /= B.sum(0)  # the same B as m1t's, in anot
 np.save(f"{d}/B.npy", B[keep]); np.save(f"{d}/c_factor.npy", np.load(f"{T}/m1/c_factor.npy")[keep])
 shutil.copy(f"{T}/m1/A.npy", d)
 PY
-"$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2s" --previous "$T/m1s" --warm -q || fail "warm fit after the shuffled model"
+"$J" fit "$T/s2" -k 20 --refine 0 --levels 4 -o "$T/w2s" --previous "$T/m1s" --warm -q || fail "warm fit after the shuffled model"
 "$PYTHON" - "$T" <<'PY' || fail "warm start checks"
 import numpy as np, sys, os, shutil
 T = sys.argv[1]; d = f"{T}/m1t"; os.makedirs(d)
@@ -49,7 +50,7 @@ B = np.load(f"{T}/m1/B.npy")[:-3]; B /= B.sum(0)
 np.save(f"{d}/B.npy", B); np.save(f"{d}/c_factor.npy", np.load(f"{T}/m1/c_factor.npy")[:-3])
 shutil.copy(f"{T}/m1/A.npy", d)
 PY
-"$J" fit "$T/s2" -k 20 --levels 4 -o "$T/w2t" --previous "$T/m1t" --warm -q || fail "warm fit after the truncated model"
+"$J" fit "$T/s2" -k 20 --refine 0 --levels 4 -o "$T/w2t" --previous "$T/m1t" --warm -q || fail "warm fit after the truncated model"
 for f in B.npy A.npy anchors.txt; do
     cmp -s "$T/w2s/$f" "$T/w2t/$f" || fail "warm start: words not mapped by string ($f)"
 done
@@ -89,8 +90,8 @@ for name, k2 in (("p", K), ("q", K + 1)):
     np.save(f"{d}/B.npy", Bp)
 np.save(f"{T}/perm.npy", perm)
 PY
-"$J" fit "$T/s1" -k 20 -o "$T/back" --previous "$T/p" -q || fail "fit after the permuted copy"
-"$J" fit "$T/s1" -k 20 -o "$T/plant" --previous "$T/q" -q || fail "fit after the planted model"
+"$J" fit "$T/s1" -k 20 --refine 0 -o "$T/back" --previous "$T/p" -q || fail "fit after the permuted copy"
+"$J" fit "$T/s1" -k 20 --refine 0 -o "$T/plant" --previous "$T/q" -q || fail "fit after the planted model"
 
 "$PYTHON" - "$T" <<'PY' || fail "lineage checks"
 import numpy as np, sys, json
@@ -204,27 +205,27 @@ if got != want: print("FAIL: new words", got, want); sys.exit(1)
 PY
 
 # bad previous models: named, exit 1, nothing written
-expect 1 "nothere" "$J" fit "$T/s1" -k 20 -o "$T/x1" --previous "$T/nothere"
+expect 1 "nothere" "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x1" --previous "$T/nothere"
 mkdir "$T/corrupt" && cp "$T/m1/vocab.txt" "$T/corrupt/" && head -c 100 "$T/m1/B.npy" >"$T/corrupt/B.npy"
-expect 1 "corrupt/B.npy" "$J" fit "$T/s1" -k 20 -o "$T/x2" --previous "$T/corrupt"
+expect 1 "corrupt/B.npy" "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x2" --previous "$T/corrupt"
 mkdir "$T/other" && printf 'zzqa\nzzqb\n' >"$T/other/vocab.txt"
 "$PYTHON" -c "import numpy as np; np.save('$T/other/B.npy', np.eye(2))"
 expect 1 "other: only 0 of the previous model's 2 words are in the vocabulary" \
-    "$J" fit "$T/s1" -k 20 -o "$T/x3" --previous "$T/other"
+    "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x3" --previous "$T/other"
 # a model of another store: 2 of its 5 words in common
 mkdir "$T/few" && { head -n 2 "$T/m1/vocab.txt"; printf 'zzqa\nzzqb\nzzqc\n'; } >"$T/few/vocab.txt"
 "$PYTHON" -c "import numpy as np; np.save('$T/few/B.npy', np.eye(5)[:, :2])"
 expect 1 "few: only 2 of the previous model's 5 words" \
-    "$J" fit "$T/s1" -k 20 -o "$T/x4" --previous "$T/few"
+    "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x4" --previous "$T/few"
 # a corrupt factor: cut short, and one of another row count
 cp -r "$T/m1" "$T/badf" && head -c 200 "$T/m1/c_factor.npy" >"$T/badf/c_factor.npy"
-expect 1 "badf/c_factor.npy" "$J" fit "$T/s1" -k 20 -o "$T/x5" --previous "$T/badf" --warm
+expect 1 "badf/c_factor.npy" "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x5" --previous "$T/badf" --warm
 cp -r "$T/m1" "$T/badg"
 "$PYTHON" -c "import numpy as np; np.save('$T/badg/c_factor.npy', np.ones((7, 20)))"
-expect 1 "badg/c_factor.npy: shape (7, 20)" "$J" fit "$T/s1" -k 20 -o "$T/x6" --previous "$T/badg" --warm
+expect 1 "badg/c_factor.npy: shape (7, 20)" "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x6" --previous "$T/badg" --warm
 # another K: the planted 21-topic model (no A.npy, no factor) starts the fit from its B
 expect 0 "passes over C from the previous model" \
-    "$J" fit "$T/s1" -k 20 -o "$T/x7" --previous "$T/q" --warm
+    "$J" fit "$T/s1" -k 20 --refine 0 -o "$T/x7" --previous "$T/q" --warm
 for x in x1 x2 x3 x4 x5 x6; do [ -e "$T/$x" ] && fail "$x written after an error"; done
 ls "$T" | grep -q tmp- && fail "debris of a failed fit"
 expect 1 "nothere" "$J" diff "$T/m1" "$T/nothere"

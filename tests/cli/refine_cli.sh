@@ -3,8 +3,10 @@
 # documents scores a better held-out likelihood than the spectral fit ('fit --refine' over the
 # store's own documents gives the same model), the model is of kind
 # refined and every reader takes it (its learned alpha too), the same command gives the same bytes, 'fit --corpus'
-# equals fit then refine, the plain fit is unchanged by the option's existence; bad input names
-# its file and writes nothing.
+# equals fit then refine, the spectral fit (--refine 0) is unchanged by the option's existence;
+# the default fit is 'fit --refine 80' where the store holds its documents (the budget's passes
+# on few documents) and the spectral fit where it holds only rows; bad input names its file and
+# writes nothing.
 . "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-refine-XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -15,7 +17,8 @@ K=${JSMF_CORPORA:-/work/shared/corpora}/kjv
 zstd -dc "$K/kjv.txt.zst" | head -n 330 | awk 'NR % 10 == 0 {print > "'"$T"'/test.txt"; next} {print}' >"$T/train.txt"
 "$J" vocab "$T/train.txt" -o "$T/vocab.txt" --max-words 600 -q || fail "vocab"
 "$J" ingest "$T/store" "$T/train.txt" --vocab "$T/vocab.txt" -q || fail "ingest"
-"$J" fit "$T/store" -k 8 -o "$T/fit" -q || fail "fit"
+"$J" fit "$T/store" -k 8 -o "$T/fit" --refine 0 -q || fail "fit --refine 0"
+grep -q '"kind": "anchor"' "$T/fit/summary.json" || fail "fit --refine 0 is not the spectral fit"
 "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/ref" -j 2 -q || fail "refine"
 "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/ref2" -j 2 -q || fail "refine again"
 cmp -s "$T/ref/B.npy" "$T/ref2/B.npy" || fail "two runs on 2 threads differ"
@@ -23,7 +26,7 @@ grep -q '"kind": "refined"' "$T/ref/summary.json" || fail "kind is not refined"
 grep -q '"start_kind": "anchor"' "$T/ref/summary.json" || fail "start kind not recorded"
 grep -q '"objective_per_token"' "$T/ref/summary.json" || fail "no objective curve"
 grep -q '"loglik_per_token"' "$T/ref/summary.json" || fail "no log-likelihood curve"
-[ ! -f "$T/ref/anchors.txt" ] || fail "a refined model has anchors"
+cmp -s "$T/fit/anchors.txt" "$T/ref/anchors.txt" || fail "the refined model lacks its start's anchors"
 "$J" topics "$T/ref" >/dev/null || fail "topics of a refined model"
 "$J" infer "$T/ref" "$T/test.txt" -q >/dev/null || fail "infer with a refined model"
 # chapters of ~300 tokens: --learn-alpha auto learns the prior, written as alpha.npy, which every
@@ -50,9 +53,9 @@ awk -v a="$a" -v b="$b" 'BEGIN {exit !(b > a + 0.05)}' || fail "held-out LL: ref
 "$J" fit "$T/store" -k 8 -o "$T/fitref" --corpus "$T/train.txt" --threads 2 2>"$T/fitref.err" ||
     fail "fit --corpus"
 # the fit's metrics that read C again are left out: the refined model replaces the fit's
-grep -q "not computed: the refinement replaces this model" "$T/fitref.err" ||
+grep -q "against C left out: the model is refined" "$T/fitref.err" ||
     fail "fit --corpus computed the metrics against C"
-"$J" fit "$T/store" -k 8 -o "$T/fitd" --products documents --rectify-iters 10 --threads 2 -q ||
+"$J" fit "$T/store" -k 8 -o "$T/fitd" --products documents --rectify-iters 10 --refine 0 --threads 2 -q ||
     fail "fit --products documents"
 grep -q '"c_products": "documents"' "$T/fitd/summary.json" || fail "--products documents not taken"
 grep -q '"c_products": "documents"' "$T/fit/summary.json" || fail "the plain fit does not take the documents (they fit --mem)"
@@ -72,8 +75,16 @@ expect 2 "" "$J" refine "$T/fit" --corpus "$T/train.txt" -o "$T/x" --tol -1 -q
 "$J" ingest "$T/rows" "$T/train.txt" --vocab "$T/vocab.txt" --hold rows -q || fail "rows store"
 expect 1 "give --corpus" "$J" fit "$T/rows" -k 8 -o "$T/fx" --refine 3 -q
 [ ! -e "$T/fx" ] || fail "fit --refine over a rows store wrote a model"
-"$J" fit "$T/store" -k 8 -o "$T/fit2" -q || fail "plain fit"
-cmp -s "$T/fit/B.npy" "$T/fit2/B.npy" || fail "the plain fit changed"
+"$J" fit "$T/store" -k 8 -o "$T/fit2" --refine 0 -q || fail "spectral fit"
+cmp -s "$T/fit/B.npy" "$T/fit2/B.npy" || fail "the spectral fit changed"
+# the default: refined where the store holds its documents, by the budget's passes (80 here:
+# few documents), so it is 'fit --refine 80'; the spectral fit alone where it holds only rows
+"$J" fit "$T/store" -k 8 -o "$T/fitdef" --threads 2 -q || fail "default fit"
+grep -q '"kind": "refined"' "$T/fitdef/summary.json" || fail "the default fit of a documents store is not refined"
+cmp -s "$T/fitdef/B.npy" "$T/fitst/B.npy" || fail "the default fit is not fit --refine 80"
+"$J" fit "$T/rows" -k 8 -o "$T/rowsdef" -q || fail "default fit of a rows store"
+grep -q '"kind": "anchor"' "$T/rowsdef/summary.json" || fail "the default fit of a rows store is not the spectral fit"
+expect 2 "give one of them" "$J" fit "$T/store" -k 8 -o "$T/fx" --corpus "$T/train.txt" --refine 0 -q
 
 # bad input: nothing written
 expect 1 "nope.txt" "$J" refine "$T/fit" --corpus "$T/nope.txt" -o "$T/x" -q

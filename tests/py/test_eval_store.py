@@ -20,7 +20,7 @@ def main():
                         "--truth", t("truth"), "--vocab", "300", "--topics", "6", "--docs", "1500",
                         "--mean-len", "60", "--seed", "2"], check=True, capture_output=True)
         jsmf("ingest", t("store"), t("corpus.txt"), "--vocab", t("truth/vocab.txt"), "-q")
-        jsmf("fit", t("store"), "-k", "6", "-o", t("model"), "-q")
+        jsmf("fit", t("store"), "-k", "6", "-o", t("model"), "--refine", "0", "-q")
         m = json.loads(jsmf("eval", t("model"), "--store", t("store"), "--truth", t("truth"), "--json", "-q"))
         summary = json.load(open(t("model/summary.json")))
         print("eval --store:", {k: m[k] for k in ("recovery", "approximation", "dominancy", "specificity",
@@ -43,7 +43,8 @@ def main():
         info = json.loads(jsmf("info", t("store"), "--json"))
         f32 = info["nnz"] * 8 + (info["n_words"] + 1) * 12
         for mem, want in ((2 * (f32 + info["nnz"] * 2), "float32"), (f32, "streamed")):
-            jsmf("fit", t("store"), "-k", "6", "-o", t("model-" + want), "-q", "--mem", str(mem))
+            jsmf("fit", t("store"), "-k", "6", "-o", t("model-" + want), "--refine", "0", "-q",
+                 "--mem", str(mem))
             sm = json.load(open(t("model-%s/summary.json" % want)))["metrics"]
             for k in ("recovery", "approximation"):
                 if want == "streamed":

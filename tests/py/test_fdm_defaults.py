@@ -41,7 +41,7 @@ def main():
         vocab, store = os.path.join(d, "v.txt"), os.path.join(d, "s")
         jsmf("vocab", corpus, "-o", vocab, "--min-df", "1", "--max-df-frac", "1", "-q")
         jsmf("ingest", store, corpus, "--vocab", vocab, "-q")
-        jsmf("fit", store, "-k", "6", "-o", os.path.join(d, "fit"), "-q")
+        jsmf("fit", store, "-k", "6", "-o", os.path.join(d, "fit"), "--refine", "0", "-q")
         fit_l1 = l1(os.path.join(d, "fit"), truth)
 
         common = ["--device", "cpu", "--threads", "2"]

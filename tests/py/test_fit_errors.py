@@ -27,7 +27,8 @@ def check(ok, what):
 
 
 def fit(*args):
-    return subprocess.run([JSMF, "fit"] + list(args), capture_output=True, text=True)
+    return subprocess.run([JSMF, "fit"] + list(args) + ["--refine", "0"], capture_output=True,
+                          text=True)
 
 
 def main():

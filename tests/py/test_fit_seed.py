@@ -44,11 +44,12 @@ def main():
         open(f"{d}/d2.txt", "wb").writelines(lines[cut:])
         jsmf("vocab", f"{d}/d1.txt", "-o", f"{d}/v.txt", "--max-words", "1500")
         jsmf("ingest", f"{d}/s", f"{d}/d1.txt", "--vocab", f"{d}/v.txt")
-        jsmf("fit", f"{d}/s", "-k", "20", "-o", f"{d}/day1")
+        jsmf("fit", f"{d}/s", "-k", "20", "-o", f"{d}/day1", "--refine", "0")
         jsmf("ingest", f"{d}/s", f"{d}/d2.txt")
         fits = {"seed1": [], "seed2": ["--seed", "2"], "warm": ["--warm"]}
         for name, extra in fits.items():
-            jsmf("fit", f"{d}/s", "-k", "20", "-o", f"{d}/{name}", "--previous", f"{d}/day1", *extra)
+            jsmf("fit", f"{d}/s", "-k", "20", "-o", f"{d}/{name}", "--previous", f"{d}/day1",
+                 "--refine", "0", *extra)
         anchors = {n: open(f"{d}/{n}/anchors.txt").read() for n in fits}
         summary = {n: json.load(open(f"{d}/{n}/summary.json")) for n in fits}
         seeds = topics_l1(f"{d}/seed1", f"{d}/seed2")

@@ -194,7 +194,7 @@ def check_planted(tmp, nights):
 
     # the two fits' topics
     for s, m in ((grown, "mg"), (one, "m1")):
-        run("fit", s, "-k", K, "-o", os.path.join(tmp, m), "--seed", 1)
+        run("fit", s, "-k", K, "-o", os.path.join(tmp, m), "--seed", 1, "--refine", 0)
     ev = json.loads(run("eval", os.path.join(tmp, "mg"), "--truth", os.path.join(tmp, "m1"),
                         "--json").stdout)
     l1 = float(np.mean(ev["l1_per_topic"]))
@@ -292,9 +292,14 @@ def check_admitted_last(tmp, nights, paths, v0, min_df):
         err = np.abs(C - ref).max() / np.abs(ref).max()
         assert err < 1e-9, "%s: C with a word admitted at M differs by %g" % (hold, err)
         m = os.path.join(tmp, "last-m-" + hold)
-        run("fit", s, "-k", K, "-o", m)
+        run("fit", s, "-k", K, "-o", m, "--refine", 0)
         B = np.load(os.path.join(m, "B.npy"))
         assert B.shape == (len(vocab), K) and B[-1].max() < 1e-6, "%s: the word has mass %s" % (hold, B[-1])
+        if hold == "docs":  # the default fit, refined: the word has the prior's floor alone
+            run("fit", s, "-k", K, "-o", m + "-refined")
+            B = np.load(os.path.join(m + "-refined", "B.npy"))
+            assert np.allclose(B[-1], B.min(axis=0), rtol=1e-12, atol=0), \
+                "refined: the word has more than the floor: %s" % B[-1]
         run("fdm", s, "-k", K, "-o", m + "-fdm", "--steps", 200, "--init", m, "-q")
         with open(paths[3], "rb") as f:  # the next night: its pairs count
             run("ingest", s, "-", stdin=f)

@@ -463,7 +463,9 @@ int main(void)
     jsmf_refine_opts_init(&o);
     o.threads = 2;
     CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
-    CHECK(r.iters == o.iters);
+    /* iters AUTO: the budget's passes, all of them (few documents: the most) */
+    CHECK(o.iters == JSMF_REFINE_ITERS_AUTO);
+    CHECK(r.iters == JSMF_REFINE_AUTO_MAX && r.iters == jsmf_refine_auto_iters(docs.nnz, K));
     CHECK(r.objective[r.iters - 1] > r.objective[0] + 0.05);
     for (uint32_t it = 1; it < r.iters; it++)
         fprintf(stderr, "%s%.6f", it == 1 ? "objective: " : " ", r.objective[it]);
@@ -529,6 +531,15 @@ int main(void)
     jsmf_model_free(again);
     jsmf_model_free(one);
 
+    /* the budget: the most passes up to JSMF_REFINE_AUTO_WORK entries x topics, then as many
+     * fewer as keep the product, never fewer than the least */
+    const uint64_t w = (uint64_t)JSMF_REFINE_AUTO_WORK;
+    CHECK(jsmf_refine_auto_iters(w / 50, 50) == JSMF_REFINE_AUTO_MAX);
+    CHECK(jsmf_refine_auto_iters(2 * w / 50, 50) == JSMF_REFINE_AUTO_MAX / 2);
+    CHECK(jsmf_refine_auto_iters(5 * w / 50, 50) == JSMF_REFINE_AUTO_MAX / 5);
+    CHECK(jsmf_refine_auto_iters(20000000, 100) == JSMF_REFINE_AUTO_MIN); /* planted N=100k */
+    CHECK(jsmf_refine_auto_iters(UINT64_MAX, 1000) == JSMF_REFINE_AUTO_MIN);
+
     /* bad input: refused, *out untouched */
     jsmf_model *none = NULL;
     jsmf_refine_opts bad = o;
@@ -537,8 +548,6 @@ int main(void)
     bad = o, bad.beta = -1;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     bad = o, bad.mix = 1;
-    CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
-    bad = o, bad.iters = 0;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
     bad = o, bad.batches = 0;
     CHECK(jsmf_refine(start, &docs, &bad, &none, NULL) == JSMF_EINVAL && !none);
