@@ -427,7 +427,8 @@ REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN
 class RefineResult(Structure):
     _fields_ = [("iters", u32), ("objective", POINTER(f64)), ("docs", u64), ("tokens", u64),
                 ("seconds", f64), ("bytes", u64), ("docs_dropped", u64), ("over_store", c_int),
-                ("reserved", u64 * 14)]
+                ("over_mem", u64),  # 3.1.0
+                ("reserved", u64 * 13)]
 
 
 class RefineRunOpts(Structure):

@@ -34,9 +34,10 @@ class JSMF(TransformerMixin, BaseEstimator):
     with fewer tokens add nothing to C or to the refinement (the CLI's default is 5).
 
     refine_iters defaults to "auto", the library's budget of passes (80 where nnz(H) x K is at
-    most 2^27, fewer beyond: jsmf_refine_auto_iters), not 0 (the spectral fit alone), because the estimator holds the documents anyway and the refined topics are far
-    better in held-out likelihood on every corpus measured (tools/bench/heldout-results.md, the
-    idle run at ac30b9d, K=50, held-out LL per token, refined against the fit alone: kjv
+    most 2^25, fewer beyond: jsmf_refine_auto_iters), not 0 (the spectral fit alone),
+    because the estimator holds the documents anyway and the refined topics are far better
+    in held-out likelihood on every corpus measured (tools/bench/heldout-results.md, the idle
+    run at ac30b9d, K=50, held-out LL per token, refined against the fit alone: kjv
     -6.581 against -6.732, debdesc -6.759 against -7.234, debdesc in 10-line documents -7.041
     against -7.304; each above tomotopy's LDA) for 1.3x (kjv: 2.8 s against 2.2) to 3x
     (10-line documents: 12.6 s against 4.1) the fit's wall time. refine_iters=0 gives the

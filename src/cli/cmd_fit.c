@@ -163,6 +163,12 @@ int cmd_fit(int argc, char **argv)
         report_lineage(m);
         if (refining && m) /* rank 0 refined */
             cli_refine_said(&a.refine, &res);
+        if (res.over_mem)
+            cli_info("refinement left out: it would hold %llu MB, more than --mem %lluM; the "
+                     "spectral fit is written (--mem %lluM refines)",
+                     (unsigned long long)((res.over_mem + (1u << 20) - 1) >> 20),
+                     (unsigned long long)(a.o.mem_bytes >> 20),
+                     (unsigned long long)((res.over_mem + (1u << 20) - 1) >> 20));
     }
     if (!rc && a.json && m && m->summary_json) /* rank 0's alone */
         fputs(m->summary_json, stdout);

@@ -397,6 +397,16 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
     return refine_opts_check(o);
 }
 
+uint64_t refine_memory(uint64_t docs, uint32_t n, uint32_t k, uint32_t threads,
+                       const jsmf_refine_opts *o)
+{
+    const refine_method *rm = refine_method_get(o->method);
+    const uint64_t nk = (uint64_t)n * k;
+    const int keep_totals = (rm && rm->needs_totals) || o->batches > 1 || o->overrelax > 1;
+    return (docs * k + (threads + keep_totals + (o->batches > 1 ? o->batches : 0)) * nk) *
+           sizeof(double);
+}
+
 uint32_t jsmf_refine_auto_iters(uint64_t nnz, uint32_t k)
 {
     double work = (double)nnz * k;
@@ -595,8 +605,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
                      (double)docs->tokens >= JSMF_REFINE_ALPHA_AUTO_LEN * (double)docs->n_docs);
     const uint64_t nk = (uint64_t)s.n * s.k;
     const int keep_totals = s.method->needs_totals || o.batches > 1 || o.overrelax > 1;
-    r.bytes = (s.docs * s.k + (s.nt + keep_totals + (o.batches > 1 ? o.batches : 0)) * nk) *
-              sizeof(double);
+    r.bytes = refine_memory(s.docs, s.n, s.k, s.nt, &o);
     double *B = malloc(nk * sizeof *B);
     s.theta = malloc(s.docs * s.k * sizeof *s.theta);
     s.nwk = malloc(s.nt * nk * sizeof *s.nwk);

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "model/lineage.h"
 #include "model/model.h"
+#include "core/threads.h"
 #include "mpi/comm.h"
 
 /* The compressed rectification's steps before a refinement: the refinement moves the topics
@@ -26,16 +27,47 @@ void jsmf_refine_run_opts_init(jsmf_refine_run_opts *o)
     o->min_doc_len = 5;
 }
 
-/* Whether `input` is a store that holds its documents (a path that is no store holds none). */
-static int holds_documents(const char *input)
+/* Whether `input` is a store that holds its documents (a path that is no store holds none);
+ * *st (may be NULL) gets its stats when it does. */
+static int holds_documents(const char *input, jsmf_store_stats *st)
 {
     jsmf_store *s = NULL;
-    jsmf_store_stats st;
-    int docs = !jsmf_store_open(input, JSMF_STORE_RDONLY, &s) && !jsmf_store_stats_get(s, &st) &&
-               (st.hold & JSMF_HOLD_DOCS);
+    jsmf_store_stats mine;
+    if (!st)
+        st = &mine;
+    int docs = !jsmf_store_open(input, JSMF_STORE_RDONLY, &s) && !jsmf_store_stats_get(s, st) &&
+               (st->hold & JSMF_HOLD_DOCS);
     jsmf_store_close(s);
     jsmf_error_clear();
     return docs;
+}
+
+static uint64_t mib_up(uint64_t bytes)
+{
+    return (bytes + (1u << 20) - 1) >> 20;
+}
+
+/* The refinement of a store's documents must fit --mem (its theta is M x K doubles: 16 GB at
+ * 10M documents and K = 200), checked before the fit. Returns 1 where it does not (the
+ * message set), 0 where it does or the input is no store of documents. */
+static int over_memory(const char *input, const jsmf_fit_opts *fit, const jsmf_refine_opts *ro,
+                       uint64_t *need)
+{
+    jsmf_store_stats st;
+    *need = 0;
+    if (!fit->mem_bytes || !holds_documents(input, &st))
+        return 0;
+    int nt = ro->threads > 0 ? ro->threads : fit->threads > 0 ? fit->threads : call_threads();
+    *need = refine_memory(st.docs, st.n_words, fit->k, (uint32_t)nt, ro);
+    if (*need <= fit->mem_bytes)
+        return 0;
+    jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB (theta of %llu documents x "
+               "%u topics, and %d threads' %u x %u counts), more than --mem %lluM: give --mem "
+               "%lluM, fewer topics, or --refine 0 for the spectral fit alone",
+               (unsigned long long)mib_up(*need), (unsigned long long)st.docs, fit->k, nt,
+               st.n_words, fit->k, (unsigned long long)(fit->mem_bytes >> 20),
+               (unsigned long long)mib_up(*need));
+    return 1;
 }
 
 /* What a refinement reads, checked before any work: the corpus files can be read, or the store
@@ -218,10 +250,21 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         jsmf_refine_run_opts_init(&ro);
     if (res)
         memset(res, 0, sizeof *res);
-    /* every rank sees the same store, so all take the same branch */
-    if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus && !holds_documents(input))
-        return jsmf_fit_to_dir_after(input, dir, previous, flags, fit, c, out, rep);
+    /* every rank sees the same store, so all take the same branch; by default a refinement
+     * that cannot fit --mem leaves the spectral fit (res->over_mem says so), one asked for
+     * stops before the fit */
+    uint64_t need = 0;
     int rc = refine_opts_check(&ro.refine);
+    int heavy = !rc && !ro.n_corpus && over_memory(input, fit, &ro.refine, &need);
+    if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus &&
+        (heavy || !holds_documents(input, NULL))) {
+        jsmf_error_clear();
+        if (res)
+            res->over_mem = need * heavy;
+        return jsmf_fit_to_dir_after(input, dir, previous, flags, fit, c, out, rep);
+    }
+    if (heavy)
+        rc = JSMF_ENOMEM;
     if (!rc)
         rc = check_documents(input, &ro);
     if ((rc = comm_agree(c, rc)))

@@ -70,6 +70,11 @@ typedef struct refine_method {
 /** The options' own checks (JSMF_EINVAL naming the one out of range), before any work. */
 int refine_opts_check(const jsmf_refine_opts *o);
 
+/* The bytes a refinement over `docs` documents of `n` words at `k` topics on `threads` threads
+ * holds: the documents' theta and the per-thread (and kept) N x K counts (its result's bytes). */
+uint64_t refine_memory(uint64_t docs, uint32_t n, uint32_t k, uint32_t threads,
+                       const jsmf_refine_opts *o);
+
 /** The method of value v, or NULL. */
 const refine_method *refine_method_get(int v);
 

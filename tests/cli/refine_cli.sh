@@ -5,8 +5,9 @@
 # refined and every reader takes it (its learned alpha too), the same command gives the same bytes, 'fit --corpus'
 # equals fit then refine, the spectral fit (--refine 0) is unchanged by the option's existence;
 # the default fit is 'fit --refine 80' where the store holds its documents (the budget's passes
-# on few documents) and the spectral fit where it holds only rows; bad input names its file and
-# writes nothing.
+# on few documents) and the spectral fit where it holds only rows or where the refinement would
+# not fit --mem (said; asked for, it stops before the fit); bad input names its file and writes
+# nothing.
 . "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-refine-XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -85,6 +86,13 @@ cmp -s "$T/fitdef/B.npy" "$T/fitst/B.npy" || fail "the default fit is not fit --
 "$J" fit "$T/rows" -k 8 -o "$T/rowsdef" -q || fail "default fit of a rows store"
 grep -q '"kind": "anchor"' "$T/rowsdef/summary.json" || fail "the default fit of a rows store is not the spectral fit"
 expect 2 "give one of them" "$J" fit "$T/store" -k 8 -o "$T/fx" --corpus "$T/train.txt" --refine 0 -q
+# a refinement that would not fit --mem: by default the spectral fit is written and said so;
+# asked for, it stops before the fit naming what it needs
+JSMF_TEST_SMALL_MEM=1 expect 0 "refinement left out: it would hold" \
+    "$J" fit "$T/store" -k 8 -o "$T/smallmem" --mem 100K
+grep -q '"kind": "anchor"' "$T/smallmem/summary.json" || fail "--mem too small for the refinement: not the spectral fit"
+JSMF_TEST_SMALL_MEM=1 expect 1 "give --mem" "$J" fit "$T/store" -k 8 -o "$T/fx" --mem 100K --refine 5 -q
+[ ! -e "$T/fx" ] || fail "a refinement over --mem wrote a model"
 
 # bad input: nothing written
 expect 1 "nope.txt" "$J" refine "$T/fit" --corpus "$T/nope.txt" -o "$T/x" -q
