@@ -48,8 +48,8 @@ static uint64_t mib_up(uint64_t bytes)
 }
 
 /* The refinement of a store's documents must fit --mem (its theta is M x K doubles: 16 GB at
- * 10M documents and K = 200), checked before the fit. Returns 1 where it does not (the
- * message set), 0 where it does or the input is no store of documents. */
+ * 10M documents and K = 200), checked before the fit. Returns JSMF_ENOMEM (with its message)
+ * where it does not, 0 where it does or the input is no store of documents. */
 static int over_memory(const char *input, const jsmf_fit_opts *fit, const jsmf_refine_opts *ro,
                        uint64_t *need)
 {
@@ -61,13 +61,13 @@ static int over_memory(const char *input, const jsmf_fit_opts *fit, const jsmf_r
     *need = refine_memory(st.docs, st.n_words, fit->k, (uint32_t)nt, ro);
     if (*need <= fit->mem_bytes)
         return 0;
-    jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB (theta of %llu documents x "
-               "%u topics, and %d threads' %u x %u counts), more than --mem %lluM: give --mem "
-               "%lluM, fewer topics, or --refine 0 for the spectral fit alone",
-               (unsigned long long)mib_up(*need), (unsigned long long)st.docs, fit->k, nt,
-               st.n_words, fit->k, (unsigned long long)(fit->mem_bytes >> 20),
-               (unsigned long long)mib_up(*need));
-    return 1;
+    return jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB (theta of %llu "
+                      "documents x %u topics, and %d threads' %u x %u counts), more than --mem "
+                      "%lluM: give --mem %lluM, fewer topics, or --refine 0 for the spectral "
+                      "fit alone", (unsigned long long)mib_up(*need),
+                      (unsigned long long)st.docs, fit->k, nt, st.n_words, fit->k,
+                      (unsigned long long)(fit->mem_bytes >> 20),
+                      (unsigned long long)mib_up(*need));
 }
 
 /* What a refinement reads, checked before any work: the corpus files can be read, or the store
@@ -255,16 +255,15 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
      * stops before the fit */
     uint64_t need = 0;
     int rc = refine_opts_check(&ro.refine);
-    int heavy = !rc && !ro.n_corpus && over_memory(input, fit, &ro.refine, &need);
+    int heavy = rc || ro.n_corpus ? 0 : over_memory(input, fit, &ro.refine, &need);
     if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus &&
         (heavy || !holds_documents(input, NULL))) {
         jsmf_error_clear();
         if (res)
-            res->over_mem = need * heavy;
+            res->over_mem = heavy ? need : 0;
         return jsmf_fit_to_dir_after(input, dir, previous, flags, fit, c, out, rep);
     }
-    if (heavy)
-        rc = JSMF_ENOMEM;
+    rc = rc ? rc : heavy;
     if (!rc)
         rc = check_documents(input, &ro);
     if ((rc = comm_agree(c, rc)))
