@@ -83,6 +83,11 @@ cmp -s "$T/fit/B.npy" "$T/fit2/B.npy" || fail "the spectral fit changed"
 "$J" fit "$T/store" -k 8 -o "$T/fitdef" --threads 2 -q || fail "default fit"
 grep -q '"kind": "refined"' "$T/fitdef/summary.json" || fail "the default fit of a documents store is not refined"
 cmp -s "$T/fitdef/B.npy" "$T/fitst/B.npy" || fail "the default fit is not fit --refine 80"
+# --levels: the refined model's super-topics, fitted from its A (as the fit's are from its own)
+"$J" fit "$T/store" -k 8 -o "$T/reflev" --refine 20 --levels 3 --threads 2 -q || fail "fit --refine --levels"
+[ -f "$T/reflev/level1/B.npy" ] || fail "fit --refine 20 --levels 3 wrote no level"
+[ "$(wc -l <"$T/reflev/level1/vocab.txt")" -eq 8 ] || fail "level1 does not name the 8 topics"
+grep -q '^t0:' "$T/reflev/level1/vocab.txt" || fail "level1's topics not named after their anchors"
 "$J" fit "$T/rows" -k 8 -o "$T/rowsdef" -q || fail "default fit of a rows store"
 grep -q '"kind": "anchor"' "$T/rowsdef/summary.json" || fail "the default fit of a rows store is not the spectral fit"
 expect 2 "give one of them" "$J" fit "$T/store" -k 8 -o "$T/fx" --corpus "$T/train.txt" --refine 0 -q
