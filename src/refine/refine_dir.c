@@ -28,13 +28,10 @@ void jsmf_refine_run_opts_init(jsmf_refine_run_opts *o)
 }
 
 /* Whether `input` is a store that holds its documents (a path that is no store holds none);
- * *st (may be NULL) gets its stats when it does. */
+ * *st gets its stats when it does. */
 static int holds_documents(const char *input, jsmf_store_stats *st)
 {
     jsmf_store *s = NULL;
-    jsmf_store_stats mine;
-    if (!st)
-        st = &mine;
     int docs = !jsmf_store_open(input, JSMF_STORE_RDONLY, &s) && !jsmf_store_stats_get(s, st) &&
                (st->hold & JSMF_HOLD_DOCS);
     jsmf_store_close(s);
@@ -48,24 +45,23 @@ static uint64_t mib_up(uint64_t bytes)
 }
 
 /* The refinement of a store's documents must fit --mem (its theta is M x K doubles: 16 GB at
- * 10M documents and K = 200), checked before the fit. Returns JSMF_ENOMEM (with its message)
- * where it does not, 0 where it does or the input is no store of documents. */
-static int over_memory(const char *input, const jsmf_fit_opts *fit, const jsmf_refine_opts *ro,
-                       uint64_t *need)
+ * 10M documents and K = 200), checked before the fit from the store's stats. Returns
+ * JSMF_ENOMEM (with its message) where it does not, else 0. */
+static int over_memory(const jsmf_store_stats *st, const jsmf_fit_opts *fit,
+                       const jsmf_refine_opts *ro, uint64_t *need)
 {
-    jsmf_store_stats st;
     *need = 0;
-    if (!fit->mem_bytes || !holds_documents(input, &st))
+    if (!fit->mem_bytes)
         return 0;
     int nt = ro->threads > 0 ? ro->threads : fit->threads > 0 ? fit->threads : call_threads();
-    *need = refine_memory(st.docs, st.n_words, fit->k, (uint32_t)nt, ro);
+    *need = refine_memory(st->docs, st->n_words, fit->k, (uint32_t)nt, ro);
     if (*need <= fit->mem_bytes)
         return 0;
     return jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB (theta of %llu "
                       "documents x %u topics, and %d threads' %u x %u counts), more than --mem "
                       "%lluM: give --mem %lluM, fewer topics, or --refine 0 for the spectral "
                       "fit alone", (unsigned long long)mib_up(*need),
-                      (unsigned long long)st.docs, fit->k, nt, st.n_words, fit->k,
+                      (unsigned long long)st->docs, fit->k, nt, st->n_words, fit->k,
                       (unsigned long long)(fit->mem_bytes >> 20),
                       (unsigned long long)mib_up(*need));
 }
@@ -254,10 +250,11 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
      * that cannot fit --mem leaves the spectral fit (res->over_mem says so), one asked for
      * stops before the fit */
     uint64_t need = 0;
+    jsmf_store_stats st;
     int rc = refine_opts_check(&ro.refine);
-    int heavy = rc || ro.n_corpus ? 0 : over_memory(input, fit, &ro.refine, &need);
-    if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus &&
-        (heavy || !holds_documents(input, NULL))) {
+    int docs = !ro.n_corpus && holds_documents(input, &st);
+    int heavy = !rc && docs ? over_memory(&st, fit, &ro.refine, &need) : 0;
+    if (ro.when == JSMF_REFINE_WHERE_DOCUMENTS && !ro.n_corpus && (heavy || !docs)) {
         jsmf_error_clear();
         if (res)
             res->over_mem = heavy ? need : 0;
