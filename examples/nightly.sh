@@ -95,10 +95,11 @@ if [ ! -e "$model.ingested" ]; then
     touch "$model.ingested"
 fi
 
-# Refit from yesterday (topics renumbered to keep yesterday's indices), into a work directory:
-# MODELS/NIGHT is replaced only by a whole model. The store holds its documents, so the fit is
-# refined over them (jsmf fit's default; FIT_OPTS=--refine 0: the spectral fit). A killed fit
-# resumes from its checkpoint; a killed refinement is done again.
+# Refit from yesterday, into a work directory: MODELS/NIGHT is replaced only by a whole model.
+# The store holds its documents, so the night starts from yesterday's model, refined over them
+# and held near it (jsmf fit's default, formats/model.md "Nights"; topics keep yesterday's
+# indices; FIT_OPTS=--cold: a new spectral fit, --refine 0: the spectral fit alone). A killed
+# night is done again by the rerun, to the same model (a cold fit resumes from its checkpoint).
 say "fit K=$k${prev:+ from $(basename "$prev")}"
 mkdir -p "$work"
 # shellcheck disable=SC2086

@@ -98,9 +98,9 @@ extern "C" {
 #endif
 
 #define JSMF_VERSION_MAJOR 3
-#define JSMF_VERSION_MINOR 1
+#define JSMF_VERSION_MINOR 2
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "3.1.0"
+#define JSMF_VERSION_STRING "3.2.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {

@@ -123,14 +123,19 @@ JSMF_API int jsmf_model_topics_write(FILE *f, const jsmf_model *m, const jsmf_to
  * Lineage: which topics of a refit continue which topics of a previous model (formats/model.md,
  * "Lineage"). Topics are matched by a minimum-cost assignment on the l1 distance between their
  * columns of B over the words of both vocabularies, matched by string: a word one model lacks
- * counts 0 there, and columns are not renormalised (mass a topic moved to words the other model
- * lacks is a change, counted as such; eval's l1 error against a truth is the same distance).
+ * counts 0 there, and columns are not renormalised: mass a topic moved to words the previous
+ * model lacks is a change, counted beyond an allowance of JSMF_LINEAGE_NEW_WORDS (new words are
+ * admitted every night; eval's l1 error against a truth counts all of it).
  * A topic matched to a previous topic at l1 <= threshold continues it; the others are new; the
  * previous topics no topic continues are retired.
  * ------------------------------------------------------------------------------------------- */
 
 /** The threshold of 'jsmf fit --previous' and 'jsmf diff': l1 <= 0.5 (of at most 2) continues. */
 #define JSMF_LINEAGE_L1 0.5
+/** The mass a topic may put on words the previous model lacks before it counts in the lineage's
+ *  distance (since 3.2.0): an old topic that takes up new words (a planted topic moving 20% of
+ *  its mass onto them) continues, and one made of new words (1 - 0.25 counted) is new. */
+#define JSMF_LINEAGE_NEW_WORDS 0.25
 /** A topic index that does not exist: the predecessor of a new topic. */
 #define JSMF_TOPIC_NONE UINT32_MAX
 

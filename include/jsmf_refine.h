@@ -85,7 +85,15 @@ typedef struct jsmf_refine_opts {
                                 JSMF_REFINE_ALPHA_AUTO_LEN tokens on average (on short documents
                                 the spread of the expected counts inflates the learned prior, and
                                 the topics get worse: tools/bench/heldout-results.md) */
-    uint64_t reserved[8]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    const double *prior;   /**< N x K on the documents' word ids, columns distributions, or NULL
+                                (none): topics the refinement is held near, as a Dirichlet
+                                prior centred on them: every M-step adds prior_counts[k] x
+                                prior[w][k] to topic k's expected count of word w (and the
+                                objective gains sum_wk prior_counts[k] prior[w][k] log B_wk).
+                                The nightly fit holds a topic near yesterday's with it, where
+                                yesterday's data is most of tonight's (since 3.2.0) */
+    const double *prior_counts; /**< K pseudo-counts >= 0 of the prior's topics (with prior) */
+    uint64_t reserved[6]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_opts;
 
 /* Values of jsmf_refine_opts.learn_alpha. */
@@ -137,7 +145,10 @@ typedef struct jsmf_refine_result {
                                 the bytes the refinement would have held, when that exceeds the
                                 fit's mem_bytes and so it was left out and the spectral fit
                                 written (0: it was not; since 3.1.0) */
-    uint64_t reserved[13]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    int warm;              /**< 1: jsmf_fit_refine_to_dir started from the previous model,
+                                    with no spectral fit (since 3.2.0) */
+    uint32_t admitted;     /**< with warm: the store's words the previous model did not have */
+    uint64_t reserved[12]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_result;
 
 /** The name of refinement method v ("em", "cvb0": --method, summary.json), from the library's
@@ -159,8 +170,30 @@ typedef struct jsmf_refine_run_opts {
                                     as ingest leaves them out (default 5, ingest's) */
     int when;                  /**< enum jsmf_refine_when: jsmf_fit_refine_to_dir refines always
                                     (0, as before 3.1.0) or only where there are documents */
-    uint64_t reserved[7];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    int start;                 /**< enum jsmf_refine_start: where jsmf_fit_refine_to_dir starts
+                                    the refinement when given a previous model (since 3.2.0) */
+    double prior_weight;       /**< a night started from the previous model: the weight of the
+                                    prior that holds its topics, in the previous model's tokens
+                                    (jsmf_refine_opts.prior_counts = prior_weight x its tokens x
+                                    p_prev(k)); 0: JSMF_REFINE_HOLD, < 0: no prior */
+    uint64_t reserved[6];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_run_opts;
+
+/** Where a fit given a previous model starts its refinement (jsmf_refine_run_opts.start). */
+enum jsmf_refine_start {
+    JSMF_REFINE_START_AUTO = 0,    /**< from the previous model, where it has the fit's K and
+                                        its words are the store's (the store grew since): no
+                                        spectral fit, the previous topics carried onto tonight's
+                                        words and held near by the prior of `prior_weight`; else as
+                                        SPECTRAL (formats/model.md, "Nights") */
+    JSMF_REFINE_START_SPECTRAL = 1 /**< from a new spectral fit (a cold night, 'jsmf fit --cold'),
+                                        renumbered after the previous model */
+};
+
+/** The default weight of the prior that holds a night's topics near yesterday's
+ *  (jsmf_refine_run_opts.prior_weight), chosen by tools/bench/nightly (tools/bench/lineage-results.md,
+ *  "Holding topics"). */
+#define JSMF_REFINE_PRIOR_WEIGHT 0.3
 
 /** When jsmf_fit_refine_to_dir refines the fit (jsmf_refine_run_opts.when; since 3.1.0). */
 enum jsmf_refine_when {
@@ -204,7 +237,12 @@ JSMF_API int jsmf_refine_to_dir(const char *model, const char *store, const char
  *  budget's passes unless r->refine.iters says (jsmf_refine_auto_iters); the fit's levels
  *  (fit->levels) are fitted from the refined A (jsmf_fit_levels), the refined model keeps the
  *  fit's anchors, and with `previous` its topics are renumbered after the previous model's and
- *  their lineage recorded (the fit's renumbering is its start). Under MPI
+ *  their lineage recorded (the fit's renumbering is its start). With `previous` of the fit's
+ *  K whose words the store has, a store that holds its documents, no corpus and r->start
+ *  JSMF_REFINE_START_AUTO (the default), on one process, there is no spectral fit: the night
+ *  starts from `previous` (formats/model.md, "Nights": its topics on the store's words, held by
+ *  jsmf_refine_opts.prior of weight r->prior_weight, 10 passes or the budget's fewer; res->warm
+ *  1, `rep` zeroed but for its levels). Under MPI
  *  every rank fits and rank 0 refines and writes; all return its status. `rep` (may be NULL)
  *  is the fit's report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined
  *  model. Errors: those of jsmf_fit_to_dir_after and jsmf_refine_to_dir. */

@@ -17,7 +17,7 @@
 typedef struct {
     const char *input, *output, *previous;
     jsmf_fit_opts o;
-    int json, force, save_rect, warm;
+    int json, force, save_rect, warm, cold;
     cli_list corpus;   /* --corpus INPUT...: refine the fit over these documents */
     jsmf_refine_run_opts refine;
     /* --refine N: refine N passes (over the store's documents without --corpus), 0: the spectral
@@ -98,6 +98,8 @@ static int parse_args(int argc, char **argv, fit_args *a)
         {CLI_OPT("--force", 0, CLI_FLAG, &a->force)},
         {CLI_OPT("--previous", 0, CLI_STRING, &a->previous)},
         {CLI_OPT("--warm", 0, CLI_FLAG, &a->warm)},
+        {CLI_OPT("--cold", 0, CLI_FLAG, &a->cold)},
+        {CLI_OPT("--prior-weight", 0, CLI_DOUBLE, &a->refine.prior_weight), .range = "[0, inf)"},
         {CLI_OPT("--corpus", 0, CLI_LIST, &a->corpus)},
         {CLI_OPT("--refine", 0, CLI_U32, &a->refine_iters), .max = REFINE_DEFAULT - 1},
         {CLI_OPT("--min-doc-len", 0, CLI_U32, &a->refine.min_doc_len)},
@@ -151,6 +153,8 @@ int cmd_fit(int argc, char **argv)
             a.refine.refine.iters = a.refine_iters;
         else if (!a.corpus.n)
             a.refine.when = JSMF_REFINE_WHERE_DOCUMENTS;
+        if (a.cold)
+            a.refine.start = JSMF_REFINE_START_SPECTRAL;
         rc = jsmf_fit_refine_to_dir(a.input, a.output, a.previous, flags, &a.o, &a.refine, c,
                                     &m, &rep, &res);
     } else {
@@ -159,7 +163,11 @@ int cmd_fit(int argc, char **argv)
     int refining = res.iters > 0;
     cli_progress_done();
     if (!rc && !cli_quiet) {
-        jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
+        if (res.warm)
+            cli_info("from %s: its topics on the store's %u words (%u admitted since), no "
+                     "spectral fit (--cold makes one)", a.previous, m ? m->n : 0, res.admitted);
+        else
+            jsmf_fit_report_write(stderr, cli_prog, &rep); /* quiet on ranks other than 0 */
         report_lineage(m);
         if (refining && m) /* rank 0 refined */
             cli_refine_said(&a.refine, &res);

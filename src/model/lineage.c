@@ -42,50 +42,64 @@ int model_map_words(const jsmf_model *a, const jsmf_model *b, uint32_t *to_b,
     return model_map_to_vocab(a, b->vocab, to_b, seen, common);
 }
 
-/* One row of costs: topic t of a against every topic of b. */
+/* Each topic of b: the mass it puts on words a lacks (seen[e] 0), beyond `allow`. */
+static void mass_beyond(const jsmf_model *b, const unsigned char *seen, double allow,
+                        double *beyond)
+{
+    const uint32_t kb = b->k;
+    for (uint32_t s = 0; s < kb; s++)
+        beyond[s] = 0;
+    for (uint32_t e = 0; e < b->n; e++)
+        if (!seen[e])
+            for (uint32_t s = 0; s < kb; s++)
+                beyond[s] += fabs(b->B[(uint64_t)e * kb + s]);
+    for (uint32_t s = 0; s < kb; s++)
+        beyond[s] = beyond[s] > allow ? beyond[s] - allow : 0;
+}
+
+/* One row of costs: topic t of a against every topic of b, over a's words, plus what b's
+ * topics put on words a lacks (`beyond`). */
 static void l1_row(const jsmf_model *a, const jsmf_model *b, const uint32_t *to_b,
-                   const unsigned char *seen, uint32_t t, double *row)
+                   const double *beyond, uint32_t t, double *row)
 {
     uint32_t ka = a->k, kb = b->k;
     for (uint32_t s = 0; s < kb; s++)
-        row[s] = 0;
+        row[s] = beyond[s];
     for (uint32_t w = 0; w < a->n; w++) {
         double tw = a->B[(uint64_t)w * ka + t];
         const double *er = to_b[w] == UINT32_MAX ? NULL : b->B + (uint64_t)to_b[w] * kb;
         for (uint32_t s = 0; s < kb; s++)
             row[s] += fabs(tw - (er ? er[s] : 0.0));
     }
-    for (uint32_t e = 0; e < b->n; e++) { /* words only b has */
-        if (seen[e])
-            continue;
-        const double *er = b->B + (uint64_t)e * kb;
-        for (uint32_t s = 0; s < kb; s++)
-            row[s] += fabs(er[s]);
-    }
 }
 
-static int topic_l1(const jsmf_model *a, const jsmf_model *b, double *cost, uint32_t *common)
+/* The costs a's topics x b's topics; the mass b's topics put on words a lacks counts beyond
+ * `allow` of it (0: all of it, as eval's l1 error counts it). */
+static int topic_l1(const jsmf_model *a, const jsmf_model *b, double allow, double *cost,
+                    uint32_t *common)
 {
     if (!a->vocab || !b->vocab)
         return jsmf_error(JSMF_EINVAL, "topic distances: both models need a vocabulary");
     unsigned char *seen = calloc(b->n ? b->n : 1, 1);
     uint32_t *to_b = malloc((a->n ? a->n : 1) * sizeof *to_b);
-    int rc = seen && to_b ? model_map_words(a, b, to_b, seen, common)
-                          : jsmf_error(JSMF_ENOMEM, "topic distances: out of memory");
+    double *beyond = malloc((b->k ? b->k : 1) * sizeof *beyond);
+    int rc = seen && to_b && beyond ? model_map_words(a, b, to_b, seen, common)
+                                    : jsmf_error(JSMF_ENOMEM, "topic distances: out of memory");
     if (!rc) {
+        mass_beyond(b, seen, allow, beyond);
         /* each row is independent: parallel over t, words in order (the same sums whatever
          * the thread count) */
         #pragma omp parallel for schedule(dynamic) num_threads(call_threads())
         for (uint32_t t = 0; t < a->k; t++)
-            l1_row(a, b, to_b, seen, t, cost + (uint64_t)t * b->k);
+            l1_row(a, b, to_b, beyond, t, cost + (uint64_t)t * b->k);
     }
-    free(to_b), free(seen);
+    free(to_b), free(seen), free(beyond);
     return rc;
 }
 
 int model_topic_l1(const jsmf_model *a, const jsmf_model *b, double *cost)
 {
-    return topic_l1(a, b, cost, NULL);
+    return topic_l1(a, b, 0, cost, NULL);
 }
 
 void jsmf_lineage_free(jsmf_lineage *l)
@@ -157,7 +171,7 @@ int jsmf_model_lineage_get(const jsmf_model *prev, const jsmf_model *m, const ch
     double *cost = malloc((size_t)prev->k * m->k * sizeof *cost);
     uint32_t *match = malloc(m->k * sizeof *match);
     uint32_t common = 0;
-    int rc = cost && match ? topic_l1(prev, m, cost, &common)
+    int rc = cost && match ? topic_l1(prev, m, JSMF_LINEAGE_NEW_WORDS, cost, &common)
                            : jsmf_error(JSMF_ENOMEM, "lineage: out of memory");
     if (!rc && common == 0)
         rc = jsmf_error(JSMF_EMISMATCH, "%s: the previous model has no word in common with "

@@ -231,11 +231,39 @@ static void extrapolate(double *x, const double *prev, uint64_t n, double w, uin
     }
 }
 
-/* The M-step of the topics after a pass of one batch: the threads' counts summed, then
- * B_wk = (n_wk + b) / (n_k + N b). */
+/* The prior's pseudo-counts l_k P_wk added to the counts n_wk (the M-step's Dirichlet centred
+ * on opts.prior), before they are extrapolated or kept, so every method sees them as counts. */
+static void add_prior(const refine_state *s, double *nwk)
+{
+    const double *P = s->o->prior, *l = s->o->prior_counts;
+    if (!P)
+        return;
+    const uint32_t k = s->k;
+#pragma omp parallel for schedule(static) num_threads(s->nt)
+    for (int64_t w = 0; w < (int64_t)s->n; w++)
+        for (uint32_t t = 0; t < k; t++)
+            nwk[(uint64_t)w * k + t] += l[t] * P[(uint64_t)w * k + t];
+}
+
+/* sum_wk l_k P_wk log B_wk: the prior's term of the objective, summed by word in order. */
+static double prior_term(const refine_state *s, const double *B)
+{
+    const double *P = s->o->prior, *l = s->o->prior_counts;
+    if (!P)
+        return 0;
+    double sum = 0;
+    for (uint64_t e = 0; e < (uint64_t)s->n * s->k; e++)
+        if (P[e] > 0)
+            sum += l[e % s->k] * P[e] * log(B[e]);
+    return sum;
+}
+
+/* The M-step of the topics after a pass of one batch: the threads' counts summed, the prior's
+ * added, then B_wk = (n_wk + b) / (n_k + N b). */
 static void update_topics(refine_state *s, double *B)
 {
     sum_threads(s);
+    add_prior(s, s->nwk);
     if (s->omega != 1) /* over-relaxed: the counts moved w times as far from the last pass's */
         extrapolate(s->nwk, s->nprev, (uint64_t)s->n * s->k, s->omega, s->nt);
     topics_from_counts(s, s->nwk, B);
@@ -283,6 +311,7 @@ static void first_pass_topics(refine_state *s, double *B)
     for (uint32_t i = 0; i < s->o->batches; i++)
         for (uint64_t j = 0; j < nk; j++)
             s->nwk[j] += s->nbatch[i * nk + j];
+    add_prior(s, s->nwk); /* once: the batches' later replacements keep it in the totals */
     topics_from_counts(s, s->nwk, B);
 }
 
@@ -338,7 +367,7 @@ static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, 
     memset(s->nwk, 0, (uint64_t)s->nt * s->n * s->k * sizeof *s->nwk);
     memset(s->ll, 0, 2 * s->nt * sizeof *s->ll);
     s->B = B, s->B_live = B;
-    double total = topic_prior(B, s->n, s->k, s->o->beta);
+    double total = topic_prior(B, s->n, s->k, s->o->beta) + prior_term(s, B);
     const int first = !s->have_prev;
     if (s->learn_alpha)
         memset(s->dg, 0, (uint64_t)s->nt * (s->k + 1) * sizeof *s->dg);
@@ -378,6 +407,8 @@ int refine_opts_check(const jsmf_refine_opts *o)
         o->learn_alpha != JSMF_REFINE_ALPHA_AUTO)
         return jsmf_error(JSMF_EINVAL, "refine: learn_alpha %d is not fixed, learn or auto",
                           o->learn_alpha);
+    if (o->prior && !o->prior_counts)
+        return jsmf_error(JSMF_EINVAL, "refine: a prior without its pseudo-counts");
     return JSMF_OK;
 }
 
@@ -394,6 +425,10 @@ static int check_opts(const jsmf_model *start, const jsmf_doc_source *docs,
     if (o->batches > docs->n_docs)
         return jsmf_error(JSMF_EINVAL, "refine: %u batches for %llu documents (1 to M)",
                           o->batches, (unsigned long long)docs->n_docs);
+    for (uint32_t t = 0; o->prior && o->prior_counts && t < start->k; t++)
+        if (!(o->prior_counts[t] >= 0) || !isfinite(o->prior_counts[t]))
+            return jsmf_error(JSMF_EINVAL, "refine: the prior's pseudo-count of topic %u is %g, "
+                              "not >= 0", t, o->prior_counts[t]);
     return refine_opts_check(o);
 }
 
@@ -480,6 +515,12 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     json_number(&b.j, "tol", o->tol);
     json_number(&b.j, "overrelax", o->overrelax);
     json_bool(&b.j, "alpha_learned", m->alpha != NULL);
+    if (o->prior) { /* held near topics given (a night from yesterday's model) */
+        double held = 0;
+        for (uint32_t t = 0; t < m->k; t++)
+            held += o->prior_counts[t];
+        json_number(&b.j, "prior_tokens", held);
+    }
     json_uint(&b.j, "max_iterations", o->iters);
     json_uint(&b.j, "docs", r->docs);
     json_uint(&b.j, "tokens", r->tokens);

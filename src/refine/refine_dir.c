@@ -230,6 +230,44 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
     return rc;
 }
 
+/* The passes of a night started from yesterday's model, where the budget allows them: its
+ * topics are near a fixed point already (tools/bench/lineage-results.md, "Holding topics"). */
+#define REFINE_WARM_PASSES 10
+
+/* Tonight from yesterday's model: its topics on the store's words, refined over the store's
+ * documents and held near by the prior, renumbered after it (lineage), levels from the refined
+ * A. REFINE_WARM_COLD where it cannot start there (another K, or words the store lacks). */
+static int refine_from_previous(const char *input, const char *dir, const char *previous,
+                                int flags, const jsmf_fit_opts *fo, const jsmf_refine_run_opts *o,
+                                jsmf_model **out, jsmf_fit_report *rep, jsmf_refine_result *res)
+{
+    jsmf_source_input in;
+    int rc = jsmf_source_open(input, 0, &in);
+    if (rc)
+        return rc;
+    refine_warm w;
+    double hold = o->prior_weight == 0 ? JSMF_REFINE_PRIOR_WEIGHT : o->prior_weight > 0 ? o->prior_weight : 0;
+    uint64_t nnz = in.src.docs ? in.src.docs->nnz : 0;
+    rc = refine_warm_start(previous, input, &in, fo->k, hold, &w);
+    jsmf_source_close(&in);
+    if (rc)
+        return rc;
+    jsmf_refine_opts ro = o->refine;
+    ro.prior = w.prior, ro.prior_counts = w.counts;
+    if (ro.iters == JSMF_REFINE_ITERS_AUTO) {
+        uint32_t budget = jsmf_refine_auto_iters(nnz, fo->k);
+        ro.iters = budget < REFINE_WARM_PASSES ? budget : REFINE_WARM_PASSES;
+    }
+    if (!(rc = model_check_new(dir, (flags & JSMF_FIT_FORCE) != 0))) {
+        refine_then then = {fo, previous, rep ? &rep->levels : NULL};
+        rc = refine_start(w.start, input, dir, 1, o, &ro, &then, out, res);
+    }
+    if (!rc && res)
+        res->warm = 1, res->admitted = w.admitted;
+    refine_warm_free(&w);
+    return rc;
+}
+
 int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previous, int flags,
                            const jsmf_fit_opts *fit, const jsmf_refine_run_opts *r,
                            jsmf_comm *c, jsmf_model **out, jsmf_fit_report *rep,
@@ -265,6 +303,18 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         rc = check_documents(input, &ro);
     if ((rc = comm_agree(c, rc)))
         return rc;
+    if (rep)
+        memset(rep, 0, sizeof *rep);
+    /* a night with yesterday's model starts there (one process: the fit's ranks would idle) */
+    if (previous && docs && !ro.n_corpus && ro.start == JSMF_REFINE_START_AUTO &&
+        jsmf_comm_size(c) == 1) {
+        jsmf_refine_run_opts wo = ro;
+        if (!wo.refine.threads)
+            wo.refine.threads = fit->threads;
+        rc = refine_from_previous(input, dir, previous, flags, fit, &wo, out, rep, res);
+        if (rc != REFINE_WARM_COLD)
+            return rc;
+    }
     jsmf_fit_opts fo = *fit;
     if (fo.products == JSMF_PRODUCTS_AUTO)
         fo.products = JSMF_PRODUCTS_DOCUMENTS;

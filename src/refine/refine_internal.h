@@ -78,4 +78,25 @@ uint64_t refine_memory(uint64_t docs, uint32_t n, uint32_t k, uint32_t threads,
 /** The method of value v, or NULL. */
 const refine_method *refine_method_get(int v);
 
+/** A night started from yesterday's model (refine_warm.c): the start (yesterday's topics on
+ *  tonight's words, which the store's documents carry), the prior that holds them (NULL when
+ *  weight is 0) and its K pseudo-counts, the words admitted since. */
+typedef struct refine_warm {
+    jsmf_model *start;
+    double *prior, *counts;
+    uint32_t admitted;
+} refine_warm;
+
+/** refine_warm_start's answer where tonight cannot start from yesterday (another K, words the
+ *  store lacks): a cold night. */
+#define REFINE_WARM_COLD 1
+
+/** Yesterday's model at `previous` carried onto the store `in` (opened from `input`) for K
+ *  topics, held with weight `weight` (0: no prior). REFINE_WARM_COLD, or an error of loading it
+ *  (JSMF_ENOMEM, jsmf_model_load's); on any non-zero return *w is empty. */
+int refine_warm_start(const char *previous, const char *input, const struct jsmf_source_input *in,
+                      uint32_t k, double weight, refine_warm *w);
+/** Free what refine_warm_start made and zero it. */
+void refine_warm_free(refine_warm *w);
+
 #endif

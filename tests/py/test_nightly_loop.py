@@ -3,13 +3,17 @@ night fails. debdesc (K=50) and kjv (K=20) shuffled with a fixed source and cut 
 each night one run of nightly.sh: every night succeeds (debdesc's second night used to die on a
 word admitted after the last document). The same loop again with a night killed at each point
 — the first night's vocabulary and store creation, inside an ingest's checkpoint, inside the
-admission at a night's start, during the fit (after its checkpoint), in the refinement, before
+admission at a night's start, during the first night's fit (after its checkpoint), in the
+refinement, before
 the diff, before the report — each rerun by the same line: every night's model and the store equal the uninterrupted
 loop's, and MODELS/latest names a whole night at every moment we look. Yesterday's model is
 checked before the ingest: a corrupt one or one of another store stops the night with nothing
 ingested. Another K is a cold night with lineage. A second run while one holds MODELS waits.
 The morning's model is the refined one (the store holds its documents: jsmf fit's default), its
-topics renumbered after yesterday's with their lineage recorded (item 2)."""
+topics renumbered after yesterday's with their lineage recorded (item 2); the first night is
+cold, every later night starts from yesterday's model (formats/model.md, "Nights"), and a kill
+in its refinement (nights 1, 3, 4) or in the first night's checkpointed fit is rerun to the
+uninterrupted loop's bytes."""
 import filecmp
 import os
 import shutil
@@ -99,7 +103,10 @@ def refined_with_lineage(models, n):
     import json
     with open(os.path.join(models, "n%d" % n, "summary.json")) as f:
         s = json.load(f)
-    assert s["kind"] == "refined" and s["refine"]["start_kind"] == "anchor", s["kind"]
+    # the first night is cold (a spectral fit refined), every later one starts from yesterday's
+    want = "anchor" if n == 0 else "previous"
+    assert s["kind"] == "refined" and s["refine"]["start_kind"] == want, \
+        "night %d: %s from %s" % (n, s["kind"], s["refine"]["start_kind"])
     assert (n > 0) == ("lineage" in s), "night %d: lineage %s" % (n, "lineage" in s)
 
 
@@ -122,18 +129,20 @@ def killed_loop(tmp, tag, nights, k, opts):
     os.chmod(killer, 0o755)
     base = dict(opts, JSMF=killer, REAL_JSMF=JSMF)
     kills = [
-        # night 0: while the store is made (vocabulary, then the first ingest's checkpoint)
-        [("vocab", {}), ("ingest", {"JSMF_TEST_EXIT_IN_COMMIT": "1"})],
-        # night 1: inside the admission at the night's start (its first commit), then the fit
-        [("ingest", {"JSMF_TEST_EXIT_IN_COMMIT": "1"}), ("fit", "ckpt")],
+        # night 0: while the store is made (vocabulary, then the first ingest's checkpoint),
+        # then its (cold) fit once it checkpointed
+        [("vocab", {}), ("ingest", {"JSMF_TEST_EXIT_IN_COMMIT": "1"}), ("fit", "ckpt")],
+        # night 1: inside the admission at the night's start (its first commit), then in the
+        # night's refinement from yesterday's model (after its second pass)
+        [("ingest", {"JSMF_TEST_EXIT_IN_COMMIT": "1"}), ("fit", {"JSMF_TEST_EXIT_IN_REFINE": "2"})],
         # night 2: inside the night's checkpoint, then before the diff
         [("ingest", {"JSMF_TEST_EXIT_IN_COMMIT": "2"}), ("diff", {})],
         # night 3: after the ingest committed (before its marker), in the refinement (after its
         # third pass), before the report
         [("ingest", {"JSMF_TEST_EXIT_AFTER_COMMIT": "2"}), ("fit", {"JSMF_TEST_EXIT_IN_REFINE": "3"}),
          ("report", {})],
-        # night 4: the fit, killed once it checkpointed
-        [("fit", "ckpt")],
+        # night 4: the refinement, after its first pass
+        [("fit", {"JSMF_TEST_EXIT_IN_REFINE": "1"})],
     ]
     for n, p in enumerate(nights):
         name = "n%d" % n
@@ -227,6 +236,8 @@ def check_other_k_and_lock(tmp, nights, loop, k):
     import json
     lin = json.load(open(os.path.join(models, "k2", "summary.json")))["lineage"]
     assert lin["previous"]["k"] == k, lin["previous"]
+    start = json.load(open(os.path.join(models, "k2", "summary.json")))["refine"]["start_kind"]
+    assert start == "anchor", start  # another K: a spectral fit, not yesterday's topics
     print("another K: a cold night with lineage (%s); a held lock: waited" % first.strip())
 
 

@@ -110,10 +110,50 @@ static void test_new_words(void)
     jsmf_model_free(old), jsmf_model_free(nw);
 }
 
+/* The lineage's allowance for new words (JSMF_LINEAGE_NEW_WORDS): PREV has 2 topics over words
+ * a..d; the new model, over a..f, keeps topic 0 but moves a share m of its mass onto the new
+ * words e, f, and makes topic 1 of e and f alone. Topic 0 continues while m - 0.25 plus the m it
+ * left on the old words is within 0.5 (m = 0.2: distance 0.2; m = 0.4: 0.4 + 0.15 = 0.55, new),
+ * topic 1 is 1 + (1 - 0.25) from any previous topic: new; eval's distance counts all of m. */
+static void test_new_word_allowance(void)
+{
+    const double moves[2] = {0.2, 0.4};
+    for (int i = 0; i < 2; i++) {
+        double m0 = moves[i];
+        jsmf_model *prev, *m;
+        CHECK_OK(jsmf_model_new(4, 2, &prev));
+        CHECK_OK(jsmf_model_new(N, 2, &m));
+        prev->vocab = vocab_of(words, 4), m->vocab = vocab_of(words, N);
+        const double p0[4] = {0.5, 0.5, 0, 0}, p1[4] = {0, 0, 0.5, 0.5};
+        for (uint32_t w = 0; w < 4; w++) {
+            prev->B[w * 2] = p0[w], prev->B[w * 2 + 1] = p1[w];
+            m->B[w * 2] = (1 - m0) * p0[w];
+        }
+        m->B[4 * 2] = m->B[5 * 2] = m0 / 2;       /* topic 0: m0 on e, f */
+        m->B[4 * 2 + 1] = m->B[5 * 2 + 1] = 0.5; /* topic 1: all on e, f */
+        for (uint32_t j = 0; j < 4; j++)
+            prev->A[j] = m->A[j] = 0.25;
+        jsmf_lineage l;
+        CHECK_OK(jsmf_model_lineage_get(prev, m, "prev", JSMF_LINEAGE_L1, &l));
+        double want0 = m0 + (m0 > JSMF_LINEAGE_NEW_WORDS ? m0 - JSMF_LINEAGE_NEW_WORDS : 0);
+        CHECK_NEAR(l.l1[0], want0, 1e-12);
+        CHECK(l.prev[0] == (want0 <= 0.5 ? 0u : JSMF_TOPIC_NONE));
+        CHECK_NEAR(l.l1[1], 1 + (1 - JSMF_LINEAGE_NEW_WORDS), 1e-12);
+        CHECK(l.prev[1] == JSMF_TOPIC_NONE);
+        double cost[4];
+        CHECK_OK(model_topic_l1(prev, m, cost)); /* eval's distance: all of the mass counts */
+        CHECK_NEAR(cost[0], 2 * m0, 1e-12);
+        CHECK_NEAR(cost[3], 2, 1e-12);
+        jsmf_lineage_free(&l);
+        jsmf_model_free(prev), jsmf_model_free(m);
+    }
+}
+
 int main(void)
 {
     test_renumber();
     test_other_words();
     test_new_words();
+    test_new_word_allowance();
     CHECK_DONE();
 }

@@ -115,7 +115,8 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
         memset(nwk, 0, sizeof nwk);
         double L = 0, lik = 0, dg[K] = {0}, dgsum = 0;
         for (uint32_t i = 0; i < N * K; i++) /* the prior at the topics the pass starts from */
-            L += o->beta * log(B[i]);
+            L += o->beta * log(B[i]) +
+                 (o->prior ? o->prior_counts[i % K] * o->prior[i] * log(B[i]) : 0);
         for (uint32_t d = 0; d < M; d++) {
             double *th = theta + d * K, before[K];
             for (uint32_t s = 0; s <= steps; s++) {
@@ -198,6 +199,8 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                 for (uint32_t b = 0; b < S; b++)
                     for (uint32_t i = 0; i < N * K; i++)
                         nwk[i] += batch[b][i];
+            for (uint32_t i = 0; o->prior && i < N * K; i++) /* the prior's pseudo-counts */
+                nwk[i] += o->prior_counts[i % K] * o->prior[i];
             if (it > 0 && omega != 1)
                 for (uint32_t i = 0; i < N * K; i++)
                     nwk[i] = fmax(prev[i] + omega * (nwk[i] - prev[i]), 0);
@@ -337,6 +340,53 @@ int main(void)
         jsmf_refine_result_free(&r);
         jsmf_model_free(m);
         m = NULL;
+    }
+
+    /* a prior centred on given topics (the night from yesterday's model), either mode, with
+     * over-relaxation and one batch or several, against the reference; the topics move toward
+     * the prior's, and further the larger its pseudo-counts */
+    for (int exclude = 0; exclude < 2; exclude++)
+        for (uint32_t S = 1; S <= 7; S += 6) {
+            static double P[N * K];
+            double lam[K], moved[3];
+            for (uint32_t i = 0; i < N * K; i++)
+                P[i] = truth[i];
+            for (uint32_t t = 0; t < K; t++)
+                lam[t] = 200.0 * (1 + t);
+            jsmf_refine_opts_init(&o);
+            o.iters = 5, o.theta_steps = 4, o.threads = 2, o.batches = S;
+            o.method = exclude ? JSMF_REFINE_CVB0 : JSMF_REFINE_EM;
+            for (int strength = 0; strength < 3; strength++) {
+                double scaled[K];
+                for (uint32_t t = 0; t < K; t++)
+                    scaled[t] = lam[t] * strength * strength;
+                o.prior = strength ? P : NULL, o.prior_counts = strength ? scaled : NULL;
+                CHECK_OK(jsmf_refine(start, &docs, &o, &m, &r));
+                reference(H, start->B, &o, 0, Bref, obj_ref, NULL);
+                for (uint32_t it = 0; it < 5; it++)
+                    CHECK_NEAR(r.objective[it], obj_ref[it], 1e-10);
+                double err = 0, far = 0;
+                for (uint32_t i = 0; m && i < N * K; i++)
+                    err = fmax(err, fabs(m->B[i] - Bref[i])), far += fabs(m->B[i] - P[i]);
+                CHECK(m && err < 1e-10);
+                CHECK(!strength == !strstr(m->summary_json, "\"prior_tokens\""));
+                moved[strength] = far / K;
+                jsmf_refine_result_free(&r);
+                jsmf_model_free(m);
+                m = NULL;
+            }
+            fprintf(stderr, "prior, exclude %d, %u batches: mean l1 to its topics %.3f, %.3f, "
+                    "%.3f\n", exclude, S, moved[0], moved[1], moved[2]);
+            CHECK(moved[2] < moved[1] && moved[1] < moved[0]);
+        }
+    jsmf_refine_opts_init(&o);
+    {
+        double bad[K] = {0};
+        bad[1] = -1;
+        o.prior = truth, o.prior_counts = bad;
+        CHECK(jsmf_refine(start, &docs, &o, &m, NULL) == JSMF_EINVAL);
+        o.prior_counts = NULL;
+        CHECK(jsmf_refine(start, &docs, &o, &m, NULL) == JSMF_EINVAL);
     }
 
     /* the reference's digamma against lgamma's central difference */
