@@ -418,24 +418,28 @@ class RefineOpts(Structure):
                 ("mix", f64), ("method", c_int), ("threads", c_int),
                 ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
                 ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int),
-                ("reserved", u64 * 8)]
+                ("prior", POINTER(f64)), ("prior_counts", POINTER(f64)),  # 3.2.0
+                ("reserved", u64 * 6)]
 
 
-REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
+REFINE_ALPHA = {False: 0, True: 1, "auto": 2}
+REFINE_START_AUTO, REFINE_START_SPECTRAL = 0, 1  # jsmf_refine_run_opts.start (3.2.0)  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
 
 
 class RefineResult(Structure):
     _fields_ = [("iters", u32), ("objective", POINTER(f64)), ("docs", u64), ("tokens", u64),
                 ("seconds", f64), ("bytes", u64), ("docs_dropped", u64), ("over_store", c_int),
                 ("over_mem", u64),  # 3.1.0
-                ("reserved", u64 * 13)]
+                ("warm", c_int), ("admitted", u32),  # 3.2.0
+                ("reserved", u64 * 12)]
 
 
 class RefineRunOpts(Structure):
     _fields_ = [("refine", RefineOpts), ("read", ReadOpts), ("corpus", POINTER(c_char_p)),
                 ("n_corpus", u32), ("min_doc_len", u32),
                 ("when", c_int),  # 3.1.0
-                ("reserved", u64 * 7)]
+                ("start", c_int), ("prior_weight", f64),  # 3.2.0
+                ("reserved", u64 * 6)]
 
 
 # The C names of the structs, for the layout test.

@@ -483,6 +483,7 @@ def _refine_report(r: _lib.RefineResult) -> Dict[str, Any]:
     return {"iters": r.iters, "docs": r.docs, "tokens": r.tokens,
             "dropped": None if r.over_store else r.docs_dropped,
             "over_store": bool(r.over_store), "seconds": r.seconds, "bytes": r.bytes,
+            "from_previous": bool(r.warm), "admitted": r.admitted,
             "objective": np.ctypeslib.as_array(r.objective, (r.iters,)).copy()
             if r.iters else np.zeros(0)}
 
@@ -639,7 +640,8 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
         previous: Optional[PathArg] = None, force: bool = False, progress: ProgressArg = True,
         corpus: Union[PathArg, Sequence[PathArg], None] = None,
         refine: Union[int, bool, None] = None, min_doc_len: Optional[int] = None,
-        refine_opts: Optional[Dict[str, Any]] = None, **opts: Any) -> Model:
+        refine_opts: Optional[Dict[str, Any]] = None, cold: bool = False,
+        prior_weight: Optional[float] = None, **opts: Any) -> Model:
     """'jsmf fit INPUT -k K -o OUT [--previous PREVIOUS] [--corpus FILES | --refine N]': the
     spectral fit of a store (or an exported C) as a Model. With `out` the MODEL directory is
     written exactly as the CLI writes it; without, the model lives in memory only (save()
@@ -654,7 +656,12 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
     refine=0 or False asks for the spectral model alone: 'jsmf fit --corpus/--refine N', the
     library's jsmf_fit_refine_to_dir, with its rules (Model.refine's options in `refine_opts`,
     a dict, and `min_doc_len`, the library's defaults otherwise). A refined model is returned
-    (and written to `out`), its report_["fit"] the fit's."""
+    (and written to `out`), its report_["fit"] the fit's.
+
+    With `previous` of the same k on a store that holds its documents, the night starts from
+    that model (formats/model.md, "Nights": no spectral fit, its topics held near by a prior of
+    weight `prior_weight`, None: the library's 0.3) and report_["from_previous"] is True,
+    report_["fit"] None; cold=True makes a new spectral fit instead ('jsmf fit --cold')."""
     o = _fit_opts(k, **opts)
     run = None
     if corpus and refine is not None and refine is not True and not refine:
@@ -666,6 +673,12 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
                          min_doc_len=min_doc_len, corpus=corpus or None, **(refine_opts or {}))
         if refine is None and not corpus:
             run.opts.when = _lib.REFINE_WHERE_DOCUMENTS
+        if cold:
+            run.opts.start = _lib.REFINE_START_SPECTRAL
+        if prior_weight is not None:
+            if not prior_weight > 0:
+                raise ValueError("fit: prior_weight must be > 0 (None: the library's default)")
+            run.opts.prior_weight = float(prior_weight)
     flags = _lib.FIT_FORCE if force else 0
     tmp = None
     if out is None:
@@ -698,7 +711,7 @@ def fit(input: Union[StoreBase, PathArg], k: int, out: Optional[PathArg] = None,
         m.report_ = _fit_report(rep)
     else:
         m.report_ = refined
-        m.report_["fit"] = _fit_report(rep)
+        m.report_["fit"] = None if refined["from_previous"] else _fit_report(rep)
     return m
 
 

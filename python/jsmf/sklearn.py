@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
@@ -106,6 +107,55 @@ class JSMF(TransformerMixin, BaseEstimator):
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
+        self.components_ = np.ascontiguousarray(self.model_.B.T)
+        self.n_features_in_ = X.shape[1]
+        if self.vocabulary is not None or vocabulary is not None:
+            self.feature_names_in_ = np.array(words, dtype=object)
+        return self
+
+    def partial_fit(self, X: Any, y: Any = None,
+                    vocabulary: Optional[Sequence[str]] = None) -> JSMF:
+        """The nightly loop in sklearn's form: the rows of X (over the same columns every call)
+        are appended to the estimator's store, kept for its lifetime (`store`, or a temporary
+        directory removed with the estimator), and the topics refit from the last model (a
+        night started from yesterday's, formats/model.md "Nights": no spectral fit, the topics
+        held where the data stays, their lineage in model_.lineage()). The first call fits as
+        fit does (with refine_iters="auto"). Every call's rows are new documents, as every
+        mini-batch of LatentDirichletAllocation.partial_fit is."""
+        X = _counts(X)
+        first = not hasattr(self, "_nights")
+        if not first and X.shape[1] != self.n_features_in_:
+            raise ValueError("X has %d columns, the estimator's store %d words" %
+                             (X.shape[1], self.n_features_in_))
+        words = vocabulary if vocabulary is not None else self.vocabulary
+        words = list(words) if words is not None else ["w%d" % i for i in range(X.shape[1])]
+        if first:
+            if len(words) != X.shape[1]:
+                raise ValueError("vocabulary has %d words, X %d columns" % (len(words),
+                                                                           X.shape[1]))
+            work = tempfile.mkdtemp(prefix="jsmf-sk-partial-")
+            self._partial_dir = work
+            weakref.finalize(self, shutil.rmtree, work, True)
+            self._partial_store = self.store or os.path.join(work, "store")
+            Store.create(self._partial_store, words, min_doc_len=self.min_doc_len, hold="docs")
+            self._nights = 0
+        st = Store.open(self._partial_store)
+        st.ingest(X, name="sklearn-%d" % (self._nights + 1), threads=self.threads,
+                  progress=self.progress)
+        opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
+                                "anchors": self.anchors, "recover": self.recover,
+                                "threads": self.threads}
+        if self.random_state is not None:
+            opts["seed"] = int(self.random_state)
+        if self.refine_iters != "auto":
+            opts["refine"] = int(self.refine_iters)
+        night = os.path.join(self._partial_dir, "night%d" % (self._nights + 1))
+        prev = os.path.join(self._partial_dir, "night%d" % self._nights) if self._nights else None
+        self.model_ = _fit(st, self.n_components, out=night, previous=prev, force=True,
+                           progress=self.progress, **opts)
+        if prev:
+            shutil.rmtree(prev, ignore_errors=True)  # only the last model is kept
+        self._nights += 1
         self.components_ = np.ascontiguousarray(self.model_.B.T)
         self.n_features_in_ = X.shape[1]
         if self.vocabulary is not None or vocabulary is not None:

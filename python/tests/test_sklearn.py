@@ -65,3 +65,32 @@ def test_refined_by_default_and_refine_iters_0_is_the_plain_fit(docs, tmp_path):
         jsmf.JSMF(n_components=6, refine_iters=-1).fit(X)
     with pytest.raises(ValueError, match="refine_iters"):
         jsmf.JSMF(n_components=6, refine_iters="many").fit(X)
+
+
+def test_partial_fit_is_the_nightly_loop(docs, tmp_path):
+    """partial_fit appends the rows to the estimator's store and refits from the last model; the
+    same loop by hand (Store.ingest + fit(previous=...)) gives the same topics."""
+    cv = CountVectorizer(min_df=5, max_df=0.5, stop_words="english")
+    X = cv.fit_transform(docs).tocsr()
+    words = list(cv.get_feature_names_out())
+    parts = [X[i * X.shape[0] // 3:(i + 1) * X.shape[0] // 3] for i in range(3)]
+    est = jsmf.JSMF(n_components=6, vocabulary=words, threads=1)
+    st = jsmf.Store.create(tmp_path / "s", words, min_doc_len=5, hold="docs")
+    prev = None
+    for i, part in enumerate(parts, 1):
+        est.partial_fit(part)
+        st.ingest(part, name="sklearn-%d" % i, threads=1, progress=False)  # its names
+        out = tmp_path / ("m%d" % i)
+        m = jsmf.fit(st, 6, out=out, previous=prev, threads=1, progress=False)
+        np.testing.assert_array_equal(est.components_, m.B.T)
+        kind = est.model_.summary["refine"]["start_kind"]
+        assert kind == ("anchor" if i == 1 else "previous")
+        assert est.model_.report_["from_previous"] == (i > 1)
+        prev = out
+    lin = est.model_.lineage()
+    assert lin is not None and sum(p is None for p in lin["prev"]) <= 1  # topics held
+    assert est.transform(parts[0]).shape == (parts[0].shape[0], 6)
+    cold = jsmf.fit(st, 6, previous=prev, cold=True, threads=1, progress=False)
+    assert cold.summary["refine"]["start_kind"] == "anchor"
+    with pytest.raises(ValueError, match="columns"):
+        est.partial_fit(X[:, :10])
