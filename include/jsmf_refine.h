@@ -90,10 +90,16 @@ typedef struct jsmf_refine_opts {
                                 prior centred on them: every M-step adds prior_counts[k] x
                                 prior[w][k] to topic k's expected count of word w (and the
                                 objective gains sum_wk prior_counts[k] prior[w][k] log B_wk).
-                                The nightly fit holds a topic near yesterday's with it, where
-                                yesterday's data is most of tonight's (since 3.2.0) */
-    const double *prior_counts; /**< K pseudo-counts >= 0 of the prior's topics (with prior) */
-    uint64_t reserved[6]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+                                The nightly fit holds a topic near yesterday's with it
+                                (since 3.2.0) */
+    const double *prior_counts; /**< K pseudo-counts >= 0 of the prior's topics (with prior);
+                                     each M-step scales topic k's by the share of its expected
+                                     count on the prior's words (those with prior[w][j] > 0 for
+                                     some j), so a topic new documents take over onto new words
+                                     is let go as they do */
+    uint32_t min_iters;    /**< the tol rule stops no earlier than after this many passes (0 or
+                                up to 3: after the third; since 3.2.0) */
+    uint64_t reserved[5]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_opts;
 
 /* Values of jsmf_refine_opts.learn_alpha. */
@@ -241,7 +247,8 @@ JSMF_API int jsmf_refine_to_dir(const char *model, const char *store, const char
  *  K whose words the store has, a store that holds its documents, no corpus and r->start
  *  JSMF_REFINE_START_AUTO (the default), on one process, there is no spectral fit: the night
  *  starts from `previous` (formats/model.md, "Nights": its topics on the store's words, held by
- *  jsmf_refine_opts.prior of weight r->prior_weight, 10 passes or the budget's fewer; res->warm
+ *  jsmf_refine_opts.prior of weight r->prior_weight, 10 to 40 passes by a rise rule or the
+ *  budget's fewer; res->warm
  *  1, `rep` zeroed but for its levels). Under MPI
  *  every rank fits and rank 0 refines and writes; all return its status. `rep` (may be NULL)
  *  is the fit's report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined

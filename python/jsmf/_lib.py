@@ -419,7 +419,7 @@ class RefineOpts(Structure):
                 ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
                 ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int),
                 ("prior", POINTER(f64)), ("prior_counts", POINTER(f64)),  # 3.2.0
-                ("reserved", u64 * 6)]
+                ("min_iters", u32), ("reserved", u64 * 5)]
 
 
 REFINE_ALPHA = {False: 0, True: 1, "auto": 2}

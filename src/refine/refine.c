@@ -231,24 +231,41 @@ static void extrapolate(double *x, const double *prev, uint64_t n, double w, uin
     }
 }
 
-/* The prior's pseudo-counts l_k P_wk added to the counts n_wk (the M-step's Dirichlet centred
- * on opts.prior), before they are extrapolated or kept, so every method sees them as counts. */
+/* The prior's pseudo-counts added to the counts n_wk (the M-step's Dirichlet centred on
+ * opts.prior), before they are extrapolated or kept, so every method sees them as counts: topic
+ * k's l_k P_wk, scaled by the share s_k of its expected count on the prior's words (those with
+ * P_w > 0 in some topic): a topic the documents keep on yesterday's words is held as it was, one
+ * that new documents take over onto new words is let go as they do (the lineage then calls it
+ * new), since yesterday's documents no longer put it there. */
 static void add_prior(const refine_state *s, double *nwk)
 {
     const double *P = s->o->prior, *l = s->o->prior_counts;
     if (!P)
         return;
     const uint32_t k = s->k;
+    double *on = s->prior_now, *all = s->work; /* K of scratch, free between the steps */
+    memset(on, 0, k * sizeof *on), memset(all, 0, k * sizeof *all);
+    for (uint32_t w = 0; w < s->n; w++) {
+        const double *pw = P + (uint64_t)w * k, *nw = nwk + (uint64_t)w * k;
+        int known = 0;
+        for (uint32_t t = 0; t < k && !known; t++)
+            known = pw[t] > 0;
+        for (uint32_t t = 0; t < k; t++)
+            all[t] += nw[t], on[t] += known ? nw[t] : 0;
+    }
+    for (uint32_t t = 0; t < k; t++)
+        on[t] = l[t] * (all[t] > 0 ? on[t] / all[t] : 1);
 #pragma omp parallel for schedule(static) num_threads(s->nt)
     for (int64_t w = 0; w < (int64_t)s->n; w++)
         for (uint32_t t = 0; t < k; t++)
-            nwk[(uint64_t)w * k + t] += l[t] * P[(uint64_t)w * k + t];
+            nwk[(uint64_t)w * k + t] += on[t] * P[(uint64_t)w * k + t];
 }
 
-/* sum_wk l_k P_wk log B_wk: the prior's term of the objective, summed by word in order. */
+/* sum_wk l_k P_wk log B_wk, l the last M-step's pseudo-counts: the prior's term of the objective,
+ * summed by word in order. */
 static double prior_term(const refine_state *s, const double *B)
 {
-    const double *P = s->o->prior, *l = s->o->prior_counts;
+    const double *P = s->o->prior, *l = s->prior_now;
     if (!P)
         return 0;
     double sum = 0;
@@ -573,7 +590,7 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
  * a little near its fixed point, which stops it too). Never before the third pass. */
 static int converged(const double *obj, uint32_t done, const jsmf_refine_opts *o)
 {
-    if (!(o->tol > 0) || done < 3)
+    if (!(o->tol > 0) || done < 3 || done < o->min_iters)
         return 0;
     return obj[done - 1] - obj[done - 2] < o->tol && obj[done - 2] - obj[done - 3] < o->tol;
 }
@@ -659,6 +676,10 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     s.alpha = malloc(2 * (uint64_t)s.k * sizeof *s.alpha);
     s.alpha_was = s.alpha ? s.alpha + s.k : NULL;
     s.dg = malloc((uint64_t)s.nt * (s.k + 1) * sizeof *s.dg);
+    if (o.prior && !(s.prior_now = malloc(s.k * sizeof *s.prior_now)))
+        rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory");
+    else if (o.prior)
+        memcpy(s.prior_now, o.prior_counts, s.k * sizeof *s.prior_now);
     r.objective = malloc(o.iters * sizeof *r.objective);
     s.lik = malloc(o.iters * sizeof *s.lik);
     if (!rc && (!B || !s.theta || !s.nwk || !s.work || !s.ll || !r.objective || !s.lik ||
@@ -672,7 +693,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
         B = NULL; /* the model owns it */
     call_threads_end(saved);
     free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
-    free(s.alpha), free(s.dg), free(s.lik);
+    free(s.alpha), free(s.dg), free(s.lik), free(s.prior_now);
     if (!rc && res)
         *res = r;
     else

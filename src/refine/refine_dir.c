@@ -230,9 +230,14 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
     return rc;
 }
 
-/* The passes of a night started from yesterday's model, where the budget allows them: its
- * topics are near a fixed point already (tools/bench/lineage-results.md, "Holding topics"). */
-#define REFINE_WARM_PASSES 10
+/* A night started from yesterday's model refines at least REFINE_WARM_MIN passes, then until
+ * the log-likelihood per token rises by less than REFINE_WARM_TOL over each of two passes, at
+ * most REFINE_WARM_PASSES (the budget's fewer where it gives fewer): a night like the last ends
+ * at the least, one that brings a topic of new words takes the passes it needs to form it
+ * (tools/bench/lineage-results.md, "Holding topics"). */
+#define REFINE_WARM_MIN 10
+#define REFINE_WARM_PASSES 40
+#define REFINE_WARM_TOL 3e-5
 
 /* Tonight from yesterday's model: its topics on the store's words, refined over the store's
  * documents and held near by the prior, renumbered after it (lineage), levels from the refined
@@ -257,6 +262,8 @@ static int refine_from_previous(const char *input, const char *dir, const char *
     if (ro.iters == JSMF_REFINE_ITERS_AUTO) {
         uint32_t budget = jsmf_refine_auto_iters(nnz, fo->k);
         ro.iters = budget < REFINE_WARM_PASSES ? budget : REFINE_WARM_PASSES;
+        if (ro.tol == 0)
+            ro.tol = REFINE_WARM_TOL, ro.min_iters = REFINE_WARM_MIN;
     }
     if (!(rc = model_check_new(dir, (flags & JSMF_FIT_FORCE) != 0))) {
         refine_then then = {fo, previous, rep ? &rep->levels : NULL};

@@ -38,6 +38,9 @@ typedef struct refine_state {
     int learn_alpha;           /* alpha is learned (opts.learn_alpha, auto resolved) */
     double *dg;                /* nt x (K + 1): each thread's sums for Minka's update (used
                                   when alpha is learned) */
+    double *prior_now;         /* K: the prior's pseudo-counts of the last M-step, each topic's
+                                  prior_counts scaled by its share on the prior's words (with
+                                  opts.prior) */
 } refine_state;
 
 /** A document's joint step: from its theta (K) and the topics s->B, adds the expected counts of

@@ -99,7 +99,9 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
     static double theta[M * K], ndk[K], nwk[N * K], nk[K], prev[N * K], prevk[K];
     static double batch[M][N * K]; /* each batch's counts at its last visit (batches <= M) */
     const uint32_t S = o->batches;
-    double a[K], A = K * o->alpha, omega = 1, lik_prev = 0;
+    double a[K], A = K * o->alpha, omega = 1, lik_prev = 0, lnow[K];
+    for (uint32_t t = 0; t < K; t++) /* the prior's pseudo-counts of the last M-step */
+        lnow[t] = o->prior ? o->prior_counts[t] : 0;
     for (uint32_t t = 0; t < K; t++)
         a[t] = o->alpha;
     for (uint32_t w = 0; w < N; w++)
@@ -115,8 +117,8 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
         memset(nwk, 0, sizeof nwk);
         double L = 0, lik = 0, dg[K] = {0}, dgsum = 0;
         for (uint32_t i = 0; i < N * K; i++) /* the prior at the topics the pass starts from */
-            L += o->beta * log(B[i]) +
-                 (o->prior ? o->prior_counts[i % K] * o->prior[i] * log(B[i]) : 0);
+            L += o->beta * log(B[i]) + (o->prior && o->prior[i] > 0
+                                            ? lnow[i % K] * o->prior[i] * log(B[i]) : 0);
         for (uint32_t d = 0; d < M; d++) {
             double *th = theta + d * K, before[K];
             for (uint32_t s = 0; s <= steps; s++) {
@@ -199,8 +201,21 @@ static void reference(const uint32_t *H, const double *Bstart, const jsmf_refine
                 for (uint32_t b = 0; b < S; b++)
                     for (uint32_t i = 0; i < N * K; i++)
                         nwk[i] += batch[b][i];
-            for (uint32_t i = 0; o->prior && i < N * K; i++) /* the prior's pseudo-counts */
-                nwk[i] += o->prior_counts[i % K] * o->prior[i];
+            if (o->prior) { /* the prior's pseudo-counts, each topic's scaled by its share of
+                               * counts on the prior's words */
+                double on[K] = {0}, all[K] = {0};
+                for (uint32_t w = 0; w < N; w++) {
+                    int known = 0;
+                    for (uint32_t t = 0; t < K; t++)
+                        known |= o->prior[w * K + t] > 0;
+                    for (uint32_t t = 0; t < K; t++)
+                        all[t] += nwk[w * K + t], on[t] += known ? nwk[w * K + t] : 0;
+                }
+                for (uint32_t t = 0; t < K; t++)
+                    lnow[t] = o->prior_counts[t] * (all[t] > 0 ? on[t] / all[t] : 1);
+                for (uint32_t i = 0; i < N * K; i++)
+                    nwk[i] += lnow[i % K] * o->prior[i];
+            }
             if (it > 0 && omega != 1)
                 for (uint32_t i = 0; i < N * K; i++)
                     nwk[i] = fmax(prev[i] + omega * (nwk[i] - prev[i]), 0);
@@ -349,8 +364,13 @@ int main(void)
         for (uint32_t S = 1; S <= 7; S += 6) {
             static double P[N * K];
             double lam[K], moved[3];
+            /* the prior lacks the last 3 words (words admitted since yesterday): each topic's
+             * pseudo-counts scale by its share on the others */
+            double col[K] = {0};
             for (uint32_t i = 0; i < N * K; i++)
-                P[i] = truth[i];
+                P[i] = i / K < N - 3 ? truth[i] : 0, col[i % K] += P[i];
+            for (uint32_t i = 0; i < N * K; i++)
+                P[i] /= col[i % K];
             for (uint32_t t = 0; t < K; t++)
                 lam[t] = 200.0 * (1 + t);
             jsmf_refine_opts_init(&o);
@@ -483,6 +503,17 @@ int main(void)
         CHECK(small == (it == r.iters - 1));
     }
     fprintf(stderr, "tol %g: stopped after %u iterations\n", o.tol, r.iters);
+    {   /* min_iters: the rule waits for it, then stops at once */
+        uint32_t free_stop = r.iters;
+        jsmf_refine_result r2;
+        jsmf_model *m2 = NULL;
+        o.min_iters = free_stop + 5;
+        CHECK_OK(jsmf_refine(start, &docs, &o, &m2, &r2));
+        CHECK(r2.iters == free_stop + 5);
+        jsmf_refine_result_free(&r2);
+        jsmf_model_free(m2);
+        o.min_iters = 0;
+    }
     jsmf_refine_result_free(&r);
     jsmf_model_free(m);
     m = NULL;
