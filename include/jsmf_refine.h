@@ -181,7 +181,7 @@ typedef struct jsmf_refine_run_opts {
     double prior_weight;       /**< a night started from the previous model: the weight of the
                                     prior that holds its topics, in the previous model's tokens
                                     (jsmf_refine_opts.prior_counts = prior_weight x its tokens x
-                                    p_prev(k)); 0: JSMF_REFINE_HOLD, < 0: no prior */
+                                    p_prev(k)); 0: JSMF_REFINE_PRIOR_WEIGHT, < 0: no prior */
     uint64_t reserved[6];      /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_run_opts;
 
@@ -197,8 +197,8 @@ enum jsmf_refine_start {
 };
 
 /** The default weight of the prior that holds a night's topics near yesterday's
- *  (jsmf_refine_run_opts.prior_weight), chosen by tools/bench/nightly (tools/bench/lineage-results.md,
- *  "Holding topics"). */
+ *  (jsmf_refine_run_opts.prior_weight), chosen by tools/bench/nightly
+ *  (tools/bench/lineage-results.md, "Holding topics"). */
 #define JSMF_REFINE_PRIOR_WEIGHT 0.3
 
 /** When jsmf_fit_refine_to_dir refines the fit (jsmf_refine_run_opts.when; since 3.1.0). */
@@ -248,10 +248,9 @@ JSMF_API int jsmf_refine_to_dir(const char *model, const char *store, const char
  *  JSMF_REFINE_START_AUTO (the default), on one process, there is no spectral fit: the night
  *  starts from `previous` (formats/model.md, "Nights": its topics on the store's words, held by
  *  jsmf_refine_opts.prior of weight r->prior_weight, 10 to 40 passes by a rise rule or the
- *  budget's fewer; res->warm
- *  1, `rep` zeroed but for its levels). Under MPI
- *  every rank fits and rank 0 refines and writes; all return its status. `rep` (may be NULL)
- *  is the fit's report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined
+ *  budget's fewer; res->warm 1, `rep` zeroed but for its levels). Under MPI every rank fits
+ *  and rank 0 refines and writes; all return its status. `rep` (may be NULL) is the fit's
+ *  report, `res` (may be NULL) the refinement's, *out (may be NULL) the refined
  *  model. Errors: those of jsmf_fit_to_dir_after and jsmf_refine_to_dir. */
 JSMF_API int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previous,
                                     int flags, const jsmf_fit_opts *fit,

@@ -422,8 +422,8 @@ class RefineOpts(Structure):
                 ("min_iters", u32), ("reserved", u64 * 5)]
 
 
-REFINE_ALPHA = {False: 0, True: 1, "auto": 2}
-REFINE_START_AUTO, REFINE_START_SPECTRAL = 0, 1  # jsmf_refine_run_opts.start (3.2.0)  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
+REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
+REFINE_START_AUTO, REFINE_START_SPECTRAL = 0, 1  # jsmf_refine_run_opts.start (3.2.0)
 
 
 class RefineResult(Structure):

@@ -75,38 +75,52 @@ class JSMF(TransformerMixin, BaseEstimator):
         """Ingest the rows of X (a doc-term count matrix) into a store, fit n_components topics
         and refine them over the rows (`refine_iters` passes)."""
         X = _counts(X)
-        words = vocabulary if vocabulary is not None else self.vocabulary
-        words = list(words) if words is not None else ["w%d" % i for i in range(X.shape[1])]
-        if len(words) != X.shape[1]:
-            raise ValueError("vocabulary has %d words, X %d columns" % (len(words), X.shape[1]))
+        words = self._words(X, vocabulary)
         tmp = None
         path = self.store
         if path is None:
             tmp = tempfile.mkdtemp(prefix="jsmf-sk-")
             path = os.path.join(tmp, "store")
         try:
-            auto = self.refine_iters == "auto"
-            ok = auto or (isinstance(self.refine_iters, (int, np.integer)) and
-                          not isinstance(self.refine_iters, bool) and self.refine_iters >= 0)
-            if not ok:
-                raise ValueError("refine_iters must be \"auto\" or an integer >= 0, not %r" %
-                                 (self.refine_iters,))
-            refine = 0 if auto else int(self.refine_iters)
+            opts = self._fit_opts()
             # a refinement reads the documents the store holds (its default; said here since
             # the refinement needs them)
             st = Store.create(path, words, min_doc_len=self.min_doc_len,
-                              hold="docs" if refine or auto else None)
+                              hold="docs" if opts["refine"] else None)
             st.ingest(X, name="sklearn", threads=self.threads, progress=self.progress)
-            opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
-                    "anchors": self.anchors, "recover": self.recover, "threads": self.threads}
-            if self.random_state is not None:
-                opts["seed"] = int(self.random_state)
-            # the estimator refines always ("auto": the budget's passes), 0 alone asks for none
-            opts["refine"] = True if auto else refine
             self.model_ = _fit(st, self.n_components, progress=self.progress, **opts)
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
+        return self._fitted(X, words, vocabulary)
+
+    def _words(self, X: Any, vocabulary: Optional[Sequence[str]]) -> list:
+        """The names of X's columns: `vocabulary`, else the estimator's, else w0, w1, ..."""
+        words = vocabulary if vocabulary is not None else self.vocabulary
+        words = list(words) if words is not None else ["w%d" % i for i in range(X.shape[1])]
+        if len(words) != X.shape[1]:
+            raise ValueError("vocabulary has %d words, X %d columns" % (len(words), X.shape[1]))
+        return words
+
+    def _fit_opts(self) -> Dict[str, Any]:
+        """jsmf.fit's options from the estimator's parameters."""
+        auto = self.refine_iters == "auto"
+        ok = auto or (isinstance(self.refine_iters, (int, np.integer)) and
+                      not isinstance(self.refine_iters, bool) and self.refine_iters >= 0)
+        if not ok:
+            raise ValueError("refine_iters must be \"auto\" or an integer >= 0, not %r" %
+                             (self.refine_iters,))
+        opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
+                                "anchors": self.anchors, "recover": self.recover,
+                                "threads": self.threads}
+        if self.random_state is not None:
+            opts["seed"] = int(self.random_state)
+        # the estimator refines always ("auto": the budget's passes), 0 alone asks for none
+        opts["refine"] = True if auto else int(self.refine_iters)
+        return opts
+
+    def _fitted(self, X: Any, words: list, vocabulary: Optional[Sequence[str]]) -> JSMF:
+        """The fitted attributes, from model_."""
         self.components_ = np.ascontiguousarray(self.model_.B.T)
         self.n_features_in_ = X.shape[1]
         if self.vocabulary is not None or vocabulary is not None:
@@ -127,12 +141,9 @@ class JSMF(TransformerMixin, BaseEstimator):
         if not first and X.shape[1] != self.n_features_in_:
             raise ValueError("X has %d columns, the estimator's store %d words" %
                              (X.shape[1], self.n_features_in_))
-        words = vocabulary if vocabulary is not None else self.vocabulary
-        words = list(words) if words is not None else ["w%d" % i for i in range(X.shape[1])]
+        words = self._words(X, vocabulary)
+        opts = self._fit_opts()
         if first:
-            if len(words) != X.shape[1]:
-                raise ValueError("vocabulary has %d words, X %d columns" % (len(words),
-                                                                           X.shape[1]))
             work = tempfile.mkdtemp(prefix="jsmf-sk-partial-")
             self._partial_dir = work
             weakref.finalize(self, shutil.rmtree, work, True)
@@ -142,13 +153,6 @@ class JSMF(TransformerMixin, BaseEstimator):
         st = Store.open(self._partial_store)
         st.ingest(X, name="sklearn-%d" % (self._nights + 1), threads=self.threads,
                   progress=self.progress)
-        opts: Dict[str, Any] = {"levels": tuple(self.levels), "rectify": self.rectify,
-                                "anchors": self.anchors, "recover": self.recover,
-                                "threads": self.threads}
-        if self.random_state is not None:
-            opts["seed"] = int(self.random_state)
-        if self.refine_iters != "auto":
-            opts["refine"] = int(self.refine_iters)
         night = os.path.join(self._partial_dir, "night%d" % (self._nights + 1))
         prev = os.path.join(self._partial_dir, "night%d" % self._nights) if self._nights else None
         self.model_ = _fit(st, self.n_components, out=night, previous=prev, force=True,
@@ -156,11 +160,7 @@ class JSMF(TransformerMixin, BaseEstimator):
         if prev:
             shutil.rmtree(prev, ignore_errors=True)  # only the last model is kept
         self._nights += 1
-        self.components_ = np.ascontiguousarray(self.model_.B.T)
-        self.n_features_in_ = X.shape[1]
-        if self.vocabulary is not None or vocabulary is not None:
-            self.feature_names_in_ = np.array(words, dtype=object)
-        return self
+        return self._fitted(X, words, vocabulary)
 
     def transform(self, X: Any) -> np.ndarray:
         """theta of the rows of X (documents x n_components, rows on the simplex)."""

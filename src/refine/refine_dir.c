@@ -133,40 +133,50 @@ static int same_words(const jsmf_model *m, const jsmf_source_input *in, const ch
     return JSMF_OK;
 }
 
-/* The refinement over the documents the store holds: the ones it was fitted on, with its ids. */
-static int refine_store(const jsmf_model *start, const char *store, const jsmf_refine_opts *ro,
+/* The refinement over the documents the store holds: the ones it was fitted on, with its ids.
+ * `open` (may be NULL) is the store opened already. */
+static int refine_store(const jsmf_model *start, const char *store,
+                        const jsmf_source_input *open, const jsmf_refine_opts *ro,
                         jsmf_model **out, jsmf_refine_result *res)
 {
-    jsmf_source_input in;
-    int rc = jsmf_source_open(store, 0, &in);
+    jsmf_source_input mine;
+    int rc = open ? JSMF_OK : jsmf_source_open(store, 0, &mine);
     if (rc)
         return rc;
-    if (!in.src.docs)
+    const jsmf_source_input *in = open ? open : &mine;
+    if (!in->src.docs)
         rc = jsmf_error(JSMF_EINVAL, "%s holds no documents to refine over: give --corpus with "
                         "the documents it was ingested from", store);
-    else if (!(rc = same_words(start, &in, store)))
-        rc = jsmf_refine(start, in.src.docs, ro, out, res);
-    jsmf_source_close(&in);
+    else if (!(rc = same_words(start, in, store)))
+        rc = jsmf_refine(start, in->src.docs, ro, out, res);
+    if (!open)
+        jsmf_source_close(&mine);
     if (!rc)
         res->over_store = 1;
     return rc;
 }
 
 /* What a fit that is refined asks of the refined model: its topics renumbered after the previous
- * model (may be NULL) with their lineage, and the levels `fit` asks for from its A. */
+ * model (may be NULL) with their lineage, and the levels `fit` asks for from its A; and what a
+ * night from yesterday's model has at hand already (NULL: opened or loaded here). */
 typedef struct {
     const jsmf_fit_opts *fit;
     const char *previous;
     uint32_t *levels; /* out (may be NULL): the levels there are, the top's included */
+    const jsmf_model *prev;       /* the previous model, loaded */
+    const jsmf_source_input *in;  /* the store, open */
 } refine_then;
 
-/* The refined model's topics renumbered after the previous model's, as the fit's were (the
- * refinement moved them; the model published is this one) and their lineage recorded. */
-static int renumber_refined(jsmf_model *m, const char *previous)
+/* The refined model's topics renumbered after the previous model's (`prev`, or loaded from
+ * `previous`), as the fit's were (the refinement moved them; the model published is this one)
+ * and their lineage recorded. */
+static int renumber_refined(jsmf_model *m, const char *previous, const jsmf_model *prev)
 {
-    jsmf_model *prev = NULL;
+    jsmf_model *mine = NULL;
     jsmf_lineage lin = {0};
-    int rc = jsmf_model_load(previous, &prev);
+    int rc = prev ? JSMF_OK : jsmf_model_load(previous, &mine);
+    if (!prev)
+        prev = mine;
     if (!rc)
         rc = jsmf_model_lineage_get(prev, m, previous, JSMF_LINEAGE_L1, &lin);
     if (!rc)
@@ -174,7 +184,7 @@ static int renumber_refined(jsmf_model *m, const char *previous)
     if (!rc)
         rc = model_lineage_summarize(m, &lin);
     jsmf_lineage_free(&lin);
-    jsmf_model_free(prev);
+    jsmf_model_free(mine);
     return rc;
 }
 
@@ -186,10 +196,10 @@ static int refine_start(const jsmf_model *start, const char *store, const char *
 {
     jsmf_refine_result r = {0};
     jsmf_model *m = NULL;
-    int rc = o->n_corpus ? refine_corpus(start, o, ro, &m, &r) : refine_store(start, store, ro,
-                                                                              &m, &r);
+    int rc = o->n_corpus ? refine_corpus(start, o, ro, &m, &r)
+                         : refine_store(start, store, then ? then->in : NULL, ro, &m, &r);
     if (!rc && then && then->previous)
-        rc = renumber_refined(m, then->previous);
+        rc = renumber_refined(m, then->previous, then->prev);
     if (!rc && then && then->fit->levels[0])
         rc = jsmf_fit_levels(m, then->fit, then->levels);
     if (!rc)
@@ -251,12 +261,13 @@ static int refine_from_previous(const char *input, const char *dir, const char *
     if (rc)
         return rc;
     refine_warm w;
-    double hold = o->prior_weight == 0 ? JSMF_REFINE_PRIOR_WEIGHT : o->prior_weight > 0 ? o->prior_weight : 0;
+    double weight = o->prior_weight == 0 ? JSMF_REFINE_PRIOR_WEIGHT
+                                         : o->prior_weight > 0 ? o->prior_weight : 0;
     uint64_t nnz = in.src.docs ? in.src.docs->nnz : 0;
-    rc = refine_warm_start(previous, input, &in, fo->k, hold, &w);
-    jsmf_source_close(&in);
-    if (rc)
+    if ((rc = refine_warm_start(previous, input, &in, fo->k, weight, &w))) {
+        jsmf_source_close(&in);
         return rc;
+    }
     jsmf_refine_opts ro = o->refine;
     ro.prior = w.prior, ro.prior_counts = w.counts;
     if (ro.iters == JSMF_REFINE_ITERS_AUTO) {
@@ -266,12 +277,13 @@ static int refine_from_previous(const char *input, const char *dir, const char *
             ro.tol = REFINE_WARM_TOL, ro.min_iters = REFINE_WARM_MIN;
     }
     if (!(rc = model_check_new(dir, (flags & JSMF_FIT_FORCE) != 0))) {
-        refine_then then = {fo, previous, rep ? &rep->levels : NULL};
+        refine_then then = {fo, previous, rep ? &rep->levels : NULL, w.prev, &in};
         rc = refine_start(w.start, input, dir, 1, o, &ro, &then, out, res);
     }
     if (!rc && res)
         res->warm = 1, res->admitted = w.admitted;
     refine_warm_free(&w);
+    jsmf_source_close(&in);
     return rc;
 }
 
@@ -336,7 +348,7 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
     rc = jsmf_fit_to_dir_after(input, dir, previous, flags | JSMF_FIT_NO_C_METRICS, &spectral,
                                c, &m, rep);
     /* rank 0 refines and writes (the summary is its alone) */
-    refine_then then = {&fo, previous, rep ? &rep->levels : NULL};
+    refine_then then = {&fo, previous, rep ? &rep->levels : NULL, NULL, NULL};
     if (!rc && jsmf_comm_rank(c) == 0)
         rc = refine_start(m, input, dir, 1, &ro, &ro.refine, &then, out, res);
     jsmf_model_free(m);

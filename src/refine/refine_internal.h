@@ -81,11 +81,11 @@ uint64_t refine_memory(uint64_t docs, uint32_t n, uint32_t k, uint32_t threads,
 /** The method of value v, or NULL. */
 const refine_method *refine_method_get(int v);
 
-/** A night started from yesterday's model (refine_warm.c): the start (yesterday's topics on
- *  tonight's words, which the store's documents carry), the prior that holds them (NULL when
- *  weight is 0) and its K pseudo-counts, the words admitted since. */
+/** A night started from yesterday's model (refine_warm.c): yesterday's model, the start (its
+ *  topics on tonight's words, which the store's documents carry), the prior that holds them
+ *  (NULL when weight is 0) and its K pseudo-counts, the words admitted since. */
 typedef struct refine_warm {
-    jsmf_model *start;
+    jsmf_model *prev, *start;
     double *prior, *counts;
     uint32_t admitted;
 } refine_warm;

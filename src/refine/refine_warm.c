@@ -1,6 +1,6 @@
 /* refine_warm.c — a night of a growing store started from yesterday's model: its topics carried
- * onto tonight's words and held near where they were by a prior whose weight is the share of
- * tonight's documents that yesterday's model saw (formats/model.md, "Nights"). */
+ * onto tonight's words, and the prior centred on them that holds them near where they were
+ * (formats/model.md, "Nights"). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +15,7 @@
 
 void refine_warm_free(refine_warm *w)
 {
-    jsmf_model_free(w->start);
+    jsmf_model_free(w->start), jsmf_model_free(w->prev);
     free(w->prior), free(w->counts);
     memset(w, 0, sizeof *w);
 }
@@ -91,10 +91,10 @@ int refine_warm_start(const char *previous, const char *input, const jsmf_source
                       uint32_t k, double weight, refine_warm *w)
 {
     memset(w, 0, sizeof *w);
-    jsmf_model *prev = NULL;
-    int rc = jsmf_model_load(previous, &prev);
+    int rc = jsmf_model_load(previous, &w->prev);
     if (rc)
         return rc;
+    const jsmf_model *prev = w->prev;
     uint32_t *to = malloc(prev->n * sizeof *to), common = 0;
     if (!to)
         rc = jsmf_error(JSMF_ENOMEM, "%s: out of memory", previous);
@@ -103,20 +103,19 @@ int refine_warm_start(const char *previous, const char *input, const jsmf_source
     else if (!(rc = model_map_to_vocab(prev, in->vocab, to, NULL, &common)) && common < prev->n)
         rc = REFINE_WARM_COLD; /* words the store lacks: not a model of it as it grew */
     if (!rc)
+        w->admitted = in->vocab->n - prev->n;
+    if (!rc)
         rc = jsmf_model_new(in->vocab->n, k, &w->start);
     if (!rc)
         rc = carry_topics(prev, to, w->start);
     if (!rc && vocab_copy(in->vocab, 0, &w->start->vocab))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for the vocabulary");
-    if (!rc && !(w->start->summary_json =
-                     warm_summary(prev, previous, input, in, in->vocab->n - prev->n)))
+    if (!rc && !(w->start->summary_json = warm_summary(prev, previous, input, in, w->admitted)))
         rc = jsmf_error(JSMF_ENOMEM, "refine: out of memory for the summary");
     double tokens = previous_tokens(prev);
     if (!rc && weight > 0)
         rc = warm_prior(prev, w->start, weight, tokens > 0 ? tokens : (double)in->stats.tokens, w);
-    w->admitted = in->vocab && prev->vocab && !rc ? in->vocab->n - prev->n : 0;
     free(to);
-    jsmf_model_free(prev);
     if (rc)
         refine_warm_free(w);
     return rc;

@@ -47,7 +47,7 @@ def anchor_words(d):
 
 def lineage(d):
     lin = summary(d)["lineage"]
-    st = [t for t in lin["topics"]]
+    st = lin["topics"]
     new = sum(t["status"] == "new" for t in st)
     drift = np.mean([t["l1"] for t in st if t["l1"] is not None])
     return new, drift, lin
