@@ -5,6 +5,7 @@
 #   make check-fuzz      libFuzzer targets (clang), FUZZ_SECONDS each (default 20)
 #   make install PREFIX=/usr/local DESTDIR=       make uninstall
 #   make install-python  the Python package into the venv VENV (default build/venv), offline
+#   make wheel           the Python package's wheel, with the library, in WHEEL_DIR ($(BUILD)/wheel)
 #   V=1 for full command lines; CUDA=auto|yes|no (auto: on when nvcc is found);
 #   MPI=auto|yes|no (auto: the MPI plugin is built when mpicc is found).
 # User CFLAGS/LDFLAGS add to the required flags, never replace them.
@@ -117,7 +118,7 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 DEPS_OK  := $(BUILD)/.deps-ok
 
-.PHONY: install-python all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
+.PHONY: install-python wheel python-lib python-stage all deps test check check-asan asan check-fuzz fuzz-bins example install uninstall clean \
         features bench
 all: features $(BUILD)/jsmf $(BUILD)/libjsmf.a $(TEST_BIN) $(CUDA_SO) $(MPI_SO) $(BUILD)/baskets
 
@@ -226,20 +227,33 @@ check-fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz SAN=1 FUZZ=1 CUDA=no MPI=no CC=clang fuzz-bins
 	$(Q)sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
-# The Python package (python/): a venv that sees Debian's numpy, scipy and sklearn
-# (--system-site-packages), the package installed from the working tree without a package index
-# (--no-build-isolation --no-index), carrying a copy of the library and its plugins, which it
-# loads before any other (python/jsmf/_lib.py).
-VENV ?= $(BUILD)/venv
-install-python: $(SO_FILE) $(CUDA_SO) $(MPI_SO)
+# The Python package (python/) carries the library (as its soname) and the plugins built here,
+# which it loads before any other (python/jsmf/_lib.py). python-lib builds them and lists them
+# in $(BUILD)/python-lib.txt: what the package's build backend (python/backend/jsmf_backend.py)
+# runs in build-python/ for `pip install ./python`. install-python and wheel take them from
+# $(BUILD) instead (python-stage copies them into python/jsmf/, where the backend carries them
+# as they are) and remove the copies after.
+# install-python: a venv that sees Debian's numpy, scipy and sklearn (--system-site-packages),
+# the package installed from the working tree without a package index (--no-build-isolation
+# --no-index). wheel: the wheel, which installs into any venv of this platform's Python 3.
+VENV      ?= $(BUILD)/venv
+WHEEL_DIR ?= $(BUILD)/wheel
+PY_LIBS   := $(BUILD)/$(SONAME) $(CUDA_SO) $(MPI_SO)
+python-lib: $(SO_LINKS) $(CUDA_SO) $(MPI_SO)
+	$(Q)printf '%s\n' $(abspath $(PY_LIBS)) >$(BUILD)/python-lib.txt
+python-stage: python-lib
 	$(Q)rm -f python/jsmf/libjsmf*.so*
-	$(Q)cp -L $(BUILD)/$(SONAME) python/jsmf/$(SONAME)
-	$(Q)for p in $(CUDA_SO) $(MPI_SO); do cp $$p python/jsmf/; done
+	$(Q)cp -L $(PY_LIBS) python/jsmf/
+install-python: python-stage
 	$(Q)[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv --system-site-packages $(VENV)
 	$(Q)$(VENV)/bin/python -m pip install -q --no-build-isolation --no-index --no-deps \
-	    --force-reinstall ./python
-	$(Q)rm -rf python/jsmf/libjsmf*.so* python/build python/*.egg-info
+	    --force-reinstall ./python; rc=$$?; rm -rf python/jsmf/libjsmf*.so*; exit $$rc
 	@echo "installed: $(VENV)/bin/python -c 'import jsmf'"
+wheel: python-stage
+	$(Q)mkdir -p $(WHEEL_DIR) && rm -f $(WHEEL_DIR)/jsmf-*.whl
+	$(Q)$(PYTHON) -m pip wheel -q --no-build-isolation --no-index --no-deps ./python \
+	    -w $(WHEEL_DIR); rc=$$?; rm -rf python/jsmf/libjsmf*.so*; exit $$rc
+	@echo "wheel: $$(ls $(WHEEL_DIR)/jsmf-*.whl)"
 
 example: all
 	$(Q)sh examples/run.sh
@@ -266,6 +280,6 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(INCDIR)/,$(notdir $(wildcard include/jsmf*.h)))
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-python
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CU_OBJ:.o=.d)

@@ -19,7 +19,9 @@ __all__ = ["Store", "count_vocabulary", "stopwords", "Model", "fit", "fdm", "ref
            "JsmfError", "NotFoundError",
            "ExistsError", "FormatError", "InvalidError", "MismatchError", "Interrupted",
            "version", "LIBRARY_PATH", "JSMF"]
-__version__ = "2.0.0"
+# the package's version is the library's: a wheel's is read from include/jsmf.h when it is
+# built with its library (python/backend/jsmf_backend.py), and this is the loaded library's
+__version__ = version().split()[0]
 
 
 def __getattr__(name: str) -> Any:
