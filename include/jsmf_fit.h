@@ -94,8 +94,12 @@ typedef struct jsmf_fit_opts {
                                    compressed path's model depends on it only within sketch_tol */
     uint32_t levels[JSMF_FIT_MAX_LEVELS]; /**< super-topic counts below k, e.g. {5}; 0 ends */
     int mode;                 /**< enum jsmf_fit_mode (default AUTO) */
-    uint64_t mem_bytes;       /**< memory budget: C in memory (up to half), row blocks, the dense
-                                   path (default: a quarter of the RAM, 512 MiB to 4 GiB) */
+    uint64_t mem_bytes;       /**< memory budget of the whole fit, planned before it starts
+                                   (formats/fit.md, "Memory"): its N-row blocks, C or the
+                                   documents in memory (up to half), the dense path; a fit that
+                                   cannot keep to it is refused (JSMF_ENOMEM) before any work.
+                                   0: no plan. Default: half the RAM (since 3.3.0; at least
+                                   512 MiB) */
     uint32_t dense_max_n;     /**< AUTO picks dense when N <= this (default: measured crossover) */
     double eig_tol;           /**< relative Ritz residual of the streaming eigensolver (default 1e-7) */
     uint32_t eig_maxit;       /**< iteration cap of the streaming eigensolver per AP step (default 50) */
@@ -205,8 +209,24 @@ typedef struct jsmf_fit_report {
                                        more: topics came out empty and their anchors were
                                        replaced, formats/fit.md) */
     uint32_t anchors_replaced;    /**< anchors taken out of the candidates over those rounds */
-    uint64_t reserved[31]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    /* since 3.3.0: the memory plan (formats/fit.md, "Memory"), made before anything large is
+     * allocated */
+    uint64_t mem_plan;            /**< bytes of the plan's largest phase (the arrays it counts;
+                                       the program and its libraries are the allowance beside
+                                       it, JSMF_MEM_ALLOWANCE) */
+    uint64_t mem_budget;          /**< the budget planned for (mem_bytes) */
+    uint32_t eig_depth;           /**< compressed: Krylov depth of C's first eigendecomposition
+                                       (4, fewer where the budget needs) */
+    uint32_t mem_choices;         /**< JSMF_PLAN_* bits: what the plan kept in memory */
+    uint64_t reserved[28]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fit_report;
+
+/** jsmf_fit_report.mem_choices. */
+enum jsmf_plan_choice {
+    JSMF_PLAN_HELD = 1,     /**< C's rows or the documents held in memory (not read per product) */
+    JSMF_PLAN_P_KEPT = 2,   /**< compressed: P (N x l) kept between products */
+    JSMF_PLAN_STREAMED = 4, /**< the source read per product because the budget needed it */
+};
 
 /** Where the compressed rectification's eigendecomposition of C started. */
 enum jsmf_eig_start {

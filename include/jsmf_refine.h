@@ -99,7 +99,15 @@ typedef struct jsmf_refine_opts {
                                      is let go as they do */
     uint32_t min_iters;    /**< the tol rule stops no earlier than after this many passes (0 or
                                 up to 3: after the third; since 3.2.0) */
-    uint64_t reserved[5]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t mem_bytes;    /**< budget of the refinement (since 3.3.0; 0: none, the thetas in
+                                memory): where the thetas (M x K doubles) and the rest exceed it,
+                                the thetas go to a scratch file in scratch_dir, unlinked at once
+                                and mapped, its pages given back as each block of documents is
+                                done (the same bits); where the rest alone exceeds it,
+                                JSMF_ENOMEM before the first pass */
+    const char *scratch_dir; /**< where that file goes (NULL: $TMPDIR, else /var/tmp); the
+                                  directory must have room for M x K doubles (checked first) */
+    uint64_t reserved[3]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_opts;
 
 /* Values of jsmf_refine_opts.learn_alpha. */
@@ -144,7 +152,8 @@ typedef struct jsmf_refine_result {
     uint64_t docs;         /**< documents used (M) */
     uint64_t tokens;       /**< their tokens */
     double seconds;        /**< wall time of the call */
-    uint64_t bytes;        /**< memory of the thetas and the per-thread topic counts */
+    uint64_t bytes;        /**< memory of the thetas held (all, or a block's with theta_file)
+                                and the per-thread topic counts */
     uint64_t docs_dropped; /**< documents of a corpus left out (below min_doc_len tokens) */
     int over_store;        /**< 1: the documents were the store's own */
     uint64_t over_mem;     /**< jsmf_fit_refine_to_dir by default (JSMF_REFINE_WHERE_DOCUMENTS):
@@ -154,7 +163,9 @@ typedef struct jsmf_refine_result {
     int warm;              /**< 1: jsmf_fit_refine_to_dir started from the previous model,
                                     with no spectral fit (since 3.2.0) */
     uint32_t admitted;     /**< with warm: the store's words the previous model did not have */
-    uint64_t reserved[12]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t theta_file;   /**< bytes of thetas kept in the scratch file (0: in memory; since
+                                3.3.0) */
+    uint64_t reserved[11]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_refine_result;
 
 /** The name of refinement method v ("em", "cvb0": --method, summary.json), from the library's

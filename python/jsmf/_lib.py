@@ -281,7 +281,9 @@ class FitReport(Structure):
                 ("n_sketch_within", u32), ("n_sketch_between", u32),
                 ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH),
                 ("anchor_rounds", u32), ("anchors_replaced", u32),  # 3.1.0
-                ("reserved", u64 * 31)]
+                ("mem_plan", u64), ("mem_budget", u64),  # 3.3.0
+                ("eig_depth", u32), ("mem_choices", u32),
+                ("reserved", u64 * 28)]
 
 
 class FdmSamplerInfo(Structure):
@@ -419,7 +421,9 @@ class RefineOpts(Structure):
                 ("progress", PROGRESS_FN), ("progress_arg", c_void_p), ("batches", u32),
                 ("tol", f64), ("overrelax", f64), ("learn_alpha", c_int),
                 ("prior", POINTER(f64)), ("prior_counts", POINTER(f64)),  # 3.2.0
-                ("min_iters", u32), ("reserved", u64 * 5)]
+                ("min_iters", u32),
+                ("mem_bytes", u64), ("scratch_dir", c_char_p),  # 3.3.0
+                ("reserved", u64 * 3)]
 
 
 REFINE_ALPHA = {False: 0, True: 1, "auto": 2}  # JSMF_REFINE_ALPHA_FIXED, _LEARN, _AUTO
@@ -431,7 +435,8 @@ class RefineResult(Structure):
                 ("seconds", f64), ("bytes", u64), ("docs_dropped", u64), ("over_store", c_int),
                 ("over_mem", u64),  # 3.1.0
                 ("warm", c_int), ("admitted", u32),  # 3.2.0
-                ("reserved", u64 * 12)]
+                ("theta_file", u64),  # 3.3.0
+                ("reserved", u64 * 11)]
 
 
 class RefineRunOpts(Structure):
@@ -606,7 +611,8 @@ def check(rc: int) -> int:
 
 
 def version() -> str:
-    """The library's version (jsmf_version), e.g. "3.0.0"."""
+    """The library's version and the features compiled in (jsmf_version), e.g. "3.2.0 (openmp
+    openblas lmdb zstd)"."""
     v: bytes = lib.jsmf_version()
     return v.decode()
 

@@ -27,6 +27,13 @@ uint64_t jsmf_mem_default(void)
     return m < BUDGET_MIN ? BUDGET_MIN : m > BUDGET_MAX ? BUDGET_MAX : m;
 }
 
+uint64_t mem_default_fit(void)
+{
+    uint64_t phys = mem_physical();
+    uint64_t m = phys ? phys / 2 : 2ull << 30;
+    return m < BUDGET_MIN ? BUDGET_MIN : m;
+}
+
 /* The multiplier of a size suffix (K, M, G, T: powers of 1024, then an optional B or iB), or 0
  * when the text after the number is anything else. */
 static double size_unit(const char *end)

@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 
+#include "core/budget.h"
 #include "core/error.h"
 #include "core/threads.h"
 #include "fit_internal.h"
@@ -39,7 +40,7 @@ void jsmf_fit_opts_init(jsmf_fit_opts *o, uint32_t k)
     o->seed = 1;
     o->min_anchor_df = JSMF_FIT_DF_AUTO;
     o->mode = JSMF_MODE_AUTO;
-    o->mem_bytes = jsmf_mem_default();
+    o->mem_bytes = mem_default_fit();
     o->dense_max_n = FIT_DENSE_MAX_N;
     o->eig_tol = 1e-7;
     o->eig_maxit = 50;
@@ -539,6 +540,17 @@ int fit_run(const jsmf_source *C, const jsmf_vocab *vocab, const jsmf_fit_opts *
     return JSMF_OK;
 }
 
+/* The plan in the report: its peak (dense: the N x N arrays and B's), budget and choices. */
+static void note_plan(jsmf_fit_report *rep, const fit_plan *pl, double dense, uint64_t mem)
+{
+    rep->mem_budget = mem;
+    rep->mem_plan = (uint64_t)(dense > 0 ? dense : pl->peak);
+    rep->eig_depth = dense > 0 ? 0 : pl->method_compressed ? pl->eig_depth : 6;
+    rep->mem_choices = (pl->held > 0 || dense > 0 ? JSMF_PLAN_HELD : 0) |
+                       (pl->keep_p ? JSMF_PLAN_P_KEPT : 0) |
+                       (pl->src_mem ? JSMF_PLAN_STREAMED : 0);
+}
+
 /* Step 1: the rectified matrix R (dense, or the streaming path's iterate) and its row sums c
  * and sums of squares q2, normalised to sum 1. */
 static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_start *st,
@@ -559,11 +571,18 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
     if (dense && o->mode == JSMF_MODE_DENSE && dense_bytes > o->mem_bytes && n > 2 * k + 64)
         return jsmf_error(JSMF_ENOMEM, "fit: the dense path needs %.1f GB for N=%u (--mem)",
                           dense_bytes / 1e9, n);
+    fit_plan pl;
+    int rc = dense ? (memset(&pl, 0, sizeof pl), JSMF_OK)
+                   : fit_plan_make(C, o, nt, st, &pl);
+    if (rc)
+        return rc;
     if (rep) {
         rep->mode = dense ? JSMF_MODE_DENSE : JSMF_MODE_STREAM;
         rep->n = n, rep->k = k, rep->rectify = o->rectify;
+        note_plan(rep, &pl, dense ? (double)dense_bytes + (double)n * k * 3 * sizeof(double) : 0,
+                  o->mem_bytes);
     }
-    int rc = step(o, "rectify");
+    rc = step(o, "rectify");
     if (rc)
         return rc;
     if (dense) {
@@ -579,7 +598,7 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
             rep->final_neg_frac = rep->trace[rep->n_trace - 1].neg_frac;
             rep->final_neg_mass = rep->trace[rep->n_trace - 1].neg_mass;
         }
-    } else if ((rc = rm->stream(C, o, nt, R, st, rep))) {
+    } else if ((rc = rm->stream(C, o, nt, R, st, &pl, rep))) {
         return rc;
     }
     R->threads = nt;

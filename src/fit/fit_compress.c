@@ -613,18 +613,6 @@ static void rectify_progress(const jsmf_fit_opts *o, double done, double total)
         o->progress(o->progress_arg, "rectify", done, total, "iterations");
 }
 
-/* Y = U diag(sqrt(max(lam, 0))). */
-static void psd_factor(uint32_t n, uint32_t k, const double *U, const double *lam, double *Y)
-{
-    double *f = malloc(sizeof(double) * k);
-    for (uint32_t c = 0; c < k && f; c++)
-        f[c] = lam[c] > 0 ? sqrt(lam[c]) : 0;
-    for (uint32_t i = 0; i < n && f; i++)
-        for (uint32_t c = 0; c < k; c++)
-            Y[(size_t)i * k + c] = U[(size_t)i * k + c] * f[c];
-    free(f);
-}
-
 /* l = 2K. The reference takes ceil(5 K ln K) (979 rows at K = 50); measured here, the number of
  * rows repaired changes neither the l1 error to planted topics (N=5000, K=50: 0.3939 for l from 50
  * to 5000) nor coherence on real corpora beyond noise (debdesc K=50: c_v 0.659 / 0.662 / 0.647 at
@@ -683,10 +671,14 @@ uint32_t fit_compress_rows_default(uint32_t k)
 
 /* ---- where the iterate starts: C's eigendecomposition, cold, warm or from a checkpoint ----- */
 
-/* The block of the first eigendecomposition: K + K/2 columns (at least K + 10). */
-static uint32_t first_block(uint32_t k)
+uint32_t fit_first_cols(uint32_t k)
 {
     return k + (k / 2 > 10 ? k / 2 : 10);
+}
+
+uint32_t fit_step_cols(uint32_t k)
+{
+    return k + (k / 5 > 8 ? k / 5 : 8);
 }
 
 /* The eigensolver's settings for C: block Krylov cycles of depth 4 of K + K/2 columns,
@@ -700,13 +692,15 @@ static uint32_t first_block(uint32_t k)
  * sketch_tol (within_done in fit_eig.c; 1M baskets: 4 products instead of 8); where C is in
  * memory products are cheap, so the test between cycles alone decides (formats/fit.md, "The
  * first eigendecomposition's passes"). */
-static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const double *Q0,
-                               uint32_t p0, uint32_t *cap_out)
+static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, const fit_plan *pl,
+                               const double *Q0, uint32_t p0, uint32_t *cap_out)
 {
     uint32_t cap = o->sketch_passes ? o->sketch_passes : fit_csrc_cached(src) ? 16 : 8;
-    uint32_t d = cap < 4 ? cap : 4;
+    uint32_t d0 = cap < 4 ? cap : 4, d = fit_plan_depth(pl, d0);
+    /* fewer blocks than planned for (the budget's): as many products as the cap allows */
+    uint32_t cycles = d == d0 ? cap / d : (cap + d - 1) / d;
     *cap_out = cap;
-    return (fit_eig_opts){o->k, first_block(o->k), d, cap / d, Q0, p0, o->sketch_tol, 1,
+    return (fit_eig_opts){o->k, fit_first_cols(o->k), d, cycles, Q0, p0, o->sketch_tol, 1,
                           o->seed, 1, NULL, fit_csrc_cached(src) ? 0 : o->sketch_tol / 10};
 }
 
@@ -718,39 +712,43 @@ static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, cons
  * steps after them, whose iterate after ~25 steps (not their limit) is the model: 4 products,
  * 0.20 on debdesc. */
 static int warm_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
-                    const fit_start *st, double *U, double *lam, fit_eig_result *er)
+                    const fit_plan *pl, const fit_start *st, double *U, double *lam,
+                    fit_eig_result *er)
 {
     uint32_t cap;
-    fit_eig_opts eo = c_eig_opts(src, o, st->c_prev + (size_t)L->r0 * st->kp, st->kp, &cap);
+    fit_eig_opts eo = c_eig_opts(src, o, pl, st->c_prev + (size_t)L->r0 * st->kp, st->kp, &cap);
     fit_csrc_plan(src, cap);
     return fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
 }
 
 /* C's top K into U (this rank's rows) and lam: warm from the previous model, read back from
  * the checkpoint, or cold from a random start (and then kept in the checkpoint). */
-static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o, fit_start *st,
-                     double *U, double *lam, fit_eig_result *er)
+static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
+                     const fit_plan *pl, fit_start *st, double *U, double *lam,
+                     fit_eig_result *er)
 {
     uint32_t k = o->k, n = L->n;
     if (st && st->c_prev)
-        return warm_eig(src, L, o, st, U, lam, er);
+        return warm_eig(src, L, o, pl, st, U, lam, er);
     if (st && st->ckpt) {
         uint32_t applies = 0;
         if (fit_ckpt_load(st, n, k, U, lam, &applies)) { /* the row statistics (and the cache) of the read the eigensolver made */
-            st->resumed = 1;
+            st->resumed = st->ckpt_saved = 1;
             *er = (fit_eig_result){.applies = applies, .resid = NAN};
             return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
         }
     }
     /* the only reads of C, from a random block */
     uint32_t cap;
-    fit_eig_opts eo = c_eig_opts(src, o, NULL, 0, &cap);
+    fit_eig_opts eo = c_eig_opts(src, o, pl, NULL, 0, &cap);
     fit_csrc_plan(src, cap);
     int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
     /* a checkpoint that cannot be written only costs the resume: the fit goes on (and a
      * directory that cannot be written fails at the save, with its own message) */
     if (!rc && st && st->ckpt && fit_ckpt_save(st, n, k, U, lam, er->applies))
         jsmf_error_clear();
+    else if (!rc && st && st->ckpt)
+        st->ckpt_saved = 1;
     return rc;
 }
 
@@ -778,9 +776,9 @@ static int keep_factor(const fit_part *L, uint32_t k, const double *Y, double **
 }
 
 int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                           fit_start *st, jsmf_fit_report *rep)
+                           fit_start *st, const fit_plan *pl, jsmf_fit_report *rep)
 {
-    uint32_t n = C->n, k = o->k, q = k / 5 > 8 ? k / 5 : 8, p = k + q;
+    uint32_t n = C->n, k = o->k, p = fit_step_cols(k);
     uint32_t l = o->compress_rows ? o->compress_rows : fit_compress_rows_default(k);
     memset(F, 0, sizeof *F);
     fit_csrc *src = NULL;
@@ -790,36 +788,45 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     double *unigram = NULL; /* C's row sums: a word the iterate leaves without mass keeps its own */
     fit_eig_ws *ws = NULL;
     double t0 = clock_seconds();
-    int rc = fit_csrc_open(C, o->mem_bytes, nt, 1, o->products, o->comm, o->progress,
-                           o->progress_arg, &src);
+    int rc = fit_csrc_open(C, fit_plan_source_mem(pl, o->mem_bytes), nt, 1, o->products, o->comm,
+                           o->progress, o->progress_arg, &src);
     if (rc)
         goto out;
     /* an MPI job: each rank holds C's rows and the same rows of every n-row block */
     fit_part L = fit_csrc_part(src);
     uint32_t nl = L.r1 - L.r0;
-    U = big_malloc(sizeof(double) * nl * k + 1), lam = malloc(sizeof(double) * k);
+    /* C's eigenvectors U (nl x k) live in the steps' next start Qn (nl x p), which the first
+     * step reads them from before it writes Qn: one N-row array fewer in the steps */
+    Qn = big_malloc(sizeof(double) * nl * p + 1), lam = malloc(sizeof(double) * k);
+    U = Qn;
     if (!U || !lam)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
     fit_eig_result er;
-    if ((rc = first_eig(src, &L, o, st, U, lam, &er)))
+    if ((rc = first_eig(src, &L, o, pl, st, U, lam, &er)))
         goto out;
     /* the steps' n-row arrays only now: the first eigendecomposition's blocks are gone (at
      * N=1M, K=200 these three are 5.1 GB, the eigendecomposition's 12 GB) */
     lr = fit_lowrank_new(&L, k, l, nt);
-    Yn = big_malloc(sizeof(double) * nl * k + 1), Qn = big_malloc(sizeof(double) * nl * p + 1);
-    if (!lr || !Yn || !Qn)
+    if (lr && pl && pl->mem && !pl->keep_p)
+        fit_lowrank_keep_p(lr, 0);
+    Yn = big_malloc(sizeof(double) * nl * k + 1);
+    if (!lr || !Yn)
         rc = jsmf_error(JSMF_ENOMEM, "fit: out of memory for the compressed iterate (N=%u)", n);
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
     if (rep)
         rep->eig_start = st && st->c_prev ? JSMF_EIG_WARM
                          : st && st->resumed ? JSMF_EIG_RESUMED : JSMF_EIG_RANDOM;
-    if (st && (rc = keep_factor(&L, k, U, &st->c_out)))
+    /* the factor of C, U diag(sqrt(max(lam, 0))), for c_factor.npy: kept, or where the plan
+     * needs its memory read back from the checkpoint when the model is written */
+    if (st && pl && pl->factor_from_ckpt && st->ckpt_saved)
+        st->c_out_from_ckpt = 1;
+    else if (st && (rc = keep_factor(&L, k, U, &st->c_out)))
         goto out;
-    if (st) /* the factor of C: U diag(sqrt(max(lam, 0))) */
-        psd_factor(n, k, st->c_out, lam, st->c_out);
+    if (st && st->c_out)
+        fit_psd_factor(n, k, st->c_out, lam, st->c_out);
     uint32_t iters = er.applies;
     if (rep) {
         note_sketch(rep, &er);
@@ -835,7 +842,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
      * fit at N=20k (tools/bench/fit-results.md) */
     if (streamed) /* L.starts is C's split, kept by lr */
         fit_csrc_close(src), src = NULL;
-    psd_factor(nl, k, U, lam, Yn);
+    fit_psd_factor(nl, k, U, lam, Yn);
     if ((rc = fit_lowrank_set(lr, Yn, NULL, 0)))
         goto out;
     jsmf_fit_trace tr = {NAN, lr->omega, 0, lr->esum, lam[k - 1], iters};
@@ -851,12 +858,12 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
                            t == 1 ? k : p, o->eig_tol, 0, STEP_SEED + t, 0, ws, 0};
-        if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, U, lam, &er, Qn)))
+        if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, Yn, lam, &er, Qn)))
             goto out;
         iters = er.applies;
         if (rep && rep->n_trace < JSMF_FIT_MAX_TRACE)
             rep->trace[rep->n_trace++] = tr;
-        psd_factor(nl, k, U, lam, Yn);
+        fit_psd_factor(nl, k, Yn, lam, Yn);
         double delta;
         if ((rc = fit_factor_delta(&lr->L, k, lr->Y, NULL, Yn, NULL, &delta)) ||
             (rc = fit_lowrank_set(lr, Yn, NULL, 0)))
@@ -889,6 +896,6 @@ out:
     fit_lowrank_free(lr);
     free(unigram);
     fit_eig_ws_free(ws);
-    free(U), free(lam), free(Yn), free(Qn), free(hist);
+    free(lam), free(Yn), free(Qn), free(hist); /* U lives in Qn */
     return rc;
 }

@@ -26,9 +26,16 @@ static int write_dir(const char *input, const char *dir, int flags, const jsmf_f
     int rc = jsmf_fit_summarize(m, o, rep, input, in);
     if (!rc && lin)
         rc = model_lineage_summarize(m, lin);
-    model_array f = {FIT_C_FACTOR, st->c_out, m->n, m->k};
+    /* the factor the plan did not keep: from the checkpoint, or none (c_factor.npy is only
+     * the experimental --warm's start) */
+    double *c = st->c_out;
+    if (!rc && !c && st->c_out_from_ckpt && !(c = fit_ckpt_factor(st, m->n, m->k)))
+        jsmf_error_clear();
+    model_array f = {FIT_C_FACTOR, c, m->n, m->k};
     if (!rc)
-        rc = model_save_with(dir, m, force, &f, st->c_out ? 1 : 0);
+        rc = model_save_with(dir, m, force, &f, c ? 1 : 0);
+    if (c != st->c_out)
+        free(c);
     if (!rc && (flags & JSMF_FIT_SAVE_RECTIFIED))
         rc = fit_save_rectified(dir, &in->src, o);
     return rc;

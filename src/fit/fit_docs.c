@@ -353,11 +353,19 @@ void fit_docs_close(fit_docs *fd)
     free(fd);
 }
 
+/* A sixteenth of the budget, at most SUM_CHUNK_BYTES and at least a tile: the chunks divide the
+ * sums, never reorder them, so a smaller budget gives the same bits. */
+uint64_t fit_docs_chunk_bytes(uint64_t mem)
+{
+    uint64_t c = mem / 16;
+    return c > SUM_CHUNK_BYTES ? SUM_CHUNK_BYTES : c < SUM_TILE_BYTES ? SUM_TILE_BYTES : c;
+}
+
 void fit_docs_tiles(fit_docs *fd, uint64_t gather, uint64_t sum, uint64_t chunk, uint64_t held)
 {
     fd->tile_gather = gather ? gather : GATHER_TILE_BYTES;
     fd->tile_sum = sum ? sum : SUM_TILE_BYTES;
-    fd->chunk_sum = chunk ? chunk : SUM_CHUNK_BYTES;
+    fd->chunk_sum = chunk ? chunk : fit_docs_chunk_bytes(fd->mem);
     fd->held = held ? held : fd->mem / HELD_SHARE;
 }
 

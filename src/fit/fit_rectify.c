@@ -124,7 +124,7 @@ uint32_t fit_block_rows(uint32_t n, uint64_t mem, int nt)
 }
 
 int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                       fit_start *st, jsmf_fit_report *rep)
+                       fit_start *st, const fit_plan *pl, jsmf_fit_report *rep)
 {
     (void)st; /* only the compressed iterate starts warm or resumes */
     uint32_t n = C->n, k = o->k, r = k + 1;
@@ -152,8 +152,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     fit_eig_result er;
     /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
     double t0 = clock_seconds();
-    if ((rc = fit_csrc_open(C, o->mem_bytes, nt, 0, o->products, o->comm, o->progress,
-                            o->progress_arg, &src)))
+    if ((rc = fit_csrc_open(C, fit_plan_source_mem(pl, o->mem_bytes), nt, 0, o->products,
+                            o->comm, o->progress, o->progress_arg, &src)))
         goto out;
     /* AP keeps its factor whole on every rank (products with C: each rank its rows) */
     fit_part whole = fit_part_whole(n);
@@ -414,10 +414,10 @@ int fit_rectify_dense_none(double *X, uint32_t n, const jsmf_fit_opts *o, jsmf_f
 }
 
 int fit_rectify_stream_none(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit_mat *F,
-                            fit_start *st, jsmf_fit_report *rep)
+                            fit_start *st, const fit_plan *pl, jsmf_fit_report *rep)
 {
     (void)st; /* only the compressed iterate starts warm or resumes */
-    (void)o, (void)nt;
+    (void)o, (void)nt, (void)pl;
     double t = clock_seconds();
     int rc = fit_rect_sparse_load(C, F);
     if (!rc && rep)

@@ -193,6 +193,34 @@ static double *read_array(const char *dir, const char *name, uint32_t rows, uint
     return d;
 }
 
+/* Y = U diag(sqrt(max(lam, 0))). */
+void fit_psd_factor(uint32_t n, uint32_t k, const double *U, const double *lam, double *Y)
+{
+    double *f = malloc(sizeof(double) * k);
+    for (uint32_t c = 0; c < k && f; c++)
+        f[c] = lam[c] > 0 ? sqrt(lam[c]) : 0;
+    for (uint32_t i = 0; i < n && f; i++)
+        for (uint32_t c = 0; c < k; c++)
+            Y[(size_t)i * k + c] = U[(size_t)i * k + c] * f[c];
+    free(f);
+}
+
+double *fit_ckpt_factor(const fit_start *st, uint32_t n, uint32_t k)
+{
+    uint32_t applies;
+    if (!st->ckpt || !key_matches(st->ckpt, st->key, &applies))
+        return NULL;
+    double *u = read_array(st->ckpt, "U.npy", n, k), *l = read_array(st->ckpt, "lam.npy", k, 1);
+    if (u && l)
+        fit_psd_factor(n, k, u, l, u);
+    free(l);
+    if (!l) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
 int fit_ckpt_load(const fit_start *st, uint32_t n, uint32_t k, double *U, double *lam,
                   uint32_t *applies)
 {

@@ -100,6 +100,23 @@ static void put_trace(jsmf_json *j, const jsmf_fit_report *r)
     json_end_array(j);
 }
 
+/* The memory plan (formats/fit.md, "Memory"). */
+static void put_memory(jsmf_json *j, const jsmf_fit_report *r)
+{
+    if (!r->mem_budget)
+        return;
+    json_begin_object(j, "memory");
+    json_uint(j, "plan_bytes", r->mem_plan);
+    json_uint(j, "budget_bytes", r->mem_budget);
+    json_uint(j, "allowance_bytes", JSMF_MEM_ALLOWANCE);
+    if (r->eig_depth)
+        json_uint(j, "eig_depth", r->eig_depth);
+    json_bool(j, "held", (r->mem_choices & JSMF_PLAN_HELD) != 0);
+    json_bool(j, "p_kept", (r->mem_choices & JSMF_PLAN_P_KEPT) != 0);
+    json_bool(j, "streamed_for_budget", (r->mem_choices & JSMF_PLAN_STREAMED) != 0);
+    json_end_object(j);
+}
+
 /* What the run did at the top level: everything the report holds. */
 static void put_report(jsmf_json *j, const jsmf_fit_report *r)
 {
@@ -117,6 +134,7 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     json_uint(j, "anchor_candidates", r->anchor_candidates);
     json_uint(j, "anchor_rounds", r->anchor_rounds);
     json_uint(j, "anchors_replaced", r->anchors_replaced);
+    put_memory(j, r);
     const fit_rectify_method *rm = fit_rectify_method_get(r->rectify);
     if (rm && rm->factored) {
         json_bool(j, "converged", r->converged);
@@ -217,6 +235,12 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
         report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",
                          100 * r->final_neg_frac, r->final_neg_mass);
     }
+    if (r->mem_budget)
+        report_line(f, p, "memory: plan %.0f MiB of --mem %.0fM (+ %.0f MiB allowance)%s%s",
+                    r->mem_plan / 1048576.0, r->mem_budget / 1048576.0,
+                    JSMF_MEM_ALLOWANCE / 1048576.0,
+                    r->mem_choices & JSMF_PLAN_STREAMED ? ", C read per product" : "",
+                    r->eig_depth && r->eig_depth < 4 ? ", fewer Krylov blocks" : "");
     if (r->c_documents)
         report_line(f, p, "C applied through its documents (cheaper than its rows)");
     if (r->c_scans && r->c_bytes && r->c_scan_secs > 0)

@@ -164,6 +164,7 @@ static int refine_block(void *arg, const jsmf_doc_block *b)
     const uint64_t end = b->first + b->n_docs;
     if (!s->nbatch) { /* one batch: the topics change after the pass only */
         refine_range(s, b, b->first, end);
+        refine_theta_sweep(s, end);
         return JSMF_OK;
     }
     /* several batches: cut the block where a batch ends, whose counts then replace its last
@@ -180,6 +181,7 @@ static int refine_block(void *arg, const jsmf_doc_block *b)
             batch_done(s, i);
         d = stop;
     }
+    refine_theta_sweep(s, end);
     return JSMF_OK;
 }
 
@@ -388,6 +390,7 @@ static int refine_pass(refine_state *s, const jsmf_doc_source *docs, double *B, 
     const int first = !s->have_prev;
     if (s->learn_alpha)
         memset(s->dg, 0, (uint64_t)s->nt * (s->k + 1) * sizeof *s->dg);
+    refine_theta_sweep(s, 0);
     int rc = docs->scan(docs->ctx, refine_block, s);
     if (rc)
         return rc < 0 ? rc : jsmf_error(JSMF_EINVAL, "refine: the document scan stopped (%d)", rc);
@@ -485,14 +488,19 @@ static void start_topics(const jsmf_model *m, double mix, double *B)
 }
 
 /* A = mean over the documents of theta_d theta_d^T (sums to 1). */
-static void topic_pairs(const double *theta, uint64_t m, uint32_t k, double *A)
+static void topic_pairs(refine_state *s, double *A)
 {
+    const uint64_t m = s->docs;
+    const uint32_t k = s->k;
     memset(A, 0, (uint64_t)k * k * sizeof *A);
+    refine_theta_sweep(s, 0);
     for (uint64_t d = 0; d < m; d++) {
-        const double *th = theta + d * k;
+        const double *th = s->theta + d * k;
         for (uint32_t i = 0; i < k; i++)
             for (uint32_t j = 0; j < k; j++)
                 A[(uint64_t)i * k + j] += th[i] * th[j];
+        if ((d & 4095) == 4095)
+            refine_theta_sweep(s, d + 1);
     }
     for (uint64_t i = 0; i < (uint64_t)k * k; i++)
         A[i] /= (double)m;
@@ -545,6 +553,7 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
     json_numbers(&b.j, "loglik_per_token", lik, r->iters);
     json_number(&b.j, "seconds", r->seconds);
     json_uint(&b.j, "bytes", r->bytes);
+    json_uint(&b.j, "theta_file_bytes", r->theta_file);
     json_end_object(&b.j);
     if (was) /* the start's own summary whole: the fit's parameters, report and trace */
         json_raw(&b.j, "start", was);
@@ -554,7 +563,7 @@ static char *refine_summary(const jsmf_model *m, const jsmf_model *start,
 }
 
 /* The refined model: B, A from the thetas, the start's vocabulary, the summary. */
-static int refined_model(const jsmf_model *start, const refine_state *s, double *B,
+static int refined_model(const jsmf_model *start, refine_state *s, double *B,
                          const jsmf_refine_opts *o, const jsmf_refine_result *r, jsmf_model **out)
 {
     jsmf_model *m;
@@ -563,7 +572,7 @@ static int refined_model(const jsmf_model *start, const refine_state *s, double 
         return rc;
     free(m->B);
     m->B = B;
-    topic_pairs(s->theta, s->docs, s->k, m->A);
+    topic_pairs(s, m->A);
     if (s->learn_alpha) {
         if (!(m->alpha = malloc(s->k * sizeof *m->alpha))) {
             jsmf_model_free(m);
@@ -610,8 +619,13 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
 {
     const uint32_t exit_after = test_exit_pass();
     start_topics(start, o->mix, B);
-    for (uint64_t i = 0; i < s->docs * s->k; i++)
-        s->theta[i] = 1.0 / s->k;
+    refine_theta_sweep(s, 0);
+    for (uint64_t d = 0; d < s->docs; d++) {
+        for (uint32_t t = 0; t < s->k; t++)
+            s->theta[d * s->k + t] = 1.0 / s->k;
+        if ((d & 4095) == 4095)
+            refine_theta_sweep(s, d + 1);
+    }
     s->omega = 1;
     s->alpha_sum = 0;
     for (uint32_t t = 0; t < s->k; t++)
@@ -664,8 +678,13 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     const uint64_t nk = (uint64_t)s.n * s.k;
     const int keep_totals = s.method->needs_totals || o.batches > 1 || o.overrelax > 1;
     r.bytes = refine_memory(s.docs, s.n, s.k, s.nt, &o);
+    const uint64_t theta_bytes = s.docs * s.k * sizeof(double);
     double *B = malloc(nk * sizeof *B);
-    s.theta = malloc(s.docs * s.k * sizeof *s.theta);
+    s.theta_fd = -1;
+    if (!rc && (rc = refine_theta_open(&s, r.bytes - theta_bytes)))
+        s.theta = NULL;
+    if (s.theta_fd >= 0)
+        r.theta_file = theta_bytes, r.bytes = r.bytes - theta_bytes + REFINE_THETA_WINDOW;
     s.nwk = malloc(s.nt * nk * sizeof *s.nwk);
     s.work = malloc((uint64_t)s.nt * 4 * s.k * sizeof *s.work);
     if (keep_totals && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))
@@ -692,7 +711,8 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     if (!rc && !(rc = refined_model(start, &s, B, &o, &r, out)))
         B = NULL; /* the model owns it */
     call_threads_end(saved);
-    free(B), free(s.theta), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
+    refine_theta_close(&s);
+    free(B), free(s.nwk), free(s.work), free(s.ll), free(s.nprev), free(s.nbatch);
     free(s.alpha), free(s.dg), free(s.lik), free(s.prior_now);
     if (!rc && res)
         *res = r;

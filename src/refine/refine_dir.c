@@ -7,6 +7,7 @@
 #include "jsmf_comm.h"
 #include "refine_internal.h"
 #include "jsmf_store.h"
+#include "core/budget.h"
 #include "core/error.h"
 #include "model/lineage.h"
 #include "model/model.h"
@@ -39,6 +40,32 @@ static int holds_documents(const char *input, jsmf_store_stats *st)
     return docs;
 }
 
+/* The refinement's budget and scratch directory where the caller left them: `mem`, and the
+ * directory that will hold the model directory `dir` (its file system has the room the model
+ * needs; /tmp may be memory). buf holds the name. */
+static void refine_place(jsmf_refine_opts *ro, uint64_t mem, const char *dir, char *buf,
+                         size_t cap)
+{
+    if (!ro->mem_bytes)
+        ro->mem_bytes = mem;
+    if (ro->scratch_dir || !dir)
+        return;
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    while (len > 0 && dir[len - 1] != '/')
+        len--;
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    if (len >= cap)
+        return;
+    if (!len)
+        snprintf(buf, cap, ".");
+    else
+        snprintf(buf, cap, "%.*s", (int)len, dir);
+    ro->scratch_dir = buf;
+}
+
 static uint64_t mib_up(uint64_t bytes)
 {
     return (bytes + (1u << 20) - 1) >> 20;
@@ -55,12 +82,16 @@ static int over_memory(const jsmf_store_stats *st, const jsmf_fit_opts *fit,
         return 0;
     int nt = ro->threads > 0 ? ro->threads : fit->threads > 0 ? fit->threads : call_threads();
     *need = refine_memory(st->docs, st->n_words, fit->k, (uint32_t)nt, ro);
-    if (*need <= fit->mem_bytes)
+    /* the thetas beyond the budget go to a scratch file (theta.c): the rest must fit */
+    uint64_t theta = st->docs * fit->k * sizeof(double);
+    uint64_t window = theta < REFINE_THETA_WINDOW ? theta : REFINE_THETA_WINDOW;
+    if (*need <= fit->mem_bytes || *need - theta + window <= fit->mem_bytes)
         return 0;
-    return jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB (theta of %llu "
-                      "documents x %u topics, and %d threads' %u x %u counts), more than --mem "
-                      "%lluM: give --mem %lluM, fewer topics, or --refine 0 for the spectral "
-                      "fit alone", (unsigned long long)mib_up(*need),
+    *need = *need - theta + window;
+    return jsmf_error(JSMF_ENOMEM, "refine: the refinement needs %llu MB besides the thetas of "
+                      "%llu documents x %u topics (a scratch file): %d threads' %u x %u counts, "
+                      "more than --mem %lluM: give --mem %lluM, fewer topics, or --refine 0 for "
+                      "the spectral fit alone", (unsigned long long)mib_up(*need),
                       (unsigned long long)st->docs, fit->k, nt, st->n_words, fit->k,
                       (unsigned long long)(fit->mem_bytes >> 20),
                       (unsigned long long)mib_up(*need));
@@ -226,6 +257,8 @@ int jsmf_refine_to_dir(const char *model, const char *store, const char *dir, in
         o = *opts;
     else
         jsmf_refine_run_opts_init(&o);
+    char scratch[4096];
+    refine_place(&o.refine, mem_default_fit(), dir, scratch, sizeof scratch);
     jsmf_model *start = NULL;
     int rc = refine_opts_check(&o.refine);
     if (!rc)
@@ -301,6 +334,8 @@ int jsmf_fit_refine_to_dir(const char *input, const char *dir, const char *previ
         ro = *r;
     else
         jsmf_refine_run_opts_init(&ro);
+    char scratch[4096];
+    refine_place(&ro.refine, fit->mem_bytes, dir, scratch, sizeof scratch);
     if (res)
         memset(res, 0, sizeof *res);
     /* every rank sees the same store, so all take the same branch; by default a refinement

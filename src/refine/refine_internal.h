@@ -11,7 +11,9 @@ typedef struct refine_state {
     const jsmf_refine_opts *o;
     const struct refine_method *method; /* o->method's entry of the table */
     const double *B;           /* N x K, this iteration's topics */
-    double *theta;             /* M x K */
+    double *theta;             /* M x K: in memory, or a scratch file's map (theta.c) */
+    int theta_fd;              /* the scratch file (-1: theta is malloc'ed) */
+    uint64_t theta_released;   /* bytes of the map given back in this sweep of the documents */
     double *nwk;               /* nt x N x K: each thread's expected word-topic counts */
     double *work;              /* nt x 4K scratch: ndk, the old counts, g, the theta before
                                   the joint step */
@@ -101,5 +103,16 @@ int refine_warm_start(const char *previous, const char *input, const struct jsmf
                       uint32_t k, double weight, refine_warm *w);
 /** Free what refine_warm_start made and zero it. */
 void refine_warm_free(refine_warm *w);
+
+/* The thetas (theta.c): M x K doubles, in memory where `held` (the rest of the refinement)
+ * plus them keeps within o->mem_bytes, else in a scratch file; the file's pages are given back
+ * as a sweep over the documents passes them (refine_theta_sweep: the first document not yet
+ * done; 0 starts a sweep). */
+int refine_theta_open(refine_state *s, uint64_t held);
+void refine_theta_sweep(refine_state *s, uint64_t doc);
+void refine_theta_close(refine_state *s);
+/* Bytes of thetas a sweep over a scratch file holds at once (a block's and the kernel's
+ * read-ahead, at most). */
+#define REFINE_THETA_WINDOW ((uint64_t)32 << 20)
 
 #endif

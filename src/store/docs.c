@@ -384,6 +384,9 @@ int store_docs_each_block(jsmf_store *s, MDB_txn *t, store_docblock_fn fn, void 
     return store_docs_each_stored(s, t, decoded_only, &c);
 }
 
+/* Bytes of documents read between two drops of the map's pages from this process. */
+#define DOCS_MAPPED_BYTES ((uint64_t)32 << 20)
+
 int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, void *arg)
 {
     if (!s->has_docs_db)
@@ -395,10 +398,16 @@ int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, voi
     store_docdec d = {0};
     MDB_val k, v;
     int r;
+    uint64_t read = 0;
     for (r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0 && !rc;
-         r = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+         r = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (!(rc = store_docdec_block(s, &k, &v, &d)))
             rc = fn(arg, &k, &v, &d);
+        /* a scan of a large store (every product of a fit that streams the documents) would
+         * otherwise keep each page it mapped resident: given back as it goes */
+        if ((read += k.mv_size + v.mv_size) >= DOCS_MAPPED_BYTES)
+            store_drop_mapped(s), read = 0;
+    }
     if (!rc && r != MDB_NOTFOUND)
         rc = store_lmdb_error(s, r, "reading documents");
     mdb_cursor_close(c);

@@ -183,7 +183,10 @@ static int reader_add_docs(row_reader *r, jsmf_store *s, MDB_txn *t)
     if (rc)
         return rc;
     r->k++;
-    return stream_seek(m, 0, 1);
+    /* loaded by the first read, not here: a reader that never asks for rows (the fit through
+     * the documents) holds none of their documents (up to half the default budget) */
+    m->stale = 1;
+    return JSMF_OK;
 }
 
 int reader_add_store(row_reader *r, jsmf_store *s, MDB_txn *t)

@@ -91,13 +91,12 @@ grep -q '^t0:' "$T/reflev/level1/vocab.txt" || fail "level1's topics not named a
 "$J" fit "$T/rows" -k 8 -o "$T/rowsdef" -q || fail "default fit of a rows store"
 grep -q '"kind": "anchor"' "$T/rowsdef/summary.json" || fail "the default fit of a rows store is not the spectral fit"
 expect 2 "give one of them" "$J" fit "$T/store" -k 8 -o "$T/fx" --corpus "$T/train.txt" --refine 0 -q
-# a refinement that would not fit --mem: by default the spectral fit is written and said so;
-# asked for, it stops before the fit naming what it needs
-JSMF_TEST_SMALL_MEM=1 expect 0 "refinement left out: it would hold" \
-    "$J" fit "$T/store" -k 8 -o "$T/smallmem" --mem 100K
-grep -q '"kind": "anchor"' "$T/smallmem/summary.json" || fail "--mem too small for the refinement: not the spectral fit"
+# a --mem the fit cannot keep to: it stops before any work naming what it needs, refined or
+# not (a refinement whose thetas do not fit goes on with them in a scratch file:
+# tests/cli/fit_memory.sh)
+JSMF_TEST_SMALL_MEM=1 expect 1 "give --mem" "$J" fit "$T/store" -k 8 -o "$T/fx" --mem 100K -q
 JSMF_TEST_SMALL_MEM=1 expect 1 "give --mem" "$J" fit "$T/store" -k 8 -o "$T/fx" --mem 100K --refine 5 -q
-[ ! -e "$T/fx" ] || fail "a refinement over --mem wrote a model"
+[ ! -e "$T/fx" ] || fail "a fit over --mem wrote a model"
 
 # bad input: nothing written
 expect 1 "nope.txt" "$J" refine "$T/fit" --corpus "$T/nope.txt" -o "$T/x" -q

@@ -4,7 +4,7 @@ computes its rows of every product with C exactly as one process would, in the s
 holds the same rows of the compressed iterate's factor, whose products over all rows add the
 same per-chunk partials in the same order),
 with C held in memory (each rank its rows) and streamed from the store (float32 products,
---mem 1M with the tests' small-budget switch), and for the AP rectification and a hierarchy.
+--mem 6M with the tests' small-budget switch), and for the AP rectification and a hierarchy.
 A bad option fails on every rank with one message. Skips without mpirun or the MPI plugin."""
 import os
 import shutil
@@ -66,7 +66,7 @@ def main():
     store = os.path.join(tmp, "store")
     run("ingest", store, cpath, "--vocab", vpath, env={"JSMF_TEST_SMALL_MEM": "0"})
     cases = [("in memory", ["-k", "12"], {}),
-             ("streamed", ["-k", "12", "--mem", "1M"], {"JSMF_TEST_SMALL_MEM": "1"}),
+             ("streamed", ["-k", "12", "--mem", "6M"], {"JSMF_TEST_SMALL_MEM": "1"}),
              ("AP", ["-k", "8", "--rectify", "ap"], {}),
              ("hierarchy", ["-k", "12", "--levels", "4"], {})]
     for name, args, env in cases:
