@@ -218,7 +218,9 @@ typedef struct jsmf_fit_report {
     uint32_t eig_depth;           /**< compressed: Krylov depth of C's first eigendecomposition
                                        (4, fewer where the budget needs) */
     uint32_t mem_choices;         /**< JSMF_PLAN_* bits: what the plan kept in memory */
-    uint64_t reserved[28]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t eig_cycles_resumed;  /**< compressed: cycles of C's eigendecomposition read back
+                                       from the checkpoint (formats/fit.md, "Resuming"; 0: none) */
+    uint64_t reserved[27]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fit_report;
 
 /** jsmf_fit_report.mem_choices. */

@@ -282,8 +282,8 @@ class FitReport(Structure):
                 ("sketch_within", f64 * FIT_MAX_SKETCH), ("sketch_between", f64 * FIT_MAX_SKETCH),
                 ("anchor_rounds", u32), ("anchors_replaced", u32),  # 3.1.0
                 ("mem_plan", u64), ("mem_budget", u64),  # 3.3.0
-                ("eig_depth", u32), ("mem_choices", u32),
-                ("reserved", u64 * 28)]
+                ("eig_depth", u32), ("mem_choices", u32), ("eig_cycles_resumed", u64),
+                ("reserved", u64 * 27)]
 
 
 class FdmSamplerInfo(Structure):

@@ -701,7 +701,8 @@ static fit_eig_opts c_eig_opts(const fit_csrc *src, const jsmf_fit_opts *o, cons
     uint32_t cycles = d == d0 ? cap / d : (cap + d - 1) / d;
     *cap_out = cap;
     return (fit_eig_opts){o->k, fit_first_cols(o->k), d, cycles, Q0, p0, o->sketch_tol, 1,
-                          o->seed, 1, NULL, fit_csrc_cached(src) ? 0 : o->sketch_tol / 10};
+                          o->seed, 1, NULL, fit_csrc_cached(src) ? 0 : o->sketch_tol / 10,
+                          NULL};
 }
 
 /* Warm: the cold eigensolver, with the same stopping test, started from the previous model's
@@ -738,9 +739,14 @@ static int first_eig(fit_csrc *src, const fit_part *L, const jsmf_fit_opts *o,
             return fit_csrc_cached(src) ? JSMF_OK : fit_csrc_rows(src, NULL, 0, NULL);
         }
     }
-    /* the only reads of C, from a random block */
+    /* the only reads of C, from a random block (or from the last cycle a checkpoint kept) */
     uint32_t cap;
     fit_eig_opts eo = c_eig_opts(src, o, pl, NULL, 0, &cap);
+    fit_eig_ckpt cycles;
+    if (st && st->ckpt) {
+        fit_ckpt_cycles(st, &cycles);
+        eo.ckpt = &cycles;
+    }
     fit_csrc_plan(src, cap);
     int rc = fit_eig_topk(fit_csrc_apply_part, src, L, &eo, U, lam, er, NULL);
     /* a checkpoint that cannot be written only costs the resume: the fit goes on (and a
@@ -817,6 +823,8 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
     if ((rc = fit_part_agree(&L, rc)))
         goto out;
     if (rep)
+        rep->eig_cycles_resumed = er.cycles_resumed;
+    if (rep)
         rep->eig_start = st && st->c_prev ? JSMF_EIG_WARM
                          : st && st->resumed ? JSMF_EIG_RESUMED : JSMF_EIG_RANDOM;
     /* the factor of C, U diag(sqrt(max(lam, 0))), for c_factor.npy: kept, or where the plan
@@ -857,7 +865,7 @@ int fit_rectify_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt,
         rectify_progress(o, t - 1, steps_expected(hist, t - 1, o->rectify_tol, maxit));
         /* warm start: the previous Ritz block advanced one power step (first: Y itself) */
         fit_eig_opts so = {k, p, 1, o->eig_step_maxit ? o->eig_step_maxit : 2, t == 1 ? U : Qn,
-                           t == 1 ? k : p, o->eig_tol, 0, STEP_SEED + t, 0, ws, 0};
+                           t == 1 ? k : p, o->eig_tol, 0, STEP_SEED + t, 0, ws, 0, NULL};
         if ((rc = fit_eig_topk(fit_lowrank_apply, lr, &lr->L, &so, Yn, lam, &er, Qn)))
             goto out;
         iters = er.applies;

@@ -118,7 +118,8 @@ static void plan_checkpoint(const char *dir, const jsmf_source_input *in, const 
 /* A checkpoint is removed once the fit ends, written or failed. */
 static void remove_checkpoint(const char *path)
 {
-    static const char *const names[] = {"U.npy", "lam.npy", "key.txt", "key.txt.tmp"};
+    static const char *const names[] = {"U.npy", "lam.npy", "key.txt", "key.txt.tmp",
+                                        "cycle.bin", "cycle.bin.tmp"};
     char p[4200];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", path, names[i]);

@@ -16,6 +16,7 @@
 #include <lapacke.h>
 
 #include "core/bigmem.h"
+#include "core/clock.h"
 #include "core/budget.h"
 #include "core/threads.h"
 #include "fit_internal.h"
@@ -309,20 +310,27 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
     if (rc)
         goto out;
     np = (size_t)nl * p;
-    /* start: warm columns, random rest */
-    uint32_t pw = Q0 ? (p0 < p ? p0 : p) : 0;
-    for (uint32_t i = 0; i < nl; i++)
-        for (uint32_t c = 0; c < pw; c++)
-            Vb[0][(size_t)i * p + c] = Q0[(size_t)i * p0 + c];
-    fill_random(L, p, pw, Vb[0], &rng);
-    if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
-        goto out;
-    uint32_t it, applies = 0;
+    uint32_t it, it0 = 0, applies = 0;
     fit_eig_result rec = {0};
     double last_res = NAN, early = INFINITY; /* early: the within-cycle test's last change */
     int early_stop = 0;
+    /* a checkpoint of this solve between two cycles: it goes on from there, the same bits */
+    fit_eig_state es = {.prev = prev, .V0 = Vb[0]};
+    if (e->ckpt && e->ckpt->load && e->ckpt->load(e->ckpt->ctx, &es, nl, p, k)) {
+        it0 = es.it, applies = es.applies, rng = es.rng, early = es.early, rec = es.rec;
+    } else {
+        /* start: warm columns, random rest */
+        uint32_t pw = Q0 ? (p0 < p ? p0 : p) : 0;
+        for (uint32_t i = 0; i < nl; i++)
+            for (uint32_t c = 0; c < pw; c++)
+                Vb[0][(size_t)i * p + c] = Q0[(size_t)i * p0 + c];
+        fill_random(L, p, pw, Vb[0], &rng);
+        if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
+            goto out;
+    }
     ritz_pass rp = {L, depth, p, k, Vb, NULL, U, ws->chunk, part, S, Tl, w};
-    for (it = 0; it < maxit; it++) {
+    double t_cycle = clock_seconds();
+    for (it = it0; it < maxit; it++) {
         uint32_t d = depth;
         for (uint32_t j = 0; j < depth; j++) {
             double *Wj = j + 1 < depth ? Vb[j + 1] : ws->Wl;
@@ -404,6 +412,12 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         Vb[0] = ws->Wl, ws->Wl = t;
         if ((rc = orth_block(L, p, Vb, 0, Vb[0], coef, &rng)))
             goto out;
+        /* a cycle long enough to be worth keeping: its restart state into the checkpoint */
+        if (e->ckpt && e->ckpt->save && clock_seconds() - t_cycle >= e->ckpt->min_secs) {
+            fit_eig_state now = {it + 1, applies, rng, early, prev, rec, Vb[0]};
+            e->ckpt->save(e->ckpt->ctx, &now, nl, p, k);
+        }
+        t_cycle = clock_seconds();
     }
     for (uint32_t c = 0; c < k; c++)
         lam[c] = w[c];
@@ -413,6 +427,7 @@ int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig
         *res = rec;
         res->applies = applies;
         res->resid = last_res;
+        res->cycles_resumed = it0;
     }
 out:
     if (ws == &own)

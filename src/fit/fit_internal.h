@@ -300,10 +300,12 @@ typedef struct fit_eig_opts {
     fit_eig_ws *ws;
     double within_tol; /* > 0: also stop inside a cycle once no wanted Ritz value moves by more
                         * than this (of the K-th) between depths: where a product is a pass */
+    const struct fit_eig_ckpt *ckpt; /* a checkpoint between cycles (NULL: none) */
 } fit_eig_opts;
 #define FIT_EIG_CHANGES 32
 typedef struct fit_eig_result {
     uint32_t applies; /* products with the operator */
+    uint32_t cycles_resumed; /* cycles read back from a checkpoint (0: none) */
     double resid;     /* the largest relative residual of the wanted pairs, as the test reads it */
     /* the first FIT_EIG_CHANGES products' within-cycle changes (within_tol > 0; NaN after a
      * cycle's first product: nothing to compare) and each cycle's change from the one before
@@ -311,6 +313,31 @@ typedef struct fit_eig_result {
     uint32_t n_within, n_between;
     double within[FIT_EIG_CHANGES], between[FIT_EIG_CHANGES];
 } fit_eig_result;
+/* The solver between two cycles: what a checkpoint keeps for a resumed solve to go on with
+ * the same bits (fit_eig.c); prev (k) and V0 (nl x p, the next cycle's first block) are the
+ * solver's own arrays. */
+typedef struct fit_eig_state {
+    uint32_t it, applies; /* cycles done, products made */
+    uint64_t rng;
+    double early;
+    double *prev;
+    fit_eig_result rec;
+    double *V0;
+} fit_eig_state;
+/* save keeps the state after a cycle of at least min_secs (a failure only costs the resume);
+ * load fills it (1) from a checkpoint of this very solve, or leaves it (0). */
+typedef struct fit_eig_ckpt {
+    void *ctx;
+    void (*save)(void *ctx, const fit_eig_state *s, uint32_t nl, uint32_t p, uint32_t k);
+    int (*load)(void *ctx, fit_eig_state *s, uint32_t nl, uint32_t p, uint32_t k);
+    double min_secs;
+} fit_eig_ckpt;
+/* The first eigendecomposition's state between two of its cycles kept in st->ckpt (cycle.bin,
+ * keyed as key.txt is): a kill within the decomposition resumes from the last cycle kept
+ * (fit_start.c). Cycles of at least FIT_CKPT_CYCLE_SECS are kept (JSMF_TEST_FIT_CKPT_CYCLES=1:
+ * every one). */
+void fit_ckpt_cycles(fit_start *st, fit_eig_ckpt *out);
+#define FIT_CKPT_CYCLE_SECS 30.0
 int fit_eig_topk(fit_apply_fn apply, void *ctx, const fit_part *L, const fit_eig_opts *e,
                  double *U, double *lam, fit_eig_result *res, double *next);
 

@@ -148,7 +148,8 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
     rectify_progress(o, 0, o->rectify_iters);
     /* block Krylov of depth 6: the fewest passes measured (12 on debdesc and on a planted
      * N=5000 corpus, against 18 and 15 at depth 3, 16 at depth 4 and 8) */
-    fit_eig_opts eo = {k, k + q1, 6, o->eig_maxit, NULL, 0, o->eig_tol, 0, o->seed, 0, NULL, 0};
+    fit_eig_opts eo = {k,    k + q1, 6, o->eig_maxit, NULL, 0, o->eig_tol, 0, o->seed, 0, NULL, 0,
+                       NULL};
     fit_eig_result er;
     /* the first step reads C (kept in memory when it fits, in double: AP stays exact) */
     double t0 = clock_seconds();
@@ -183,7 +184,7 @@ int fit_rectify_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fit
         fac_apply fa = {F, 0, 0, 0, &passes};
         fit_eig_opts so = {k, k + q, 1, o->eig_step_maxit ? o->eig_step_maxit : o->eig_maxit,
                            t == 1 ? Q0 : Qn, t == 1 ? r : k + q, o->eig_tol, 0, o->seed + t, 0, NULL,
-                           0};
+                           0, NULL};
         rc = fit_eig_topk(fac_apply_fn, &fa, &whole, &so, U, lam, &er, Qn);
         iters = er.applies;
         if (rc)

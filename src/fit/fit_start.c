@@ -193,6 +193,79 @@ static double *read_array(const char *dir, const char *name, uint32_t rows, uint
     return d;
 }
 
+/* Tests: JSMF_TEST_EXIT_AFTER_CYCLE=n ends the process once cycle n is kept (a kill there). */
+static uint32_t test_exit_cycle(void)
+{
+    const char *v = getenv("JSMF_TEST_EXIT_AFTER_CYCLE");
+    long n = v ? atol(v) : 0;
+    return n > 0 && n < 1000000 ? (uint32_t)n : 0;
+}
+
+/* cycle.bin: "jsmf-fit-cycle 1\n", the key line, then (native) u32 it, applies, nl, p, k,
+ * n_within, n_between, u64 rng, f64 early, k prev, the record's 2 x FIT_EIG_CHANGES changes,
+ * nl x p of V0; written by a rename, so that one that reads is whole. */
+#define CYCLE_MAGIC "jsmf-fit-cycle 1\n"
+
+static void cycle_save(void *ctx, const fit_eig_state *e, uint32_t nl, uint32_t p, uint32_t k)
+{
+    const fit_start *st = ctx;
+    char path[4096], tmp[4200];
+    if (mkdir(st->ckpt, 0777) && errno != EEXIST)
+        return;
+    ckpt_path(path, sizeof path, st->ckpt, "cycle.bin");
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    uint32_t h[7] = {e->it, e->applies, nl, p, k, e->rec.n_within, e->rec.n_between};
+    int ok = fprintf(f, "%s%s\n", CYCLE_MAGIC, st->key) > 0 && fwrite(h, sizeof h, 1, f) == 1 &&
+             fwrite(&e->rng, sizeof e->rng, 1, f) == 1 &&
+             fwrite(&e->early, sizeof e->early, 1, f) == 1 &&
+             fwrite(e->prev, sizeof(double), k, f) == k &&
+             fwrite(e->rec.within, sizeof e->rec.within, 1, f) == 1 &&
+             fwrite(e->rec.between, sizeof e->rec.between, 1, f) == 1 &&
+             fwrite(e->V0, sizeof(double) * p, nl, f) == nl;
+    /* a cycle that cannot be kept only costs its resume */
+    if (durable_publish(f, ok ? 0 : EIO, tmp, path, "the fit's checkpoint"))
+        jsmf_error_clear();
+    if (test_exit_cycle() == e->it)
+        _exit(99);
+}
+
+static int cycle_load(void *ctx, fit_eig_state *e, uint32_t nl, uint32_t p, uint32_t k)
+{
+    const fit_start *st = ctx;
+    char path[4096], line[512];
+    ckpt_path(path, sizeof path, st->ckpt, "cycle.bin");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t len = strlen(st->key);
+    uint32_t h[7];
+    int ok = fgets(line, sizeof line, f) && !strcmp(line, CYCLE_MAGIC) &&
+             fgets(line, sizeof line, f) && strlen(line) == len + 1 &&
+             !strncmp(line, st->key, len) && fread(h, sizeof h, 1, f) == 1 && h[2] == nl &&
+             h[3] == p && h[4] == k && h[5] <= FIT_EIG_CHANGES && h[6] <= FIT_EIG_CHANGES &&
+             fread(&e->rng, sizeof e->rng, 1, f) == 1 &&
+             fread(&e->early, sizeof e->early, 1, f) == 1 &&
+             fread(e->prev, sizeof(double), k, f) == k &&
+             fread(e->rec.within, sizeof e->rec.within, 1, f) == 1 &&
+             fread(e->rec.between, sizeof e->rec.between, 1, f) == 1 &&
+             fread(e->V0, sizeof(double) * p, nl, f) == nl && fgetc(f) == EOF;
+    fclose(f);
+    if (!ok)
+        return 0;
+    e->it = h[0], e->applies = h[1], e->rec.n_within = h[5], e->rec.n_between = h[6];
+    return 1;
+}
+
+void fit_ckpt_cycles(fit_start *st, fit_eig_ckpt *out)
+{
+    const char *t = getenv("JSMF_TEST_FIT_CKPT_CYCLES");
+    *out = (fit_eig_ckpt){st, cycle_save, cycle_load,
+                          t && *t == '1' ? 0.0 : FIT_CKPT_CYCLE_SECS};
+}
+
 /* Y = U diag(sqrt(max(lam, 0))). */
 void fit_psd_factor(uint32_t n, uint32_t k, const double *U, const double *lam, double *Y)
 {

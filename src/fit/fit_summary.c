@@ -139,6 +139,7 @@ static void put_report(jsmf_json *j, const jsmf_fit_report *r)
     if (rm && rm->factored) {
         json_bool(j, "converged", r->converged);
         json_uint(j, "compress_rows", r->compress_rows);
+        json_uint(j, "eig_cycles_resumed", r->eig_cycles_resumed);
         json_string(j, "eig_start", r->eig_start == JSMF_EIG_WARM      ? "previous"
                                          : r->eig_start == JSMF_EIG_RESUMED ? "checkpoint"
                                                                             : "random");
@@ -230,6 +231,9 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
                          r->n_trace - 1, r->converged ? "converged" : "at --rectify-iters");
         report_line(f, p, "rectify: %u rows kept non-negative, alpha0 %.4g",
                          r->compress_rows, r->alpha0);
+        if (r->eig_cycles_resumed)
+            report_line(f, p, "rectify: C's eigendecomposition resumed after its cycle %llu "
+                        "(the checkpoint)", (unsigned long long)r->eig_cycles_resumed);
     } else if (r->n_trace) {
         report_line(f, p, "rectify: %u iterations, alpha0 %.4g", r->n_trace, r->alpha0);
         report_line(f, p, "rectify: final clip %.3g%% of entries (mass %.3g)",

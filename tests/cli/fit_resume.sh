@@ -1,5 +1,6 @@
 #!/bin/sh
-# fit_resume.sh — a fit killed (SIGKILL) after its eigendecomposition of C resumes from MODEL.ckpt:
+# fit_resume.sh — a fit killed (SIGKILL) after its eigendecomposition of C, or within it after one
+# of its cycles, resumes from MODEL.ckpt:
 # the same command writes the model an uninterrupted fit writes, byte for byte, and says it
 # resumed; the checkpoint is gone once the model is written; a checkpoint of other options (another
 # seed) or of another store (an append since) is ignored, and the fit is the cold one.
@@ -42,6 +43,20 @@ for f in B.npy A.npy alpha.npy anchors.txt vocab.txt c_factor.npy; do
 done
 grep -q '"eig_start": "checkpoint"' "$T/r/summary.json" || fail "the fit did not resume"
 [ -e "$T/r.ckpt" ] && fail "checkpoint left after the resumed fit"
+
+# a kill within the eigendecomposition, once its first cycle is kept (every cycle kept by the
+# test switch; by default those of 30 s or more): the rerun goes on from that cycle
+JSMF_TEST_FIT_CKPT_CYCLES=1 JSMF_TEST_EXIT_AFTER_CYCLE=1 "$J" fit "$T/s" -o "$T/c" $opts
+rc=$?
+[ $rc -eq 99 ] || fail "the fit did not stop after its first cycle (exit $rc)"
+[ -f "$T/c.ckpt/cycle.bin" ] || fail "no cycle kept"
+[ -e "$T/c.ckpt/U.npy" ] && fail "the eigendecomposition was done before the kill"
+"$J" fit "$T/s" -o "$T/c" $opts || fail "fit resumed within the eigendecomposition"
+for f in B.npy A.npy alpha.npy anchors.txt c_factor.npy; do
+    cmp -s "$T/full/$f" "$T/c/$f" || fail "resumed within the eigendecomposition: $f differs"
+done
+grep -q '"eig_cycles_resumed": 1' "$T/c/summary.json" || fail "the fit did not resume its cycle"
+[ -e "$T/c.ckpt" ] && fail "checkpoint left after the fit resumed within the eigendecomposition"
 
 # other options: the checkpoint (seed 1) is ignored, replaced and removed at the end
 killed_fit "$T/o" $opts

@@ -51,7 +51,7 @@ typedef struct {
 static void solve(const dense_op *op, uint32_t p, uint32_t depth, fit_eig_ws *ws, solve_out *o)
 {
     fit_part W = fit_part_whole(N);
-    fit_eig_opts e = {K, p, depth, 2, NULL, 0, 1e-10, 0, 5, 0, ws, 0};
+    fit_eig_opts e = {K, p, depth, 2, NULL, 0, 1e-10, 0, 5, 0, ws, 0, NULL};
     memset(o, 0, sizeof *o);
     CHECK_OK(fit_eig_topk(dense_apply, (void *)op, &W, &e, o->U, o->lam, &o->res, o->next));
 }
@@ -116,7 +116,7 @@ static void check_solve(uint32_t n, const double *A, uint32_t k, uint32_t p, uin
     double *next = malloc(sizeof(double) * n * p), *AU = malloc(sizeof(double) * n * k);
     fit_part W = fit_part_whole(n);
     fit_eig_ws *ws = fit_eig_ws_new();
-    fit_eig_opts e = {k, p, depth, maxit, NULL, 0, conv ? 1e-11 : 0, 1, 9, 0, ws, 0};
+    fit_eig_opts e = {k, p, depth, maxit, NULL, 0, conv ? 1e-11 : 0, 1, 9, 0, ws, 0, NULL};
     fit_eig_result res;
     CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &e, U, lam, &res, next));
     uint32_t d_used = depth;
@@ -207,7 +207,8 @@ static void within_cycle_checks(void)
     double *next = malloc(sizeof(double) * NW * PW), *AU = malloc(sizeof(double) * NW * KW);
     fit_part W = fit_part_whole(NW);
     for (int full = 0; full <= 1; full++) {
-        fit_eig_opts e = {KW, PW, 4, 2, NULL, 0, full ? -1 : 1e-5, 1, 9, 1, NULL, full ? 0 : 1e-6};
+        fit_eig_opts e = {KW,   PW, 4, 2, NULL, 0, full ? -1 : 1e-5, 1, 9, 1, NULL, full ? 0 : 1e-6,
+                          NULL};
         fit_eig_result res;
         CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &e, U, lam, &res, next));
         CHECK(res.applies == (full ? 8u : 3u));
@@ -230,7 +231,7 @@ static void within_cycle_checks(void)
                 CHECK_NEAR(next[(size_t)i * PW + c], AU[(size_t)i * KW + c], 1e-11 * spec[0]);
     }
     /* the rest extrapolated: one cycle, every change recorded (a tolerance nothing meets) */
-    fit_eig_opts all = {KW, PW, 4, 1, NULL, 0, -1, 1, 9, 1, NULL, 1e-300};
+    fit_eig_opts all = {KW, PW, 4, 1, NULL, 0, -1, 1, 9, 1, NULL, 1e-300, NULL};
     fit_eig_result r0, r1;
     CHECK_OK(fit_eig_topk(gen_apply, &op, &W, &all, U, lam, &r0, NULL));
     CHECK(r0.applies == 4 && r0.n_within == 4);
@@ -299,7 +300,7 @@ int main(void)
     /* blocks larger than the machine: refused before any product, naming the size and what to
      * change (4e9 rows x 300 columns x 11 blocks is ~1e14 bytes) */
     fit_part huge = fit_part_whole(4000000000u);
-    fit_eig_opts he = {200, 300, 4, 2, NULL, 0, 1e-3, 0, 5, 0, NULL, 0};
+    fit_eig_opts he = {200, 300, 4, 2, NULL, 0, 1e-3, 0, 5, 0, NULL, 0, NULL};
     fit_eig_result hr;
     memset(&hr, 0, sizeof hr);
     CHECK(fit_eig_topk(dense_apply, (void *)&op, &huge, &he, NULL, NULL, &hr, NULL) ==
