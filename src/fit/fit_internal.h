@@ -424,6 +424,9 @@ int fit_csrc_need_rowsq(fit_csrc *s);
 int fit_csrc_docs(const fit_csrc *s);
 /* The cost rule: 1 when a reader of C with budget `mem` takes its documents (fit_source.c). */
 int fit_source_use_docs(const jsmf_source *C, uint64_t mem, int products);
+/* The bytes fit_csrc_open holds in memory under mem (0: streamed), *docs whether through the
+ * documents: the plan's count of the source. */
+double fit_source_held(const jsmf_source *C, uint64_t mem, int products, int *docs);
 /* Rows r0 <= i < r1 of a source, from its rows, or gathered from its documents when it has
  * no rows. */
 int fit_source_scan(const jsmf_source *C, uint32_t r0, uint32_t r1, jsmf_row_fn fn, void *arg);

@@ -19,22 +19,6 @@ static double blk(uint64_t rows, uint64_t cols)
     return (double)rows * (double)cols * sizeof(double);
 }
 
-/* The source's share: what fit_csrc_open holds within mem (its rules: documents or rows in
- * memory when they take at most half of it) and the buffers of a streamed product. */
-static double source_held(const jsmf_source *C, uint64_t mem, int products, int *docs)
-{
-    *docs = fit_source_use_docs(C, mem, products);
-    if (*docs) {
-        uint64_t b = fit_docs_bytes(C->docs);
-        return b <= mem / 2 ? (double)b : 0;
-    }
-    double rows = (double)C->nnz * (sizeof(uint32_t) + sizeof(double)) +
-                  ((double)C->n + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
-    double rows32 = (double)C->nnz * (sizeof(uint32_t) + sizeof(float)) +
-                    ((double)C->n + 1) * (sizeof(uint64_t) + sizeof(uint32_t));
-    return rows <= (double)mem / 2 ? rows : rows32 <= (double)mem / 2 ? rows32 : 0;
-}
-
 /* A streamed product's buffers: the documents' vectors held (mem / 16) and the sums' chunk,
  * or row blocks of C read from the store (mem / 32 of rows, twice). */
 static double source_stream(uint64_t mem, int docs, double held)
@@ -125,7 +109,7 @@ static void choose(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
 {
     uint64_t mem = o->mem_bytes;
     int docs = 0;
-    pl->held = source_held(C, mem, o->products, &docs);
+    pl->held = fit_source_held(C, mem, o->products, &docs);
     pl->stream = source_stream(mem, docs, pl->held);
     pl->docs = docs;
     phases(C, o, nt, ranks, warm, pl);
@@ -142,7 +126,7 @@ static void choose(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
         uint64_t m = mem;
         for (int i = 0; i < 3 && pl->held > 0; i++) { /* a budget whose half it exceeds */
             m = (uint64_t)(2 * pl->held) - 1;
-            pl->held = source_held(C, m, o->products, &docs);
+            pl->held = fit_source_held(C, m, o->products, &docs);
         }
         pl->src_mem = m, pl->docs = docs;
         pl->stream = source_stream(m, docs, pl->held);

@@ -493,6 +493,18 @@ static double docs_cost(const jsmf_doc_source *D, uint64_t mem, uint32_t p)
            (kept ? 0 : (double)(D->bytes ? D->bytes : bytes));
 }
 
+double fit_source_held(const jsmf_source *C, uint64_t mem, int products, int *docs)
+{
+    *docs = fit_source_use_docs(C, mem, products);
+    if (*docs) {
+        uint64_t b = fit_docs_bytes(C->docs);
+        return b <= mem / 2 ? (double)b : 0;
+    }
+    /* as fit_csrc_open holds C's rows for the compressed path: double, else float32 */
+    uint64_t rows = cache_bytes(C->n, C->nnz, 0), rows32 = cache_bytes(C->n, C->nnz, 1);
+    return rows <= mem / 2 ? (double)rows : rows32 <= mem / 2 ? (double)rows32 : 0;
+}
+
 int fit_source_use_docs(const jsmf_source *C, uint64_t mem, int products)
 {
     if (!C->docs)

@@ -281,13 +281,12 @@ void fit_psd_factor(uint32_t n, uint32_t k, const double *U, const double *lam, 
 double *fit_ckpt_factor(const fit_start *st, uint32_t n, uint32_t k)
 {
     uint32_t applies;
-    if (!st->ckpt || !key_matches(st->ckpt, st->key, &applies))
-        return NULL;
-    double *u = read_array(st->ckpt, "U.npy", n, k), *l = read_array(st->ckpt, "lam.npy", k, 1);
-    if (u && l)
+    double *u = malloc(sizeof(double) * n * k + 1), *l = malloc(sizeof(double) * k + 1);
+    int ok = u && l && st->ckpt && fit_ckpt_load(st, n, k, u, l, &applies);
+    if (ok)
         fit_psd_factor(n, k, u, l, u);
     free(l);
-    if (!l) {
+    if (!ok) {
         free(u);
         return NULL;
     }

@@ -499,8 +499,7 @@ static void topic_pairs(refine_state *s, double *A)
         for (uint32_t i = 0; i < k; i++)
             for (uint32_t j = 0; j < k; j++)
                 A[(uint64_t)i * k + j] += th[i] * th[j];
-        if ((d & 4095) == 4095)
-            refine_theta_sweep(s, d + 1);
+        refine_theta_sweep(s, d + 1);
     }
     for (uint64_t i = 0; i < (uint64_t)k * k; i++)
         A[i] /= (double)m;
@@ -623,8 +622,7 @@ static int refine_run(const jsmf_model *start, const jsmf_doc_source *docs,
     for (uint64_t d = 0; d < s->docs; d++) {
         for (uint32_t t = 0; t < s->k; t++)
             s->theta[d * s->k + t] = 1.0 / s->k;
-        if ((d & 4095) == 4095)
-            refine_theta_sweep(s, d + 1);
+        refine_theta_sweep(s, d + 1);
     }
     s->omega = 1;
     s->alpha_sum = 0;
@@ -684,7 +682,7 @@ int jsmf_refine(const jsmf_model *start, const jsmf_doc_source *docs,
     if (!rc && (rc = refine_theta_open(&s, r.bytes - theta_bytes)))
         s.theta = NULL;
     if (s.theta_fd >= 0)
-        r.theta_file = theta_bytes, r.bytes = r.bytes - theta_bytes + REFINE_THETA_WINDOW;
+        r.theta_file = theta_bytes, r.bytes = r.bytes - theta_bytes + refine_theta_window(theta_bytes);
     s.nwk = malloc(s.nt * nk * sizeof *s.nwk);
     s.work = malloc((uint64_t)s.nt * 4 * s.k * sizeof *s.work);
     if (keep_totals && !(s.nprev = malloc((nk + s.k) * sizeof *s.nprev)))

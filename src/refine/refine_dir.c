@@ -84,7 +84,7 @@ static int over_memory(const jsmf_store_stats *st, const jsmf_fit_opts *fit,
     *need = refine_memory(st->docs, st->n_words, fit->k, (uint32_t)nt, ro);
     /* the thetas beyond the budget go to a scratch file (theta.c): the rest must fit */
     uint64_t theta = st->docs * fit->k * sizeof(double);
-    uint64_t window = theta < REFINE_THETA_WINDOW ? theta : REFINE_THETA_WINDOW;
+    uint64_t window = refine_theta_window(theta);
     if (*need <= fit->mem_bytes || *need - theta + window <= fit->mem_bytes)
         return 0;
     *need = *need - theta + window;

@@ -112,7 +112,8 @@ int refine_theta_open(refine_state *s, uint64_t held);
 void refine_theta_sweep(refine_state *s, uint64_t doc);
 void refine_theta_close(refine_state *s);
 /* Bytes of thetas a sweep over a scratch file holds at once (a block's and the kernel's
- * read-ahead, at most). */
+ * read-ahead, at most), and what a refinement with its thetas in one holds of theta_bytes. */
 #define REFINE_THETA_WINDOW ((uint64_t)32 << 20)
+uint64_t refine_theta_window(uint64_t theta_bytes);
 
 #endif

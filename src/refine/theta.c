@@ -70,13 +70,18 @@ int refine_theta_open(refine_state *s, uint64_t held)
                         : jsmf_error(JSMF_ENOMEM, "refine: out of memory for %llu documents x "
                                      "%u topics", (unsigned long long)s->docs, s->k);
     }
-    if (held + (bytes < REFINE_THETA_WINDOW ? bytes : REFINE_THETA_WINDOW) > mem)
+    if (held + refine_theta_window(bytes) > mem)
         return jsmf_error(JSMF_ENOMEM, "refine: needs %llu MiB besides the thetas (%u threads' "
                           "%u x %u counts), more than --mem %lluM: give --mem %lluM, or fewer "
                           "topics", (unsigned long long)((held + REFINE_THETA_WINDOW) >> 20),
                           s->nt, s->n, s->k, (unsigned long long)(mem >> 20),
                           (unsigned long long)((held + REFINE_THETA_WINDOW) >> 20) + 1);
     return map_scratch(s, scratch_dir(s->o), bytes);
+}
+
+uint64_t refine_theta_window(uint64_t theta_bytes)
+{
+    return theta_bytes < REFINE_THETA_WINDOW ? theta_bytes : REFINE_THETA_WINDOW;
 }
 
 void refine_theta_sweep(refine_state *s, uint64_t doc)
@@ -87,10 +92,11 @@ void refine_theta_sweep(refine_state *s, uint64_t doc)
         s->theta_released = 0;
         return;
     }
-    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t upto = doc * s->k * sizeof(double) / page * page;
-    if (upto < s->theta_released + REFINE_THETA_WINDOW / 2)
+    uint64_t at = doc * s->k * sizeof(double);
+    if (at < s->theta_released + REFINE_THETA_WINDOW / 2) /* every document asks: cheap */
         return;
+    const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t upto = at / page * page;
     /* dirty pages of a shared map stay in the page cache: dropping them from the process
      * keeps its resident size to the window */
     madvise((char *)s->theta + s->theta_released, upto - s->theta_released, MADV_DONTNEED);
