@@ -183,11 +183,12 @@ def _make(root: str, config_settings: Optional[Dict[str, Any]]) -> List[str]:
             os.utime(stamp, None)
     # the make that started pip, if one did, passes none of its variables (SAN=1 of 'make
     # check-asan' would make a library Python cannot load) and no job server
-    # (make exports its command line's variables to the environment too: SAN and FUZZ dropped
-    # from there as well)
+    # (make exports its command line's variables to the environment too: 'make check-asan'
+    # runs the tests with SAN=1 CUDA=no MPI=no there, so the Makefile's switches are dropped
+    # from it as well; JSMF_MAKE_ARGS is how a user sets them)
     env = {k: v for k, v in os.environ.items()
            if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "SAN", "FUZZ",
-                        "BUILD")}
+                        "BUILD", "CUDA", "MPI")}
     jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cmd = ["make", "-C", root, "-j%d" % (jobs or 1), "BUILD=" + build] + \
           [a for a in args if not a.startswith("BUILD=")] + ["python-lib"]

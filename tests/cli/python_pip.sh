@@ -17,8 +17,8 @@ trap 'rm -rf "$T"' EXIT
 ROOT=${ROOT:-$(pwd)}
 # the make that runs the tests passes none of its variables (BUILD, SAN=1) to the makes here
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES JSMF_LIB JSMF_BUILD JSMF_CUDA_LIB JSMF_MPI_LIB
-# nor those it exported to the environment (make check-asan's SAN=1)
-unset SAN FUZZ
+# nor those it exported to the environment (make check-asan's SAN=1 CUDA=no MPI=no)
+unset SAN FUZZ CUDA MPI
 SRC=$T/src
 mkdir -p "$SRC"
 if git -C "$ROOT" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
