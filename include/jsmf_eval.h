@@ -200,7 +200,10 @@ typedef struct jsmf_eval {
     uint32_t *match;             /**< K: the topic matched to true topic t */
     double *dist;                /**< K: its l1 distance */
     jsmf_docmetrics *acc;        /**< private: owns corpus's arrays */
-    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t mem_bytes;          /**< budget of jsmf_eval_store (0: half the machine's memory;
+                                      jsmf_model_metrics_within; since 3.4.0) */
+    uint64_t store_mem_plan;     /**< what jsmf_eval_store planned to hold (since 3.4.0) */
+    uint64_t reserved[14]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_eval;
 
 /** The store metrics of `m` against the C of e->store (jsmf_source_open; its rows must be the

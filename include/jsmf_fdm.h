@@ -109,7 +109,12 @@ typedef struct jsmf_fdm_opts {
     const char *checkpoint;    /**< checkpoint path (resumed from when it exists), or NULL */
     int restart;               /**< ignore (and replace) an existing checkpoint */
     int fresh_on_mismatch;     /**< a checkpoint of another run (or corrupt) is replaced, not an error */
-    uint64_t mem_budget;       /**< bytes for the sampler tables (host and device), 0 = no limit */
+    uint64_t mem_budget;       /**< the run's host memory (default half the machine's, as the
+                                    fit's), planned before it starts (formats/fdm.md, "Memory"):
+                                    the pair sampler gets what the rest leaves (a sampler of
+                                    C's rows is thinned to it; on CUDA it also bounds the
+                                    tables copied to the device); JSMF_ENOMEM naming the --mem
+                                    to give where even the least exceeds it; 0 = no limit */
     const double *init_B;      /**< warm start: N x K, columns are distributions (or NULL) */
     const double *init_A;      /**< warm start: K x K, entries sum to 1 (or NULL = uniform) */
     double init_smooth;        /**< warm start mixes (1-s)*B + s/N before the log (default 1e-3) */
@@ -166,7 +171,9 @@ typedef struct jsmf_fdm_result {
     double pairs_per_second;   /**< training pairs per second of this process: its steps, the
                                     random starts' probes included, over their time */
     jsmf_fdm_sampler_info sampler;
-    uint64_t reserved[16]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
+    uint64_t mem_plan;         /**< the plan's peak of host memory (bytes; since 3.4.0) */
+    uint64_t mem_budget;       /**< the budget planned for (opts.mem_budget; since 3.4.0) */
+    uint64_t reserved[14]; /**< room to grow (zero; jsmf.h, "Structs that grow") */
 } jsmf_fdm_result;
 
 #ifdef JSMF_ADVANCED

@@ -142,6 +142,13 @@ typedef struct jsmf_metrics {
  *  the model's anchors (NaN without). One pass over C for the unigram, one for the rest.
  *  Errors: JSMF_EMISMATCH (N differs), the source's scan errors, JSMF_ENOMEM. */
 JSMF_API int jsmf_model_metrics(const jsmf_model *m, const jsmf_source *C, jsmf_metrics *out);
+/** The same within `mem` bytes (0: as jsmf_model_metrics: C held up to 1 GiB): the model and
+ *  the metrics' arrays (at most two N x 2K blocks of doubles with anchors) first, C held in
+ *  half of what they leave or read twice; what it holds into *plan (may be NULL). JSMF_ENOMEM,
+ *  naming the --mem to give, before any pass over C where the model and the arrays alone
+ *  exceed `mem` (since 3.4.0). */
+JSMF_API int jsmf_model_metrics_within(const jsmf_model *m, const jsmf_source *C, uint64_t mem,
+                                       uint64_t *plan, jsmf_metrics *out);
 #endif
 
 typedef struct jsmf_fit_trace {
@@ -184,7 +191,8 @@ typedef struct jsmf_fit_report {
     jsmf_metrics metrics;         /**< against the original C */
     int c_metrics_skipped;        /**< recovery and approximation against C not computed: C was
                                        too large for memory and would need two more passes (1),
-                                       or JSMF_FIT_NO_C_METRICS asked so (2) */
+                                       JSMF_FIT_NO_C_METRICS asked so (2), or their arrays
+                                       (four N x K blocks) exceed mem_bytes (3; since 3.4.0) */
     double recovery_rect;         /**< Recovery against the rectified C (000 Sec. 5.1, log not taken) */
     double approximation_rect;    /**< ||C_rect - B A B^T||_F */
     uint32_t levels;              /**< levels fitted (1 + super-topic levels) */

@@ -315,7 +315,8 @@ class FdmResult(Structure):
                 ("curve_train", POINTER(f64)), ("curve_heldout", POINTER(f64)),
                 ("best_heldout", f64), ("seconds_train", f64), ("pairs_per_second", f64),
                 ("sampler", FdmSamplerInfo),
-                ("reserved", u64 * 16)]
+                ("mem_plan", u64), ("mem_budget", u64),  # 3.4.0
+                ("reserved", u64 * 14)]
 
 
 INFO_FN = CFUNCTYPE(None, c_void_p, c_char_p)

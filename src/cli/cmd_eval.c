@@ -13,6 +13,7 @@ typedef struct {
     int json;
     jsmf_read_opts read;
     jsmf_infer_opts infer;
+    uint64_t mem; /* 0: the library's default */
 } eval_args;
 
 static int parse_args(int argc, char **argv, eval_args *a)
@@ -35,6 +36,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
         {CLI_OPT("--iters", 0, CLI_U32, &a->infer.max_iters)},
         {CLI_OPT("--tol", 0, CLI_DOUBLE, &a->infer.tol)},
         {CLI_OPT("--threads", 'j', CLI_INT, &a->infer.threads)},
+        {CLI_OPT("--mem", 0, CLI_MEM, &a->mem)},
         {0},
     };
     int rc = cli_parse(options, argc, argv);
@@ -57,7 +59,7 @@ int cmd_eval(int argc, char **argv)
     jsmf_model *m = NULL;
     jsmf_eval e = {.model = a.model, .store = a.store, .truth = a.truth,
                          .progress = cli_step_progress, .top = a.top, .eps = a.eps,
-                         .threads = a.infer.threads};
+                         .threads = a.infer.threads, .mem_bytes = a.mem};
     rc = jsmf_model_load(a.model, &m);
     if (!rc && a.store)
         rc = jsmf_eval_store(&e, m);

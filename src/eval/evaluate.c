@@ -5,6 +5,7 @@
 
 #include "jsmf_eval.h"
 #include "jsmf_store.h"
+#include "core/budget.h"
 #include "core/threads.h"
 #include "core/error.h"
 #include "core/vocab.h"
@@ -34,7 +35,9 @@ int jsmf_eval_store(jsmf_eval *e, const jsmf_model *m)
     if (!rc) {
         progress(e, "store metrics", 0, 0, "");
         call_threads_saved saved = call_threads_begin(e->threads); /* this call's, as a fit's */
-        rc = jsmf_model_metrics(m, &in.src, &e->store_metrics);
+        uint64_t mem = e->mem_bytes ? e->mem_bytes : mem_default_fit();
+        rc = jsmf_model_metrics_within(m, &in.src, mem, &e->store_mem_plan,
+                                       &e->store_metrics);
         call_threads_end(saved);
     }
     if (!rc)
@@ -159,6 +162,8 @@ static void write_json(FILE *f, const jsmf_eval *e, const jsmf_model *m)
         json_number(&j, "dissimilarity", s->dissimilarity);
         json_number(&j, "sparsity", s->sparsity);
         json_number(&j, "entropy", s->entropy);
+        json_uint(&j, "store_mem_plan_bytes", e->store_mem_plan);
+        json_uint(&j, "store_mem_budget_bytes", e->mem_bytes ? e->mem_bytes : mem_default_fit());
     }
     if (e->have_corpus) {
         const jsmf_docmetrics_result *d = &e->corpus;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fdm_internal.h"
+#include "core/budget.h"
 #include "core/durable.h"
 #include "core/grow.h"
 #include "core/hash.h"
@@ -39,6 +40,7 @@ void jsmf_fdm_opts_init(jsmf_fdm_opts *p)
     p->tol = 1e-4;
     p->init_smooth = 1e-3;
     p->checkpoint_seconds = 60;
+    p->mem_budget = mem_default_fit(); /* one process's N x K arrays, as the fit's */
 }
 
 void fdm_opts_resolve(jsmf_fdm_opts *p)
@@ -592,6 +594,11 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
         return rc;
     int nt = p->threads > 0 ? p->threads : omp_get_max_threads(); /* this run's, per call */
 
+    fdm_plan plan;
+    if ((rc = fdm_plan_make(src, p, p->init_B != NULL, &plan)))
+        return rc;
+    out->mem_plan = (uint64_t)plan.peak, out->mem_budget = p->mem_budget;
+
     jsmf_fdm_sampler *smp = NULL;
     uint32_t *hu = NULL, *hv = NULL;
     fdm_state st = {0};
@@ -599,14 +606,14 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
     fdm_backend be = {0};
     throughput tp = {0, 0};
     g.best = INFINITY;
-    if ((rc = fdm_sampler_build(src, p->mem_budget, &smp)))
+    if ((rc = fdm_sampler_build(src, plan.sampler_budget, &smp)))
         goto done;
     fdm_sampler_info_get(smp, &out->sampler);
 
     fdm_setup s = {0};
     s.sampler = smp, s.n = src->n, s.k = p->k, s.batch = p->batch, s.seed = p->seed;
     s.lr = p->lr, s.beta1 = p->beta1, s.beta2 = p->beta2, s.eps = p->eps;
-    s.nheld = p->heldout, s.mem_budget = p->mem_budget, s.precision = p->precision;
+    s.nheld = p->heldout, s.mem_budget = plan.sampler_budget, s.precision = p->precision;
     s.threads = nt;
     hu = malloc(((size_t)p->heldout + 1) * sizeof *hu);
     hv = malloc(((size_t)p->heldout + 1) * sizeof *hv);

@@ -89,6 +89,16 @@ static int ga_partials(uint32_t k, uint32_t bmax)
     return (uint64_t)div_up(bmax, PAIR_BLOCK) * k * k <= GA_PARTIAL_MAX;
 }
 
+uint64_t fdm_cpu_bytes(uint32_t n, uint32_t k, uint32_t bmax)
+{
+    uint64_t nk = (uint64_t)n * k, kk = (uint64_t)k * k, bk = (uint64_t)bmax * k;
+    uint64_t pblocks = div_up(bmax, PAIR_BLOCK);
+    uint64_t doubles = nk + 3 * (uint64_t)k + 3 * kk + 6 * bk + bmax + pblocks +
+                       (ga_partials(k, bmax) ? pblocks * kk : 0) +
+                       (uint64_t)div_up(n, ROW_BLOCK) * k;
+    return 8 * doubles + 4 * (uint64_t)n + 4 * 4 * (uint64_t)bmax;
+}
+
 static fdm_cpu *cpu_alloc(uint32_t n, uint32_t k, uint32_t bmax, int threads)
 {
     fdm_cpu *c = calloc(1, sizeof *c);

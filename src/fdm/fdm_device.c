@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fdm_internal.h"
 #include "core/error.h"
@@ -21,7 +22,10 @@
 
 /* The CUDA back end (fdm_cuda.cu), a plugin: linking cuBLAS into the program would cost every
  * start ~1 s. */
+static const char *const cuda_nodes[] = {"/dev/nvidiactl", "/dev/dxg", NULL};
+
 static const fdm_plugin cuda_plugin = {
+    .nodes = cuda_nodes,
     .env = "JSMF_CUDA_LIB",
     .file = "libjsmf_cuda.so",
     .build = CUDA_SO_BUILD,
@@ -106,6 +110,17 @@ static int create(int id, const fdm_setup *s, fdm_state *st, fdm_backend *be)
     return rc ? rc : api->backend_create(s, st, be);
 }
 
+/* 1 unless the plugin names device nodes and none of them exists. */
+static int has_node(const fdm_plugin *pl)
+{
+    if (!pl || !pl->nodes)
+        return 1;
+    for (const char *const *n = pl->nodes; *n; n++)
+        if (access(*n, F_OK) == 0)
+            return 1;
+    return 0;
+}
+
 /* The device auto falls back to: the first that is not an accelerator. */
 static int fallback(void)
 {
@@ -130,6 +145,12 @@ int fdm_device_resolve(int asked, int *id, char *why, size_t len)
     for (int i = 0; i < N_DEVICES; i++) {
         if (!devices[i].accelerator)
             continue;
+        if (!has_node(devices[i].plugin)) {
+            if (why && len)
+                snprintf(why, len, "no %s device on this machine (no %s)", devices[i].name,
+                         devices[i].plugin->nodes[0]);
+            continue;
+        }
         if (!probe(i, NULL, 0)) {
             *id = i;
             return JSMF_OK;

@@ -24,6 +24,9 @@ typedef struct jsmf_fdm_sampler jsmf_fdm_sampler;
  *  is JSMF_EINVAL. */
 int fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out);
 void fdm_sampler_free(jsmf_fdm_sampler *s);
+/** The bytes of `src`'s sampler unthinned (the return value), the least it can be thinned to
+ *  (*least: documents are never thinned) and what its build holds besides (*scratch). */
+uint64_t fdm_sampler_plan(const jsmf_source *src, uint64_t *least, uint64_t *scratch);
 void fdm_sampler_info_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_info *out);
 
 /** Draw pairs number first .. first+count-1 of the stream (seed, stream) into u[], v[]. Each
@@ -61,8 +64,10 @@ void fdm_sampler_tables_get(const jsmf_fdm_sampler *s, jsmf_fdm_sampler_tables *
 int fdm_doc_sampler_build(const jsmf_doc_source *d, uint32_t n, uint64_t mem_budget,
                           fdm_doc_tables *t, jsmf_fdm_sampler_info *info);
 void fdm_doc_sampler_free(fdm_doc_tables *t);
-/* Its bytes for `docs` documents and `nnz` entries, with late words or not. */
+/* Its bytes for `docs` documents and `nnz` entries, with late words or not, and what its build
+ * holds besides, freed before training. */
 uint64_t fdm_doc_sampler_bytes(uint64_t docs, uint64_t nnz, uint32_t n, int late);
+uint64_t fdm_doc_build_scratch(uint64_t docs, int late);
 /* p(v | u = rows[c]) in column c of out (N x k, row-major) in one pass over the documents;
  * slot (N) and total (k) are scratch. */
 void fdm_doc_rows_dist(const fdm_doc_tables *t, const uint32_t *rows, uint32_t k, double *out,
@@ -199,6 +204,27 @@ typedef struct fdm_backend {
 } fdm_backend;
 
 int fdm_cpu_backend_create(const fdm_setup *setup, fdm_state *st, fdm_backend *out);
+/* The CPU back end's scratch for N, K and batches of up to bmax pairs (its allocation's rule). */
+uint64_t fdm_cpu_bytes(uint32_t n, uint32_t k, uint32_t bmax);
+
+/* The run's memory, planned before anything large is allocated (fdm_plan.c; formats/fdm.md,
+ * "Memory"): the host's bytes of each phase, the sampler's share of --mem, or the refusal. */
+typedef struct fdm_plan {
+    double start;      /* the warm start's B and A, held through the run */
+    double params;     /* the iterate and its Adam moments (twice while random starts compete) */
+    double backend;    /* the CPU back end's scratch, and the held-out pairs */
+    double finish;     /* the result's B and A and the softmax that makes them */
+    double sampler;    /* the pair sampler's tables as built */
+    double build;      /* the sampler's build scratch */
+    double peak;       /* the largest phase */
+    double least;      /* the least --mem that runs */
+    uint64_t sampler_budget; /* the sampler's share of --mem (0: no limit) */
+    int thinned;       /* the rows' tables thinned to their share */
+} fdm_plan;
+
+/** Plan the run of `p` over `src` (with_start: a warm start's B and A are held beside it).
+ *  JSMF_ENOMEM naming the --mem to give when even the least exceeds p->mem_budget. */
+int fdm_plan_make(const jsmf_source *src, const jsmf_fdm_opts *p, int with_start, fdm_plan *pl);
 /* fdm_sampler_draw_default on nt threads (fdm_sampler_draw_default: OpenMP's default). */
 void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
                       uint32_t count, uint32_t *u, uint32_t *v, int nt);
@@ -236,6 +262,10 @@ typedef struct fdm_plugin {
     const char *install;
     const char *symbol;  /* its fdm_plugin_fn: "jsmf_fdm_cuda_plugin_v1" */
     const char *missing; /* NULL when it was built; else why there is none ("not compiled in") */
+    /* device nodes, one of which a machine with the hardware has ("/dev/nvidiactl", WSL's
+     * "/dev/dxg"; NULL-ended): where none exists, auto passes the device over without loading
+     * the plugin, whose libraries alone take ~160 MB of resident memory (NULL: always load) */
+    const char *const *nodes;
 } fdm_plugin;
 
 /* The plugin's operations, loaded the first time they are asked for (fdm_plugin.c), or

@@ -28,6 +28,8 @@ int fdm_init_spectral(const jsmf_source_input *in, jsmf_fdm_opts *p, jsmf_model 
     jsmf_fit_opts_init(&fo, p->k);
     fo.docs = in->kind == JSMF_SOURCE_STORE ? in->stats.docs : 0;
     fo.threads = p->threads;
+    if (p->mem_budget) /* the fit plans within the run's budget too */
+        fo.mem_bytes = p->mem_budget;
     int rc = p->k >= 2 ? jsmf_fit(&in->src, in->vocab, &fo, out, NULL)
                        : jsmf_error(JSMF_EINVAL, "a spectral fit needs at least 2 topics");
     if (rc == JSMF_ENOMEM || rc == JSMF_EIO || rc == JSMF_ESTORE)
@@ -148,6 +150,20 @@ static void json_parameters(jsmf_json *j, const jsmf_fdm_opts *p, const jsmf_fdm
     json_end_object(j);
 }
 
+/* The memory plan (formats/fdm.md, "Memory"). */
+static void json_memory(jsmf_json *j, const jsmf_fdm_result *r)
+{
+    if (!r->mem_budget)
+        return;
+    json_begin_object(j, "memory");
+    json_uint(j, "plan_bytes", r->mem_plan);
+    json_uint(j, "budget_bytes", r->mem_budget);
+    json_uint(j, "allowance_bytes", JSMF_MEM_ALLOWANCE);
+    json_uint(j, "sampler_bytes", r->sampler.bytes);
+    json_bool(j, "sampler_thinned", r->sampler.thinned);
+    json_end_object(j);
+}
+
 static void json_run(jsmf_json *j, const jsmf_fdm_result *r)
 {
     json_begin_object(j, "fdm");
@@ -202,6 +218,7 @@ static char *summary_text(const jsmf_model *m, const jsmf_fdm_opts *p,
     json_number(j, "best_heldout_pair_loss", r->best_heldout);
     json_end_object(j);
     json_run(j, r);
+    json_memory(j, r);
 
     json_begin_object(j, "timings");
     json_number(j, "sampler", r->sampler.build_seconds);
@@ -288,6 +305,26 @@ static int choose_start(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
     return rc;
 }
 
+/* The run's memory planned before the start is made (a spectral start takes minutes at scale):
+ * the refusal first, else the plan said. The training plans again with the start it got. */
+static int plan_first(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
+                      const jsmf_fdm_opts *p)
+{
+    const char *init = d->init ? d->init : "auto";
+    int with_start = strcmp(init, "none") && strcmp(init, "random");
+    jsmf_fdm_opts q = *p;
+    if (!q.k && with_start) /* -k from the --init model: planned in training */
+        return JSMF_OK;
+    fdm_plan pl;
+    int rc = fdm_plan_make(&in->src, &q, with_start, &pl);
+    if (!rc && q.mem_budget)
+        tell_line(d->info, d->info_arg, "memory: plan %.0f MiB of --mem %.0fM (+ %.0f MiB "
+                  "allowance)%s", pl.peak / 1048576.0, q.mem_budget / 1048576.0,
+                  JSMF_MEM_ALLOWANCE / 1048576.0,
+                  pl.thinned ? ", the pair sampler's rows thinned to fit" : "");
+    return rc;
+}
+
 /* Training, with what the device choice means said before it starts, not after the run. */
 static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_opts *p,
                  jsmf_fdm_result *r)
@@ -324,6 +361,8 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     int rc = model_check_new(dir, d->force);
     if (!rc)
         rc = jsmf_source_open(input, JSMF_SOURCE_NEED_VOCAB, &in);
+    if (!rc)
+        rc = plan_first(d, &in, &p);
     if (!rc)
         rc = choose_start(d, &in, &p, &init, &new_words);
     if (!rc && !(ckpt = fdm_checkpoint_path(dir)))

@@ -174,6 +174,23 @@ static int build_from_documents(const jsmf_source *src, uint64_t mem_budget,
     return 0;
 }
 
+uint64_t fdm_sampler_plan(const jsmf_source *src, uint64_t *least, uint64_t *scratch)
+{
+    uint64_t n = src->n;
+    if (src->docs) {
+        int late = src->docs->admit != NULL;
+        uint64_t full = fdm_doc_sampler_bytes(src->docs->n_docs, src->docs->nnz, src->n, late);
+        *least = full; /* documents are never thinned */
+        *scratch = fdm_doc_build_scratch(src->docs->n_docs, late);
+        return full;
+    }
+    uint64_t row_bytes = (uint64_t)BYTES_PER_ROW * n + 8;
+    *least = row_bytes + (uint64_t)BYTES_PER_NZ * n; /* one entry a row */
+    /* build_ctx: row_sum, w, work (N doubles each), idx (2N), and a thinned build's histogram */
+    *scratch = 3 * 8 * n + 2 * 4 * n + (uint64_t)HIST_BINS * sizeof(uint64_t);
+    return row_bytes + (uint64_t)BYTES_PER_NZ * src->nnz;
+}
+
 int fdm_sampler_build(const jsmf_source *src, uint64_t mem_budget, jsmf_fdm_sampler **out)
 {
     double t0 = clock_seconds();

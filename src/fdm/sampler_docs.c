@@ -20,7 +20,7 @@ uint64_t fdm_doc_sampler_bytes(uint64_t docs, uint64_t nnz, uint32_t n, int late
 
 /* What the build holds besides the tables, freed before training: with late words, each
  * document's mass and the alias build's scratch (24 bytes a document). */
-static uint64_t build_scratch(uint64_t docs, int late)
+uint64_t fdm_doc_build_scratch(uint64_t docs, int late)
 {
     return late ? 24 * docs : 0;
 }
@@ -145,7 +145,7 @@ static int check_budget(const jsmf_doc_source *d, uint64_t mem_budget)
 {
     int late = d->admit != NULL;
     uint64_t need = fdm_doc_sampler_bytes(d->n_docs, d->nnz, d->n, late) +
-                    build_scratch(d->n_docs, late);
+                    fdm_doc_build_scratch(d->n_docs, late);
     if (!mem_budget || need <= mem_budget)
         return 0;
     uint64_t mib = (need + (1u << 20) - 1) >> 20, least = JSMF_MEM_MIN >> 20;

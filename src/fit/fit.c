@@ -603,6 +603,7 @@ static int rectify_stage(const jsmf_source *C, const jsmf_fit_opts *o, int nt, f
     }
     R->threads = nt;
     R->block = fit_block_rows(n, o->mem_bytes, nt);
+    R->c_metrics_out = pl.c_metrics_out;
     if ((rc = fit_mat_finish(R, c, q2, rep)))
         return rc;
     /* tests: the later steps through another representation of the same R */
@@ -751,11 +752,12 @@ static int metrics_stage(const jsmf_source *C, const fit_mat *R, const double *q
      * (2), or when C is read from its source on every pass (1: 'jsmf eval MODEL --store
      * STORE' computes them); the others need only C's unigram. */
     const double *unigram = R->src ? fit_csrc_rowsums(R->src) : R->c_unigram;
-    int skip = st && st->no_c_metrics && unigram ? 2 : R->c_streamed && R->c_unigram ? 1 : 0;
+    int skip = st && st->no_c_metrics && unigram ? 2 : R->c_streamed && R->c_unigram ? 1
+             : R->c_metrics_out && unigram ? 3 : 0;
     if (skip) {
         rep->metrics.recovery = rep->metrics.approximation = NAN;
         rep->c_metrics_skipped = skip;
-        rc = fit_metrics_local(m, skip == 2 ? unigram : R->c_unigram, &rep->metrics);
+        rc = fit_metrics_local(m, skip == 1 ? R->c_unigram : unigram, &rep->metrics);
     } else if (R->src) {
         rc = fit_metrics_c(m, R->src, &rep->metrics);
     } else {

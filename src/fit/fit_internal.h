@@ -198,6 +198,7 @@ struct fit_mat {
     double *c_unigram;    /* C's row sums, where R's may leave a word without mass (owned) */
     int c_streamed;       /* C is read from its source on every pass: the metrics against C are
                            * left to 'jsmf eval' (the compressed iterate) */
+    int c_metrics_out;    /* the plan left them out: their arrays exceed --mem */
 };
 
 void fit_mat_free(fit_mat *m);
@@ -494,6 +495,9 @@ struct fit_plan {
     double peak, least;    /* the plan's largest phase; the least any choice gives */
     double eig[5];         /* C's first eigendecomposition with 1..4 Krylov blocks of depth */
     double steps, topics;  /* the rectification's steps, anchors and B (P not counted) */
+    double metrics;        /* the metrics against C, when C is held (0: none computed) */
+    int c_metrics_out;     /* they are left out: their phase alone exceeds the budget */
+    int no_metrics;        /* none asked for (JSMF_FIT_NO_C_METRICS) */
     double p_bytes;        /* P of the compressed iterate (n x l), when kept */
     double factor_bytes;   /* the factor of C kept for c_factor.npy (n x k), unless from ckpt */
     double held, stream;   /* C's rows or the documents held; a streamed product's buffers */
@@ -606,6 +610,9 @@ int fit_check_model(const jsmf_model *m, const jsmf_vocab *v, uint64_t df_min, d
 int fit_metrics_local(const jsmf_model *mdl, const double *p, jsmf_metrics *out);
 /* All the metrics, against the C behind `src` (no pass when C is in memory). */
 int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out);
+/* What fit_metrics_c holds at its most for N words and K topics (with anchors or not), besides
+ * the model and C's source. */
+uint64_t fit_metrics_c_bytes(uint32_t n, uint32_t k, int anchors);
 
 /* Steps 3-4 (fit_recover.c). Css receives R's entries between anchors, R[S[a]][S[b]] (k x k);
  * Ybreve (n x k) and B (n x k) are whole on every rank. */

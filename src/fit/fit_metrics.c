@@ -103,70 +103,86 @@ done:
     return rc;
 }
 
-/* Recovery and approximation need C again: the anchors' rows of C, and one product C [B T]
- * with T = Cbar_S^T, which gives every row's <C_i, (B A B^T)_i> = (B A)_i . (C B)_i and
- * Cbar_S Cbar_i^T = (C T)_i / p_i. Then the metrics that need only the unigram. */
-int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out)
+/* The anchors' rows of C scaled to Cbar_S^T (n x k) in *Tout, and H = Cbar_S Cbar_S^T. */
+static int anchor_rows(const jsmf_model *mdl, fit_csrc *src, double **Tout, double *H)
 {
-    uint32_t n = mdl->n, k = mdl->k, w = mdl->anchors ? 2 * k : k;
-    double *CS = mdl->anchors ? calloc((size_t)k * n, sizeof(double)) : NULL;
-    double *V = malloc(sizeof(double) * n * w), *Z = malloc(sizeof(double) * n * w);
-    double *P = malloc(sizeof(double) * n * k), *H = calloc((size_t)k * k, sizeof(double));
-    double *T = malloc(sizeof(double) * n * k), *pz = calloc(k, sizeof(double));
-    double *Bb = malloc(sizeof(double) * n * k), *rec = calloc(n, sizeof(double));
-    double *cross = calloc(n, sizeof(double));
-    int rc = JSMF_OK;
-    if ((mdl->anchors && !CS) || !V || !Z || !P || !H || !T || !pz || !Bb || !rec || !cross) {
-        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-        goto out;
-    }
-    if (mdl->anchors && (rc = fit_csrc_rows(src, mdl->anchors, k, CS)))
-        goto out;
-    if ((rc = fit_csrc_need_rowsq(src)) == JSMF_ENOTSUP) {
-        /* C through documents too large for the budget to gather its rows: the two metrics
-         * that need them are not computed, the others need only the row sums */
-        jsmf_error_clear();
-        out->recovery = out->approximation = NAN;
-        rc = fit_metrics_local(mdl, fit_csrc_rowsums(src), out);
-        goto out;
-    }
-    if (rc)
-        goto out;
-    const double *p = fit_csrc_rowsums(src), *q = fit_csrc_rowsq(src);
-    for (uint32_t a = 0; a < k && mdl->anchors; a++) {
-        double ps = mdl->anchors[a] < n ? p[mdl->anchors[a]] : 0;
-        for (uint32_t j = 0; j < n; j++)
-            T[(size_t)j * k + a] = ps > 0 ? CS[(size_t)a * n + j] / ps : 0;
-    }
-    if (mdl->anchors)
+    uint32_t n = mdl->n, k = mdl->k;
+    double *CS = calloc((size_t)k * n, sizeof(double)), *T = malloc(sizeof(double) * n * k);
+    int rc = !CS || !T ? jsmf_error(JSMF_ENOMEM, "metrics: out of memory") : JSMF_OK;
+    if (!rc)
+        rc = fit_csrc_rows(src, mdl->anchors, k, CS);
+    if (!rc && (rc = fit_csrc_need_rowsq(src)) == JSMF_OK) {
+        const double *p = fit_csrc_rowsums(src);
+        for (uint32_t a = 0; a < k; a++) {
+            double ps = mdl->anchors[a] < n ? p[mdl->anchors[a]] : 0;
+            for (uint32_t j = 0; j < n; j++)
+                T[(size_t)j * k + a] = ps > 0 ? CS[(size_t)a * n + j] / ps : 0;
+        }
         fit_gemm_tn(n, k, k, T, T, H);
-    for (uint32_t i = 0; i < n; i++) {
-        memcpy(V + (size_t)i * w, mdl->B + (size_t)i * k, sizeof(double) * k);
-        if (mdl->anchors)
-            memcpy(V + (size_t)i * w + k, T + (size_t)i * k, sizeof(double) * k);
     }
-    if ((rc = fit_csrc_apply(src, V, w, Z)))
-        goto out;
-    fit_gemm_nn(n, k, k, mdl->B, mdl->A, P);
-    bayes(mdl, pz, Bb);
-    for (uint32_t i = 0; i < n; i++) {
-        const double *z = Z + (size_t)i * w, *y = Bb + (size_t)i * k;
-        cross[i] = cblas_ddot(k, P + (size_t)i * k, 1, z, 1);
-        if (!mdl->anchors || !(p[i] > 0))
-            continue;
-        /* |cbar_i - y^T Cbar_S|^2 = q_i/p_i^2 - 2 y^T (Cbar_S cbar_i) + y^T H y */
-        double lin = cblas_ddot(k, y, 1, z + k, 1) / p[i], qd = 0;
-        for (uint32_t a = 0; a < k; a++)
-            qd += y[a] * cblas_ddot(k, H + (size_t)a * k, 1, y, 1);
-        rec[i] = sqrt(fmax(q[i] / (p[i] * p[i]) - 2 * lin + qd, 0));
+    free(CS);
+    if (rc)
+        free(T), T = NULL;
+    *Tout = T;
+    return rc;
+}
+
+/* Each row's <C_i, (B A B^T)_i> = (B A)_i . (C B)_i into cross and, with anchors, its recovery
+ * error into rec: (B A) made a chunk at a time (fit_gemm_nn's chunks: the same bits), p(z|x=i)
+ * by Bayes' rule row by row, so no further N x K array is held. */
+static int row_terms(const jsmf_model *mdl, const double *Z, uint32_t w, const double *H,
+                     const double *p, const double *q, double *cross, double *rec)
+{
+    uint32_t n = mdl->n, k = mdl->k, rows = n < FIT_CHUNK ? n : FIT_CHUNK;
+    uint32_t nch = (n + FIT_CHUNK - 1) / FIT_CHUNK;
+    int nt = call_threads();
+    double *pz = calloc(k, sizeof(double));
+    double *buf = malloc(sizeof(double) * (size_t)(nt > 0 ? nt : 1) * ((size_t)rows * k + k));
+    if (!pz || !buf) {
+        free(pz), free(buf);
+        return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
     }
-    /* Approximation: |C|^2 - 2 <C, B A B^T> + tr(B^T B A B^T B A) */
+    for (uint32_t a = 0; a < k; a++)
+        for (uint32_t b = 0; b < k; b++)
+            pz[a] += mdl->A[a * k + b];
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (uint32_t c = 0; c < nch; c++) {
+        uint32_t r0 = c * FIT_CHUNK, nb = n - r0 < FIT_CHUNK ? n - r0 : FIT_CHUNK;
+        double *P = buf + (size_t)omp_get_thread_num() * ((size_t)rows * k + k), *y = P + (size_t)rows * k;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, k, k, 1.0,
+                    mdl->B + (size_t)r0 * k, k, mdl->A, k, 0.0, P, k);
+        for (uint32_t r = 0; r < nb; r++) {
+            uint32_t i = r0 + r;
+            const double *z = Z + (size_t)i * w, *b = mdl->B + (size_t)i * k;
+            cross[i] = cblas_ddot(k, P + (size_t)r * k, 1, z, 1);
+            if (!mdl->anchors || !(p[i] > 0))
+                continue;
+            double sy = 0;
+            for (uint32_t a = 0; a < k; a++)
+                sy += (y[a] = b[a] * pz[a]);
+            for (uint32_t a = 0; a < k; a++)
+                y[a] = sy > 0 ? y[a] / sy : 0;
+            /* |cbar_i - y^T Cbar_S|^2 = q_i/p_i^2 - 2 y^T (Cbar_S cbar_i) + y^T H y */
+            double lin = cblas_ddot(k, y, 1, z + k, 1) / p[i], qd = 0;
+            for (uint32_t a = 0; a < k; a++)
+                qd += y[a] * cblas_ddot(k, H + (size_t)a * k, 1, y, 1);
+            rec[i] = sqrt(fmax(q[i] / (p[i] * p[i]) - 2 * lin + qd, 0));
+        }
+    }
+    free(pz), free(buf);
+    return JSMF_OK;
+}
+
+/* |C|^2 - 2 <C, B A B^T> + tr(B^T B A B^T B A), from the rows' cross terms. */
+static int approximation(const jsmf_model *mdl, const double *q, const double *cross,
+                         double *out)
+{
+    uint32_t n = mdl->n, k = mdl->k;
     double c2 = fit_sum_ordered(q, n), cr = fit_sum_ordered(cross, n);
     double *G = calloc((size_t)k * k, sizeof(double)), *GA = calloc((size_t)k * k, sizeof(double));
     if (!G || !GA) {
         free(G), free(GA);
-        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
-        goto out;
+        return jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
     }
     fit_gemm_tn(n, k, k, mdl->B, mdl->B, G);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, k, k, k, 1.0, G, k, mdl->A, k, 0.0,
@@ -176,25 +192,107 @@ int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out)
         for (uint32_t b = 0; b < k; b++)
             quad += GA[a * k + b] * GA[b * k + a];
     free(G), free(GA);
-    out->approximation = sqrt(fmax(c2 - 2 * cr + quad, 0));
+    *out = sqrt(fmax(c2 - 2 * cr + quad, 0));
+    return JSMF_OK;
+}
+
+uint64_t fit_metrics_c_bytes(uint32_t n, uint32_t k, int anchors)
+{
+    uint64_t w = anchors ? 2 * (uint64_t)k : k, nk = (uint64_t)n * k;
+    uint64_t first = anchors ? 2 * nk : 0;       /* the anchors' rows and Cbar_S^T */
+    uint64_t then = (anchors ? nk : 0) + n * w;  /* Cbar_S^T copied into V */
+    uint64_t product = 2 * (uint64_t)n * w;      /* V and Z = C V */
+    uint64_t most = first > then ? first : then;
+    most = most > product ? most : product;
+    return 8 * (most + 3 * (uint64_t)n + (uint64_t)k * k);
+}
+
+/* Recovery and approximation need C again: the anchors' rows of C, and one product C [B T]
+ * with T = Cbar_S^T, which gives every row's <C_i, (B A B^T)_i> = (B A)_i . (C B)_i and
+ * Cbar_S Cbar_i^T = (C T)_i / p_i. Then the metrics that need only the unigram. At most two
+ * N x 2K arrays are held at once (fit_metrics_c_bytes). */
+int fit_metrics_c(const jsmf_model *mdl, fit_csrc *src, jsmf_metrics *out)
+{
+    uint32_t n = mdl->n, k = mdl->k, w = mdl->anchors ? 2 * k : k;
+    double *T = NULL, *V = NULL, *Z = NULL, *H = calloc((size_t)k * k, sizeof(double));
+    double *rec = calloc(n, sizeof(double)), *cross = calloc(n, sizeof(double));
+    int rc = !H || !rec || !cross ? jsmf_error(JSMF_ENOMEM, "metrics: out of memory") : JSMF_OK;
+    if (!rc)
+        rc = mdl->anchors ? anchor_rows(mdl, src, &T, H) : fit_csrc_need_rowsq(src);
+    if (rc == JSMF_ENOTSUP) {
+        /* C through documents too large for the budget to gather its rows: the two metrics
+         * that need them are not computed, the others need only the row sums */
+        jsmf_error_clear();
+        out->recovery = out->approximation = NAN;
+        rc = fit_metrics_local(mdl, fit_csrc_rowsums(src), out);
+        goto out;
+    }
+    if (!rc && !(V = malloc(sizeof(double) * n * w)))
+        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
+    if (rc)
+        goto out;
+    for (uint32_t i = 0; i < n; i++) {
+        memcpy(V + (size_t)i * w, mdl->B + (size_t)i * k, sizeof(double) * k);
+        if (T)
+            memcpy(V + (size_t)i * w + k, T + (size_t)i * k, sizeof(double) * k);
+    }
+    free(T), T = NULL;
+    if (!(Z = malloc(sizeof(double) * n * w))) {
+        rc = jsmf_error(JSMF_ENOMEM, "metrics: out of memory");
+        goto out;
+    }
+    if ((rc = fit_csrc_apply(src, V, w, Z)))
+        goto out;
+    free(V), V = NULL;
+    const double *p = fit_csrc_rowsums(src), *q = fit_csrc_rowsq(src);
+    if ((rc = row_terms(mdl, Z, w, H, p, q, cross, rec)) ||
+        (rc = approximation(mdl, q, cross, &out->approximation)))
+        goto out;
     out->recovery = mdl->anchors ? fit_sum_ordered(rec, n) / n : NAN;
+    free(Z), Z = NULL;
     rc = fit_metrics_local(mdl, p, out);
 out:
-    free(CS), free(V), free(Z), free(P), free(H), free(T), free(pz), free(Bb), free(rec);
-    free(cross);
+    free(T), free(V), free(Z), free(H), free(rec), free(cross);
+    return rc;
+}
+
+int jsmf_model_metrics_within(const jsmf_model *mdl, const jsmf_source *C, uint64_t mem,
+                             uint64_t *plan, jsmf_metrics *out)
+{
+    if (C->n != mdl->n)
+        return jsmf_error(JSMF_EMISMATCH, "metrics: model has %u words, C has %u", mdl->n, C->n);
+    /* the model as loaded (B, A, alpha, the vocabulary's strings at ~16 bytes a word) and the
+     * metrics' arrays: what C's source may not take */
+    uint64_t nk = (uint64_t)mdl->n * mdl->k, kk = (uint64_t)mdl->k * mdl->k;
+    uint64_t need = 8 * (nk + kk + mdl->k) + 16 * (uint64_t)mdl->n +
+                    fit_metrics_c_bytes(mdl->n, mdl->k, mdl->anchors != NULL);
+    uint64_t rest = mem > need ? mem - need : 0;
+    int docs = 0;
+    double held = mem ? fit_source_held(C, rest, JSMF_PRODUCTS_AUTO, &docs) : 0;
+    /* through the documents, recovery and approximation gather C's rows from them in memory */
+    uint64_t least = need + (docs && !(held > 0) ? 2 * fit_docs_bytes(C->docs) : 0);
+    if (mem && least > mem) {
+        double mib = (double)least / 1048576;
+        return jsmf_error(JSMF_ENOMEM, "metrics against C: need %.0f MiB at the least (N=%u "
+                          "words, K=%u: the model, the product of C with N x %u doubles%s), "
+                          "more than --mem %.0fM: give --mem %.0fM or more", mib, mdl->n,
+                          mdl->k, mdl->anchors ? 2 * mdl->k : mdl->k,
+                          least > need ? ", the documents held twice over" : "",
+                          (double)mem / 1048576, mib + 1);
+    }
+    if (plan)
+        *plan = need + (uint64_t)held;
+    /* C in memory within half of what is left (else two streamed passes) */
+    fit_csrc *src = NULL;
+    int rc = fit_csrc_open(C, mem ? rest : 2ull << 30, call_threads(), 0, JSMF_PRODUCTS_AUTO,
+                           NULL, NULL, NULL, &src);
+    if (!rc)
+        rc = fit_metrics_c(mdl, src, out);
+    fit_csrc_close(src);
     return rc;
 }
 
 int jsmf_model_metrics(const jsmf_model *mdl, const jsmf_source *C, jsmf_metrics *out)
 {
-    if (C->n != mdl->n)
-        return jsmf_error(JSMF_EMISMATCH, "metrics: model has %u words, C has %u", mdl->n, C->n);
-    /* C in memory when it takes at most 1 GiB, else two streamed passes */
-    fit_csrc *src = NULL;
-    int rc = fit_csrc_open(C, 2ull << 30, call_threads(), 0, JSMF_PRODUCTS_AUTO, NULL, NULL,
-                           NULL, &src);
-    if (!rc)
-        rc = fit_metrics_c(mdl, src, out);
-    fit_csrc_close(src);
-    return rc;
+    return jsmf_model_metrics_within(mdl, C, 0, NULL, out); /* C in memory up to 1 GiB */
 }

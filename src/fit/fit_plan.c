@@ -55,6 +55,8 @@ static void plan_compressed(const jsmf_source *C, const jsmf_fit_opts *o, int nt
     /* the topics: Y whole on every rank, B's right-hand sides, T and Yb */
     pl->topics = base + blk(n, k) + 3 * blk(nl, k) + blk(l + k, k) +
                  blk((uint64_t)nt, 8 * k + 2 * k * k);
+    /* the metrics against C: the iterate's Y still held, and their own arrays */
+    pl->metrics = base + blk(nl, k) + (double)fit_metrics_c_bytes(C->n, o->k, 1);
 }
 
 /* AP, DR and none through C's rows: the factor, its copies, depth 6 (formats/fit.md). */
@@ -71,6 +73,7 @@ static void plan_stream(const jsmf_source *C, const jsmf_fit_opts *o, int nt, fi
     for (uint32_t d = 1; d <= 4; d++)
         pl->eig[d] = top;
     pl->steps = pl->topics = top;
+    pl->metrics = base + blk(n, k) + (double)fit_metrics_c_bytes(C->n, o->k, 1);
 }
 
 static void phases(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_t ranks,
@@ -82,12 +85,20 @@ static void phases(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
         plan_stream(C, o, nt, pl);
 }
 
+/* The metrics' phase where they run: C held (streamed, the fit leaves them to jsmf eval), not
+ * asked away (no_metrics: a refinement replaces the model), not left out by the plan. */
+static double metrics_phase(const fit_plan *pl, int no_metrics)
+{
+    return no_metrics || pl->held <= 0 || pl->c_metrics_out ? 0 : pl->metrics;
+}
+
 static double peak_of(const fit_plan *pl, uint32_t depth, int keep_p)
 {
     double later = (keep_p ? pl->p_bytes : 0) + (pl->factor_from_ckpt ? 0 : pl->factor_bytes);
     double e = pl->eig[depth], s = pl->steps + later, t = pl->topics + later;
-    double m = e > s ? e : s;
-    return m > t ? m : t;
+    double m = e > s ? e : s, x = metrics_phase(pl, pl->no_metrics);
+    m = m > t ? m : t;
+    return m > x ? m : x;
 }
 
 /* The most Krylov blocks, from 4 down to `least`, within mem with P not kept (0: none). */
@@ -114,6 +125,9 @@ static void choose(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
     pl->docs = docs;
     phases(C, o, nt, ranks, warm, pl);
     pl->eig_depth = 4, pl->keep_p = pl->method_compressed;
+    /* the metrics against C, diagnostics that 'jsmf eval --store' also computes, are left out
+     * when their own phase exceeds the budget: no other choice makes them smaller */
+    pl->c_metrics_out = metrics_phase(pl, pl->no_metrics) > (double)mem;
     if (peak_of(pl, 4, 1) <= (double)mem)
         goto done;
     pl->factor_from_ckpt = ckpt && pl->factor_bytes > 0;
@@ -154,6 +168,7 @@ int fit_plan_make(const jsmf_source *C, const jsmf_fit_opts *o, int nt, const fi
     pl->factor_bytes = st && rm->factored ? blk(C->n, o->k) : 0;
     nt = nt > 0 ? nt : 1;
     int warm = st && st->c_prev;
+    pl->no_metrics = st && st->no_c_metrics;
     /* the choices are one process's, so that every number of ranks makes its model; a rank's
      * peak is then its share of the N-row blocks */
     choose(C, o, nt, 1, warm, st && st->ckpt, pl);

@@ -259,6 +259,9 @@ void jsmf_fit_report_write(FILE *f, const char *p, const jsmf_fit_report *r)
     if (r->c_metrics_skipped == 2)
         report_line(f, p, "recovery and approximation against C left out: the model is "
                          "refined");
+    else if (r->c_metrics_skipped == 3)
+        report_line(f, p, "recovery and approximation against C left out: their arrays "
+                         "exceed --mem; 'jsmf eval MODEL --store STORE' does it");
     else if (r->c_metrics_skipped) {
         report_line(f, p, "recovery and approximation against C not computed: C is larger");
         report_line(f, p, "than --mem (two more passes); 'jsmf eval MODEL --store STORE' "

@@ -3,8 +3,10 @@
 # budgets, each path's peak RSS (getrusage of the child) stays within --mem plus
 # JSMF_MEM_ALLOWANCE and its plan (summary.json "memory") within --mem: the documents held, the
 # documents streamed because the budget needs it, a store of rows, super-topic levels, the
-# refinement (its thetas in a scratch file: the same model); a budget below the plan's least is refused before any work (exit 1, naming the
-# --mem to give, no model written, little memory touched).
+# refinement (its thetas in a scratch file: the same model), fdm on the CPU (the documents'
+# sampler; a store of rows, its sampler thinned to its share); a budget below the plan's least is
+# refused before any work (exit 1, naming the --mem to give, no model written, little memory
+# touched); eval --store likewise.
 . "$(dirname "$0")/common.inc"
 T=$(mktemp -d /tmp/jsmf-fitmem-XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -37,6 +39,22 @@ print(need // 1048576, m["budget_bytes"] // 1048576)' "$3/summary.json") ||
     [ "$4" -le "$2" ] || fail "$1: plan $4 MiB above --mem ${2}M"
     [ "$kib" -le $((($2 + ALLOW_MIB) * 1024)) ] ||
         fail "$1: peak RSS $((kib / 1024)) MiB above --mem ${2}M + ${ALLOW_MIB} MiB"
+}
+
+# refuse_then_run NAME ARGS...: refused at 64M (exit 1, the --mem to give named, nothing
+# written, little touched), then run at the budget named; the run's output is $T/out
+refuse_then_run() {
+    name=$1
+    shift
+    peak "$@" --mem 64M -o "$T/out" -q 2>"$T/err"; rc=$?
+    [ $rc -eq 1 ] || fail "$name at 64M: exit $rc"
+    grep -q "give --mem [0-9]*M" "$T/err" || fail "$name at 64M: $(cat "$T/err")"
+    [ -e "$T/out" ] && fail "$name at 64M wrote a model"
+    kib=$(cat "$T/rss")
+    [ "$kib" -le $((64 * 1024)) ] || fail "$name at 64M: the refusal touched $((kib / 1024)) MiB"
+    need=$(sed -n 's/.*give --mem \([0-9]*\)M.*/\1/p' "$T/err")
+    peak "$@" --mem "${need}M" -o "$T/out" -q || fail "$name at the --mem it named (${need}M)"
+    check_within "$name at the named budget" "$need" "$T/out"
 }
 
 # a planted corpus: N=20,000 words, 20,000 documents of ~100 tokens (nnz(H) ~1.9M: 30 MB held)
@@ -77,14 +95,37 @@ sys.exit(not r["theta_file_bytes"] == r["docs"] * 20 * 8 > 0)' "$T/scratch/m5f/s
 [ "$(ls "$T/scratch")" = "m5f" ] || fail "thetas in a file: left $(ls "$T/scratch")"
 
 # refused before any work: K=120 needs blocks of 20,000 x 180 doubles (~27 MiB each)
-peak "$J" fit "$T/docs" -k 120 --refine 0 -o "$T/m6" --mem 64M -q 2>"$T/err"; rc=$?
-[ $rc -eq 1 ] || fail "K=120 at 64M: exit $rc"
-grep -q "give --mem [0-9]*M" "$T/err" || fail "K=120 at 64M: $(cat "$T/err")"
-[ -e "$T/m6" ] && fail "K=120 at 64M wrote a model"
-kib=$(cat "$T/rss")
-[ "$kib" -le $((64 * 1024)) ] || fail "K=120 at 64M: the refusal touched $((kib / 1024)) MiB"
+refuse_then_run "fit K=120" "$J" fit "$T/docs" -k 120 --refine 0
+mv "$T/out" "$T/m120"
+
+# eval --store: the model and the metrics' arrays (K=120 with anchors: ~95 MiB) planned before
+# C is read; refused at 64M naming the budget, kept to at that budget
+peak "$J" eval "$T/m120" --store "$T/docs" --json --mem 64M >"$T/ev" 2>"$T/err"; rc=$?
+[ $rc -eq 1 ] || fail "eval --store at 64M: exit $rc"
+grep -q "give --mem [0-9]*M" "$T/err" || fail "eval --store at 64M: $(cat "$T/err")"
 need=$(sed -n 's/.*give --mem \([0-9]*\)M.*/\1/p' "$T/err")
-peak "$J" fit "$T/docs" -k 120 --refine 0 -o "$T/m7" --mem "${need}M" -q ||
-    fail "K=120 at the --mem the refusal named (${need}M)"
-check_within "K=120 at the named budget" "$need" "$T/m7"
+peak "$J" eval "$T/m120" --store "$T/docs" --json --mem "${need}M" >"$T/ev" ||
+    fail "eval --store at the --mem it named (${need}M)"
+kib=$(cat "$T/rss")
+plan=$("$PY" -c 'import json, math, sys; d = json.load(open(sys.argv[1]))
+assert math.isfinite(d["recovery"]) and math.isfinite(d["approximation"]), d
+print(d["store_mem_plan_bytes"] // 1048576)' "$T/ev") || fail "eval --store: its JSON"
+echo "eval --store at the named budget: --mem ${need}M, plan $plan MiB, peak RSS $((kib / 1024)) MiB"
+[ "$plan" -le "$need" ] || fail "eval --store: plan $plan MiB above --mem ${need}M"
+[ "$kib" -le $(((need + ALLOW_MIB) * 1024)) ] ||
+    fail "eval --store: peak RSS $((kib / 1024)) MiB above --mem ${need}M + ${ALLOW_MIB} MiB"
+
+# fdm on the CPU (formats/fdm.md, "Memory"): the documents' sampler, after the spectral start
+# within the same budget; a store of rows, whose sampler (1.5 GB unthinned: C has 125M non-zeros) is thinned to its
+# share; K=120 with two random starts refused at 64M
+peak "$J" fdm "$T/docs" -k 20 --steps 200 -o "$T/f1" --mem 64M -q || fail "fdm documents at 64M"
+check_within "fdm, documents at 64M" 64 "$T/f1"
+peak "$J" fdm "$T/rows" -k 20 --init none --starts 1 --steps 200 -o "$T/f2" --mem 64M -q ||
+    fail "fdm rows at 64M"
+check_within "fdm, rows at 64M" 64 "$T/f2"
+"$PY" -c 'import json, sys; m = json.load(open(sys.argv[1]))["memory"]
+sys.exit(not m["sampler_thinned"] or m["sampler_bytes"] > m["plan_bytes"])' \
+    "$T/f2/summary.json" || fail "fdm rows at 64M: the sampler not thinned to its share"
+refuse_then_run "fdm K=120" "$J" fdm "$T/docs" -k 120 --init none --starts 2 --steps 20 \
+    --heldout 5000
 echo "ok"
