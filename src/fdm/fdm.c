@@ -665,6 +665,11 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
     if (p->checkpoint && (p->checkpoint_every || p->checkpoint_seconds > 0) &&
         (rc = ckpt_save(p->checkpoint, &hdr, &st, &g)))
         goto done;
+    /* the result from the host state alone: the back end and the sampler go first (the plan's
+     * finish holds neither) */
+    if (be.destroy)
+        be.destroy(be.ctx), be.destroy = NULL;
+    fdm_sampler_free(smp), smp = NULL;
     rc = finish_result(&st, &g, out);
 done:
     if (be.destroy)

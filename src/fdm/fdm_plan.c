@@ -3,10 +3,10 @@
  * C's rows is thinned to it), or the run refuses naming the --mem it needs (formats/fdm.md,
  * "Memory").
  *
- * Phases: the sampler's build (its tables and scratch), training (the iterate and its Adam
- * moments, the best of the random starts beside it while they compete, the CPU back end's
- * scratch, the held-out pairs) and the finish (the result's B and A, and the softmax's scratch
- * that makes them). A warm start's B and A stay through all three. The program, its libraries
+ * Phases: the sampler's build (its tables and scratch), training (the sampler, the iterate and
+ * its Adam moments, the best of the random starts beside it while they compete, the CPU back
+ * end's scratch, the held-out pairs) and the finish (the iterate, the result's B and A and the
+ * softmax's scratch that makes them; the sampler and the back end freed before). A warm start's B and A stay through all three. The program, its libraries
  * and the allocator's slack are the allowance beside --mem (JSMF_MEM_ALLOWANCE). */
 #include <string.h>
 
@@ -38,14 +38,15 @@ int fdm_plan_make(const jsmf_source *src, const jsmf_fdm_opts *p, int with_start
     pl->params = state * (compete ? 2 : 1);
     pl->backend = (double)fdm_cpu_bytes(src->n, p->k, p->batch) + 8.0 * ((double)p->heldout + 1);
     pl->finish = (double)fdm_cpu_bytes(src->n, p->k, 1) + nk_doubles(n, k) + 8.0 * (double)kk;
-    /* besides the sampler's tables: the build, training, and the finish (one state by then) */
+    /* besides the sampler's tables: its build and training; the finish holds neither the
+     * sampler nor the back end, only one state and the result */
     double train = pl->start + pl->params + pl->backend;
-    double finish = pl->start + state + pl->backend + pl->finish;
-    double beside = max2(pl->start + pl->build, max2(train, finish));
-    pl->least = beside + (double)least_tables;
+    double finish = pl->start + state + pl->finish;
+    double beside = max2(pl->start + pl->build, train);
+    pl->least = max2(beside + (double)least_tables, finish);
     uint64_t mem = p->mem_budget;
     if (!mem) { /* no budget: plan the whole sampler, never refuse */
-        pl->peak = beside + pl->sampler;
+        pl->peak = max2(beside + pl->sampler, finish);
         return JSMF_OK;
     }
     if (pl->least > (double)mem) {
@@ -61,6 +62,6 @@ int fdm_plan_make(const jsmf_source *src, const jsmf_fdm_opts *p, int with_start
     }
     pl->sampler_budget = mem - (uint64_t)beside;
     pl->thinned = pl->sampler > (double)pl->sampler_budget;
-    pl->peak = beside + (pl->thinned ? (double)pl->sampler_budget : pl->sampler);
+    pl->peak = max2(beside + (pl->thinned ? (double)pl->sampler_budget : pl->sampler), finish);
     return JSMF_OK;
 }
