@@ -280,8 +280,12 @@ int jsmf_model_metrics_within(const jsmf_model *mdl, const jsmf_source *C, uint6
                           least > need ? ", the documents held twice over" : "",
                           (double)mem / 1048576, mib + 1);
     }
-    if (plan)
-        *plan = need + (uint64_t)held;
+    if (plan) { /* and through the documents, the product's vectors and sums (fit_docs.c) */
+        uint64_t w = mdl->anchors ? 2 * (uint64_t)mdl->k : mdl->k;
+        uint64_t vectors = docs ? C->docs->n_docs * w * sizeof(double) : 0;
+        vectors = vectors < rest / 16 ? vectors : rest / 16;
+        *plan = need + (uint64_t)held + vectors + (docs ? fit_docs_chunk_bytes(rest) : 0);
+    }
     /* C in memory within half of what is left (else two streamed passes) */
     fit_csrc *src = NULL;
     int rc = fit_csrc_open(C, mem ? rest : 2ull << 30, call_threads(), 0, JSMF_PRODUCTS_AUTO,

@@ -19,13 +19,18 @@ static double blk(uint64_t rows, uint64_t cols)
     return (double)rows * (double)cols * sizeof(double);
 }
 
-/* A streamed product's buffers: the documents' vectors held (mem / 16) and the sums' chunk,
- * or row blocks of C read from the store (mem / 32 of rows, twice). */
-static double source_stream(uint64_t mem, int docs, double held)
+/* A product's buffers: through the documents, held or not, their vectors (every document's,
+ * at most mem / 16: fit_docs.c's HELD_SHARE) and the sums' chunk; streamed rows, row blocks of
+ * C read from the store (mem / 32 of rows, twice). */
+static double source_stream(const jsmf_source *C, uint32_t k, uint64_t mem, int docs,
+                            double held)
 {
-    if (held > 0)
-        return 0;
-    return docs ? (double)mem / 16 + (double)fit_docs_chunk_bytes(mem) : (double)mem / 16;
+    if (docs) {
+        double vectors = (double)C->docs->n_docs * fit_first_cols(k) * sizeof(double);
+        double most = (double)mem / 16;
+        return (vectors < most ? vectors : most) + (double)fit_docs_chunk_bytes(mem);
+    }
+    return held > 0 ? 0 : (double)mem / 16;
 }
 
 /* The compressed rectification (the default): phases of the first eigendecomposition, the
@@ -121,7 +126,7 @@ static void choose(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
     uint64_t mem = o->mem_bytes;
     int docs = 0;
     pl->held = fit_source_held(C, mem, o->products, &docs);
-    pl->stream = source_stream(mem, docs, pl->held);
+    pl->stream = source_stream(C, o->k, mem, docs, pl->held);
     pl->docs = docs;
     phases(C, o, nt, ranks, warm, pl);
     pl->eig_depth = 4, pl->keep_p = pl->method_compressed;
@@ -143,7 +148,7 @@ static void choose(const jsmf_source *C, const jsmf_fit_opts *o, int nt, uint32_
             pl->held = fit_source_held(C, m, o->products, &docs);
         }
         pl->src_mem = m, pl->docs = docs;
-        pl->stream = source_stream(m, docs, pl->held);
+        pl->stream = source_stream(C, o->k, m, docs, pl->held);
         phases(C, o, nt, ranks, warm, pl);
         if ((pl->eig_depth = deepest_within(pl, 1, mem)))
             goto done;
