@@ -120,6 +120,39 @@ class Model:
             ("anchor" if self.anchors is not None else "fdm")
         return "<jsmf.Model %s: %d topics over %d words>" % (kind, self.k, self.n)
 
+    # ---- pickling ---------------------------------------------------------------------------
+
+    _STATE = ("_h", "n", "k", "B", "A", "alpha", "anchors", "vocabulary", "summary", "levels",
+              "_ptr", "_index")
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """A pickle holds the files of the MODEL directory save() writes (its levels within),
+        and the attributes set since (report_): the library's memory is made again from them by
+        load on unpickling, so B, A, alpha, anchors, vocabulary and summary come back equal."""
+        files: Dict[str, bytes] = {}
+        with tempfile.TemporaryDirectory(prefix="jsmf-pickle-") as tmp:
+            d = os.path.join(tmp, "model")
+            self.save(d)
+            for root, _dirs, names in os.walk(d):
+                for name in names:
+                    p = os.path.join(root, name)
+                    with open(p, "rb") as f:
+                        files[os.path.relpath(p, d)] = f.read()
+        extra = {k: v for k, v in self.__dict__.items() if k not in self._STATE}
+        return {"model_files": files, "attrs": extra}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        with tempfile.TemporaryDirectory(prefix="jsmf-pickle-") as tmp:
+            d = os.path.join(tmp, "model")
+            for rel, data in state["model_files"].items():
+                p = os.path.join(d, rel)
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "wb") as f:
+                    f.write(data)
+            m = Model.load(d)
+        self.__dict__.update(m.__dict__)
+        self.__dict__.update(state["attrs"])
+
     # ---- files ------------------------------------------------------------------------------
 
     @classmethod
