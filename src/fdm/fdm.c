@@ -585,6 +585,12 @@ static int pick_start(const jsmf_fdm_opts *p, fdm_setup *s, fdm_state *st, run_l
 
 int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm_result *out)
 {
+    return fdm_train(src, params, NULL, NULL, out);
+}
+
+int fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, void (*started)(void *),
+              void *arg, jsmf_fdm_result *out)
+{
     memset(out, 0, sizeof *out);
     jsmf_fdm_opts resolved = *params;
     fdm_opts_resolve(&resolved);
@@ -595,7 +601,8 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
     int nt = p->threads > 0 ? p->threads : omp_get_max_threads(); /* this run's, per call */
 
     fdm_plan plan;
-    if ((rc = fdm_plan_make(src, p, p->init_B != NULL, &plan)))
+    int start = !p->init_B ? FDM_START_NONE : started ? FDM_START_RELEASED : FDM_START_HELD;
+    if ((rc = fdm_plan_make(src, p, start, &plan)))
         return rc;
     out->mem_plan = (uint64_t)plan.peak, out->mem_budget = p->mem_budget;
 
@@ -644,6 +651,8 @@ int jsmf_fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, jsmf_fdm
     }
     if (rc)
         goto done;
+    if (started) /* the start's B and A are not read again */
+        started(arg);
 
     int used;
     if ((rc = fdm_device_open(p->device, &s, &st, &be, &used)))

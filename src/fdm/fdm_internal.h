@@ -222,9 +222,19 @@ typedef struct fdm_plan {
     int thinned;       /* the rows' tables thinned to their share */
 } fdm_plan;
 
-/** Plan the run of `p` over `src` (with_start: a warm start's B and A are held beside it).
- *  JSMF_ENOMEM naming the --mem to give when even the least exceeds p->mem_budget. */
-int fdm_plan_make(const jsmf_source *src, const jsmf_fdm_opts *p, int with_start, fdm_plan *pl);
+/* A warm start's B and A: none, held by the caller through the run (a library caller's), or
+ * released once the iterate is made from them (jsmf_fdm_to_dir's). */
+enum { FDM_START_NONE = 0, FDM_START_HELD = 1, FDM_START_RELEASED = 2 };
+
+/** Plan the run of `p` over `src` with a start of that kind. JSMF_ENOMEM naming the --mem to
+ *  give when even the least exceeds p->mem_budget. */
+int fdm_plan_make(const jsmf_source *src, const jsmf_fdm_opts *p, int start, fdm_plan *pl);
+
+/** jsmf_fdm_train, telling started(arg) once the iterate is made (from p->init_B and init_A,
+ *  which are not read after it: the caller may free them, leaving the pointers set) or read
+ *  from the checkpoint; started may be NULL. */
+int fdm_train(const jsmf_source *src, const jsmf_fdm_opts *params, void (*started)(void *),
+              void *arg, jsmf_fdm_result *out);
 /* fdm_sampler_draw_default on nt threads (fdm_sampler_draw_default: OpenMP's default). */
 void fdm_sampler_draw(const jsmf_fdm_sampler *s, uint64_t seed, uint64_t stream, uint64_t first,
                       uint32_t count, uint32_t *u, uint32_t *v, int nt);

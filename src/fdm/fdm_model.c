@@ -316,7 +316,7 @@ static int plan_first(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
     if (!q.k && with_start) /* -k from the --init model: planned in training */
         return JSMF_OK;
     fdm_plan pl;
-    int rc = fdm_plan_make(&in->src, &q, with_start, &pl);
+    int rc = fdm_plan_make(&in->src, &q, with_start ? FDM_START_RELEASED : FDM_START_NONE, &pl);
     if (!rc && q.mem_budget)
         tell_line(d->info, d->info_arg, "memory: plan %.0f MiB of --mem %.0fM (+ %.0f MiB "
                   "allowance)%s", pl.peak / 1048576.0, q.mem_budget / 1048576.0,
@@ -325,9 +325,20 @@ static int plan_first(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in,
     return rc;
 }
 
+/* The start's B and A freed once training has made its iterate from them (an N x K array
+ * fewer through the run: formats/fdm.md, "Memory"); p->init_B stays set, as a flag. */
+static void release_start(void *arg)
+{
+    jsmf_model *m = arg;
+    if (!m)
+        return;
+    free(m->B), free(m->A);
+    m->B = m->A = NULL;
+}
+
 /* Training, with what the device choice means said before it starts, not after the run. */
 static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_fdm_opts *p,
-                 jsmf_fdm_result *r)
+                 jsmf_model *start, jsmf_fdm_result *r)
 {
     int noted = 0, id;
     char why[256];
@@ -338,7 +349,7 @@ static int train(const jsmf_fdm_dir_opts *d, const jsmf_source_input *in, jsmf_f
         noted = 1;
     }
     fdm_opts_resolve(p); /* summary.json records what the start chose */
-    int rc = jsmf_fdm_train(&in->src, p, r);
+    int rc = fdm_train(&in->src, p, release_start, start, r);
     if (!rc && r->note[0] && !noted)
         tell_line(d->info, d->info_arg, "note: %s", r->note);
     return rc;
@@ -370,7 +381,7 @@ int jsmf_fdm_to_dir(const char *input, const char *dir, const jsmf_fdm_dir_opts 
     /* a checkpoint is kept only when one is asked for: by steps, by time, or a stop */
     p.checkpoint = p.checkpoint_every || p.checkpoint_seconds > 0 || fdm_test_stop_after() ? ckpt : NULL;
     if (!rc)
-        rc = train(d, &in, &p, r);
+        rc = train(d, &in, &p, init, r);
     /* a stop while a cold start compares its random starts comes before any checkpoint */
     if (rc == JSMF_EINTR && p.checkpoint && access(ckpt, F_OK) == 0)
         tell_line(d->info, d->info_arg, "interrupted; the same command resumes from %s", ckpt);
