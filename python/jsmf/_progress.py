@@ -25,20 +25,30 @@ ProgressArg = Union[bool, None, Reporter]
 
 
 class _Tqdm:
-    """One tqdm bar per step name and unit."""
+    """One tqdm bar per part of a step: a new bar where the step's name or unit changes, and
+    where within one step its total changes or its count goes back (the library reports a
+    step's parts, e.g. rectify's eigendecomposition, then its steps, each with its own total),
+    so that no bar's total or count ever moves backwards."""
 
     def __init__(self) -> None:
         self.bar: Any = None
         self.key: Optional[Tuple[str, str]] = None
 
+    def _new_part(self, key: Tuple[str, str], done: float, total: float) -> bool:
+        if key != self.key or self.bar is None:
+            return True
+        if total and self.bar.total and total != self.bar.total:
+            return True
+        return bool(done < self.bar.n)
+
     def __call__(self, what: str, done: float, total: float, unit: str) -> None:
         key = (what, unit)
-        if key != self.key:
+        if self._new_part(key, done, total):
             self.close()
             self.key = key
             self.bar = _tqdm.tqdm(desc=what, total=total or None, unit=unit or "it",
                                   leave=False, file=sys.stderr)
-        if total and self.bar.total != total:
+        elif total and not self.bar.total:
             self.bar.total = total
         self.bar.update(max(0.0, done - self.bar.n))
 
