@@ -44,7 +44,7 @@ endif
 # OpenBLAS built for OpenMP: our own parallel regions call BLAS, the pthread build would
 # oversubscribe the cores.
 BLASDIR := /usr/lib/x86_64-linux-gnu/openblas-openmp
-PKGS    := lmdb libzstd lapacke
+PKGS    := lmdb libzstd lapacke libxxhash
 
 comma     := ,
 SAN_FLAGS := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
@@ -55,7 +55,7 @@ FUZZ_FLAGS := $(if $(FUZZ),-fsanitize=fuzzer-no-link,)
 # packages (and their .pc files) arrive only with $(DEPS_OK), a prerequisite of every object, so
 # a value taken at parse time would be empty and the link would miss -llmdb -lzstd -llapacke.
 PKG_CFLAGS     = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lzstd -llapacke)
+PKG_LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lzstd -llapacke -lxxhash)
 FINAL_CFLAGS   = -std=gnu11 $(OPT) -Wall -Wextra -fopenmp -Iinclude -Isrc -DJSMF_ADVANCED $(SAN_FLAGS) $(FUZZ_FLAGS) \
                  $(PKG_CFLAGS) $(CFLAGS)
 FINAL_LDFLAGS := -fopenmp $(SAN_FLAGS) -L$(BLASDIR) -Wl,-rpath,$(BLASDIR) $(LDFLAGS)

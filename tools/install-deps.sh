@@ -5,7 +5,7 @@
 # python3-mypy type-checks the Python package (python/tests/test_typing.py).
 # `install-deps.sh fuzz` (make check-fuzz) adds clang with libFuzzer and its OpenMP runtime.
 set -e
-PKGS="build-essential pkg-config liblmdb-dev lmdb-utils libzstd-dev zstd libopenblas-openmp-dev
+PKGS="build-essential pkg-config liblmdb-dev lmdb-utils libzstd-dev zstd libxxhash-dev libopenblas-openmp-dev
 liblapacke-dev python3-numpy openmpi-bin libopenmpi-dev python3-venv python3-setuptools
 python3-pytest python3-scipy python3-sklearn python3-tqdm python3-mypy"
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-14-dev libomp-dev"

@@ -6,7 +6,7 @@ package that imports (docs/python.md, "Installing").
   version (python/pyproject.toml), and jsmf.__version__ is the loaded library's (jsmf_version()).
 - A wheel: when python/jsmf/ already holds the library (`make install-python` and `make wheel`
   copy $(BUILD)'s there), it is carried as it is. Otherwise the build's packages are checked
-  (a C compiler, make, zstd, lmdb, OpenBLAS, LAPACKE: a missing one is named with the command
+  (a C compiler, make, zstd, lmdb, xxHash, OpenBLAS, LAPACKE: a missing one is named with the command
   that installs it), `make python-lib` builds the library and the plugins whose compilers are
   here in build-python/ of the repository (JSMF_MAKE_ARGS, or the config setting make-args,
   adds make variables: "CUDA=no"), and their copies in python/jsmf/ go into the wheel and are
@@ -46,6 +46,7 @@ DEPS: Tuple[Dep, ...] = (
     ("OpenMP (the C compiler's -fopenmp)", "omp.h", [], "build-essential"),
     ("zstd", "zstd.h", ["-lzstd"], "libzstd-dev"),
     ("LMDB", "lmdb.h", ["-llmdb"], "liblmdb-dev"),
+    ("xxHash", "xxhash.h", ["-lxxhash"], "libxxhash-dev"),
     ("LAPACKE", "lapacke.h", ["-llapacke"], "liblapacke-dev"),
     ("OpenBLAS (OpenMP build)", "cblas.h", ["-lopenblas"], "libopenblas-openmp-dev"),
 )
