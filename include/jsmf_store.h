@@ -118,13 +118,28 @@ JSMF_API int jsmf_store_check(jsmf_store *s, jsmf_store_check_result *out);
 JSMF_API void jsmf_store_check_write(FILE *f, const char *prefix, const char *path,
                                      const jsmf_store_check_result *r);
 
+/** One piece of damage found by jsmf_store_damage_scan, as a line for people: where it is (the
+ *  database and its page or key) and what it takes (the inputs whose documents it held, the
+ *  rows of C, the vocabulary ...), so those inputs can be ingested again into a new store. */
+typedef void (*jsmf_store_damage_fn)(void *arg, const char *line);
+
+/** Look for damage in the store at `path` without trusting it (formats/store.md "Checksums"):
+ *  every page of data.mdb walked as LMDB lays it out, read from the file before LMDB maps any
+ *  of it, so damage to LMDB's own structure is named where reading through LMDB would fault;
+ *  then, where the structure is whole, every value of every database against its checksum (a
+ *  store of version 7; an older one has none, and `*checked` is 0). Each piece of damage goes
+ *  to `fn` (NULL: only counted) and their count to `*found`. JSMF_OK whether or not damage was
+ *  found; JSMF_EIO when the file cannot be read, JSMF_ENOTFOUND when there is no store. */
+JSMF_API int jsmf_store_damage_scan(const char *path, jsmf_store_damage_fn fn, void *arg,
+                                    uint64_t *found, int *checked);
+
 /* ---------------------------------------------------------------------------------------------
  * Creating a store, and what it records. A write handle (JSMF_STORE_WRITE, jsmf_store_create)
  * holds the store's writer lock (a flock on STORE/writer.lock) until jsmf_store_close.
  * ------------------------------------------------------------------------------------------- */
 
 /** The current store format version (formats/store.md). */
-#define JSMF_STORE_FORMAT_VERSION 6
+#define JSMF_STORE_FORMAT_VERSION 7
 
 /** Fixed-point scale of stored sums: a stored sum S means S * 2^-JSMF_STORE_SCALE_BITS. */
 #define JSMF_STORE_SCALE_BITS 90
@@ -167,6 +182,11 @@ JSMF_API int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out);
 
 /** The directory a store was opened from (for messages), owned by the store. */
 JSMF_API const char *jsmf_store_path(const jsmf_store *s);
+
+/** The store's format version (JSMF_STORE_FORMAT_VERSION for a new store). Stores of version
+ *  7 and later carry a checksum with every value (formats/store.md "Checksums"); older ones
+ *  are read without the check. */
+JSMF_API uint32_t jsmf_store_format_version(const jsmf_store *s);
 
 /** Input record states. JSMF_INPUT_REMOVE appears only in a checkpoint's list of inputs:
  *  the record with that key is deleted (nothing when there is none); records of a flush are

@@ -61,14 +61,14 @@ static int add_wordstats(jsmf_store *s, MDB_txn *t, const uint64_t *df, const ui
         put_be32(kb, i);
         MDB_val k = {4, kb}, v;
         uint64_t cur[2] = {0, 0};
-        int rc = mdb_get(t, s->wordstats, &k, &v);
+        int rc = store_get(s, t, s->wordstats, &k, &v);
         if (rc == 0 && v.mv_size == 16)
             memcpy(cur, v.mv_data, 16);
         else if (rc && rc != MDB_NOTFOUND)
             return store_lmdb_error(s, rc, "reading word statistics");
         cur[0] += d, cur[1] += f;
         v = (MDB_val){16, cur};
-        if ((rc = mdb_put(t, s->wordstats, &k, &v, 0)))
+        if ((rc = store_put(s, t, s->wordstats, &k, &v, 0)))
             return store_lmdb_error(s, rc, "writing word statistics");
     }
     return JSMF_OK;
@@ -86,7 +86,7 @@ static int put_inputs(jsmf_store *s, MDB_txn *t, const jsmf_store_input *in, uin
                 rc = 0;
         } else {
             v.mv_size = input_encode(buf, &in[i]);
-            rc = mdb_put(t, s->inputs, &k, &v, 0);
+            rc = store_put(s, t, s->inputs, &k, &v, 0);
         }
         if (rc)
             return store_lmdb_error(s, rc, "writing input record");
@@ -154,8 +154,8 @@ static int register_flush(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f, 
         rc = store_meta_add_u64(s, t, "grow_docs", k->docs);
     if (!rc)
         rc = put_inputs(s, t, f->inputs, f->n_inputs);
-    if (!rc && s->version < JSMF_STORE_FORMAT_VERSION) /* an older store now holds runs */
-        rc = store_meta_put_u64(s, t, "version", JSMF_STORE_FORMAT_VERSION);
+    if (!rc) /* an older store now holds runs */
+        rc = store_version_bump(s, t);
     return rc;
 }
 
@@ -181,7 +181,7 @@ static int commit_final(jsmf_store *s, const jsmf_store_flush *f, run_writer *w)
     if (rc)
         s->commits--;
     else
-        s->version = JSMF_STORE_FORMAT_VERSION;
+        s->version = store_written_version(s);
     return rc;
 }
 

@@ -239,9 +239,9 @@ static int move_prefix(jsmf_store *s, MDB_txn *t, const jsmf_store_doc_move *mv)
     unsigned char kb[DOCS_KEY_BYTES], nk[DOCS_KEY_BYTES];
     memcpy(kb, mv->from, 12), memset(kb + 12, 0, 8);
     MDB_val k = {DOCS_KEY_BYTES, kb}, v;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    for (rc = store_cursor_get(s, c, &k, &v, MDB_SET_RANGE);
          rc == 0 && k.mv_size == DOCS_KEY_BYTES && !memcmp(k.mv_data, mv->from, 12);
-         rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)) {
+         rc = store_cursor_get(s, c, &k, &v, MDB_SET_RANGE)) {
         memcpy(nk, mv->to, 12), memcpy(nk + 12, (unsigned char *)k.mv_data + 12, 8);
         MDB_val nkv = {DOCS_KEY_BYTES, nk}, copy = v;
         unsigned char *buf = malloc(v.mv_size ? v.mv_size : 1);
@@ -252,7 +252,7 @@ static int move_prefix(jsmf_store *s, MDB_txn *t, const jsmf_store_doc_move *mv)
         memcpy(buf, v.mv_data, v.mv_size);
         copy.mv_data = buf;
         if (!(rc = mdb_cursor_del(c, 0)))
-            rc = mdb_put(t, s->docs, &nkv, &copy, MDB_NOOVERWRITE);
+            rc = store_put(s, t, s->docs, &nkv, &copy, MDB_NOOVERWRITE);
         free(buf);
         if (rc)
             break;
@@ -274,7 +274,7 @@ int store_docs_commit(jsmf_store *s, MDB_txn *t, const jsmf_store_flush *f)
     for (uint32_t b = 0; b < d->n && !rc; b++) {
         MDB_val k = {DOCS_KEY_BYTES, (void *)(d->keys + (size_t)b * DOCS_KEY_BYTES)};
         MDB_val v = {d->off[b + 1] - d->off[b], (void *)(d->vals + d->off[b])};
-        if ((rc = mdb_put(t, s->docs, &k, &v, MDB_NOOVERWRITE)))
+        if ((rc = store_put(s, t, s->docs, &k, &v, MDB_NOOVERWRITE)))
             rc = rc == MDB_KEYEXIST
                      ? jsmf_error(JSMF_ESTORE, "%s: a block of documents is stored twice (input "
                                   "%016llx, document %llu)", s->path,
@@ -399,8 +399,8 @@ int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, voi
     MDB_val k, v;
     int r;
     uint64_t read = 0;
-    for (r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0 && !rc;
-         r = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+    for (r = store_cursor_get(s, c, &k, &v, MDB_FIRST); r == 0 && !rc;
+         r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
         if (!(rc = store_docdec_block(s, &k, &v, &d)))
             rc = fn(arg, &k, &v, &d);
         /* a scan of a large store (every product of a fit that streams the documents) would

@@ -6,6 +6,7 @@
 #include "codec.h"
 #include "files.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,9 +14,12 @@
 #include <sys/mman.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 int store_lmdb_error(jsmf_store *s, int rc, const char *what)
 {
+    if (rc == STORE_DAMAGED)
+        return JSMF_ESTORE; /* the message names the value already */
     if (rc == MDB_MAP_FULL)
         s->map_full = 1;
     if (rc == ENOSPC)
@@ -104,7 +108,7 @@ void store_mapped_read(jsmf_store *s, uint64_t bytes)
 int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out)
 {
     MDB_val k = store_key(key), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
+    int rc = store_get(s, t, s->meta, &k, &v);
     if (rc == MDB_NOTFOUND) {
         *out = 0;
         return JSMF_OK;
@@ -121,14 +125,14 @@ int store_meta_get_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t *out
 int store_meta_put_u64(jsmf_store *s, MDB_txn *t, const char *key, uint64_t x)
 {
     MDB_val k = store_key(key), v = {8, &x};
-    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    int rc = store_put(s, t, s->meta, &k, &v, 0);
     return rc ? store_lmdb_error(s, rc, "writing meta") : JSMF_OK;
 }
 
 int store_nnz_exact(jsmf_store *s, MDB_txn *t, uint64_t *out)
 {
     MDB_val k = store_key("nnz_exact"), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
+    int rc = store_get(s, t, s->meta, &k, &v);
     *out = 1;
     if (rc == MDB_NOTFOUND)
         return JSMF_OK;
@@ -164,4 +168,115 @@ int store_grow_map(jsmf_store *s)
     s->map_seen_size = 0; /* LMDB maps anew */
     int rc = mdb_env_set_mapsize(s->env, s->mapsize);
     return rc ? store_lmdb_error(s, rc, "cannot grow the map") : JSMF_OK;
+}
+
+/* ---- checksums ----------------------------------------------------------------------------- */
+
+int store_dbi_open(jsmf_store *s, MDB_txn *t, const char *name, unsigned flags, MDB_dbi *dbi)
+{
+    int rc = mdb_dbi_open(t, name, flags, dbi);
+    if (rc == 0 && name && *dbi < STORE_MAX_DBS) {
+        /* the handle's slot may have held another database in this process: set anew */
+        snprintf(s->db_name[*dbi], sizeof s->db_name[*dbi], "%s", name);
+        s->db_seed[*dbi] = XXH3_64bits(name, strlen(name));
+    }
+    return rc;
+}
+
+/* A value's checksum: its bytes hashed with a seed made of its database and key, so that a
+ * damaged page pointer handing back another key's intact value fails too. */
+static uint64_t value_sum(const jsmf_store *s, MDB_dbi dbi, const MDB_val *k, const void *v,
+                          size_t n)
+{
+    uint64_t seed = XXH3_64bits_withSeed(k->mv_data, k->mv_size, s->db_seed[dbi]);
+    return XXH3_64bits_withSeed(v, n, seed);
+}
+
+/* The key as a message shows it: a meta name as it is, other keys in hex. */
+static void key_text(char *out, size_t cap, const MDB_val *k)
+{
+    const unsigned char *b = k->mv_data;
+    int text = k->mv_size > 0 && k->mv_size < 64;
+    for (size_t i = 0; i < k->mv_size && text; i++)
+        text = isprint(b[i]) != 0;
+    if (text) {
+        snprintf(out, cap, "'%.*s'", (int)k->mv_size, (const char *)b);
+        return;
+    }
+    size_t o = 0;
+    for (size_t i = 0; i < k->mv_size && o + 3 < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%02x", b[i]);
+    out[o] = 0;
+}
+
+int store_value_check(jsmf_store *s, MDB_dbi dbi, const MDB_val *k, MDB_val *v)
+{
+    if (!s->checked)
+        return JSMF_OK;
+    uint64_t want = 0;
+    int ok = dbi < STORE_MAX_DBS && v->mv_size >= STORE_SUM_BYTES;
+    if (ok) {
+        size_t n = v->mv_size - STORE_SUM_BYTES;
+        memcpy(&want, (const unsigned char *)v->mv_data + n, STORE_SUM_BYTES);
+        ok = value_sum(s, dbi, k, v->mv_data, n) == want;
+        if (ok)
+            v->mv_size = n;
+    }
+    if (ok)
+        return JSMF_OK;
+    char key[96];
+    key_text(key, sizeof key, k);
+    jsmf_error(JSMF_ESTORE, "%s: damaged: the value of key %s in database '%s' does not match "
+               "its checksum; the store cannot vouch for it (jsmf info --check %s lists the "
+               "damage)", s->path, key, dbi < STORE_MAX_DBS ? s->db_name[dbi] : "?", s->path);
+    return STORE_DAMAGED;
+}
+
+int store_get(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v)
+{
+    int rc = mdb_get(t, dbi, k, v);
+    return rc ? rc : store_value_check(s, dbi, k, v);
+}
+
+int store_cursor_get(jsmf_store *s, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op)
+{
+    int rc = mdb_cursor_get(c, k, v, op);
+    return rc ? rc : store_value_check(s, mdb_cursor_dbi(c), k, v);
+}
+
+int store_put(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags)
+{
+    if (!s->checked)
+        return mdb_put(t, dbi, k, v, flags);
+    MDB_val room = {v->mv_size + STORE_SUM_BYTES, NULL};
+    int rc = mdb_put(t, dbi, k, &room, flags | MDB_RESERVE);
+    if (rc)
+        return rc;
+    uint64_t sum = value_sum(s, dbi, k, v->mv_data, v->mv_size);
+    if (v->mv_size)
+        memcpy(room.mv_data, v->mv_data, v->mv_size);
+    memcpy((unsigned char *)room.mv_data + v->mv_size, &sum, STORE_SUM_BYTES);
+    return 0;
+}
+
+uint32_t store_written_version(const jsmf_store *s)
+{
+    uint32_t v = s->checked ? JSMF_STORE_FORMAT_VERSION : STORE_UNCHECKED_VERSION;
+    return s->version > v ? s->version : v;
+}
+
+int store_version_put(jsmf_store *s, MDB_txn *t, uint32_t version)
+{
+    uint64_t x = version;
+    MDB_val k = store_key("version"), v = {8, &x};
+    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    if (rc)
+        return store_lmdb_error(s, rc, "writing meta");
+    return s->checked ? store_meta_put_u64(s, t, "check", version) : JSMF_OK;
+}
+
+int store_version_bump(jsmf_store *s, MDB_txn *t)
+{
+    uint32_t v = store_written_version(s);
+    return s->version < v ? store_version_put(s, t, v) : JSMF_OK;
 }

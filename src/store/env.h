@@ -9,6 +9,10 @@
 
 #include "jsmf_store.h"
 
+/* Database handles a store opens: its eight databases and at most RUNS_MAX runs, with room
+ * for handles LMDB keeps of runs dropped in this process. */
+#define STORE_MAX_DBS 128
+
 struct jsmf_store {
     char *path;
     MDB_env *env;
@@ -34,6 +38,9 @@ struct jsmf_store {
     uintptr_t map_lo[4], map_hi[4]; /* where data.mdb is mapped (store_drop_mapped) */
     int map_parts;
     uint64_t map_seen_size;  /* the map size when map_lo/map_hi were found; 0: not yet */
+    int checked;             /* version 7: every value ends in its checksum (formats/store.md) */
+    uint64_t db_seed[STORE_MAX_DBS]; /* per database handle: the hash of its name */
+    char db_name[STORE_MAX_DBS][16]; /* and the name, for messages */
     int txn_fixed;           /* set by JSMF_STORE_TXN_BYTES (tests): callers cannot change it */
     MDB_txn *src_txn;        /* the read transaction held by jsmf_store_source */
     struct row_reader *src_rd; /* its row reader */
@@ -52,6 +59,39 @@ static inline MDB_val store_key(const char *k)
 {
     return (MDB_val){strlen(k), (void *)k};
 }
+
+/* ---- checksums (version 7, formats/store.md "Checksums") ---------------------------------- */
+
+/* The bytes of the checksum that ends every value of a checked store. */
+#define STORE_SUM_BYTES 8
+/* Returned like an LMDB code by the calls below when a value fails its checksum; the error's
+ * message, naming the store, database and key, is already set, and store_lmdb_error keeps it. */
+#define STORE_DAMAGED (-31000)
+/* The last format version without checksums: a writer into such a store writes as it does. */
+#define STORE_UNCHECKED_VERSION 6
+
+/* mdb_dbi_open, noting the database's name for the checksums of its values. */
+int store_dbi_open(jsmf_store *s, MDB_txn *t, const char *name, unsigned flags, MDB_dbi *dbi);
+/* mdb_get, mdb_put and mdb_cursor_get with the checksum: a value read is checked and handed
+ * back without it; a value written gets it (LMDB reserves the room, so nothing is copied
+ * twice). LMDB's codes pass through, plus STORE_DAMAGED. */
+int store_get(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v);
+int store_put(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
+int store_cursor_get(jsmf_store *s, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op);
+/* Check a value just read from database dbi under key k (and strip its checksum); for readers
+ * that walk a cursor of their own. JSMF_OK, or STORE_DAMAGED with the message set. */
+int store_value_check(jsmf_store *s, MDB_dbi dbi, const MDB_val *k, MDB_val *v);
+
+/* The version a writer leaves the store at: the current one in a checked store, the last
+ * unchecked one in an older store (its values carry no checksums, and adding some to what a
+ * checkpoint writes would leave it half checked). */
+uint32_t store_written_version(const jsmf_store *s);
+/* Write meta "version" (without a checksum: an older jsmf reads it to refuse a newer store)
+ * and, in a checked store, meta "check": the version again, checked, so that damage to the
+ * unchecked record is caught. */
+int store_version_put(jsmf_store *s, MDB_txn *t, uint32_t version);
+/* In a transaction that writes: move the store to store_written_version when it is older. */
+int store_version_bump(jsmf_store *s, MDB_txn *t);
 
 /* Map an LMDB return code to a JSMF error with a message naming the store. */
 int store_lmdb_error(jsmf_store *s, int rc, const char *what);

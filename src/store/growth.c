@@ -114,7 +114,7 @@ static int rule_read(jsmf_store *s, MDB_txn *t, jsmf_store_rule *out)
 {
     memset(out, 0, sizeof *out);
     MDB_val k = store_key(RULE_META), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
+    int rc = store_get(s, t, s->meta, &k, &v);
     if (rc == MDB_NOTFOUND)
         return JSMF_OK;
     if (rc)
@@ -160,7 +160,7 @@ static int put_stopwords(jsmf_store *s, MDB_txn *t, const jsmf_vocab *stop)
         *p++ = '\n';
     }
     MDB_val v = {len, buf};
-    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    int rc = store_put(s, t, s->meta, &k, &v, 0);
     free(buf);
     return rc ? store_lmdb_error(s, rc, "writing the rule") : JSMF_OK;
 }
@@ -184,7 +184,7 @@ int jsmf_store_rule_set(jsmf_store *s, const jsmf_store_rule *r, const jsmf_voca
             if ((rc = mdb_del(t, s->meta, &k, NULL)) == MDB_NOTFOUND)
                 rc = 0;
         } else {
-            rc = mdb_put(t, s->meta, &k, &v, 0);
+            rc = store_put(s, t, s->meta, &k, &v, 0);
         }
         if (rc)
             rc = store_lmdb_error(s, rc, "writing the rule");
@@ -211,7 +211,7 @@ int jsmf_store_rule_stopwords_get(jsmf_store *s, jsmf_vocab **out)
     if (rc)
         return rc;
     MDB_val k = store_key(RULE_STOP_META), v;
-    rc = mdb_get(t, s->meta, &k, &v);
+    rc = store_get(s, t, s->meta, &k, &v);
     if (rc == MDB_NOTFOUND) {
         mdb_txn_abort(t);
         return JSMF_OK;
@@ -255,14 +255,14 @@ int store_pending_add(jsmf_store *s, MDB_txn *t, const jsmf_pending_word *w, uin
             continue;
         MDB_val k = {w[i].len, (void *)w[i].word}, v;
         uint64_t cur[2] = {0, 0};
-        int rc = mdb_get(t, s->pending, &k, &v);
+        int rc = store_get(s, t, s->pending, &k, &v);
         if (rc == 0 && v.mv_size == 16)
             memcpy(cur, v.mv_data, 16);
         else if (rc && rc != MDB_NOTFOUND)
             return store_lmdb_error(s, rc, "reading pending words");
         cur[0] += w[i].df, cur[1] += w[i].tf;
         v = (MDB_val){16, cur};
-        if ((rc = mdb_put(t, s->pending, &k, &v, 0)))
+        if ((rc = store_put(s, t, s->pending, &k, &v, 0)))
             return store_lmdb_error(s, rc, "writing pending words");
     }
     return JSMF_OK;
@@ -283,11 +283,14 @@ int store_pending_each(jsmf_store *s, int (*fn)(void *arg, const char *w, uint32
         return store_lmdb_error(s, rc, "reading pending words");
     }
     MDB_val k, v;
-    for (int g = mdb_cursor_get(c, &k, &v, MDB_FIRST); g == 0 && !rc;
-         g = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+    int g;
+    for (g = store_cursor_get(s, c, &k, &v, MDB_FIRST); g == 0 && !rc;
+         g = store_cursor_get(s, c, &k, &v, MDB_NEXT))
         rc = v.mv_size == 16 ? fn(arg, k.mv_data, (uint32_t)k.mv_size, get_u64(v.mv_data),
                                   get_u64((char *)v.mv_data + 8))
                              : jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
+    if (!rc && g != MDB_NOTFOUND)
+        rc = store_lmdb_error(s, g, "reading pending words");
     mdb_cursor_close(c);
     mdb_txn_abort(t);
     return rc;
@@ -315,8 +318,9 @@ int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)
         return store_lmdb_error(s, rc, "reading admissions");
     }
     MDB_val k, v;
-    for (int r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0;
-         r = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+    int r;
+    for (r = store_cursor_get(s, c, &k, &v, MDB_FIRST); r == 0;
+         r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
         uint32_t id = k.mv_size == 4 ? get_be32(k.mv_data) : UINT32_MAX;
         if (id >= s->n_words || v.mv_size != 8) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt admission record", s->path);
@@ -324,6 +328,8 @@ int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)
         }
         a[id] = get_u64(v.mv_data);
     }
+    if (!rc && r != MDB_NOTFOUND)
+        rc = store_lmdb_error(s, r, "reading admissions");
     mdb_cursor_close(c);
     if (rc) {
         free(a);
@@ -367,14 +373,17 @@ int jsmf_store_growth_get(jsmf_store *s, jsmf_store_growth *out)
     MDB_cursor *c;
     if (!rc && s->has_growth_dbs && !(rc = mdb_cursor_open(t, s->pending, &c))) {
         MDB_val k, v;
-        for (int r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0;
-             r = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        int r;
+        for (r = store_cursor_get(s, c, &k, &v, MDB_FIRST); r == 0;
+             r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
             out->pending++;
             h = hash_fnv1a(h, &k.mv_size, sizeof k.mv_size);
             h = hash_fnv1a(h, k.mv_data, k.mv_size);
             h = hash_fnv1a(h, v.mv_data, v.mv_size);
         }
         mdb_cursor_close(c);
+        if (r != MDB_NOTFOUND)
+            rc = store_lmdb_error(s, r, "reading growth");
     }
     if (rc > 0)
         rc = store_lmdb_error(s, rc, "reading growth");
@@ -480,8 +489,9 @@ static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *
         return store_lmdb_error(s, rc, "reading pending words");
     collector k = {r, stop, r->max_df_frac * (double)(grow_docs + (x ? x->docs : 0)), NULL, 0, 0};
     MDB_val kv, v;
-    for (int g = mdb_cursor_get(c, &kv, &v, MDB_FIRST); g == 0 && !rc;
-         g = mdb_cursor_get(c, &kv, &v, MDB_NEXT)) {
+    int g;
+    for (g = store_cursor_get(s, c, &kv, &v, MDB_FIRST); g == 0 && !rc;
+         g = store_cursor_get(s, c, &kv, &v, MDB_NEXT)) {
         if (v.mv_size != 16) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
             break;
@@ -491,6 +501,8 @@ static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *
         rc = consider(&k, kv.mv_data, (uint32_t)kv.mv_size, df + (e ? e->df : 0),
                       tf + (e ? e->tf : 0), df, tf);
     }
+    if (!rc && g != MDB_NOTFOUND)
+        rc = store_lmdb_error(s, g, "reading pending words");
     mdb_cursor_close(c);
     /* the pre-pass's words that nothing stored counts yet */
     for (uint32_t i = 0; x && !rc && i < x->n_words; i++) {
@@ -498,7 +510,7 @@ static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *
         if (e->len == 0 || e->len > STORE_PENDING_WORD_MAX)
             continue;
         MDB_val pk = {e->len, (void *)e->word};
-        int g = mdb_get(t, s->pending, &pk, &v);
+        int g = store_get(s, t, s->pending, &pk, &v);
         if (g == MDB_NOTFOUND)
             rc = consider(&k, e->word, e->len, e->df, e->tf, 0, 0);
         else if (g)
@@ -525,9 +537,9 @@ static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n
         MDB_val k = {4, kb}, w = {c[i].len, c[i].word}, pk = {c[i].len, c[i].word};
         uint64_t stats[2] = {c[i].sdf, c[i].stf};
         MDB_val sv = {16, stats}, av = {8, &m};
-        if ((rc = mdb_put(t, s->vocab, &k, &w, MDB_APPEND)) ||
-            (rc = mdb_put(t, s->wordstats, &k, &sv, 0)) ||
-            (rc = mdb_put(t, s->admitted, &k, &av, MDB_APPEND)) ||
+        if ((rc = store_put(s, t, s->vocab, &k, &w, MDB_APPEND)) ||
+            (rc = store_put(s, t, s->wordstats, &k, &sv, 0)) ||
+            (rc = store_put(s, t, s->admitted, &k, &av, MDB_APPEND)) ||
             ((rc = mdb_del(t, s->pending, &pk, NULL)) && rc != MDB_NOTFOUND))
             rc = store_lmdb_error(s, rc, "admitting words");
         else
@@ -535,8 +547,8 @@ static int admit_words(jsmf_store *s, MDB_txn *t, const candidate *c, uint32_t n
     }
     if (!rc)
         rc = store_meta_put_u64(s, t, "n_words", (uint64_t)s->n_words + n);
-    if (!rc && s->version < JSMF_STORE_FORMAT_VERSION)
-        rc = store_meta_put_u64(s, t, "version", JSMF_STORE_FORMAT_VERSION);
+    if (!rc)
+        rc = store_version_bump(s, t);
     return rc;
 }
 
@@ -548,7 +560,7 @@ static int put_marks(jsmf_store *s, MDB_txn *t, const store_ahead *x)
     for (uint32_t i = 0; x && i < x->n_inputs; i++) {
         input_key(kb, x->inputs[i].fingerprint, x->inputs[i].occurrence);
         MDB_val k = {12, kb}, v = {input_encode(buf, &x->inputs[i]), buf};
-        int rc = mdb_put(t, s->inputs, &k, &v, MDB_NOOVERWRITE);
+        int rc = store_put(s, t, s->inputs, &k, &v, MDB_NOOVERWRITE);
         if (rc == MDB_KEYEXIST)
             return jsmf_error(JSMF_ESTORE, "%s: %s already has a record (fingerprint %016" PRIx64
                               ", occurrence %u)", s->path, x->inputs[i].path,
@@ -604,7 +616,7 @@ static int admit_once(jsmf_store *s, const jsmf_wordmap *stop, const store_ahead
     if (!rc) {
         s->n_words += n;
         if (n)
-            s->version = JSMF_STORE_FORMAT_VERSION;
+            s->version = store_written_version(s);
         *admitted = n;
     }
     return rc;
@@ -652,7 +664,7 @@ int store_pending_df(jsmf_store *s, const jsmf_pending_word *w, uint32_t n, uint
         if (w[i].len == 0 || w[i].len > STORE_PENDING_WORD_MAX)
             continue;
         MDB_val k = {w[i].len, (void *)w[i].word}, v;
-        int g = mdb_get(t, s->pending, &k, &v);
+        int g = store_get(s, t, s->pending, &k, &v);
         if (g == 0 && v.mv_size == 16)
             df[i] = get_u64(v.mv_data);
         else if (g == 0)

@@ -19,7 +19,7 @@ int runs_get(jsmf_store *s, MDB_txn *t, run_list *out)
         return rc;
     out->next_id = next ? (uint32_t)next : 1;
     MDB_val k = {4, "runs"}, v;
-    rc = mdb_get(t, s->meta, &k, &v);
+    rc = store_get(s, t, s->meta, &k, &v);
     if (rc == MDB_NOTFOUND)
         return JSMF_OK;
     if (rc)
@@ -41,7 +41,7 @@ int runs_put(jsmf_store *s, MDB_txn *t, const run_list *l)
     for (uint32_t i = 0; i < l->n; i++, p += RUN_RECORD)
         memcpy(p, &l->r[i].id, 4), memcpy(p + 4, &l->r[i].entries, 8);
     MDB_val k = {4, "runs"}, v = {(size_t)(p - buf), buf};
-    int rc = mdb_put(t, s->meta, &k, &v, 0);
+    int rc = store_put(s, t, s->meta, &k, &v, 0);
     if (rc)
         return store_lmdb_error(s, rc, "writing the run registry");
     return store_meta_put_u64(s, t, "next_run", l->next_id);
@@ -51,7 +51,7 @@ int run_dbi(jsmf_store *s, MDB_txn *t, uint32_t id, int create, MDB_dbi *out)
 {
     char name[16];
     snprintf(name, sizeof name, "run.%08x", id);
-    int rc = mdb_dbi_open(t, name, create ? MDB_CREATE : 0, out);
+    int rc = store_dbi_open(s, t, name, create ? MDB_CREATE : 0, out);
     if (rc == MDB_NOTFOUND)
         return jsmf_error(JSMF_ESTORE, "%s: database %s of a live run is missing", s->path, name);
     return rc ? store_lmdb_error(s, rc, "opening a run") : JSMF_OK;

@@ -96,7 +96,7 @@ static int stream_load(row_stream *m)
             return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);
         m->n += (uint32_t)cnt;
         store_mapped_read(m->s, m->v.mv_size);
-        rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_NEXT);
+        rc = store_cursor_get(m->s, m->cur, &m->k, &m->v, MDB_NEXT);
     }
     if (rc == MDB_NOTFOUND)
         m->eof = 1;
@@ -119,7 +119,7 @@ static int stream_seek(row_stream *m, uint32_t row, int force)
     unsigned char kb[8];
     put_be32(kb, row), put_be32(kb + 4, 0);
     m->k = (MDB_val){8, kb};
-    int rc = mdb_cursor_get(m->cur, &m->k, &m->v, MDB_SET_RANGE);
+    int rc = store_cursor_get(m->s, m->cur, &m->k, &m->v, MDB_SET_RANGE);
     m->eof = rc == MDB_NOTFOUND;
     if (rc && !m->eof)
         return stream_error(m, rc);

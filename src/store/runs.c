@@ -182,7 +182,7 @@ static int part_put(jsmf_store *s, MDB_txn *t, void *arg)
         uint16_t vlen;
         memcpy(&vlen, part->buf + p + 8, 2);
         MDB_val k = {8, (void *)(part->buf + p)}, v = {vlen, (void *)(part->buf + p + 10)};
-        if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)))
+        if ((rc = store_put(s, t, dbi, &k, &v, MDB_APPEND)))
             return store_lmdb_error(s, rc, "writing C");
         p += 10 + (size_t)vlen;
     }

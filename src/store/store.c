@@ -28,13 +28,50 @@
 
 /* ---- opening ---------------------------------------------------------------------------- */
 
+/* meta "version": not checked, so that an older jsmf reads it and refuses a newer store. */
+static int load_version(jsmf_store *s, MDB_txn *t, uint64_t *ver)
+{
+    MDB_val k = store_key("version"), v;
+    int rc = mdb_get(t, s->meta, &k, &v);
+    *ver = 0;
+    if (rc && rc != MDB_NOTFOUND)
+        return store_lmdb_error(s, rc, "reading meta");
+    if (rc == 0 && v.mv_size != 8)
+        return jsmf_error(JSMF_ESTORE, "%s: meta 'version' has %zu bytes, expected 8", s->path,
+                          v.mv_size);
+    if (rc == 0)
+        *ver = get_u64(v.mv_data);
+    if (*ver > JSMF_STORE_FORMAT_VERSION || *ver == 0)
+        return jsmf_error(JSMF_EVERSION,
+                          "%s: store format version %" PRIu64 " is not supported by this jsmf "
+                          "(reads versions 1 to %d); use a newer jsmf",
+                          s->path, *ver, JSMF_STORE_FORMAT_VERSION);
+    return JSMF_OK;
+}
+
+/* A checked store (version 7) repeats its version in the checked meta "check": a damaged
+ * "version" that still reads as a version is caught here. */
+static int check_version(jsmf_store *s, MDB_txn *t, uint64_t ver)
+{
+    s->checked = ver >= 7;
+    if (!s->checked)
+        return JSMF_OK;
+    uint64_t again;
+    int rc = store_meta_get_u64(s, t, "check", &again);
+    if (!rc && again != ver)
+        rc = jsmf_error(JSMF_ESTORE, "%s: damaged: meta 'version' says %" PRIu64 ", its checked "
+                        "copy 'check' %" PRIu64, s->path, ver, again);
+    return rc;
+}
+
 /* Read format name, version and the creation parameters; refuses newer versions. */
 static int load_meta(jsmf_store *s, MDB_txn *t)
 {
     MDB_val k = store_key("format"), v;
-    int rc = mdb_get(t, s->meta, &k, &v);
+    int rc = mdb_get(t, s->meta, &k, &v); /* not checked, as "version" */
     if (rc == MDB_NOTFOUND) {
         s->has_vocab = 0;
+        s->checked = 1; /* a store this process creates */
         return JSMF_OK;
     }
     if (rc)
@@ -43,13 +80,8 @@ static int load_meta(jsmf_store *s, MDB_txn *t)
         return jsmf_error(JSMF_ESTORE, "%s: not a jsmf store (meta 'format' is '%.*s')", s->path,
                           (int)(v.mv_size > 64 ? 64 : v.mv_size), (const char *)v.mv_data);
     uint64_t ver, n, mdl, tmin, tmax;
-    if ((rc = store_meta_get_u64(s, t, "version", &ver)))
+    if ((rc = load_version(s, t, &ver)) || (rc = check_version(s, t, ver)))
         return rc;
-    if (ver > JSMF_STORE_FORMAT_VERSION || ver == 0)
-        return jsmf_error(JSMF_EVERSION,
-                          "%s: store format version %" PRIu64 " is not supported by this jsmf "
-                          "(reads versions 1 to %d); use a newer jsmf",
-                          s->path, ver, JSMF_STORE_FORMAT_VERSION);
     if ((rc = store_meta_get_u64(s, t, "n_words", &n)) ||
         (rc = store_meta_get_u64(s, t, "min_doc_len", &mdl)) ||
         (rc = store_meta_get_u64(s, t, "tok_min_len", &tmin)) ||
@@ -73,6 +105,25 @@ static int load_meta(jsmf_store *s, MDB_txn *t)
 }
 
 /* ---- open / close ----------------------------------------------------------------------- */
+
+/* A data.mdb shorter than its last checkpoint's pages (a torn copy, a truncated file): LMDB
+ * would fault (SIGBUS) on the first page past the end, so refuse it before any is read. LMDB
+ * read the meta pages with read(2), not through the map. */
+static int refuse_truncated(jsmf_store *s, const MDB_envinfo *info)
+{
+    MDB_stat st;
+    struct stat fs;
+    char data[4096];
+    store_file_path(data, sizeof data, s->path, STORE_FILE_DATA);
+    if (mdb_env_stat(s->env, &st) || stat(data, &fs))
+        return JSMF_OK;
+    uint64_t need = ((uint64_t)info->me_last_pgno + 1) * st.ms_psize;
+    if ((uint64_t)fs.st_size >= need)
+        return JSMF_OK;
+    return jsmf_error(JSMF_ESTORE, "%s: damaged: data.mdb has %" PRIu64 " bytes, its last "
+                      "checkpoint needs %" PRIu64 " (a truncated file or a torn copy)", s->path,
+                      (uint64_t)fs.st_size, need);
+}
 
 static long env_long(const char *name)
 {
@@ -176,7 +227,7 @@ static int open_dbs(jsmf_store *s)
     const char *names[] = {"meta", "vocab", "wordstats", "C", "inputs"};
     MDB_dbi *dbis[] = {&s->meta, &s->vocab, &s->wordstats, &s->C, &s->inputs};
     for (int i = 0; i < 5; i++) {
-        rc = mdb_dbi_open(t, names[i], dflags, dbis[i]);
+        rc = store_dbi_open(s, t, names[i], dflags, dbis[i]);
         if (rc == MDB_NOTFOUND) {
             mdb_txn_abort(t);
             return jsmf_error(JSMF_ENOTFOUND, "%s: not a jsmf store (no '%s' database)", s->path,
@@ -192,7 +243,7 @@ static int open_dbs(jsmf_store *s)
     MDB_dbi *gdbis[] = {&s->pending, &s->admitted, &s->docs};
     s->has_growth_dbs = 1, s->has_docs_db = 1;
     for (int i = 0; i < 3; i++) {
-        rc = mdb_dbi_open(t, gnames[i], dflags, gdbis[i]);
+        rc = store_dbi_open(s, t, gnames[i], dflags, gdbis[i]);
         if (rc == MDB_NOTFOUND && !s->writable) { /* version 6 made docs */
             *(i < 2 ? &s->has_growth_dbs : &s->has_docs_db) = 0;
             continue;
@@ -257,6 +308,8 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
     MDB_envinfo info;
     mdb_env_info(s->env, &info);
     s->mapsize = info.me_mapsize;
+    if ((rc = refuse_truncated(s, &info)))
+        goto fail;
     if ((s->writable && (rc = refuse_foreign(s))) || (rc = open_dbs(s)))
         goto fail;
     if (s->writable && s->has_vocab && (rc = runs_writer_open(s)))
@@ -298,6 +351,11 @@ const char *jsmf_store_path(const jsmf_store *s)
     return s->path;
 }
 
+uint32_t jsmf_store_format_version(const jsmf_store *s)
+{
+    return s->version;
+}
+
 int store_has_vocab(jsmf_store *s)
 {
     return s->has_vocab;
@@ -328,19 +386,20 @@ int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
         if ((rc = mdb_put(t, s->meta, &k, &val, 0)))
             rc = store_lmdb_error(s, rc, "writing meta");
         uint32_t hold = p->hold ? p->hold : JSMF_HOLD_CHOSEN;
-        const char *names[] = {"version", "n_words", "min_doc_len", "tok_min_len", "tok_max_len",
-                               "hold"};
-        uint64_t vals[] = {JSMF_STORE_FORMAT_VERSION, v->n, p->min_doc_len, p->tok_min_len,
-                           p->tok_max_len, hold};
+        const char *names[] = {"n_words", "min_doc_len", "tok_min_len", "tok_max_len", "hold"};
+        uint64_t vals[] = {v->n, p->min_doc_len, p->tok_min_len, p->tok_max_len, hold};
         if (hold > JSMF_HOLD_BOTH)
             rc = jsmf_error(JSMF_EINVAL, "%s: hold %u is not rows, docs or both", s->path, hold);
-        for (int i = 0; i < 6 && !rc; i++)
+        s->checked = 1;
+        if (!rc)
+            rc = store_version_put(s, t, JSMF_STORE_FORMAT_VERSION);
+        for (int i = 0; i < 5 && !rc; i++)
             rc = store_meta_put_u64(s, t, names[i], vals[i]);
         for (uint32_t i = 0; i < v->n && !rc; i++) {
             unsigned char kb[4];
             put_be32(kb, i);
             MDB_val wk = {4, kb}, wv = {strlen(v->words[i]), v->words[i]};
-            if ((rc = mdb_put(t, s->vocab, &wk, &wv, MDB_APPEND)))
+            if ((rc = store_put(s, t, s->vocab, &wk, &wv, MDB_APPEND)))
                 rc = store_lmdb_error(s, rc, "writing vocabulary");
         }
         if (!rc && (rc = mdb_txn_commit(t)))
@@ -429,14 +488,17 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
             rc = store_lmdb_error(s, rc, "cursor");
             break;
         }
-        for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0;
-             r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        int r;
+        for (r = store_cursor_get(s, cur, &k, &v, MDB_FIRST); r == 0;
+             r = store_cursor_get(s, cur, &k, &v, MDB_NEXT)) {
             h = hash_fnv1a(h, k.mv_data, k.mv_size);
             h = hash_fnv1a(h, v.mv_data, d == 0 ? v.mv_size : 8); /* an input's state, not its path */
             if (d == 1)
                 out->n_inputs++;
         }
         mdb_cursor_close(cur);
+        if (r != MDB_NOTFOUND)
+            rc = store_lmdb_error(s, r, "reading the vocabulary and inputs");
     }
     run_list l;
     uint64_t exact = 1;
@@ -485,8 +547,9 @@ int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
     uint32_t got = 0;
     if (!rc && (rc = mdb_cursor_open(t, s->vocab, &cur)))
         rc = store_lmdb_error(s, rc, "cursor");
-    for (int r = rc ? 1 : mdb_cursor_get(cur, &k, &val, MDB_FIRST); r == 0 && !rc;
-         r = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
+    int r;
+    for (r = rc ? 1 : store_cursor_get(s, cur, &k, &val, MDB_FIRST); r == 0 && !rc;
+         r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
         uint32_t id = get_be32(k.mv_data);
         if (k.mv_size != 4 || id >= v->n || v->words[id]) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt vocabulary record", s->path);
@@ -502,12 +565,14 @@ int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
     }
     if (cur)
         mdb_cursor_close(cur), cur = NULL;
+    if (!rc && r != MDB_NOTFOUND)
+        rc = store_lmdb_error(s, r, "reading the vocabulary");
     if (!rc && got != v->n)
         rc = jsmf_error(JSMF_ESTORE, "%s: vocabulary has %u of %u words", s->path, got, v->n);
     if (!rc && (rc = mdb_cursor_open(t, s->wordstats, &cur)))
         rc = store_lmdb_error(s, rc, "cursor");
-    for (int r = rc ? 1 : mdb_cursor_get(cur, &k, &val, MDB_FIRST); r == 0 && !rc;
-         r = mdb_cursor_get(cur, &k, &val, MDB_NEXT)) {
+    for (r = rc ? 1 : store_cursor_get(s, cur, &k, &val, MDB_FIRST); r == 0 && !rc;
+         r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
         uint32_t id = get_be32(k.mv_data);
         if (id < v->n && val.mv_size == 16) {
             v->df[id] = get_u64(val.mv_data);
@@ -516,6 +581,8 @@ int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
     }
     if (cur)
         mdb_cursor_close(cur);
+    if (!rc && r != MDB_NOTFOUND)
+        rc = store_lmdb_error(s, r, "reading the word statistics");
     if (t)
         mdb_txn_abort(t);
     if (rc) {
@@ -553,12 +620,17 @@ int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
     }
     MDB_val k, v;
     uint32_t i = 0;
-    for (int r = mdb_cursor_get(cur, &k, &v, MDB_FIRST); r == 0 && i < st.ms_entries;
-         r = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+    int r;
+    for (r = store_cursor_get(s, cur, &k, &v, MDB_FIRST); r == 0 && i < st.ms_entries;
+         r = store_cursor_get(s, cur, &k, &v, MDB_NEXT))
         if (k.mv_size == 12)
             input_decode(&k, &v, &a[i++]);
     mdb_cursor_close(cur);
     mdb_txn_abort(t);
+    if (r != MDB_NOTFOUND && !(r == 0 && i == st.ms_entries)) {
+        free(a);
+        return store_lmdb_error(s, r, "reading inputs");
+    }
     *out = a, *n = i;
     return JSMF_OK;
 }

@@ -36,7 +36,7 @@ cmp -s "$T/rows.mm" "$T/ranges.mm" || fail "rows computed in ranges differ"
 "$J" info "$T/rows" --json | grep -q '"hold": "rows"' || fail "info JSON lacks hold rows"
 "$J" info "$T/docs" --json | grep -q '"hold": "docs"' || fail "info JSON lacks hold docs"
 "$J" info "$T/docs" --json | grep -q '"doc_nnz": [1-9]' || fail "info JSON lacks doc_nnz"
-"$J" info "$T/docs" --json | grep -q '"format_version": 6' || fail "not format 6"
+"$J" info "$T/docs" --json | grep -q '"format_version": 7' || fail "not format 7"
 expect 1 "differs from the store's docs" "$J" ingest "$T/docs" "$T/night1.txt" --hold rows -q
 
 # the same documents whatever the threads, --mem, checkpoints or a kill

@@ -1,5 +1,5 @@
 """test_store_v1.py — stores of older format versions stay readable, and ingesting into them
-upgrades them to the current version (6), what the older version wrote being read alongside
+upgrades them to the last version without checksums (6), what the older version wrote being read alongside
 what the new checkpoint adds: version 1 (C in one database keyed by row and column, no runs,
 plain chunks), version 2 (runs of plain chunks) and version 3 (runs of packed chunks, no palette
 chunks). Each reads the same counters and C as the current store it was made from, merges, and
@@ -7,7 +7,9 @@ after an append exports the C of a store that ingested everything in one go. The
 made from a current one with mdb_dump/mdb_load (lmdb-utils), its packed and palette chunks
 decoded and written again as plain (versions 1 and 2) or packed (version 3) chunks by a codec
 written from formats/store.md. The current store must hold palette chunks, so that their decoder
-is exercised too."""
+is exercised too. Every value of the current store (version 7) ends in its checksum
+(formats/store.md, "Checksums"), recomputed here with python3-xxhash and stripped to make the old
+versions."""
 import json
 import os
 import shutil
@@ -15,10 +17,14 @@ import subprocess
 import sys
 import tempfile
 
+import xxhash
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ingest_corpus import export_bytes, make_corpus, run, write_text  # noqa: E402
 
-CURRENT = 6  # JSMF_STORE_FORMAT_VERSION: what a fresh store is written as
+CURRENT = 7  # JSMF_STORE_FORMAT_VERSION: what a fresh store is written as
+UNCHECKED = 6  # the last version without checksums: what a write into an older store leaves
+RAW_META = (b"format", b"version")  # meta records without a checksum (an old jsmf reads them)
 CHUNK_BYTES_MAX = 1922  # a packed chunk's size limit (formats/store.md)
 PLAIN_MAX = 96  # entries of a plain chunk at most
 HEX = lambda s: s.encode().hex()  # noqa: E731
@@ -51,6 +57,35 @@ def dump_items(text):
 
 def make_dump(head, items):
     return head + "".join(" %s\n %s\n" % (k.hex(), v.hex()) for k, v in items) + "DATA=END\n"
+
+
+def value_sum(db, key, val):
+    """A value's checksum as formats/store.md defines it: XXH3-64 of the value, seeded with XXH3-64
+    of the key seeded with XXH3-64 of the database's name."""
+    seed = xxhash.xxh3_64_intdigest(key, seed=xxhash.xxh3_64_intdigest(db.encode()))
+    return xxhash.xxh3_64_intdigest(val, seed=seed)
+
+
+def stripped(db, items):
+    """The items of a database of a checked store with each value's checksum checked and taken
+    off (meta's format and version carry none; its check record goes, as older stores lack it)."""
+    out = []
+    for key, val in items:
+        if db == "meta" and key in RAW_META:
+            out.append((key, val))
+            continue
+        if db == "meta" and key == b"check":
+            continue
+        body, tail = val[:-8], val[-8:]
+        assert len(val) >= 8 and int.from_bytes(tail, "little") == value_sum(db, key, body), \
+            "checksum of key %s in database %s" % (key.hex(), db)
+        out.append((key, body))
+    return out
+
+
+def stripped_dump(db, text):
+    head, items = dump_items(text)
+    return make_dump(head, stripped(db, items))
 
 
 # ---- the chunk codec (formats/store.md, "C runs") -------------------------------------------
@@ -193,7 +228,7 @@ def recoded_dump(text, encode):
 def run_ids(store):
     """Ids of the live runs, from the meta record runs (u32 count, then u32 id, u64 entries)."""
     _, items = dump_items(dump(store, "meta"))
-    val = dict(items)[b"runs"]
+    val = dict(stripped("meta", items) if b"check" in dict(items) else items)[b"runs"]
     n = int.from_bytes(val[:4], "little")
     assert len(val) == 4 + 12 * n, "bad runs record"
     return [int.from_bytes(val[4 + 12 * i:8 + 12 * i], "little") for i in range(n)]
@@ -209,7 +244,7 @@ def as_version(version, src, dst):
     name = "run.%08x" % ids[0]
     head, items = dump_items(dump(src, "meta"))
     out = []
-    for key, val in items:
+    for key, val in stripped("meta", items):
         if version == 1 and key in (b"runs", b"next_run"):
             continue
         if key == b"version":
@@ -217,9 +252,10 @@ def as_version(version, src, dst):
         out.append((key, val))
     load(dst, "meta", make_dump(head, out))
     for db in ("vocab", "wordstats", "inputs"):
-        load(dst, db, dump(src, db))
+        load(dst, db, stripped_dump(db, dump(src, db)))
     encode = encode_packed if version == 3 else encode_plain
-    load(dst, "C" if version == 1 else name, recoded_dump(dump(src, name), encode))
+    load(dst, "C" if version == 1 else name,
+         recoded_dump(stripped_dump(name, dump(src, name)), encode))
     if version > 1:
         load(dst, "C", dump(src, "C"))  # empty: the base of a store made by version 2 or 3
 
@@ -285,10 +321,10 @@ def main():
         assert export_bytes(merged, tmp) == export_bytes(both, tmp), \
             "merge of a version %d store" % version
 
-        # write: appending upgrades it to the current version
+        # write: appending upgrades it to the last version without checksums
         run("ingest", old, b)
         up = json.loads(run("info", old, "--json").stdout)
-        assert up["format_version"] == want["format_version"] and up["runs"] in (1, 2), up
+        assert up["format_version"] == UNCHECKED and up["runs"] in (1, 2), up
         for key in ("docs", "tokens", "nnz", "oov_tokens"):
             assert up[key] == want[key], (key, up[key], want[key])
         assert export_bytes(old, tmp) == export_bytes(ref, tmp), \
@@ -296,19 +332,33 @@ def main():
         print("version %d: read, merged, upgraded to %d (%d runs)"
               % (version, up["format_version"], up["runs"]))
 
-    # a palette chunk with an index past its palette: info --check names the row, exit 1
+    # every value of the current store carries its checksum, as recomputed here
+    for db in ["meta", "vocab", "wordstats", "inputs"] + ["run.%08x" % i for i in run_ids(cur)]:
+        stripped(db, dump_items(dump(cur, db))[1])
+
+    # a palette chunk with an index past its palette, its checksum made again (what a writer's
+    # bug would leave): info --check names the row, exit 1
     bad = os.path.join(tmp, "bad.store")
     shutil.copytree(cur, bad)
     db = "run.%08x" % run_ids(bad)[0]
     head, items = dump_items(dump(bad, db))
     at = next(i for i, (_, v) in enumerate(items) if chunk_kind(v) == "palette"
-              and v[2] > 0 and len(v) > 3 + (int.from_bytes(v[:2], "little") & 0x3FFF))
+              and v[2] > 0 and len(v) - 8 > 3 + (int.from_bytes(v[:2], "little") & 0x3FFF))
     key, val = items[at]
-    items[at] = (key, val[:-1] + bytes([255]))  # the last entry's index
+    body = val[:-8 - 1] + bytes([255])  # the last entry's index
+    items[at] = (key, body + value_sum(db, key, body).to_bytes(8, "little"))
     load(bad, db, make_dump(head, items))
     p = run("info", bad, "--check", ok=1)
     row = int.from_bytes(key[:4], "big")
     assert b"corrupt row %d of C" % row in p.stderr, p.stderr
+
+    # the same byte changed without its checksum (damage): named by database and key, exit 1
+    items[at] = (key, val[:-8 - 1] + bytes([255]) + val[-8:])
+    load(bad, db, make_dump(head, items))
+    for cmd in (["info", bad, "--check"], ["export", bad, "-o", os.path.join(tmp, "bad.mtx")]):
+        p = run(*cmd, ok=1)
+        assert (b"damaged: the value of key %s in database '%s'" % (key.hex().encode(), db.encode())
+                in p.stderr), p.stderr
 
     shutil.rmtree(tmp)
     print("ok: version 1, 2 and 3 stores read, merge and upgrade to the same C as version %d"
