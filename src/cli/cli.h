@@ -40,6 +40,9 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "jsmf CMD: warning: MSG" to stderr, with --quiet too (a jsmf_warn_fn; arg unused). */
 void cli_warn(void *arg, const char *msg);
+/* Tell once a command that a store it reads or writes is of a version without checksums
+ * (nothing for a path that is not a store). */
+void cli_note_unchecked(const char *path);
 
 /* S as an integer in [MIN, MAX] for option OPT ("--top"), or a number in RANGE (NULL: any
  * finite one; else an interval "[0, 1)", "(0, inf)" with closed or open ends). 0, or EXIT_USAGE

@@ -42,6 +42,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
+    cli_note_unchecked(a->store);
     if (!a->store && !a->corpus.n && !a->truth)
         return cli_usage_error("nothing to evaluate: give --store, --corpus and/or --truth");
     return 0;

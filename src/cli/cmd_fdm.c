@@ -96,6 +96,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
+    cli_note_unchecked(o->input);
     const char *init = o->d.init;
     int init_model = strcmp(init, "auto") && strcmp(init, "none") && strcmp(init, "random");
     if (!p->k && !init_model)

@@ -133,6 +133,8 @@ int cmd_fit(int argc, char **argv)
     if (!rc && a.refine_iters == 0 && a.corpus.n)
         rc = cli_usage_error("--corpus refines the fit over its documents and --refine 0 asks "
                              "for no refinement: give one of them");
+    if (!rc)
+        cli_note_unchecked(a.input);
     if (rc) {
         free(a.corpus.items);
         return rc;

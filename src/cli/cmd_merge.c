@@ -15,6 +15,8 @@ int cmd_merge(int argc, char **argv)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
+    for (uint32_t i = 0; i < n; i++)
+        cli_note_unchecked(in[i]);
     if ((rc = jsmf_store_merge(out, in, n)))
         return cli_fail(rc);
     cli_info("merged %u store%s into %s", n, n == 1 ? "" : "s", out);

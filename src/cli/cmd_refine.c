@@ -78,6 +78,8 @@ int cmd_refine(int argc, char **argv)
         free(a.corpus.items);
         return rc;
     }
+    for (uint32_t i = 0; i < a.corpus.n; i++) /* a corpus may be a store's documents */
+        cli_note_unchecked(a.corpus.items[i]);
     a.r.corpus = (const char *const *)a.corpus.items, a.r.n_corpus = a.corpus.n;
     jsmf_refine_result res = {0};
     rc = jsmf_refine_to_dir(a.model, NULL, a.output, a.force, &a.r, NULL, &res);

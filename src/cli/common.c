@@ -3,11 +3,14 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "jsmf_store.h"
 #include "jsmf_comm.h"
 
 int cli_quiet = 0;
@@ -50,6 +53,30 @@ void cli_warn(void *arg, const char *msg)
     (void)arg;
     cli_progress_done();
     fprintf(stderr, "%s: warning: %s\n", cli_prog, msg);
+}
+
+void cli_note_unchecked(const char *path)
+{
+    static int said; /* once a command: one store's note says it for all */
+    char data[4096];
+    struct stat st;
+    jsmf_store *s;
+    if (said || cli_quiet || !path || snprintf(data, sizeof data, "%s/data.mdb", path) >=
+                                          (int)sizeof data || stat(data, &st) != 0)
+        return;
+    if (jsmf_store_open(path, JSMF_STORE_RDONLY, &s)) {
+        jsmf_error_clear(); /* the command itself says what is wrong */
+        return;
+    }
+    uint32_t v = jsmf_store_format_version(s);
+    jsmf_store_close(s);
+    if (v >= 7)
+        return;
+    said = 1;
+    cli_progress_done();
+    fprintf(stderr, "%s: note: %s is a store of format version %u, whose values carry no "
+            "checksums: damage to it would go unnoticed (jsmf copy writes a checked copy)\n",
+            cli_prog, path, v);
 }
 
 int cli_parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
