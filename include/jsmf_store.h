@@ -1,7 +1,7 @@
 /* jsmf_store.h — the LMDB store (formats/store.md): the vocabulary (grown by its rule), the rows of the
  * co-occurrence sum, document/token counters and per-input checkpoints, in one environment.
  * The fit, fdm and eval stages read the store only through this header; ingest (jsmf_ingest.h)
- * writes it, merge and export (below) make new files of it.
+ * writes it, merge, export and copy (below) make new files of it.
  *
  * CAVEATS
  *  - One writer at a time across processes (a second gets JSMF_EBUSY); any number of readers,
@@ -230,6 +230,23 @@ JSMF_API int jsmf_store_merge(const char *out, const char *const *paths, uint32_
  *  existing OUT as it was. Errors: JSMF_EINVAL (.npy above 4 GiB),
  *  JSMF_EIO and JSMF_ENOSPC naming the file, JSMF_ESTORE. */
 JSMF_API int jsmf_store_export(jsmf_store *s, const char *out, int npy);
+
+/** jsmf copy: the store at `src` as of its newest committed checkpoint, compacted (LMDB's copy
+ *  in one read transaction: an ingest writing `src` is never blocked and the copy is one
+ *  checkpoint of it), into the new store directory `dest`, which must not exist or be an
+ *  empty directory. The copy is written to DEST.tmp-XXXXXX beside it, fsynced, opened and read
+ *  whole by jsmf_store_check, and only then renamed to `dest`: a failure or a kill leaves no
+ *  `dest` (a killed copy leaves its DEST.tmp-* directory, which may be removed). *copied (NULL:
+ *  not wanted) gets the copy's counters (`bytes`: its data file), *check (NULL: not wanted)
+ *  what its check found. `dest` "-" writes the compacted data file to standard output instead
+ *  (refused when it is a terminal): a store again as DIR/data.mdb. It is not checked; *copied
+ *  gets the counters read just before the copy began (the stream holds that checkpoint or a
+ *  later one), `bytes` the bytes written when standard output is a regular file, else 0.
+ *  Errors: JSMF_EEXIST (`dest` exists), JSMF_EINVAL (a terminal), JSMF_EIO and JSMF_ENOSPC
+ *  naming the file, those of jsmf_store_open for `src`, and those of jsmf_store_check for the
+ *  copy (naming `dest`). */
+JSMF_API int jsmf_store_copy(const char *src, const char *dest, jsmf_store_stats *copied,
+                             jsmf_store_check_result *check);
 
 /* ---------------------------------------------------------------------------------------------
  * A vocabulary that grows (formats/store.md, "Growth"): the store counts the words it has not

@@ -139,6 +139,7 @@ int cmd_vocab(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_copy(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_fdm(int argc, char **argv);

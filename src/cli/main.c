@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"ingest", cmd_ingest, "accumulate word co-occurrence of inputs into a store", 1},
     {"info", cmd_info, "describe a store", 0},
     {"merge", cmd_merge, "combine stores built with the same vocabulary", 0},
+    {"copy", cmd_copy, "back up a store at one checkpoint, also while an ingest writes it", 0},
     {"export", cmd_export, "write the normalised co-occurrence matrix as npy or MatrixMarket", 0},
     {"fit", cmd_fit, "fit topics with the rectified anchor word algorithm", 1},
     {"refine", cmd_refine, "refine a model's topics over the documents (EM for LDA)", 0},

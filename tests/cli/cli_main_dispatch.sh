@@ -9,6 +9,7 @@ check() { if ! eval "$2"; then echo "FAILED: $1"; fail=1; fi; }
 out=$("$JSMF" --help); rc=$?
 check "--help exits 0" '[ $rc -eq 0 ]'
 check "--help lists commands" 'echo "$out" | grep -q "^  ingest "'
+check "--help lists copy" 'echo "$out" | grep -q "^  copy "'
 out=$("$JSMF" --version); rc=$?
 check "--version exits 0 and names version" '[ $rc -eq 0 ] && echo "$out" | grep -q "^jsmf [0-9]"'
 "$JSMF" >/dev/null 2>&1; rc=$?

@@ -40,6 +40,8 @@ expect 2 "missing STORE$" "$J" info
 expect 2 "missing INPUT$" "$J" infer "$T/m"
 expect 2 "missing INPUT (a store directory, or a .mtx or .npy matrix)$" "$J" fit -k 3 -o "$T/x"
 expect 2 "unexpected argument 'b'$" "$J" info a b
+expect 2 "missing DEST$" "$J" copy "$T/s"
+expect 2 "unexpected argument 'c'$" "$J" copy a b c
 expect 2 "unexpected argument 'x'$" "$J" eval "$T/m" x --store s
 expect 2 "missing -o FILE$" "$J" report "$T/m"
 expect 2 "missing -o VOCAB (or -o - for stdout)$" "$J" vocab "$T/c.txt"
