@@ -41,6 +41,10 @@ void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "jsmf CMD: warning: MSG" to stderr, with --quiet too (a jsmf_warn_fn; arg unused). */
 void cli_warn(void *arg, const char *msg);
 
+/* Unless --quiet, once per directory: "note: MODEL has no MANIFEST ...: its files are read
+ * without checksums", for a model directory that lacks one (formats/model.md, "Manifest"). */
+void cli_note_unchecked(const char *model);
+
 /* S as an integer in [MIN, MAX] for option OPT ("--top"), or a number in RANGE (NULL: any
  * finite one; else an interval "[0, 1)", "(0, inf)" with closed or open ends). 0, or EXIT_USAGE
  * after a usage message naming OPT. */

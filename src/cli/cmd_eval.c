@@ -61,6 +61,8 @@ int cmd_eval(int argc, char **argv)
                          .progress = cli_step_progress, .top = a.top, .eps = a.eps,
                          .threads = a.infer.threads, .mem_bytes = a.mem};
     rc = jsmf_model_load(a.model, &m);
+    if (!rc)
+        cli_note_unchecked(a.model), cli_note_unchecked(a.truth);
     if (!rc && a.store)
         rc = jsmf_eval_store(&e, m);
     cli_progress_done();

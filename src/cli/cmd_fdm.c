@@ -121,6 +121,8 @@ int cmd_fdm(int argc, char **argv)
     o.p.progress = cli_step_progress;
     o.p.stop = &got_signal;
     jsmf_fdm_result r;
+    if (strcmp(o.d.init, "auto") && strcmp(o.d.init, "none") && strcmp(o.d.init, "random"))
+        cli_note_unchecked(o.d.init); /* --init MODEL */
     rc = jsmf_fdm_to_dir(o.input, o.output, &o.d, &o.p, &r);
     cli_progress_done();
     if (!rc && !cli_quiet)

@@ -147,6 +147,7 @@ int cmd_fit(int argc, char **argv)
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
     jsmf_refine_result res = {0};
+    cli_note_unchecked(a.previous);
     if (a.refine_iters) { /* fit-then-refine, its rules in the library */
         a.refine.corpus = (const char *const *)a.corpus.items, a.refine.n_corpus = a.corpus.n;
         if (a.refine_iters != REFINE_DEFAULT)

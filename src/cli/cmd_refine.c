@@ -80,6 +80,7 @@ int cmd_refine(int argc, char **argv)
     }
     a.r.corpus = (const char *const *)a.corpus.items, a.r.n_corpus = a.corpus.n;
     jsmf_refine_result res = {0};
+    cli_note_unchecked(a.model);
     rc = jsmf_refine_to_dir(a.model, NULL, a.output, a.force, &a.r, NULL, &res);
     cli_progress_done();
     if (!rc)
