@@ -7,6 +7,8 @@
  *    both float64 row-major in memory and C-order in the .npy files.
  *  - Saving writes into a temporary sibling directory and renames it into place, so a reader
  *    never sees half a model; an existing MODEL is replaced only when `overwrite` is set.
+ *  - Saving writes a MANIFEST of every file's size and XXH3-64 last; loading checks each file
+ *    against it, so a damaged model is refused, never read as another model.
  *  - summary.json is the text m->summary_json (jsmf_fit_summarize makes a fit's), or a minimal
  *    one when that is NULL.
  *  - Topics have no identity but their index: a refit after a previous model keeps the index of
@@ -61,9 +63,16 @@ JSMF_API int jsmf_model_save(const char *dir, const jsmf_model *m, int overwrite
 
 /** Read a model directory, including its levels, validating shapes (B rows = vocabulary size,
  *  A K x K, anchors in range and matching their words), column sums of B and the total of A
- *  (within 1e-6), into *out (free with jsmf_model_free). Errors name the file:
- *  JSMF_ENOTFOUND, JSMF_EFORMAT, JSMF_EVERSION. */
+ *  (within 1e-6), into *out (free with jsmf_model_free). Every file is first checked against
+ *  the directory's MANIFEST when it has one (jsmf_model_has_manifest). Errors name the file:
+ *  JSMF_ENOTFOUND, JSMF_EFORMAT (malformed or damaged), JSMF_EVERSION. */
 JSMF_API int jsmf_model_load(const char *dir, jsmf_model **out);
+
+/** 1 when directory `dir` has a MANIFEST (formats/model.md, "Manifest"): jsmf_model_load then
+ *  checks the size and XXH3-64 of every file it decodes against it, and a damaged file is
+ *  JSMF_EFORMAT "DIR/FILE: damaged: ...". 0 when it has none (a model of an earlier jsmf, or of
+ *  another tool), which jsmf_model_load reads unchecked: the caller may tell its user so. */
+JSMF_API int jsmf_model_has_manifest(const char *dir);
 
 /** p(z) = A 1: the topic sizes, K values into `pz` (the caller's array). Never fails. */
 JSMF_API void jsmf_model_topic_sizes(const jsmf_model *m, double *pz);

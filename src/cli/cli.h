@@ -42,7 +42,11 @@ void cli_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(void *arg, const char *msg);
 /* Tell once a command that a store it reads or writes is of a version without checksums
  * (nothing for a path that is not a store). */
-void cli_note_unchecked(const char *path);
+void cli_note_unchecked_store(const char *path);
+
+/* Unless --quiet, once per directory: "note: MODEL has no MANIFEST ...: its files are read
+ * without checksums", for a model directory that lacks one (formats/model.md, "Manifest"). */
+void cli_note_unchecked_model(const char *model);
 
 /* S as an integer in [MIN, MAX] for option OPT ("--top"), or a number in RANGE (NULL: any
  * finite one; else an interval "[0, 1)", "(0, inf)" with closed or open ends). 0, or EXIT_USAGE

@@ -24,8 +24,10 @@ int cmd_diff(int argc, char **argv)
         return rc;
     jsmf_model *old = NULL, *nw = NULL;
     jsmf_diff *d = NULL;
-    if (!(rc = jsmf_model_load(o.old_name, &old)) && !(rc = jsmf_model_load(o.new_name, &nw)))
+    if (!(rc = jsmf_model_load(o.old_name, &old)) && !(rc = jsmf_model_load(o.new_name, &nw))) {
+        cli_note_unchecked_model(o.old_name), cli_note_unchecked_model(o.new_name);
         rc = jsmf_model_diff(old, nw, &o, &d);
+    }
     if (!rc)
         jsmf_diff_write(stdout, d, &o);
     jsmf_diff_free(d);

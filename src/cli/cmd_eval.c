@@ -42,7 +42,7 @@ static int parse_args(int argc, char **argv, eval_args *a)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    cli_note_unchecked(a->store);
+    cli_note_unchecked_store(a->store);
     if (!a->store && !a->corpus.n && !a->truth)
         return cli_usage_error("nothing to evaluate: give --store, --corpus and/or --truth");
     return 0;
@@ -62,6 +62,8 @@ int cmd_eval(int argc, char **argv)
                          .progress = cli_step_progress, .top = a.top, .eps = a.eps,
                          .threads = a.infer.threads, .mem_bytes = a.mem};
     rc = jsmf_model_load(a.model, &m);
+    if (!rc)
+        cli_note_unchecked_model(a.model), cli_note_unchecked_model(a.truth);
     if (!rc && a.store)
         rc = jsmf_eval_store(&e, m);
     cli_progress_done();

@@ -18,7 +18,7 @@ int cmd_export(int argc, char **argv)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    cli_note_unchecked(store);
+    cli_note_unchecked_store(store);
     int npy = format == 0;
     int to_stdout = !strcmp(out, "-");
     if (to_stdout && npy)

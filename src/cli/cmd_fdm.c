@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, fdm_opts *o)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    cli_note_unchecked(o->input);
+    cli_note_unchecked_store(o->input);
     const char *init = o->d.init;
     int init_model = strcmp(init, "auto") && strcmp(init, "none") && strcmp(init, "random");
     if (!p->k && !init_model)
@@ -122,6 +122,8 @@ int cmd_fdm(int argc, char **argv)
     o.p.progress = cli_step_progress;
     o.p.stop = &got_signal;
     jsmf_fdm_result r;
+    if (strcmp(o.d.init, "auto") && strcmp(o.d.init, "none") && strcmp(o.d.init, "random"))
+        cli_note_unchecked_model(o.d.init); /* --init MODEL */
     rc = jsmf_fdm_to_dir(o.input, o.output, &o.d, &o.p, &r);
     cli_progress_done();
     if (!rc && !cli_quiet)

@@ -134,7 +134,7 @@ int cmd_fit(int argc, char **argv)
         rc = cli_usage_error("--corpus refines the fit over its documents and --refine 0 asks "
                              "for no refinement: give one of them");
     if (!rc)
-        cli_note_unchecked(a.input);
+        cli_note_unchecked_store(a.input);
     if (rc) {
         free(a.corpus.items);
         return rc;
@@ -149,6 +149,7 @@ int cmd_fit(int argc, char **argv)
     jsmf_model *m = NULL;
     jsmf_fit_report rep;
     jsmf_refine_result res = {0};
+    cli_note_unchecked_model(a.previous);
     if (a.refine_iters) { /* fit-then-refine, its rules in the library */
         a.refine.corpus = (const char *const *)a.corpus.items, a.refine.n_corpus = a.corpus.n;
         if (a.refine_iters != REFINE_DEFAULT)

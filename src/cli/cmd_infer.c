@@ -47,6 +47,8 @@ int cmd_infer(int argc, char **argv)
     jsmf_infer_summary sum;
     char msg[1024];
     if (!(rc = jsmf_model_load(a.model, &m)))
+        cli_note_unchecked_model(a.model);
+    if (!rc)
         rc = jsmf_infer_write(stdout, m, a.inputs, a.ninputs, &a.read, &a.infer, &a.out,
                               cli_step_progress, NULL, &sum);
     cli_progress_done();

@@ -77,7 +77,7 @@ int cmd_ingest(int argc, char **argv)
     int rc = cli_parse(options, argc, argv);
     if (rc)
         return rc;
-    cli_note_unchecked(store);
+    cli_note_unchecked_store(store);
     if (freeze && (unfreeze || min_df_given || frac_given || max_words_given))
         return cli_usage_error("--freeze stops the vocabulary growing: it takes no --unfreeze, "
                                "--min-df, --max-df-frac or --max-words");

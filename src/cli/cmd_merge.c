@@ -16,7 +16,7 @@ int cmd_merge(int argc, char **argv)
     if (rc)
         return rc;
     for (uint32_t i = 0; i < n; i++)
-        cli_note_unchecked(in[i]);
+        cli_note_unchecked_store(in[i]);
     if ((rc = jsmf_store_merge(out, in, n)))
         return cli_fail(rc);
     cli_info("merged %u store%s into %s", n, n == 1 ? "" : "s", out);

@@ -79,9 +79,10 @@ int cmd_refine(int argc, char **argv)
         return rc;
     }
     for (uint32_t i = 0; i < a.corpus.n; i++) /* a corpus may be a store's documents */
-        cli_note_unchecked(a.corpus.items[i]);
+        cli_note_unchecked_store(a.corpus.items[i]);
     a.r.corpus = (const char *const *)a.corpus.items, a.r.n_corpus = a.corpus.n;
     jsmf_refine_result res = {0};
+    cli_note_unchecked_model(a.model);
     rc = jsmf_refine_to_dir(a.model, NULL, a.output, a.force, &a.r, NULL, &res);
     cli_progress_done();
     if (!rc)

@@ -35,6 +35,8 @@ int cmd_report(int argc, char **argv)
     jsmf_model *m = NULL;
     char *metrics = NULL;
     rc = jsmf_model_load(a.model, &m);
+    if (!rc)
+        cli_note_unchecked_model(a.model);
     if (!rc && a.metrics)
         rc = jsmf_file_load(a.metrics, &metrics);
     if (!rc) {

@@ -45,6 +45,7 @@ int cmd_topics(int argc, char **argv)
     jsmf_model *model = NULL;
     if ((rc = jsmf_model_load(o.name, &model)))
         return cli_fail(rc);
+    cli_note_unchecked_model(o.name);
     rc = jsmf_model_topics_write(stdout, model, &o);
     jsmf_model_free(model);
     return rc ? cli_fail(rc) : cli_finish_stdout();

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "jsmf_store.h"
 #include "jsmf_comm.h"
+#include "jsmf_model.h"
 
 int cli_quiet = 0;
 int cli_progress = -1;
@@ -55,7 +56,7 @@ void cli_warn(void *arg, const char *msg)
     fprintf(stderr, "%s: warning: %s\n", cli_prog, msg);
 }
 
-void cli_note_unchecked(const char *path)
+void cli_note_unchecked_store(const char *path)
 {
     static int said; /* once a command: one store's note says it for all */
     char data[4096];
@@ -77,6 +78,32 @@ void cli_note_unchecked(const char *path)
     fprintf(stderr, "%s: note: %s is a store of format version %u, whose values carry no "
             "checksums: damage to it would go unnoticed (jsmf copy writes a checked copy)\n",
             cli_prog, path, v);
+}
+
+/* Whether `dir` was noted already: a command that reads a model twice (jsmf diff M M) says
+ * so once. A few directories a process; past that, a note may repeat. */
+static int noted_before(const char *dir)
+{
+    static char *noted[16];
+    for (int i = 0; i < 16; i++) {
+        if (!noted[i]) {
+            noted[i] = strdup(dir);
+            return 0;
+        }
+        if (!strcmp(noted[i], dir))
+            return 1;
+    }
+    return 0;
+}
+
+void cli_note_unchecked_model(const char *model)
+{
+    struct stat st;
+    if (!model || stat(model, &st) || !S_ISDIR(st.st_mode) || jsmf_model_has_manifest(model) ||
+        noted_before(model))
+        return;
+    cli_info("note: %s has no MANIFEST (written by an earlier jsmf or another tool): its files "
+             "are read without checksums", model);
 }
 
 int cli_parse_uint(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)

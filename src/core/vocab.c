@@ -135,11 +135,16 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
     if (!f)
         return jsmf_error(errno == ENOENT ? JSMF_ENOTFOUND : JSMF_EIO, "%s: cannot open: %s",
                           path, strerror(errno));
+    int rc = vocab_read_stream(f, path, out);
+    fclose(f);
+    return rc;
+}
+
+int vocab_read_stream(FILE *f, const char *path, jsmf_vocab **out)
+{
     jsmf_vocab *v = calloc(1, sizeof *v);
-    if (!v) {
-        fclose(f);
+    if (!v)
         return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
-    }
     char *line = NULL;
     size_t linecap = 0, cap = 0;
     ssize_t len;
@@ -184,7 +189,6 @@ int jsmf_vocab_load(const char *path, jsmf_vocab **out)
     if (!rc && ferror(f))
         rc = jsmf_error(JSMF_EIO, "%s: read error: %s", path, strerror(errno));
     free(line);
-    fclose(f);
     if (!rc && v->n == 0) /* also a stopword list: the words of the file, whatever its use */
         rc = jsmf_error(JSMF_EFORMAT, "%s: no words: %s", path,
                         lineno ? "the file holds only comments" : "the file is empty");

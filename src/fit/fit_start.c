@@ -12,6 +12,7 @@
 #include "fit_internal.h"
 #include "core/durable.h"
 #include "model/lineage.h"
+#include "model/model.h"
 #include "model/npy.h"
 
 void fit_start_clear(fit_start *st)
@@ -26,10 +27,12 @@ static int read_factor(const char *dir, const jsmf_model *prev, uint32_t *kp, do
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, FIT_C_FACTOR);
     *out = NULL;
-    if (access(path, F_OK) && errno == ENOENT)
-        return JSMF_OK;
     uint32_t r, c;
-    int rc = npy_read_f64(path, out, &r, &c);
+    int rc = model_read_array(dir, FIT_C_FACTOR, out, &r, &c); /* checked as B and A were */
+    if (rc == JSMF_ENOTFOUND) {
+        jsmf_error_clear();
+        return JSMF_OK;
+    }
     if (rc)
         return rc;
     if (r != prev->n || !c) {

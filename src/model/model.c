@@ -1,5 +1,6 @@
 /* model.c — the MODEL directory (formats/model.md): allocate, save atomically (temporary sibling
- * directory, fsync, rename into place) and load with validation of every shape and invariant. */
+ * directory, fsync, MANIFEST, rename into place) and load with every file checked against the
+ * MANIFEST and every shape and invariant validated. */
 #define _GNU_SOURCE /* renameat2, mkdtemp */
 #include "jsmf_model.h"
 #include "core/durable.h"
@@ -16,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/vocab.h"
 #include "json.h"
+#include "manifest.h"
 #include "model.h"
 #include "npy.h"
 #include "summary.h"
@@ -366,6 +369,8 @@ static int save_tree(const char *tmp, const jsmf_model *m, const model_array *ex
                             strerror(errno));
         if (!rc)
             rc = save_level(sub, s, mine ? mine : s->vocab, level);
+        if (!rc) /* a level is a model of its own, read alone too: it is checked alone too */
+            rc = manifest_write(sub);
         if (!rc)
             rc = durable_sync_path(sub);
         jsmf_vocab_free(labels);
@@ -374,6 +379,8 @@ static int save_tree(const char *tmp, const jsmf_model *m, const model_array *ex
         below_vocab = mine ? mine : s->vocab;
     }
     jsmf_vocab_free(labels);
+    if (!rc) /* last: it lists every file above, the levels' included */
+        rc = manifest_write(tmp);
     if (!rc)
         rc = durable_sync_path(tmp);
     return rc;
@@ -524,19 +531,12 @@ int model_save_with(const char *dir_in, const jsmf_model *m, int overwrite,
  * Loading
  * ---------------------------------------------------------------------------------------- */
 
-static int read_anchors(const char *path, jsmf_model *m)
+/* anchors.txt, already read (and checked) into memory, through `f`. */
+static int read_anchors(FILE *f, const char *path, jsmf_model *m)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT)
-            return JSMF_OK; /* optional: FDM models have none */
-        return jsmf_error(JSMF_EIO, "%s: cannot open: %s", path, strerror(errno));
-    }
     m->anchors = malloc(m->k * sizeof *m->anchors);
-    if (!m->anchors) {
-        fclose(f);
+    if (!m->anchors)
         return jsmf_error(JSMF_ENOMEM, "%s: out of memory for %u anchors", path, m->k);
-    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -576,15 +576,7 @@ static int read_anchors(const char *path, jsmf_model *m)
     if (!rc && count != m->k)
         rc = jsmf_error(JSMF_EFORMAT, "%s: %u anchors for %u topics", path, count, m->k);
     free(line);
-    fclose(f);
     return rc;
-}
-
-static int has_file(const char *dir, const char *name)
-{
-    char path[4096];
-    struct stat st;
-    return !path_join(path, sizeof path, dir, name) && stat(path, &st) == 0;
 }
 
 /* A of a model that has none: every pair of topics alike. Readers that need only B (held-out
@@ -608,14 +600,10 @@ int model_check_new(const char *dir, int overwrite)
     return JSMF_OK;
 }
 
-static int read_summary(const char *path, jsmf_model *m)
+/* summary.json's text (taken over: it becomes m->summary_json) checked for format and version. */
+static int read_summary(char *buf, const char *path, jsmf_model *m)
 {
-    if (access(path, F_OK) != 0 && errno == ENOENT)
-        return JSMF_OK; /* summary.json is optional */
-    char *buf;
-    int rc = jsmf_file_load(path, &buf);
-    if (rc)
-        return rc;
+    int rc = JSMF_OK;
     double version;
     char *format = NULL;
     if (!json_valid(buf))
@@ -679,50 +667,141 @@ static int check_matrices(const char *dir, const jsmf_model *m)
     return JSMF_OK;
 }
 
-/* Load one level (no sub-directories). */
-static int load_level(const char *dir, jsmf_model **out)
+/* Where the files of one level are: the directory given to jsmf_model_load (`top`, whose
+ * MANIFEST `mf` covers the whole tree, NULL when it has none) and the level's sub-directory
+ * ("" for the top, "level1", ...). */
+typedef struct level_reader {
+    const manifest *mf;
+    const char *top;
+    const char *sub;
+} level_reader;
+
+/* The level's file NAME whole into `f`, checked against the MANIFEST, and its path for messages
+ * into `path`. JSMF_ENOTFOUND for an optional file that is not there. */
+static int read_level_file(const level_reader *r, const char *name, model_file *f, char *path,
+                           size_t cap)
+{
+    char rel[512];
+    snprintf(rel, sizeof rel, "%s%s%s", r->sub, *r->sub ? "/" : "", name);
+    int rc = path_join(path, cap, r->top, rel);
+    return rc ? rc : model_file_read(r->mf, r->top, rel, f);
+}
+
+/* An optional file that is absent: no error (the message of the attempt is dropped). */
+static int absent(int rc)
+{
+    if (rc == JSMF_ENOTFOUND)
+        jsmf_error_clear();
+    return rc == JSMF_ENOTFOUND;
+}
+
+/* A text file in memory through a stream, for the parsers that read lines (vocab, anchors). */
+static int parse_stream(model_file *f, const char *path, jsmf_model *m,
+                        int (*parse)(FILE *, const char *, jsmf_model *))
+{
+    FILE *s = fmemopen(f->data, f->size, "rb");
+    if (!s)
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+    int rc = parse(s, path, m);
+    fclose(s);
+    return rc;
+}
+
+static int parse_vocab(FILE *s, const char *path, jsmf_model *m)
+{
+    return vocab_read_stream(s, path, &m->vocab);
+}
+
+/* vocab.txt and B.npy, both required; B's rows are the words. */
+static int load_words_and_topics(const level_reader *r, jsmf_model *m)
 {
     char path[4096];
-    jsmf_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", dir);
-    uint32_t r, c;
-    int rc = path_join(path, sizeof path, dir, "vocab.txt");
-    if (!rc)
-        rc = jsmf_vocab_load(path, &m->vocab);
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "B.npy")) &&
-        !(rc = npy_read_f64(path, &m->B, &r, &c))) {
-        m->n = r, m->k = c;
-        if (r != m->vocab->n)
-            rc = jsmf_error(JSMF_EFORMAT, "%s: %u rows but vocab.txt has %u words", path, r,
+    model_file f;
+    uint32_t rows, cols;
+    int rc = read_level_file(r, "vocab.txt", &f, path, sizeof path);
+    if (!rc) {
+        rc = parse_stream(&f, path, m, parse_vocab);
+        model_file_free(&f);
+    }
+    if (!rc && !(rc = read_level_file(r, "B.npy", &f, path, sizeof path)) &&
+        !(rc = npy_decode_f64(f.data, f.size, path, &m->B, &rows, &cols))) {
+        m->n = rows, m->k = cols;
+        if (rows != m->vocab->n)
+            rc = jsmf_error(JSMF_EFORMAT, "%s: %u rows but vocab.txt has %u words", path, rows,
                             m->vocab->n);
-        else if (c == 0)
+        else if (cols == 0)
             rc = jsmf_error(JSMF_EFORMAT, "%s: no topics (0 columns)", path);
     }
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "A.npy"))) {
-        rc = npy_read_f64(path, &m->A, &r, &c);
-        if (rc == JSMF_ENOTFOUND && !has_file(dir, "summary.json")) {
-            jsmf_error_clear();
-            rc = uniform_a(m); /* B.npy + vocab.txt: topics from another tool */
-        }
-        else if (!rc && (r != m->k || c != m->k))
-            rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)",
-                            path, r, c, m->k, m->k);
+    return rc;
+}
+
+/* A.npy: required with a summary.json; without both, topics from another tool (uniform A). */
+static int load_a(const level_reader *r, int has_summary, jsmf_model *m)
+{
+    char path[4096];
+    model_file f;
+    uint32_t rows, cols;
+    int rc = read_level_file(r, "A.npy", &f, path, sizeof path);
+    if (rc == JSMF_ENOTFOUND && !has_summary && absent(rc))
+        return uniform_a(m); /* B.npy + vocab.txt: topics from another tool */
+    if (!rc && !(rc = npy_decode_f64(f.data, f.size, path, &m->A, &rows, &cols)) &&
+        (rows != m->k || cols != m->k))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u x %u (K from B.npy)", path,
+                        rows, cols, m->k, m->k);
+    return rc;
+}
+
+/* anchors.txt and alpha.npy, both optional. */
+static int load_anchors_alpha(const level_reader *r, jsmf_model *m)
+{
+    char path[4096];
+    model_file f;
+    uint32_t rows, cols;
+    int rc = read_level_file(r, "anchors.txt", &f, path, sizeof path);
+    if (absent(rc)) {
+        rc = JSMF_OK; /* FDM models have none */
+    } else if (!rc) {
+        rc = parse_stream(&f, path, m, read_anchors);
+        model_file_free(&f);
     }
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "anchors.txt")))
-        rc = read_anchors(path, m);
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "alpha.npy"))) {
-        rc = npy_read_f64(path, &m->alpha, &r, &c);
-        if (rc == JSMF_ENOTFOUND) {
-            jsmf_error_clear();
-            rc = JSMF_OK; /* optional */
-        }
-        else if (!rc && (r != m->k || c != 1))
-            rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u values", path, r, c,
-                            m->k);
+    if (rc)
+        return rc;
+    rc = read_level_file(r, "alpha.npy", &f, path, sizeof path);
+    if (absent(rc))
+        return JSMF_OK; /* recovered only by some fits */
+    if (!rc && !(rc = npy_decode_f64(f.data, f.size, path, &m->alpha, &rows, &cols)) &&
+        (rows != m->k || cols != 1))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: shape %u x %u, expected %u values", path, rows, cols,
+                        m->k);
+    return rc;
+}
+
+/* Load one level (no sub-directories), each file checked against the MANIFEST before it is
+ * decoded. summary.json is read first: whether A.npy may be absent depends on it. */
+static int load_level(const level_reader *r, jsmf_model **out)
+{
+    char path[4096], dir[4096];
+    jsmf_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", r->top);
+    snprintf(dir, sizeof dir, "%s%s%s", r->top, *r->sub ? "/" : "", r->sub);
+    model_file summary;
+    int rc = read_level_file(r, "summary.json", &summary, path, sizeof path);
+    int has_summary = rc == JSMF_OK;
+    if (absent(rc))
+        rc = JSMF_OK; /* summary.json is optional */
+    if (!rc)
+        rc = load_words_and_topics(r, m);
+    if (!rc)
+        rc = load_a(r, has_summary, m);
+    if (!rc)
+        rc = load_anchors_alpha(r, m);
+    if (!rc && has_summary) {
+        rc = read_summary(summary.data, path, m);
+        summary.data = NULL;
     }
-    if (!rc && !(rc = path_join(path, sizeof path, dir, "summary.json")))
-        rc = read_summary(path, m);
+    if (has_summary)
+        model_file_free(&summary);
     if (!rc)
         rc = check_matrices(dir, m);
     if (rc) {
@@ -733,6 +812,38 @@ static int load_level(const char *dir, jsmf_model **out)
     return JSMF_OK;
 }
 
+/* Whether the hierarchy has level LEVEL: its directory is there, or the MANIFEST lists it (then
+ * a missing directory is a damage load_level reports). */
+static int has_level(const level_reader *r, const char *sub)
+{
+    char path[4096], rel[512];
+    struct stat st;
+    snprintf(rel, sizeof rel, "%s/B.npy", sub);
+    return (!path_join(path, sizeof path, r->top, sub) && stat(path, &st) == 0) ||
+           manifest_lists(r->mf, rel);
+}
+
+int jsmf_model_has_manifest(const char *dir)
+{
+    char path[4096];
+    struct stat st;
+    return !path_join(path, sizeof path, dir, MANIFEST_NAME) && lstat(path, &st) == 0;
+}
+
+int model_read_array(const char *dir, const char *name, double **data, uint32_t *rows,
+                     uint32_t *cols)
+{
+    manifest *mf = NULL;
+    int rc = manifest_load(dir, &mf);
+    level_reader r = {mf, dir, ""};
+    char path[4096];
+    model_file f;
+    if (!rc && !(rc = read_level_file(&r, name, &f, path, sizeof path)))
+        rc = npy_decode_f64(f.data, f.size, path, data, rows, cols);
+    manifest_free(mf);
+    return rc;
+}
+
 int jsmf_model_load(const char *dir, jsmf_model **out)
 {
     struct stat st;
@@ -741,27 +852,33 @@ int jsmf_model_load(const char *dir, jsmf_model **out)
                           dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return jsmf_error(JSMF_EFORMAT, "%s: a model is a directory, this is not one", dir);
+    manifest *mf = NULL;
+    int rc = manifest_load(dir, &mf);
+    level_reader r = {mf, dir, ""};
     jsmf_model *top = NULL;
-    int rc = load_level(dir, &top);
+    if (!rc)
+        rc = load_level(&r, &top);
     jsmf_model *below = top;
     for (int level = 1; !rc; level++) {
-        char sub[4096];
-        snprintf(sub, sizeof sub, "%s/level%d", dir, level);
-        if (stat(sub, &st) != 0)
+        char sub[32];
+        snprintf(sub, sizeof sub, "level%d", level);
+        r.sub = sub;
+        if (!has_level(&r, sub))
             break;
         jsmf_model *s = NULL;
-        if ((rc = load_level(sub, &s)))
+        if ((rc = load_level(&r, &s)))
             break;
         if (s->n != below->k) {
             jsmf_model_free(s);
             rc = jsmf_error(JSMF_EFORMAT,
-                            "%s/B.npy: %u rows, but the level below has %u topics", sub, s->n,
-                            below->k);
+                            "%s/%s/B.npy: %u rows, but the level below has %u topics", dir, sub,
+                            s->n, below->k);
             break;
         }
         below->sub = s;
         below = s;
     }
+    manifest_free(mf);
     if (rc) {
         jsmf_model_free(top);
         return rc;

@@ -1,5 +1,5 @@
 /* model.h — what fit and fdm need of a model directory besides saving it: the check before
- * a long run and summary.json's first keys (src/model/model.c). */
+ * a long run, a checked extra array and summary.json's first keys (src/model/model.c). */
 #ifndef JSMF_MODEL_MODEL_H
 #define JSMF_MODEL_MODEL_H
 
@@ -21,6 +21,12 @@ typedef struct model_array {
  *  before the directory is published. */
 int model_save_with(const char *dir, const jsmf_model *m, int overwrite,
                     const model_array *extra, uint32_t nextra);
+
+/** The float64 array NAME of model directory `dir` (c_factor.npy), checked against the
+ *  directory's MANIFEST as jsmf_model_load checks its files. JSMF_ENOTFOUND when the model has
+ *  none; the errors of npy_read_f64 and of a damaged file (JSMF_EFORMAT). Caller frees *data. */
+int model_read_array(const char *dir, const char *name, double **data, uint32_t *rows,
+                     uint32_t *cols);
 
 /** The keys every summary.json starts with (inside an open object): format "jsmf-model",
  *  version JSMF_MODEL_VERSION, kind ("anchor", "fdm", "truth", ...), k, n_words. */

@@ -1,5 +1,6 @@
 /* npy.c — .npy files (NumPy format 1.0) for B, A and alpha: little-endian float64 or uint32 in C
  * order, header padded to 64 bytes as numpy.save does, so `numpy.load` reads them directly. */
+#define _GNU_SOURCE /* fmemopen */
 #include "jsmf_model.h"
 #include "core/durable.h"
 
@@ -229,6 +230,46 @@ int npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols
         return rc;
     }
     *data = buf;
+    *rows = (uint32_t)dims[0];
+    *cols = (uint32_t)dims[1];
+    return JSMF_OK;
+}
+
+int npy_decode_f64(char *buf, size_t size, const char *path, double **data, uint32_t *rows,
+                   uint32_t *cols)
+{
+    FILE *f = fmemopen(buf, size, "rb");
+    if (!f) {
+        free(buf);
+        return jsmf_error(JSMF_ENOMEM, "%s: out of memory", path);
+    }
+    uint64_t dims[2] = {0, 1};
+    int ndim = 0;
+    int rc = npy_read_header(f, path, dims, &ndim);
+    long at = ftell(f);
+    fclose(f);
+    if (!rc && at < 0)
+        rc = jsmf_error(JSMF_EIO, "%s: cannot read the .npy header", path);
+    if (!rc && (dims[0] > UINT32_MAX || dims[1] > UINT32_MAX))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: array too large (%" PRIu64 " x %" PRIu64 ")", path,
+                        dims[0], dims[1]);
+    size_t count = (size_t)dims[0] * (size_t)dims[1];
+    size_t have = rc || at < 0 ? 0 : (size - (size_t)at) / sizeof(double);
+    if (!rc && have < count)
+        rc = jsmf_error(JSMF_EFORMAT,
+                        "%s: truncated data (expected %zu float64 values after the header)",
+                        path, count);
+    else if (!rc && size - (size_t)at != count * sizeof(double))
+        rc = jsmf_error(JSMF_EFORMAT, "%s: trailing bytes after %zu float64 values", path, count);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    /* The values to the front of the buffer, which becomes the array: one copy of the file in
+     * memory at a time, however large B is. */
+    memmove(buf, buf + at, count * sizeof(double));
+    double *d = realloc(buf, (count ? count : 1) * sizeof(double));
+    *data = d ? d : (double *)(void *)buf;
     *rows = (uint32_t)dims[0];
     *cols = (uint32_t)dims[1];
     return JSMF_OK;

@@ -2,6 +2,7 @@
 #ifndef JSMF_MODEL_NPY_H
 #define JSMF_MODEL_NPY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "jsmf.h"
@@ -15,5 +16,9 @@ int npy_write_u32(const char *path, const uint32_t *data, uint32_t rows, uint32_
  *  Accepts what numpy.save writes for '<f8' C-order arrays (format 1.0, 2.0, 3.0); Fortran order
  *  and other dtypes are JSMF_EFORMAT with a message naming the file. */
 int npy_read_f64(const char *path, double **data, uint32_t *rows, uint32_t *cols);
+/** npy_read_f64 of a file already in memory: `size` bytes at `buf` (malloc'ed, taken over:
+ *  it becomes *data, or is freed on error). `path` names the file in messages. */
+int npy_decode_f64(char *buf, size_t size, const char *path, double **data, uint32_t *rows,
+                   uint32_t *cols);
 
 #endif

@@ -96,6 +96,12 @@ np.save(d + "/B.npy", B); np.save(d + "/A.npy", np.array([[0.4, 0.1], [0.1, 0.4]
 open(d + "/vocab.txt", "w").write("".join("t%d\n" % i for i in range(6)))
 open(d + "/anchors.txt", "w").write("0\t2\tt2\n1\t4\tt4\n")
 PY
+# a level added by hand is none of the files synth's MANIFEST lists: refused until it goes
+if [ -f "$T/m/MANIFEST" ]; then
+    "$JSMF" topics "$T/m" --level 1 >/dev/null 2>"$T/err" && fail "a level MANIFEST does not list was read"
+    grep -q "level1/.*: not in .*MANIFEST" "$T/err" || fail "unlisted level: $(cat "$T/err")"
+    rm "$T/m/MANIFEST"
+fi
 "$JSMF" topics "$T/m" --level 1 --top 3 > "$T/level" || fail "--level 1"
 grep -q "level 1: jsmf model, 2 topics over 6 topics" "$T/level" || fail "level header: $(head -1 "$T/level")"
 grep -Eq "^ +1 +50.00% +t4 +t3 t4 t5$" "$T/level" || fail "level topic 1: $(cat "$T/level")"

@@ -1,5 +1,6 @@
 /* test_model_io.c — npy round trips and header layout, JSON writer escaping and reader lookups,
- * MODEL directory save/load with levels, overwrite refusal, atomic replacement and validation. */
+ * MODEL directory save/load with levels, overwrite refusal, atomic replacement, validation and
+ * the MANIFEST's checks. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <math.h>
@@ -353,6 +354,10 @@ static void test_validation(void)
     const char *dir = tpath("v");
     CHECK_OK(jsmf_model_save(dir, m, 0));
     char p[600];
+    /* The files are changed by hand below, as another tool would: without MANIFEST, so that
+     * what is checked is the validation of what they hold (test_manifest checks the rest). */
+    snprintf(p, sizeof p, "%s/MANIFEST", dir);
+    CHECK(unlink(p) == 0);
 
     snprintf(p, sizeof p, "%s/B.npy", dir);
     double bad[12];
@@ -392,6 +397,100 @@ static void test_validation(void)
     expect_load_error(dir, JSMF_EFORMAT, "summary.json: not valid JSON");
 
     expect_load_error(tpath("nonexistent"), JSMF_ENOTFOUND, "nonexistent");
+    jsmf_model_free(m);
+}
+
+/* Write `len` bytes of `data` to PATH, replacing it. */
+static void write_bytes(const char *path, const void *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, len, f) == len);
+    if (f)
+        fclose(f);
+}
+
+/* PATH whole into a malloc'ed buffer (*len bytes). */
+static char *read_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = malloc(1 << 20);
+    *len = f && buf ? fread(buf, 1, 1 << 20, f) : 0;
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Damage FILE of a copy of the saved model `dir` with `edit` and expect the load to name it. */
+static void expect_damage(const char *dir, const char *file, void (*edit)(char *, size_t *),
+                          const char *needle)
+{
+    char p[600];
+    size_t len;
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    char *orig = read_bytes(p, &len), *copy = malloc(len + 1);
+    size_t n = len;
+    memcpy(copy, orig, len);
+    edit(copy, &n);
+    write_bytes(p, copy, n);
+    expect_load_error(dir, JSMF_EFORMAT, needle);
+    write_bytes(p, orig, len);
+    free(orig), free(copy);
+}
+
+static void flip_last_bit(char *b, size_t *n) { b[*n - 1] ^= 1; }
+static void cut_half(char *b, size_t *n) { (void)b, *n /= 2; }
+static void flip_first_bit(char *b, size_t *n) { (void)n, b[0] ^= 0x20; }
+
+/* A saved model (with two levels) has a MANIFEST at the top and in each level; a flipped bit or
+ * a truncation of any file, a damaged MANIFEST, a listed file gone and an unlisted file are
+ * refused naming the file; without MANIFEST the model reads, unchecked. */
+static void test_manifest(void)
+{
+    jsmf_model *m = make_model(12, 4, 5);
+    jsmf_model *s1 = make_model(4, 2, 6);
+    jsmf_vocab_free(s1->vocab);
+    s1->vocab = NULL;
+    m->sub = s1;
+    const char *dir = tpath("mf");
+    CHECK_OK(jsmf_model_save(dir, m, 0));
+    CHECK(jsmf_model_has_manifest(dir) == 1);
+    char p[600];
+    snprintf(p, sizeof p, "%s/level1", dir);
+    CHECK(jsmf_model_has_manifest(p) == 1);
+    jsmf_model *l = NULL;
+    CHECK_OK(jsmf_model_load(dir, &l));
+    CHECK(l && l->sub && l->sub->n == 4);
+    jsmf_model_free(l);
+    CHECK_OK(jsmf_model_load(p, &l)); /* a level alone: checked by its own MANIFEST */
+    jsmf_model_free(l);
+
+    expect_damage(dir, "B.npy", flip_last_bit, "B.npy: damaged: its checksum does not match");
+    expect_damage(dir, "vocab.txt", cut_half, "vocab.txt: damaged: its size does not match");
+    expect_damage(dir, "summary.json", flip_first_bit, "summary.json: damaged");
+    expect_damage(dir, "level1/A.npy", flip_last_bit, "level1/A.npy: damaged");
+    expect_damage(dir, "MANIFEST", flip_first_bit, "MANIFEST: damaged");
+    expect_damage(dir, "MANIFEST", flip_last_bit, "MANIFEST: damaged");
+    expect_damage(dir, "MANIFEST", cut_half, "MANIFEST: damaged");
+
+    snprintf(p, sizeof p, "%s/alpha.npy", dir); /* a file MANIFEST does not list */
+    double alpha[4] = {1, 1, 1, 1};
+    CHECK_OK(npy_write_f64(p, alpha, 4, 0));
+    expect_load_error(dir, JSMF_EFORMAT, "alpha.npy: not in");
+    CHECK(unlink(p) == 0);
+    snprintf(p, sizeof p, "%s/A.npy", dir); /* a listed file gone */
+    size_t len;
+    char *a = read_bytes(p, &len);
+    CHECK(unlink(p) == 0);
+    expect_load_error(dir, JSMF_EFORMAT, "A.npy: damaged: missing");
+    write_bytes(p, a, len);
+    free(a);
+
+    snprintf(p, sizeof p, "%s/MANIFEST", dir); /* a model of an earlier jsmf */
+    CHECK(unlink(p) == 0);
+    CHECK(jsmf_model_has_manifest(dir) == 0);
+    CHECK_OK(jsmf_model_load(dir, &l));
+    CHECK(l && memcmp(l->B, m->B, 48 * sizeof(double)) == 0);
+    jsmf_model_free(l);
     jsmf_model_free(m);
 }
 
@@ -471,6 +570,7 @@ int main(void)
     test_json();
     test_model_roundtrip();
     test_validation();
+    test_manifest();
     test_failed_write();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

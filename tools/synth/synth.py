@@ -354,6 +354,42 @@ def write_corpus(args, rng, b, words, mixture, lengths):
     return thetas, tokens
 
 
+def xxh3_64():
+    """libxxhash's XXH3_64bits through ctypes (the hash of formats/model.md, "Manifest"), or
+    None where the library is not installed: the model is then written without MANIFEST."""
+    import ctypes
+    import ctypes.util
+    for name in (ctypes.util.find_library("xxhash"), "libxxhash.so.0"):
+        try:
+            lib = ctypes.CDLL(name)
+        except (OSError, TypeError):
+            continue
+        lib.XXH3_64bits.restype = ctypes.c_uint64
+        lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        return lambda data: lib.XXH3_64bits(data, len(data))
+    return None
+
+
+def write_manifest(top):
+    """TOP/MANIFEST as jsmf writes it: 'xxh3-64 HEX SIZE PATH' for every other file, sorted by
+    path, and a last line that checksums the lines above it; nothing without libxxhash."""
+    h = xxh3_64()
+    if h is None:
+        return
+    rels = sorted(os.path.relpath(os.path.join(d, f), top).encode()
+                  for d, _, fs in os.walk(top) for f in fs)
+    text = b""
+    for rel in rels:
+        if rel == b"MANIFEST":
+            continue
+        with open(os.path.join(top, rel.decode()), "rb") as f:
+            data = f.read()
+        text += b"xxh3-64 %016x %d %s\n" % (h(data), len(data), rel)
+    text += b"xxh3-64 %016x %d MANIFEST\n" % (h(text), len(text))
+    with open(os.path.join(top, "MANIFEST"), "wb") as f:
+        f.write(text)
+
+
 def save_model_dir(path, b, a, words, anchors, alpha, summary, force):
     """Write a MODEL directory atomically (temporary sibling, then rename), like jsmf does."""
     path = path.rstrip("/") or path
@@ -375,6 +411,7 @@ def save_model_dir(path, b, a, words, anchors, alpha, summary, force):
         with open(os.path.join(tmp, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2)
             f.write("\n")
+        write_manifest(tmp)  # last: it lists the files above
         if os.path.exists(path):
             if not os.path.exists(os.path.join(path, "B.npy")) and os.listdir(path):
                 sys.exit(f"synth: {path}: exists and does not look like a model; not replacing it")
