@@ -3,6 +3,7 @@
  * place only once it is synced and has passed the store's check; or as a stream on stdout. */
 #include "env.h"
 #include "files.h"
+#include "upgrade.h"
 
 #include "core/durable.h"
 
@@ -106,10 +107,19 @@ static int copy_env(jsmf_store *s, int fd, const char *dest)
 static int check_copy(const char *dir, const char *dest, jsmf_store_stats *copied,
                       jsmf_store_check_result *check)
 {
-    jsmf_store *c;
+    jsmf_store *c = NULL;
     jsmf_store_check_result r;
     memset(&r, 0, sizeof r);
-    int rc = jsmf_store_open(dir, JSMF_STORE_RDONLY, &c);
+    uint64_t damage;
+    int checked;
+    int rc = jsmf_store_damage_scan(dir, NULL, NULL, &damage, &checked);
+    if (!rc && damage)
+        rc = jsmf_error(JSMF_ESTORE, "%s: %llu piece%s of damage (jsmf info --check names them)",
+                        dir, (unsigned long long)damage, damage == 1 ? "" : "s");
+    if (!rc && !checked)
+        rc = jsmf_error(JSMF_ESTORE, "%s: the copy carries no checksums", dir);
+    if (!rc)
+        rc = jsmf_store_open(dir, JSMF_STORE_RDONLY, &c);
     if (!rc && !(rc = jsmf_store_check(c, &r)) && copied)
         rc = jsmf_store_stats_get(c, copied);
     jsmf_store_close(c);
@@ -133,9 +143,14 @@ static void test_exit_in_copy(void)
 }
 
 /* data.mdb of the temporary directory `tmp`: written by LMDB, then fsynced with its directory
- * (LMDB's copy does not sync what it writes). */
+ * (LMDB's copy does not sync what it writes). A store of a version without checksums is
+ * written again value by value instead, each with its checksum: its copy is a checked store. */
 static int write_data_file(jsmf_store *s, const char *tmp, const char *dest)
 {
+    if (!s->checked) {
+        int rc = store_upgrade_copy(s, tmp);
+        return rc ? rc : durable_sync_path(tmp);
+    }
     char data[COPY_PATH_MAX];
     store_file_path(data, sizeof data, tmp, STORE_FILE_DATA);
     int fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

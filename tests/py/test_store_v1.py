@@ -321,6 +321,20 @@ def main():
         assert export_bytes(merged, tmp) == export_bytes(both, tmp), \
             "merge of a version %d store" % version
 
+        # jsmf copy writes it again as a checked store of the current version: the same C, and
+        # an append into the copy gives what an append into the old store gives
+        copy = os.path.join(tmp, "copy%d.store" % version)
+        run("copy", old, copy)
+        cv = json.loads(run("info", copy, "--json").stdout)
+        assert cv["format_version"] == CURRENT and cv["fingerprint"] == v["fingerprint"], cv
+        assert export_bytes(copy, tmp) == export_bytes(old, tmp), "copy of version %d" % version
+        run("info", copy, "--check")
+        for db in ["meta", "vocab", "wordstats", "inputs"] + (["C"] if version == 1 else runs):
+            stripped(db, dump_items(dump(copy, db))[1])  # every value checked, independently
+        run("ingest", copy, b)
+        assert export_bytes(copy, tmp) == export_bytes(ref, tmp), \
+            "appended copy of a version %d store" % version
+
         # write: appending upgrades it to the last version without checksums
         run("ingest", old, b)
         up = json.loads(run("info", old, "--json").stdout)
