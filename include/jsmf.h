@@ -98,9 +98,9 @@ extern "C" {
 #endif
 
 #define JSMF_VERSION_MAJOR 3
-#define JSMF_VERSION_MINOR 4
+#define JSMF_VERSION_MINOR 5
 #define JSMF_VERSION_PATCH 0
-#define JSMF_VERSION_STRING "3.4.0"
+#define JSMF_VERSION_STRING "3.5.0"
 
 /** Error codes. Every library call that can fail returns 0 or one of these (negative). */
 enum {
