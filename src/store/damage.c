@@ -93,6 +93,8 @@ static void what_it_takes(const scan *sc, const char *db, const unsigned char *l
         snprintf(out, cap, "the vocabulary's %s: every input depends on it", db);
     } else if (!strcmp(db, "meta")) {
         snprintf(out, cap, "the store's counters and settings");
+    } else if (!strcmp(db, "(meta pages)")) {
+        snprintf(out, cap, "where every database starts, so everything");
     } else if (!strcmp(db, "free")) {
         snprintf(out, cap, "LMDB's list of free pages: readers are unaffected, the next write "
                  "could overwrite data; jsmf copy writes a compact copy without it");
@@ -105,7 +107,8 @@ static void page_damage(void *arg, const char *db, const page_bound *lo, const p
                         const char *what)
 {
     scan *sc = arg;
-    if (!strcmp(db, "inputs") || !strcmp(db, "") || !strcmp(db, "meta") || !strcmp(db, "free"))
+    if (!strcmp(db, "inputs") || !strcmp(db, "") || !strcmp(db, "meta") || !strcmp(db, "free") ||
+        !strcmp(db, "(meta pages)"))
         sc->sound_inputs = 0;
     if (sc->n_hurt == sc->cap_hurt) {
         size_t cap = sc->cap_hurt ? 2 * sc->cap_hurt : 16;
@@ -131,8 +134,11 @@ static void tell_page_damage(scan *sc)
         char takes[2600];
         what_it_takes(sc, h->db, h->lo.open ? NULL : h->lo.key, h->lo.len,
                       h->hi.open ? NULL : h->hi.key, h->hi.len, takes, sizeof takes);
-        say(sc, "LMDB structure of database '%s': %s; it holds %s", *h->db ? h->db : "(main)",
-            h->what, takes);
+        if (h->db[0] == '(') /* LMDB's meta pages: no database of their own */
+            say(sc, "LMDB's meta pages: %s; they hold %s", h->what, takes);
+        else
+            say(sc, "LMDB structure of database '%s': %s; it holds %s",
+                *h->db ? h->db : "(main)", h->what, takes);
     }
 }
 

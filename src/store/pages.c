@@ -22,6 +22,8 @@
 #define P_LEAF 0x02
 #define P_OVERFLOW 0x04
 #define P_META 0x08
+#define P_DIRTY 0x10
+#define MDB_INTEGERKEY_FLAG 0x08
 #define F_BIGDATA 0x01
 #define F_SUBDATA 0x02
 #define F_DUPDATA 0x04
@@ -56,6 +58,7 @@ typedef struct walker {
     int fd;
     uint64_t psize, pages, file_pages;
     unsigned char *used, *freed; /* a bit a page */
+    int integer_keys;            /* walking the free list, keyed by integers */
     unsigned char *buf[MAX_DEPTH + 2];
     page_damage_fn fn;
     void *arg;
@@ -102,9 +105,15 @@ static int bit_test_set(unsigned char *bits, uint64_t i)
     return was;
 }
 
-/* LMDB's default order: memcmp over the shorter length, then the shorter first. */
-static int key_cmp(const unsigned char *a, size_t la, const unsigned char *b, size_t lb)
+/* LMDB's default order: memcmp over the shorter length, then the shorter first; the free
+ * list's keys (MDB_INTEGERKEY) are transaction ids compared as integers. */
+static int key_cmp(const walker *w, const unsigned char *a, size_t la, const unsigned char *b,
+                   size_t lb)
 {
+    if (w->integer_keys && la == 8 && lb == 8) {
+        uint64_t x = u64_at(a), y = u64_at(b);
+        return (x > y) - (x < y);
+    }
     int c = memcmp(a, b, la < lb ? la : lb);
     return c ? c : (la > lb) - (la < lb);
 }
@@ -116,10 +125,11 @@ static void bound_set(page_bound *b, const unsigned char *k, size_t n)
     memcpy(b->key, k, b->len);
 }
 
-static int within(const page_bound *lo, const page_bound *hi, const unsigned char *k, size_t n)
+static int within(const walker *w, const page_bound *lo, const page_bound *hi,
+                  const unsigned char *k, size_t n)
 {
-    return (lo->open || key_cmp(lo->key, lo->len, k, n) <= 0) &&
-           (hi->open || key_cmp(k, n, hi->key, hi->len) < 0);
+    return (lo->open || key_cmp(w, lo->key, lo->len, k, n) <= 0) &&
+           (hi->open || key_cmp(w, k, n, hi->key, hi->len) < 0);
 }
 
 static int read_page(walker *w, uint64_t pgno, unsigned char *buf)
@@ -221,7 +231,8 @@ static void walk_leaf(walker *w, const unsigned char *page, unsigned n, int dept
             tell(w, lo, hi, "leaf page %llu: node %u damaged", (unsigned long long)pgno_of(pg), i);
             break;
         }
-        if ((prev && key_cmp(prev, prev_len, key, ksize) >= 0) || !within(lo, hi, key, ksize)) {
+        if ((prev && key_cmp(w, prev, prev_len, key, ksize) >= 0) ||
+            !within(w, lo, hi, key, ksize) || (is_free && ksize != 8)) {
             tell(w, lo, hi, "leaf page %llu: key %u out of order", (unsigned long long)pgno_of(pg), i);
             break;
         }
@@ -286,8 +297,8 @@ static void walk_branch(walker *w, const unsigned char *pg, unsigned n, int dept
                  (unsigned long long)pgno_of(pg), i);
             return;
         }
-        if (i > 0 && (!within(lo, hi, key, ksize) ||
-                      (prev && key_cmp(prev, prev_len, key, ksize) >= 0))) {
+        if (i > 0 && (!within(w, lo, hi, key, ksize) ||
+                      (prev && key_cmp(w, prev, prev_len, key, ksize) >= 0))) {
             tell(w, lo, hi, "branch page %llu: key %u out of order",
                  (unsigned long long)pgno_of(pg), i);
             return;
@@ -335,7 +346,9 @@ static void walk_page(walker *w, uint64_t pgno, int depth, const page_bound *lo,
         return;
     }
     unsigned flags = u16_at(pg + 10), lower = u16_at(pg + 12), upper = u16_at(pg + 14);
-    int kind = flags & (P_BRANCH | P_LEAF | P_OVERFLOW | P_META);
+    /* exactly a branch or a plain leaf: LMDB reads a page by its flags (a LEAF2 page has no
+     * nodes at all), and no store's database has another kind */
+    int kind = flags & ~P_DIRTY;
     if (u64_at(pg) != pgno || (kind != P_BRANCH && kind != P_LEAF) || lower < PAGE_HEADER ||
         lower > upper || upper > w->psize || (lower - PAGE_HEADER) % 2) {
         tell(w, lo, hi, "page %llu: a damaged header", (unsigned long long)pgno);
@@ -367,7 +380,9 @@ static void walk_tree(walker *w, const tree_record *db, const page_bound *lo, co
                  (unsigned long long)db->entries);
         return;
     }
-    if (db->flags & 0x04) { /* MDB_DUPSORT: no database of a store has it */
+    if (db->flags != (w->integer_keys ? MDB_INTEGERKEY_FLAG : 0)) {
+        /* LMDB compares and lays out keys by these flags: the free list has integer keys,
+         * every other database of a store none */
         tell(w, lo, hi, "its record has flags %#x, which no store's database has", db->flags);
         return;
     }
@@ -400,12 +415,21 @@ static int pick_meta(walker *w, unsigned char *m0, tree_record *free_db, tree_re
             break;
         txn[i] = u64_at(head[i] + PAGE_HEADER + 24 + 2 * DB_RECORD + 8);
     }
-    snprintf(w->db, sizeof w->db, "meta");
+    snprintf(w->db, sizeof w->db, "(meta pages)");
     if (!ok[0] || !ok[1]) {
         tell(w, &open, &open, "meta page %d is damaged (LMDB refuses the file)", ok[0] ? 1 : 0);
         return -1;
     }
-    int use = txn[1] > txn[0];
+    /* LMDB takes the newest transaction id, then reads the meta page its parity names (a
+     * reader's meta is me_metas[txnid & 1]): a damaged id sends it to the other page */
+    uint64_t newest = txn[1] > txn[0] ? txn[1] : txn[0];
+    int use = (int)(newest & 1);
+    if (txn[use] != newest) {
+        tell(w, &open, &open, "meta page %d: transaction id %llu, where meta page %d holds "
+             "%llu (a damaged meta page)", 1 - use, (unsigned long long)txn[1 - use], use,
+             (unsigned long long)txn[use]);
+        return -1;
+    }
     const unsigned char *m = head[use] + PAGE_HEADER;
     memcpy(m0, m, 24 + 2 * DB_RECORD + 16);
     *free_db = record_at(m + 24);
@@ -437,11 +461,14 @@ int store_pages_walk(const char *data_path, page_damage_fn fn, void *arg, page_w
     w.file_pages = (uint64_t)st.st_size / w.psize;
     out->pages = w.pages, out->page_size = w.psize;
     if (w.file_pages < w.pages) {
-        snprintf(w.db, sizeof w.db, "meta");
+        snprintf(w.db, sizeof w.db, "(meta pages)");
         tell(&w, &open_b, &open_b, "the file holds %llu pages of the %llu its last checkpoint "
              "needs (truncated)", (unsigned long long)w.file_pages, (unsigned long long)w.pages);
     }
-    size_t bits = (size_t)(w.pages / 8 + 1);
+    /* pages past the file's end are refused before any bit is set: a damaged last page
+     * number does not size the bitmaps */
+    uint64_t reach = w.pages < w.file_pages ? w.pages : w.file_pages;
+    size_t bits = (size_t)(reach / 8 + 1);
     w.used = calloc(bits, 1), w.freed = calloc(bits, 1);
     int ok = w.used && w.freed;
     for (int i = 0; ok && i < MAX_DEPTH + 2; i++)
@@ -451,7 +478,9 @@ int store_pages_walk(const char *data_path, page_damage_fn fn, void *arg, page_w
         rc = -1;
     } else {
         snprintf(w.db, sizeof w.db, "free");
+        w.integer_keys = 1;
         walk_tree(&w, &free_db, &open_b, &open_b);
+        w.integer_keys = 0;
         snprintf(w.db, sizeof w.db, "%s", "");
         walk_tree(&w, &main_db, &open_b, &open_b);
         for (int i = 0; i < w.n_named; i++) {
@@ -459,7 +488,7 @@ int store_pages_walk(const char *data_path, page_damage_fn fn, void *arg, page_w
             out->dbs++;
             walk_tree(&w, &w.named[i].r, &open_b, &open_b);
         }
-        for (uint64_t p = 2; p < w.pages; p++) {
+        for (uint64_t p = 2; p < reach; p++) {
             int u = w.used[p >> 3] >> (p & 7) & 1, f = w.freed[p >> 3] >> (p & 7) & 1;
             out->used += (uint64_t)u;
             if (u && f) {
