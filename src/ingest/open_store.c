@@ -213,10 +213,8 @@ static int create_store(const char *path, const char *const *inputs, uint32_t n,
                            .tok_max_len = tok.max_len, .hold = o->hold};
     if (!o->mem_below_need)
         rc = ingest_mem_check(v->n, o->mem); /* refused before the store exists */
-    if (!rc)
-        rc = jsmf_store_create(path, v, &p, out);
-    if (!rc)
-        rc = apply_rule(*out, &want, stop, set); /* on error the run removes the store again */
+    if (!rc) /* the rule in the vocabulary's transaction: a kill leaves both or neither */
+        rc = store_create_ruled(path, v, &p, set ? &want : NULL, stop, out);
     jsmf_vocab_free(stop);
     if (!rc && v->df && (*df = malloc((size_t)v->n * sizeof **df)))
         memcpy(*df, v->df, (size_t)v->n * sizeof **df); /* without it, ingest plans less well */

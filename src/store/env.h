@@ -51,6 +51,7 @@ struct jsmf_store {
     jsmf_doc_source src_docs; /* the documents view (a store that holds them) */
     /* test hooks (formats/store.md, "Failure injection") */
     long hook_exit_after, hook_exit_inside, hook_enospc, hook_exit_stage;
+    long hook_exit_create;   /* JSMF_TEST_EXIT_IN_CREATE: the step of a store's creation */
     long commits, stages;
 };
 

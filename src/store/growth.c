@@ -165,31 +165,36 @@ static int put_stopwords(jsmf_store *s, MDB_txn *t, const jsmf_vocab *stop)
     return rc ? store_lmdb_error(s, rc, "writing the rule") : JSMF_OK;
 }
 
-int jsmf_store_rule_set(jsmf_store *s, const jsmf_store_rule *r, const jsmf_vocab *stop)
+int store_rule_put(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *r, const jsmf_vocab *stop)
 {
-    if (!s->writable)
-        return jsmf_error(JSMF_EINVAL, "%s: store opened read-only", s->path);
     char text[256];
     jsmf_store_rule_format(r, text, sizeof text);
     int list = r->state == JSMF_RULE_GROW && !strcmp(r->stopwords, "list");
     if (list && !stop)
         return jsmf_error(JSMF_EINVAL, "%s: a rule with stopwords=list needs its list", s->path);
+    MDB_val k = store_key(RULE_META), v = {strlen(text), text};
+    int rc;
+    if (r->state == JSMF_RULE_NONE) {
+        if ((rc = mdb_del(t, s->meta, &k, NULL)) == MDB_NOTFOUND)
+            rc = 0;
+    } else {
+        rc = store_put(s, t, s->meta, &k, &v, 0);
+    }
+    if (rc)
+        return store_lmdb_error(s, rc, "writing the rule");
+    return r->state != JSMF_RULE_FROZEN ? put_stopwords(s, t, list ? stop : NULL) : JSMF_OK;
+}
+
+int jsmf_store_rule_set(jsmf_store *s, const jsmf_store_rule *r, const jsmf_vocab *stop)
+{
+    if (!s->writable)
+        return jsmf_error(JSMF_EINVAL, "%s: store opened read-only", s->path);
     for (;;) {
         MDB_txn *t;
         int rc = store_write_begin(s, &t);
         if (rc)
             return rc;
-        MDB_val k = store_key(RULE_META), v = {strlen(text), text};
-        if (r->state == JSMF_RULE_NONE) {
-            if ((rc = mdb_del(t, s->meta, &k, NULL)) == MDB_NOTFOUND)
-                rc = 0;
-        } else {
-            rc = store_put(s, t, s->meta, &k, &v, 0);
-        }
-        if (rc)
-            rc = store_lmdb_error(s, rc, "writing the rule");
-        if (!rc && r->state != JSMF_RULE_FROZEN)
-            rc = put_stopwords(s, t, list ? stop : NULL);
+        rc = store_rule_put(s, t, r, stop);
         if (!rc && (rc = mdb_txn_commit(t)))
             rc = store_commit_error(s, rc);
         else if (rc)

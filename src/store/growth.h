@@ -10,6 +10,10 @@
  *  vocabulary may hold any) is never counted, so never admitted. */
 #define STORE_PENDING_WORD_MAX 480
 
+/** Write the growth rule (and, for stopwords=list, its stopwords) inside the transaction `t`:
+ *  jsmf_store_rule_set's write, also a new store's first transaction (store_create_ruled). */
+int store_rule_put(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *r, const jsmf_vocab *stop);
+
 /** Add a checkpoint's pending counts (`n` words, any order) to the pending table, inside the
  *  checkpoint's transaction `t`. */
 int store_pending_add(jsmf_store *s, MDB_txn *t, const jsmf_pending_word *w, uint32_t n);

@@ -3,6 +3,7 @@
 #include "codec.h"
 #include "env.h"
 #include "files.h"
+#include "growth.h"
 #include "registry.h"
 #include "runs.h"
 
@@ -280,6 +281,9 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
     s->hook_exit_inside = env_long("JSMF_TEST_EXIT_IN_COMMIT");
     s->hook_enospc = env_long("JSMF_TEST_ENOSPC_AT_COMMIT");
     s->hook_exit_stage = env_long("JSMF_TEST_EXIT_IN_STAGE");
+    s->hook_exit_create = env_long("JSMF_TEST_EXIT_IN_CREATE");
+    if (s->hook_exit_create == 1 && (flags & JSMF_STORE_CREATE))
+        _exit(94); /* test hook: die with the store's directory made, nothing in it */
     long tb = env_long("JSMF_STORE_TXN_BYTES"); /* tests: tiny staged transactions */
     s->txn_bytes = tb > 0 ? (uint64_t)tb : DEFAULT_TXN_BYTES;
     s->txn_fixed = tb > 0;
@@ -312,6 +316,8 @@ int jsmf_store_open(const char *path, int flags, jsmf_store **out)
         goto fail;
     if ((s->writable && (rc = refuse_foreign(s))) || (rc = open_dbs(s)))
         goto fail;
+    if (s->hook_exit_create == 2 && (flags & JSMF_STORE_CREATE) && !s->has_vocab)
+        _exit(94); /* test hook: die with the environment and its empty databases made */
     if (s->writable && s->has_vocab && (rc = runs_writer_open(s)))
         goto fail;
     if (!s->writable && !s->has_vocab) {
@@ -369,7 +375,8 @@ int jsmf_store_params_get(jsmf_store *s, jsmf_store_params *out)
 
 /* ---- creation --------------------------------------------------------------------------- */
 
-int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
+int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p,
+               const jsmf_store_rule *rule, const jsmf_vocab *stop)
 {
     if (!s->writable)
         return jsmf_error(JSMF_EINVAL, "%s: store opened read-only", s->path);
@@ -402,8 +409,12 @@ int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
             if ((rc = store_put(s, t, s->vocab, &wk, &wv, MDB_APPEND)))
                 rc = store_lmdb_error(s, rc, "writing vocabulary");
         }
+        if (!rc && rule)
+            rc = store_rule_put(s, t, rule, stop);
         if (!rc && (rc = mdb_txn_commit(t)))
             rc = store_lmdb_error(s, rc, "committing vocabulary");
+        else if (!rc && s->hook_exit_create == 3)
+            _exit(94); /* test hook: die with the vocabulary and rule, before any checkpoint */
         else if (rc)
             mdb_txn_abort(t);
         if (rc && s->map_full) {
@@ -425,6 +436,12 @@ int store_init(jsmf_store *s, const jsmf_vocab *v, const jsmf_store_params *p)
 int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
                       jsmf_store **out)
 {
+    return store_create_ruled(path, v, p, NULL, NULL, out);
+}
+
+int store_create_ruled(const char *path, const jsmf_vocab *v, const jsmf_store_params *p,
+                       const jsmf_store_rule *rule, const jsmf_vocab *stop, jsmf_store **out)
+{
     *out = NULL;
     char data[4096];
     struct stat st;
@@ -437,7 +454,7 @@ int jsmf_store_create(const char *path, const jsmf_vocab *v, const jsmf_store_pa
     if (store_has_vocab(s))
         rc = jsmf_error(JSMF_EEXIST, "%s: a store already exists there", path);
     else
-        rc = store_init(s, v, p);
+        rc = store_init(s, v, p, rule, stop);
     if (rc) {
         int ours = !store_has_vocab(s) && made_env;
         jsmf_store_close(s);

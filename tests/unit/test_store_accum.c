@@ -75,7 +75,7 @@ static int ingest_range(const char *name, int from, int to, int threads, uint64_
     if (!store_has_vocab(s)) {
         jsmf_vocab *v = make_vocab();
         jsmf_store_params p = {.min_doc_len = 5, .tok_min_len = 3, .tok_max_len = 64, .hold = JSMF_HOLD_ROWS};
-        rc = store_init(s, v, &p);
+        rc = store_init(s, v, &p, NULL, NULL);
         jsmf_vocab_free(v);
         if (rc) {
             jsmf_store_close(s);
