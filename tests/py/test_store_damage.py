@@ -1,7 +1,8 @@
 """test_store_damage.py — a damaged store is never read as data (issue 55, formats/store.md
 "Checksums"): random bits flipped, random bytes overwritten and truncations at random points of
 data.mdb of small stores of each kind (rows, documents, both, grown by its rule over two
-ingests), then every reading command (info --json, info --check, export). Each either gives
+ingests), then every reading command (info --json, info --check, export; fit in every third
+case). Each either gives
 exactly the undamaged result or exits 1 with a message naming the store; none gives another
 result with exit status 0, and none dies of a signal but where the damage is to LMDB's own
 structure, which info --check (never dying) then names. Prints the table of tries, refused,
@@ -54,8 +55,9 @@ def call(args):
     return p.returncode, p.stdout, p.stderr
 
 
-def readings(store, tmp):
-    """What each reading command gives: (exit status, result, stderr) per command."""
+def readings(store, tmp, fit=False):
+    """What each reading command gives: (exit status, result, stderr) per command; with fit,
+    also a small fit's topics (jsmf fit reads the store as fdm and eval --store do)."""
     out = os.path.join(tmp, "export.mtx")
     if os.path.exists(out):
         os.remove(out)
@@ -67,6 +69,12 @@ def readings(store, tmp):
     rc, so, se = call(["export", store, "-o", out])
     data = open(out, "rb").read() if rc == 0 and os.path.exists(out) else b""
     got["export"] = (rc, data, se)
+    if fit:
+        model = os.path.join(tmp, "model")
+        shutil.rmtree(model, ignore_errors=True)
+        rc, so, se = call(["fit", store, "-k", "3", "--refine", "0", "-o", model, "-q"])
+        b = os.path.join(model, "B.npy")
+        got["fit"] = (rc, open(b, "rb").read() if rc == 0 and os.path.exists(b) else b"", se)
     return got
 
 
@@ -124,13 +132,13 @@ def main():
 
     for kind, store in stores.items():
         fresh(store)
-        want = readings(copy, tmp)
+        want = readings(copy, tmp, fit=True)
         assert all(r[0] == 0 for r in want.values()), (kind, want)
         counts = dict.fromkeys(("tries", "refused", "identical", "different", "crashed"), 0)
         for case in range(CASES):
             fresh(store)
             what = damage(os.path.join(copy, "data.mdb"), rng)
-            got = readings(copy, tmp)
+            got = readings(copy, tmp, fit=case % 3 == 0)
             c = classify(got, want, copy)
             counts["tries"] += 1
             counts[c] += 1
