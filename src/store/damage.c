@@ -172,15 +172,16 @@ static int scan_values(scan *sc, jsmf_store *s, MDB_txn *t, const char *name)
             continue; /* kept without a checksum: an older jsmf reads them */
         if (store_value_check(s, dbi, &k, &v) == JSMF_OK)
             continue;
-        char takes[2600];
-        what_it_takes(sc, name, k.mv_data, k.mv_size, NULL, 0, takes, sizeof takes);
-        if (!strcmp(name, "docs"))
-            say(sc, "%s; it holds %s", jsmf_errmsg(), takes);
-        else if (!strncmp(name, "run.", 4) || !strcmp(name, "C"))
-            say(sc, "%s; it holds row %u of C (a sum over every input)", jsmf_errmsg(),
-                k.mv_size >= 4 ? get_be32(k.mv_data) : 0);
-        else
-            say(sc, "%s; it holds %s", jsmf_errmsg(), takes);
+        char takes[2600], key[96];
+        store_key_text(key, sizeof key, &k);
+        if (!strncmp(name, "run.", 4) || !strcmp(name, "C"))
+            snprintf(takes, sizeof takes, "row %u of C (a sum over every input)",
+                     k.mv_size >= 4 ? get_be32(k.mv_data) : 0);
+        else /* one key: for documents, the block of one input that starts there */
+            what_it_takes(sc, name, k.mv_data, k.mv_size, k.mv_data, k.mv_size, takes,
+                          sizeof takes);
+        say(sc, "database '%s', key %s: its value does not match its checksum; it holds %s",
+            name, key, takes);
     }
     mdb_cursor_close(c);
     return r == MDB_NOTFOUND ? JSMF_OK : store_lmdb_error(s, r, "reading a database");

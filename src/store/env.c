@@ -192,8 +192,7 @@ static uint64_t value_sum(const jsmf_store *s, MDB_dbi dbi, const MDB_val *k, co
     return XXH3_64bits_withSeed(v, n, seed);
 }
 
-/* The key as a message shows it: a meta name as it is, other keys in hex. */
-static void key_text(char *out, size_t cap, const MDB_val *k)
+void store_key_text(char *out, size_t cap, const MDB_val *k)
 {
     const unsigned char *b = k->mv_data;
     int text = k->mv_size > 0 && k->mv_size < 64;
@@ -225,7 +224,7 @@ int store_value_check(jsmf_store *s, MDB_dbi dbi, const MDB_val *k, MDB_val *v)
     if (ok)
         return JSMF_OK;
     char key[96];
-    key_text(key, sizeof key, k);
+    store_key_text(key, sizeof key, k);
     jsmf_error(JSMF_ESTORE, "%s: damaged: the value of key %s in database '%s' does not match "
                "its checksum; the store cannot vouch for it (jsmf info --check %s lists the "
                "damage)", s->path, key, dbi < STORE_MAX_DBS ? s->db_name[dbi] : "?", s->path);

@@ -79,6 +79,8 @@ int store_dbi_open(jsmf_store *s, MDB_txn *t, const char *name, unsigned flags, 
 int store_get(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v);
 int store_put(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
 int store_cursor_get(jsmf_store *s, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op);
+/* A key as messages show it: a meta name as it is, other keys in hex. */
+void store_key_text(char *out, size_t cap, const MDB_val *k);
 /* Check a value just read from database dbi under key k (and strip its checksum); for readers
  * that walk a cursor of their own. JSMF_OK, or STORE_DAMAGED with the message set. */
 int store_value_check(jsmf_store *s, MDB_dbi dbi, const MDB_val *k, MDB_val *v);
