@@ -18,8 +18,11 @@
 
 int store_lmdb_error(jsmf_store *s, int rc, const char *what)
 {
-    if (rc == STORE_DAMAGED)
-        return JSMF_ESTORE; /* the message names the value already */
+    if (rc == STORE_DAMAGED) { /* the message names the value already: raised again as it is */
+        char named[1024];
+        snprintf(named, sizeof named, "%s", jsmf_errmsg());
+        return jsmf_error(JSMF_ESTORE, "%s", named);
+    }
     if (rc == MDB_MAP_FULL)
         s->map_full = 1;
     if (rc == ENOSPC)

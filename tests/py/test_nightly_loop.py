@@ -208,6 +208,7 @@ def check_bad_previous(tmp, nights, loop, k):
     words[3], words[4] = words[4], words[3]
     with open(os.path.join(other, "vocab.txt"), "w") as f:
         f.write("\n".join(words))
+    os.remove(os.path.join(other, "MANIFEST"))  # edited by hand: not a damaged model
     os.remove(os.path.join(m2, "latest"))
     os.symlink(os.path.relpath(other, m2), os.path.join(m2, "latest"))
     r = night(tmp, s2, m2, k, extra, "bad2", ok=False)
