@@ -398,9 +398,9 @@ int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, voi
     store_docdec d = {0};
     MDB_val k, v;
     int r;
-    uint64_t read = 0;
+    uint64_t read = 0, seen = 0;
     for (r = store_cursor_get(s, c, &k, &v, MDB_FIRST); r == 0 && !rc;
-         r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
+         seen++, r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
         if (!(rc = store_docdec_block(s, &k, &v, &d)))
             rc = fn(arg, &k, &v, &d);
         /* a scan of a large store (every product of a fit that streams the documents) would
@@ -408,8 +408,8 @@ int store_docs_each_stored(jsmf_store *s, MDB_txn *t, store_docstored_fn fn, voi
         if ((read += k.mv_size + v.mv_size) >= DOCS_MAPPED_BYTES)
             store_drop_mapped(s), read = 0;
     }
-    if (!rc && r != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, r, "reading documents");
+    if (!rc)
+        rc = store_scan_end(s, c, seen, r, "reading documents");
     mdb_cursor_close(c);
     store_docdec_free(&d);
     return rc;

@@ -282,3 +282,19 @@ int store_version_bump(jsmf_store *s, MDB_txn *t)
     uint32_t v = store_written_version(s);
     return s->version < v ? store_version_put(s, t, v) : JSMF_OK;
 }
+
+int store_scan_end(jsmf_store *s, MDB_cursor *c, uint64_t seen, int rc, const char *what)
+{
+    if (rc != MDB_NOTFOUND)
+        return store_lmdb_error(s, rc, what);
+    MDB_stat st;
+    MDB_dbi dbi = mdb_cursor_dbi(c);
+    if ((rc = mdb_stat(mdb_cursor_txn(c), dbi, &st)))
+        return store_lmdb_error(s, rc, what);
+    if (st.ms_entries == seen)
+        return JSMF_OK;
+    return jsmf_error(JSMF_ESTORE, "%s: damaged: database '%s' gave %llu values where its record "
+                      "counts %llu; the store cannot vouch for it (jsmf info --check %s lists the "
+                      "damage)", s->path, dbi < STORE_MAX_DBS ? s->db_name[dbi] : "?",
+                      (unsigned long long)seen, (unsigned long long)st.ms_entries, s->path);
+}

@@ -79,6 +79,11 @@ int store_dbi_open(jsmf_store *s, MDB_txn *t, const char *name, unsigned flags, 
 int store_get(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v);
 int store_put(jsmf_store *s, MDB_txn *t, MDB_dbi dbi, MDB_val *k, MDB_val *v, unsigned flags);
 int store_cursor_get(jsmf_store *s, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op);
+/* The end of a walk over a whole database with cursor c, `seen` values met, `rc` the cursor's
+ * last code: an LMDB error, or damage where the walk met another number of values than the
+ * database's record counts (a damaged page can hide values without failing any checksum). */
+int store_scan_end(jsmf_store *s, MDB_cursor *c, uint64_t seen, int rc, const char *what);
+
 /* A key as messages show it: a meta name as it is, other keys in hex. */
 void store_key_text(char *out, size_t cap, const MDB_val *k);
 /* Check a value just read from database dbi under key k (and strip its checksum); for readers

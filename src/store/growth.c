@@ -289,13 +289,14 @@ int store_pending_each(jsmf_store *s, int (*fn)(void *arg, const char *w, uint32
     }
     MDB_val k, v;
     int g;
+    uint64_t seen = 0;
     for (g = store_cursor_get(s, c, &k, &v, MDB_FIRST); g == 0 && !rc;
-         g = store_cursor_get(s, c, &k, &v, MDB_NEXT))
+         seen++, g = store_cursor_get(s, c, &k, &v, MDB_NEXT))
         rc = v.mv_size == 16 ? fn(arg, k.mv_data, (uint32_t)k.mv_size, get_u64(v.mv_data),
                                   get_u64((char *)v.mv_data + 8))
                              : jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
-    if (!rc && g != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, g, "reading pending words");
+    if (!rc)
+        rc = store_scan_end(s, c, seen, g, "reading pending words");
     mdb_cursor_close(c);
     mdb_txn_abort(t);
     return rc;
@@ -324,8 +325,9 @@ int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)
     }
     MDB_val k, v;
     int r;
+    uint64_t seen = 0;
     for (r = store_cursor_get(s, c, &k, &v, MDB_FIRST); r == 0;
-         r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
+         seen++, r = store_cursor_get(s, c, &k, &v, MDB_NEXT)) {
         uint32_t id = k.mv_size == 4 ? get_be32(k.mv_data) : UINT32_MAX;
         if (id >= s->n_words || v.mv_size != 8) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt admission record", s->path);
@@ -333,8 +335,8 @@ int store_admissions_load(jsmf_store *s, MDB_txn *t, uint64_t **out)
         }
         a[id] = get_u64(v.mv_data);
     }
-    if (!rc && r != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, r, "reading admissions");
+    if (!rc)
+        rc = store_scan_end(s, c, seen, r, "reading admissions");
     mdb_cursor_close(c);
     if (rc) {
         free(a);
@@ -386,9 +388,8 @@ int jsmf_store_growth_get(jsmf_store *s, jsmf_store_growth *out)
             h = hash_fnv1a(h, k.mv_data, k.mv_size);
             h = hash_fnv1a(h, v.mv_data, v.mv_size);
         }
+        rc = store_scan_end(s, c, out->pending, r, "reading growth");
         mdb_cursor_close(c);
-        if (r != MDB_NOTFOUND)
-            rc = store_lmdb_error(s, r, "reading growth");
     }
     if (rc > 0)
         rc = store_lmdb_error(s, rc, "reading growth");
@@ -495,8 +496,9 @@ static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *
     collector k = {r, stop, r->max_df_frac * (double)(grow_docs + (x ? x->docs : 0)), NULL, 0, 0};
     MDB_val kv, v;
     int g;
+    uint64_t seen = 0;
     for (g = store_cursor_get(s, c, &kv, &v, MDB_FIRST); g == 0 && !rc;
-         g = store_cursor_get(s, c, &kv, &v, MDB_NEXT)) {
+         seen++, g = store_cursor_get(s, c, &kv, &v, MDB_NEXT)) {
         if (v.mv_size != 16) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt pending word record", s->path);
             break;
@@ -506,8 +508,8 @@ static int collect_candidates(jsmf_store *s, MDB_txn *t, const jsmf_store_rule *
         rc = consider(&k, kv.mv_data, (uint32_t)kv.mv_size, df + (e ? e->df : 0),
                       tf + (e ? e->tf : 0), df, tf);
     }
-    if (!rc && g != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, g, "reading pending words");
+    if (!rc)
+        rc = store_scan_end(s, c, seen, g, "reading pending words");
     mdb_cursor_close(c);
     /* the pre-pass's words that nothing stored counts yet */
     for (uint32_t i = 0; x && !rc && i < x->n_words; i++) {

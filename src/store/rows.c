@@ -49,6 +49,17 @@ static int stream_room(row_stream *m, uint64_t n)
     return JSMF_OK;
 }
 
+/* The stream's cursor gave `rc` (not 0): its end, where a stream read from its first chunk
+ * must have met every chunk its database counts (a damaged page hides some without failing a
+ * checksum), or an error. */
+static int stream_end(row_stream *m, int rc)
+{
+    if (rc != MDB_NOTFOUND)
+        return stream_error(m, rc);
+    m->eof = 1;
+    return m->whole ? store_scan_end(m->s, m->cur, m->seen, rc, "reading C") : JSMF_OK;
+}
+
 /* Load the row at the cursor (all its chunks) and advance past it. */
 static int stream_load_docs(row_stream *m)
 {
@@ -95,14 +106,11 @@ static int stream_load(row_stream *m)
         if (cnt < 0)
             return jsmf_error(JSMF_ESTORE, "%s: corrupt row %u of C", m->s->path, m->row);
         m->n += (uint32_t)cnt;
+        m->seen++;
         store_mapped_read(m->s, m->v.mv_size);
         rc = store_cursor_get(m->s, m->cur, &m->k, &m->v, MDB_NEXT);
     }
-    if (rc == MDB_NOTFOUND)
-        m->eof = 1;
-    else if (rc)
-        return stream_error(m, rc);
-    return JSMF_OK;
+    return rc ? stream_end(m, rc) : JSMF_OK;
 }
 
 static int stream_seek(row_stream *m, uint32_t row, int force)
@@ -119,10 +127,11 @@ static int stream_seek(row_stream *m, uint32_t row, int force)
     unsigned char kb[8];
     put_be32(kb, row), put_be32(kb + 4, 0);
     m->k = (MDB_val){8, kb};
+    m->whole = row == 0, m->seen = 0;
     int rc = store_cursor_get(m->s, m->cur, &m->k, &m->v, MDB_SET_RANGE);
-    m->eof = rc == MDB_NOTFOUND;
-    if (rc && !m->eof)
-        return stream_error(m, rc);
+    m->eof = 0;
+    if (rc && (rc = stream_end(m, rc)))
+        return rc;
     return stream_load(m);
 }
 

@@ -13,6 +13,8 @@ typedef struct row_stream {
     MDB_val k, v;     /* the first chunk not yet loaded */
     int eof, stale;   /* stale: the loaded row was handed out; load the next one first */
     int cols_only;    /* load columns only (values are left undefined) */
+    int whole;        /* read from its first chunk on: at its end, `seen` must be all of them */
+    uint64_t seen;    /* chunks loaded since the stream was set at its start */
     uint32_t row, n;  /* the loaded row (n = 0: none) */
     uint32_t cap;     /* room of cols and vals */
     uint32_t *cols;

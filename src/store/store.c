@@ -50,6 +50,29 @@ static int load_version(jsmf_store *s, MDB_txn *t, uint64_t *ver)
     return JSMF_OK;
 }
 
+/* Every meta record of a checked store against its checksum, at open: readers look meta up by
+ * name and take an absent counter for 0, so a damaged name would otherwise read as a counter
+ * never written. */
+static int check_all_meta(jsmf_store *s, MDB_txn *t)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(t, s->meta, &c);
+    if (rc)
+        return store_lmdb_error(s, rc, "reading meta");
+    MDB_val k, v;
+    uint64_t seen = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         seen++, rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        int raw = (k.mv_size == 6 && !memcmp(k.mv_data, "format", 6)) ||
+                  (k.mv_size == 7 && !memcmp(k.mv_data, "version", 7));
+        if (!raw && (rc = store_value_check(s, s->meta, &k, &v)))
+            break;
+    }
+    rc = store_scan_end(s, c, seen, rc, "reading meta");
+    mdb_cursor_close(c);
+    return rc;
+}
+
 /* A checked store (version 7) repeats its version in the checked meta "check": a damaged
  * "version" that still reads as a version is caught here. */
 static int check_version(jsmf_store *s, MDB_txn *t, uint64_t ver)
@@ -58,7 +81,9 @@ static int check_version(jsmf_store *s, MDB_txn *t, uint64_t ver)
     if (!s->checked)
         return JSMF_OK;
     uint64_t again;
-    int rc = store_meta_get_u64(s, t, "check", &again);
+    int rc = check_all_meta(s, t);
+    if (!rc)
+        rc = store_meta_get_u64(s, t, "check", &again);
     if (!rc && again != ver)
         rc = jsmf_error(JSMF_ESTORE, "%s: damaged: meta 'version' says %" PRIu64 ", its checked "
                         "copy 'check' %" PRIu64, s->path, ver, again);
@@ -506,16 +531,16 @@ int jsmf_store_stats_get(jsmf_store *s, jsmf_store_stats *out)
             break;
         }
         int r;
+        uint64_t seen = 0;
         for (r = store_cursor_get(s, cur, &k, &v, MDB_FIRST); r == 0;
-             r = store_cursor_get(s, cur, &k, &v, MDB_NEXT)) {
+             seen++, r = store_cursor_get(s, cur, &k, &v, MDB_NEXT)) {
             h = hash_fnv1a(h, k.mv_data, k.mv_size);
             h = hash_fnv1a(h, v.mv_data, d == 0 ? v.mv_size : 8); /* an input's state, not its path */
             if (d == 1)
                 out->n_inputs++;
         }
+        rc = store_scan_end(s, cur, seen, r, "reading the vocabulary and inputs");
         mdb_cursor_close(cur);
-        if (r != MDB_NOTFOUND)
-            rc = store_lmdb_error(s, r, "reading the vocabulary and inputs");
     }
     run_list l;
     uint64_t exact = 1;
@@ -565,8 +590,9 @@ int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
     if (!rc && (rc = mdb_cursor_open(t, s->vocab, &cur)))
         rc = store_lmdb_error(s, rc, "cursor");
     int r;
+    uint64_t seen = 0;
     for (r = rc ? 1 : store_cursor_get(s, cur, &k, &val, MDB_FIRST); r == 0 && !rc;
-         r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
+         seen++, r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
         uint32_t id = get_be32(k.mv_data);
         if (k.mv_size != 4 || id >= v->n || v->words[id]) {
             rc = jsmf_error(JSMF_ESTORE, "%s: corrupt vocabulary record", s->path);
@@ -580,26 +606,27 @@ int jsmf_store_vocab_get(jsmf_store *s, jsmf_vocab **out)
         v->words[id][val.mv_size] = 0;
         got++;
     }
+    if (!rc && r != 1)
+        rc = store_scan_end(s, cur, seen, r, "reading the vocabulary");
     if (cur)
         mdb_cursor_close(cur), cur = NULL;
-    if (!rc && r != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, r, "reading the vocabulary");
     if (!rc && got != v->n)
         rc = jsmf_error(JSMF_ESTORE, "%s: vocabulary has %u of %u words", s->path, got, v->n);
     if (!rc && (rc = mdb_cursor_open(t, s->wordstats, &cur)))
         rc = store_lmdb_error(s, rc, "cursor");
+    seen = 0;
     for (r = rc ? 1 : store_cursor_get(s, cur, &k, &val, MDB_FIRST); r == 0 && !rc;
-         r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
+         seen++, r = store_cursor_get(s, cur, &k, &val, MDB_NEXT)) {
         uint32_t id = get_be32(k.mv_data);
         if (id < v->n && val.mv_size == 16) {
             v->df[id] = get_u64(val.mv_data);
             v->tf[id] = get_u64((char *)val.mv_data + 8);
         }
     }
+    if (!rc && r != 1)
+        rc = store_scan_end(s, cur, seen, r, "reading the word statistics");
     if (cur)
         mdb_cursor_close(cur);
-    if (!rc && r != MDB_NOTFOUND)
-        rc = store_lmdb_error(s, r, "reading the word statistics");
     if (t)
         mdb_txn_abort(t);
     if (rc) {
@@ -638,15 +665,21 @@ int jsmf_store_inputs_get(jsmf_store *s, jsmf_store_input **out, uint32_t *n)
     MDB_val k, v;
     uint32_t i = 0;
     int r;
-    for (r = store_cursor_get(s, cur, &k, &v, MDB_FIRST); r == 0 && i < st.ms_entries;
-         r = store_cursor_get(s, cur, &k, &v, MDB_NEXT))
+    uint64_t seen = 0;
+    for (r = store_cursor_get(s, cur, &k, &v, MDB_FIRST); r == 0 && seen < st.ms_entries;
+         seen++, r = store_cursor_get(s, cur, &k, &v, MDB_NEXT))
         if (k.mv_size == 12)
             input_decode(&k, &v, &a[i++]);
+    /* the records met must be the ones counted: a damaged page hides some without a checksum
+     * failing (and one more after them is damage too) */
+    if (r == 0 && seen == st.ms_entries)
+        r = store_cursor_get(s, cur, &k, &v, MDB_NEXT);
+    rc = store_scan_end(s, cur, seen, r, "reading inputs");
     mdb_cursor_close(cur);
     mdb_txn_abort(t);
-    if (r != MDB_NOTFOUND && !(r == 0 && i == st.ms_entries)) {
+    if (rc) {
         free(a);
-        return store_lmdb_error(s, r, "reading inputs");
+        return rc;
     }
     *out = a, *n = i;
     return JSMF_OK;

@@ -104,7 +104,9 @@ def classify(got, want, store):
     rc, _, err = got["check"]
     lmdb_named = rc == 1 and b"LMDB structure" in err
     for cmd, (rc, result, err) in got.items():
-        if rc == "timeout" or (isinstance(rc, int) and (rc < 0 or rc >= 128)):
+        # under AddressSanitizer a fault is its report and exit status 1, not a signal
+        if rc == "timeout" or (isinstance(rc, int) and (rc < 0 or rc >= 128)) or (
+                b"AddressSanitizer" in err):
             kinds.add("refused" if lmdb_named and cmd != "check" else "crashed")
         elif rc == 0 and result == want[cmd][1]:
             kinds.add("identical")
