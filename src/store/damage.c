@@ -167,8 +167,7 @@ static int scan_values(scan *sc, jsmf_store *s, MDB_txn *t, const char *name)
     MDB_val k, v;
     int r;
     for (r = mdb_cursor_get(c, &k, &v, MDB_FIRST); r == 0; r = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        if (!strcmp(name, "meta") && ((k.mv_size == 6 && !memcmp(k.mv_data, "format", 6)) ||
-                                      (k.mv_size == 7 && !memcmp(k.mv_data, "version", 7))))
+        if (!strcmp(name, "meta") && store_meta_key_raw(&k))
             continue; /* kept without a checksum: an older jsmf reads them */
         if (store_value_check(s, dbi, &k, &v) == JSMF_OK)
             continue;
@@ -187,26 +186,19 @@ static int scan_values(scan *sc, jsmf_store *s, MDB_txn *t, const char *name)
     return r == MDB_NOTFOUND ? JSMF_OK : store_lmdb_error(s, r, "reading a database");
 }
 
-/* The names of the store's databases, from LMDB's main database. */
+/* Every value of every database of the store (the names from LMDB's main database). */
 static int scan_all_values(scan *sc, jsmf_store *s)
 {
     MDB_txn *t;
-    MDB_dbi main_db;
-    MDB_cursor *c;
     int rc = store_read_begin(s, &t);
     if (rc)
         return rc;
-    if ((rc = mdb_dbi_open(t, NULL, 0, &main_db)) || (rc = mdb_cursor_open(t, main_db, &c))) {
-        mdb_txn_abort(t);
-        return store_lmdb_error(s, rc, "listing the databases");
-    }
     char names[STORE_MAX_DBS][16];
     int n = 0;
-    MDB_val k, v;
-    while (n < STORE_MAX_DBS && mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0)
-        if (k.mv_size < sizeof names[0])
-            memcpy(names[n], k.mv_data, k.mv_size), names[n++][k.mv_size] = 0;
-    mdb_cursor_close(c);
+    if ((rc = store_db_names(s, t, names, STORE_MAX_DBS, &n))) {
+        mdb_txn_abort(t);
+        return rc;
+    }
     for (int i = 0; i < n && !rc; i++)
         rc = scan_values(sc, s, t, names[i]);
     mdb_txn_abort(t);

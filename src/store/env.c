@@ -195,6 +195,28 @@ static uint64_t value_sum(const jsmf_store *s, MDB_dbi dbi, const MDB_val *k, co
     return XXH3_64bits_withSeed(v, n, seed);
 }
 
+int store_meta_key_raw(const MDB_val *key)
+{
+    return (key->mv_size == 6 && !memcmp(key->mv_data, "format", 6)) ||
+           (key->mv_size == 7 && !memcmp(key->mv_data, "version", 7));
+}
+
+int store_db_names(jsmf_store *s, MDB_txn *t, char names[][16], int cap, int *n)
+{
+    MDB_dbi main_db;
+    MDB_cursor *c;
+    *n = 0;
+    int rc = mdb_dbi_open(t, NULL, 0, &main_db);
+    if (rc || (rc = mdb_cursor_open(t, main_db, &c)))
+        return store_lmdb_error(s, rc, "listing the databases");
+    MDB_val k, v;
+    while (*n < cap && mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0)
+        if (k.mv_size < 16)
+            memcpy(names[*n], k.mv_data, k.mv_size), names[(*n)++][k.mv_size] = 0;
+    mdb_cursor_close(c);
+    return JSMF_OK;
+}
+
 void store_key_text(char *out, size_t cap, const MDB_val *k)
 {
     const unsigned char *b = k->mv_data;

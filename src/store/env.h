@@ -84,6 +84,13 @@ int store_cursor_get(jsmf_store *s, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_c
  * database's record counts (a damaged page can hide values without failing any checksum). */
 int store_scan_end(jsmf_store *s, MDB_cursor *c, uint64_t seen, int rc, const char *what);
 
+/* Whether a key of meta names a record kept without a checksum: "format" and "version", which
+ * an older jsmf reads to refuse a newer store (formats/store.md "Checksums"). */
+int store_meta_key_raw(const MDB_val *key);
+/* The names of the store's databases, from LMDB's main database in transaction t: at most cap
+ * of them (a name of 16 bytes or more is skipped) into names, their count into *n. */
+int store_db_names(jsmf_store *s, MDB_txn *t, char names[][16], int cap, int *n);
+
 /* A key as messages show it: a meta name as it is, other keys in hex. */
 void store_key_text(char *out, size_t cap, const MDB_val *k);
 /* Check a value just read from database dbi under key k (and strip its checksum); for readers

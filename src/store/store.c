@@ -63,9 +63,7 @@ static int check_all_meta(jsmf_store *s, MDB_txn *t)
     uint64_t seen = 0;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
          seen++, rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        int raw = (k.mv_size == 6 && !memcmp(k.mv_data, "format", 6)) ||
-                  (k.mv_size == 7 && !memcmp(k.mv_data, "version", 7));
-        if (!raw && (rc = store_value_check(s, s->meta, &k, &v)))
+        if (!store_meta_key_raw(&k) && (rc = store_value_check(s, s->meta, &k, &v)))
             break;
     }
     rc = store_scan_end(s, c, seen, rc, "reading meta");

@@ -26,7 +26,7 @@ static int put_value(rewriter *r, MDB_dbi dbi, int is_meta, MDB_val *k, MDB_val 
     if (is_meta && k->mv_size == 5 && !memcmp(k->mv_data, "check", 5))
         return JSMF_OK; /* written with the version */
     unsigned flags = is_meta ? 0 : MDB_APPEND; /* meta's "check" goes in out of order */
-    int rc = is_meta && k->mv_size == 6 && !memcmp(k->mv_data, "format", 6)
+    int rc = is_meta && store_meta_key_raw(k) /* "format": "version" is written above */
                  ? mdb_put(r->wt, dbi, k, v, flags)
                  : store_put(r->dst, r->wt, dbi, k, v, flags);
     return rc ? store_lmdb_error(r->dst, rc, "writing the checked copy") : JSMF_OK;
@@ -76,23 +76,6 @@ static int rewrite_db(rewriter *r, const char *name)
     return rc;
 }
 
-/* The names of src's databases, from LMDB's main database. */
-static int db_names(rewriter *r, char names[][16], int cap, int *n)
-{
-    MDB_dbi main_db;
-    MDB_cursor *c;
-    int rc = mdb_dbi_open(r->rt, NULL, 0, &main_db);
-    if (rc || (rc = mdb_cursor_open(r->rt, main_db, &c)))
-        return store_lmdb_error(r->src, rc, "listing the databases");
-    MDB_val k, v;
-    *n = 0;
-    while (*n < cap && mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0)
-        if (k.mv_size < 16)
-            memcpy(names[*n], k.mv_data, k.mv_size), names[(*n)++][k.mv_size] = 0;
-    mdb_cursor_close(c);
-    return JSMF_OK;
-}
-
 int store_upgrade_copy(jsmf_store *src, const char *dir)
 {
     jsmf_store *dst = calloc(1, sizeof *dst);
@@ -120,7 +103,7 @@ int store_upgrade_copy(jsmf_store *src, const char *dir)
     char names[STORE_MAX_DBS][16];
     int n = 0;
     if (!rc)
-        rc = db_names(&r, names, STORE_MAX_DBS, &n);
+        rc = store_db_names(src, r.rt, names, STORE_MAX_DBS, &n);
     for (int i = 0; i < n && !rc; i++)
         rc = rewrite_db(&r, names[i]);
     if (r.wt && rc)
